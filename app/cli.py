@@ -1,0 +1,235 @@
+"""The `r2k` command line (DESIGN §10): parses arguments, calls a service, prints, maps errors to exits.
+
+`r2k` alone opens the TUI. Every other command is headless and never imports Textual.
+`--json` and `--as USER` are accepted before or after the command's name.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Callable
+
+from core.errors import InvalidInput, R2KError, exit_code
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is a 400 with exit 6 and the JSON error shape."""
+
+    def error(self, message: str):
+        raise InvalidInput(f"{self.prog}: {message}")
+
+
+def _common() -> argparse.ArgumentParser:
+    # SUPPRESS keeps a subcommand's unset flag from overwriting one given before the command name.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print one JSON document on stdout")
+    common.add_argument("--as", dest="as_user", metavar="USER", default=argparse.SUPPRESS,
+                        help="act as USER (default: R2K_USER, else the login name)")
+    return common
+
+
+COMMON = _common()
+
+
+def mutating(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("--idempotency-key", metavar="KEY", help="a repeat within 24 h returns the first result")
+    parser.add_argument("--expected-version", metavar="N", type=int, help="fail with 409 unless the entity is at N")
+    return parser
+
+
+class Commands:
+    """A tree of subcommands; each leaf has a handler `(cli, args) -> result`."""
+
+    def __init__(self, subparsers):
+        self._subparsers = subparsers
+
+    def group(self, name: str, help_text: str) -> "Commands":
+        parser = self._subparsers.add_parser(name, help=help_text, description=help_text, parents=[COMMON])
+        sub = parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND", parser_class=Parser)
+        sub.required = True
+        return Commands(sub)
+
+    def command(self, name: str, help_text: str, handler: Callable, *, mutates: bool = False) -> argparse.ArgumentParser:
+        parser = self._subparsers.add_parser(name, help=help_text, description=help_text, parents=[COMMON])
+        parser.set_defaults(handler=handler)
+        if mutates:
+            mutating(parser)
+        return parser
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="r2k", description="r2k: a terminal reviewer workstation that turns raw documents "
+                    "into validated knowledge. Run `r2k` alone to open the workstation.", parents=[COMMON])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    commands = Commands(sub)
+    from .commands import admin, grey, registry, tasks, validation, workitems
+
+    for module in (admin, validation, registry, workitems, grey, tasks):
+        module.register(commands)
+    return parser
+
+
+class Cli:
+    """What a handler gets besides its args: the context and the acting user, both lazy."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self._ctx = None
+        self._actor = None
+
+    @property
+    def ctx(self):
+        if self._ctx is None:
+            from core.context import Context
+
+            self._ctx = Context()
+        return self._ctx
+
+    @property
+    def actor_name(self) -> str:
+        return getattr(self.args, "as_user", None) or self.ctx.settings.acting_user
+
+    @property
+    def actor(self):
+        if self._actor is None:
+            from core.services import users
+
+            self._actor = users.resolve(self.ctx, self.actor_name)
+        return self._actor
+
+    def opts(self) -> dict:
+        """The mutating options every command accepts (§10)."""
+        return {"idempotency_key": getattr(self.args, "idempotency_key", None),
+                "expected_version": getattr(self.args, "expected_version", None)}
+
+    def progress(self):
+        """A progress bar on a terminal (stderr), silent otherwise or with --json."""
+        from .progress import Progress
+
+        return Progress(enabled=sys.stderr.isatty() and not getattr(self.args, "json", False))
+
+
+# ----------------------------------------------------------------------------- output
+
+class Table:
+    """A list result with the columns to show in text mode (JSON shows whole rows)."""
+
+    def __init__(self, rows: list[dict], columns: list[str], title: str | None = None):
+        self.rows, self.columns, self.title = rows, columns, title
+
+
+class Text:
+    """A result shown as prepared text, with its JSON form alongside."""
+
+    def __init__(self, data: Any, text: str):
+        self.data, self.text = data, text
+
+
+def _cell(value: Any, width: int = 60) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        value = json.dumps(value, ensure_ascii=False)
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render_text(result: Any) -> str:
+    if isinstance(result, Text):
+        return result.text
+    if isinstance(result, Table):
+        if not result.rows:
+            return (result.title + "\n" if result.title else "") + "(none)"
+        cells = [[_cell(r.get(c)) for c in result.columns] for r in result.rows]
+        widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(result.columns)]
+        lines = [result.title] if result.title else []
+        lines.append("  ".join(c.upper().ljust(w) for c, w in zip(result.columns, widths)).rstrip())
+        lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
+        return "\n".join(lines)
+    if isinstance(result, dict):
+        width = max((len(k) for k in result), default=0)
+        return "\n".join(f"{k.ljust(width)}  {_cell(v, 400) if not isinstance(v, str) else v}"
+                         for k, v in result.items())
+    if isinstance(result, list):
+        return "\n".join(render_text(r) + ("\n" if isinstance(r, dict) else "") for r in result).rstrip()
+    return str(result)
+
+
+def json_form(result: Any) -> Any:
+    if isinstance(result, Table):
+        return result.rows
+    if isinstance(result, Text):
+        return result.data
+    return result
+
+
+# ----------------------------------------------------------------------------- entry
+
+def fail(error: R2KError) -> int:
+    print(json.dumps(error.as_dict(), ensure_ascii=False), file=sys.stderr)
+    return exit_code(error.status)
+
+
+def run(argv: list[str]) -> int:
+    cli = None
+    try:
+        args = build_parser().parse_args(argv)
+        if getattr(args, "command", None) is None:
+            raise InvalidInput("no command given: run `r2k --help`, or `r2k` alone for the workstation")
+        cli = Cli(args)
+        result = args.handler(cli, args)
+        code = 0
+        if isinstance(result, tuple):  # (result, exit code) for reports such as audit verify
+            result, code = result
+        if getattr(args, "json", False):
+            from core.adapters.postgres import jsonable
+
+            print(json.dumps(jsonable(json_form(result)), ensure_ascii=False, default=str))
+        elif result is not None:
+            print(render_text(result))
+        return code
+    except R2KError as error:
+        return fail(error)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a driver's connection failure is a 503 naming the service
+        from core.context import service_error
+
+        translated = service_error(exc, cli.ctx if cli and cli._ctx else None)
+        if translated is not None:
+            return fail(translated)
+        if os.environ.get("R2K_DEBUG"):
+            raise
+        print(json.dumps({"error": "InternalError", "status": 500,
+                          "message": f"{type(exc).__name__}: {exc} (set R2K_DEBUG=1 for the traceback)"}),
+              file=sys.stderr)
+        return 1
+    finally:
+        if cli is not None and cli._ctx is not None:
+            cli._ctx.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if all(a in ("--as",) or a.startswith("--as=") or (i > 0 and argv[i - 1] == "--as")
+           for i, a in enumerate(argv)):
+        # `r2k` (optionally `r2k --as USER`) opens the workstation.
+        from .tui import run_tui
+
+        user = None
+        for i, a in enumerate(argv):
+            if a.startswith("--as="):
+                user = a.split("=", 1)[1]
+            elif a == "--as" and i + 1 < len(argv):
+                user = argv[i + 1]
+        sys.exit(run_tui(user=user))
+    sys.exit(run(argv))
+
+
+if __name__ == "__main__":
+    main()

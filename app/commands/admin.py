@@ -1,0 +1,122 @@
+"""services, db, users, audit, replay: running and checking the installation."""
+from __future__ import annotations
+
+from ..cli import Table, Text
+
+
+def register(commands) -> None:
+    services = commands.group("services", "manage the embedded services (PostgreSQL, Redis, graph)")
+    services.command("up", "start every embedded service that no R2K_*_URL replaces", services_up)
+    services.command("down", "stop the embedded services", services_down)
+    services.command("status", "each service, embedded or external, where it listens, whether it answers",
+                     services_status)
+
+    db = commands.group("db", "the database schema")
+    db.command("upgrade", "apply the schema migrations (Alembic) up to the newest", db_upgrade)
+
+    users = commands.group("users", "users and their authority (local administration)")
+    add = users.command("add", "add a user", users_add, mutates=True)
+    add.add_argument("name")
+    add.add_argument("--role", required=True, choices=["validator", "specialist", "admin"])
+    add.add_argument("--horn-types", default="", metavar="H[,H…]",
+                     help="for validators: the Horn types they hold authority for, e.g. FACT,RULE")
+    users.command("list", "list users", users_list)
+
+    audit = commands.group("audit", "the signed event log")
+    audit.command("verify", "recompute every hash chain and signature; name the first broken link", audit_verify)
+
+    replay = commands.command("replay", "rebuild every projection from the events and compare", replay_cmd)
+    replay.add_argument("--verify", action="store_true", help="report differences (exit 1 when any)")
+
+
+def _status_rows(parts) -> list[dict]:
+    return [p.as_dict() for p in parts]
+
+
+def services_up(cli, args):
+    from core import runtime
+
+    parts = runtime.up(cli.ctx.settings)
+    return Table(_status_rows(parts), ["name", "mode", "url", "answers", "detail"])
+
+
+def services_down(cli, args):
+    from core import runtime
+
+    return Table(runtime.down(cli.ctx.settings), ["name", "stopped"])
+
+
+def services_status(cli, args):
+    from core import runtime
+
+    rows = _status_rows(runtime.status(cli.ctx.settings))
+    breaker = _breaker_row(cli)
+    if breaker:
+        rows.append(breaker)
+    return Table(rows, ["name", "mode", "url", "answers", "detail"])
+
+
+def _breaker_row(cli) -> dict | None:
+    """The LLM circuit breaker's state, when Redis answers (it lives there)."""
+    try:
+        from core.services import generation
+
+        state = generation.breaker_status(cli.ctx)
+    except Exception:
+        return None
+    return {"name": "llm", "mode": "external" if cli.ctx.settings.llm_url else "embedded",
+            "url": state.get("url"), "answers": state["state"] != "open",
+            "detail": f"circuit {state['state']}, {state['failures']} consecutive failures", "pid": None,
+            "circuit": state}
+
+
+def db_upgrade(cli, args):
+    from core import migrations
+    from core.config import mask_url
+
+    url = cli.ctx.database_url
+    migrations.upgrade(url)
+    return {"database": mask_url(url), "revision": migrations.HEAD}
+
+
+def users_add(cli, args):
+    from core.services import users
+
+    horns = [h for h in args.horn_types.split(",") if h.strip()]
+    return users.add(cli.ctx, args.name, args.role, horns, by=cli.actor_name,
+                     idempotency_key=args.idempotency_key)
+
+
+def users_list(cli, args):
+    from core.services import users
+
+    return Table(users.list_users(cli.ctx), ["name", "role", "horn_types", "version"])
+
+
+def audit_verify(cli, args):
+    from core import events
+
+    report = events.verify(cli.ctx.db)
+    if report["ok"]:
+        text = f"ok: {report['events']} events in {report['chains']} chains, every hash and signature verifies"
+    else:
+        text = "\n".join([f"BROKEN: {len(report['broken'])} chain(s) of {report['chains']}"] + [
+            f"  event {b['event_id']} ({b['aggregate_type']} {b['aggregate_id']} seq {b['seq']}): {b['problem']}"
+            for b in report["broken"]])
+    return Text(report, text), (0 if report["ok"] else 1)
+
+
+def replay_cmd(cli, args):
+    from core import events
+
+    report = events.replay(cli.ctx.db)
+    if report["ok"]:
+        text = f"ok: {report['events']} events rebuild all {report['rows']} rows exactly"
+    else:
+        lines = [f"{len(report['differences'])} difference(s) between events and tables:"]
+        for d in report["differences"][:50]:
+            where = f"{d['aggregate_type']} {d['id']}" + (f".{d['column']}" if d.get("column") else "")
+            what = d.get("problem") or f"events say {d['from_events']!r}, table has {d['in_table']!r}"
+            lines.append(f"  {where}: {what}")
+        text = "\n".join(lines)
+    return Text(report, text), (0 if report["ok"] or not args.verify else 1)

@@ -1,0 +1,2 @@
+def register(commands) -> None:
+    pass

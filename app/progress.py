@@ -1,0 +1,35 @@
+"""A progress bar for long commands, on stderr and only on a terminal."""
+from __future__ import annotations
+
+
+class Progress:
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self._progress = None
+        self._task = None
+
+    def start(self, description: str, total: int | None) -> "Progress":
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeRemainingColumn
+
+            self._progress = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                          TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task(description, total=total)
+        return self
+
+    def advance(self, step: int = 1, description: str | None = None) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, advance=step, **({"description": description} if description else {}))
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

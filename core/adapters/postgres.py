@@ -1,0 +1,181 @@
+"""PostgreSQL: connections and the unit of work.
+
+The request path talks to PostgreSQL through psycopg 3 directly: SQLAlchemy (used by Alembic for
+migrations) costs ~0.25 s to import, which a CLI command with a 400 ms budget cannot pay.
+
+A unit of work is one transaction (`with db.begin() as tx:`). Work that must follow the commit
+(a queue push, a pub/sub notice) is registered with `tx.after_commit(fn)` and runs only once the
+transaction has committed, so Redis never gets ahead of the truth.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Callable, Iterator
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from ..errors import Conflict, R2KError
+
+# Columns stored as jsonb: Python lists and dicts bound to them are wrapped as Jsonb.
+JSONB_COLUMNS = {"horn_types", "source_refs", "sources", "flagged_claims", "approvals", "payload", "response"}
+
+
+def adapt(column: str, value: Any) -> Any:
+    if column in JSONB_COLUMNS and isinstance(value, (list, dict)):
+        return Jsonb(value)
+    return value
+
+
+def jsonable(value: Any) -> Any:
+    """A row value as it appears in JSON output and in event payloads."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (bytes, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def public_row(row: dict | None) -> dict | None:
+    """A row without its internal columns (the tsvector index)."""
+    if row is None:
+        return None
+    return {k: jsonable(v) for k, v in row.items() if k != "search"}
+
+
+class Tx:
+    """One open transaction: query helpers plus after-commit hooks."""
+
+    def __init__(self, conn: psycopg.Connection, signer=None):
+        self.conn = conn
+        self.signer = signer  # the event log's signing key (core.events.Signer)
+        self._after: list[Callable[[], None]] = []
+
+    def execute(self, sql: str, params: Any = None) -> psycopg.Cursor:
+        return self.conn.execute(sql, params)
+
+    def one(self, sql: str, params: Any = None) -> dict | None:
+        return self.conn.execute(sql, params).fetchone()
+
+    def all(self, sql: str, params: Any = None) -> list[dict]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def scalar(self, sql: str, params: Any = None) -> Any:
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else next(iter(row.values()))
+
+    def insert(self, table: str, values: dict) -> dict:
+        cols = list(values)
+        sql = (f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))}) "
+               f"RETURNING *")
+        return self.one(sql, [adapt(c, values[c]) for c in cols])
+
+    def update(self, table: str, row_id: Any, values: dict, where: str = "", where_params: tuple = ()) -> dict | None:
+        cols = list(values)
+        assignments = ", ".join(f"{c} = %s" for c in cols)
+        sql = f"UPDATE {table} SET {assignments} WHERE id = %s {where} RETURNING *"
+        return self.one(sql, [*(adapt(c, values[c]) for c in cols), row_id, *where_params])
+
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        self._after.append(fn)
+
+
+def _translate(exc: psycopg.Error) -> R2KError | None:
+    if isinstance(exc, psycopg.errors.UniqueViolation):
+        return Conflict(f"a concurrent change won: {exc.diag.message_primary}")
+    if isinstance(exc, psycopg.errors.SerializationFailure):
+        return Conflict("a concurrent change won; try again")
+    if isinstance(exc, psycopg.errors.LockNotAvailable):
+        return Conflict("the row is locked by another change; try again")
+    return None
+
+
+class Database:
+    """Connections to one PostgreSQL database.
+
+    `pool_size=None` keeps one connection per process guarded by a lock (the CLI); a size
+    uses psycopg_pool, for the TUI's worker threads, RQ workers and benches.
+    """
+
+    def __init__(self, url: str, *, pool_size: int | None = None, connect_timeout: float = 3.0,
+                 on_connect_error: Callable[[Exception], Exception] | None = None, signer=None):
+        self.url = url
+        self.signer = signer
+        self.connect_timeout = connect_timeout
+        self._on_connect_error = on_connect_error
+        self._lock = threading.RLock()
+        self._conn: psycopg.Connection | None = None
+        self._pool = None
+        if pool_size:
+            from psycopg_pool import ConnectionPool
+
+            self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=False,
+                                        kwargs={"row_factory": dict_row, "autocommit": True},
+                                        timeout=connect_timeout + 10)
+
+    def _connect(self) -> psycopg.Connection:
+        try:
+            return psycopg.connect(self.url, row_factory=dict_row, autocommit=True,
+                                   connect_timeout=max(1, int(self.connect_timeout)))
+        except psycopg.OperationalError as exc:
+            if self._on_connect_error:
+                raise self._on_connect_error(exc) from None
+            raise
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        if self._pool is not None:
+            if self._pool.closed:
+                try:
+                    self._pool.open(wait=True, timeout=self.connect_timeout + 2)
+                except Exception as exc:
+                    if self._on_connect_error:
+                        raise self._on_connect_error(exc) from None
+                    raise
+            with self._pool.connection() as conn:
+                yield conn
+            return
+        with self._lock:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                self._conn = self._connect()
+            yield self._conn
+
+    @contextlib.contextmanager
+    def begin(self) -> Iterator[Tx]:
+        """One unit of work: a transaction, committed when the block ends without error."""
+        with self.connection() as conn:
+            tx = Tx(conn, self.signer)
+            try:
+                with conn.transaction():
+                    yield tx
+            except psycopg.Error as exc:
+                translated = _translate(exc)
+                if translated is not None:
+                    raise translated from None
+                raise
+        for fn in tx._after:
+            fn()
+
+    def read(self) -> contextlib.AbstractContextManager[Tx]:
+        """A read-only unit of work (same shape, nothing to commit)."""
+        return self.begin()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+        if self._pool is not None and not self._pool.closed:
+            self._pool.close()

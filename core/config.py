@@ -1,0 +1,66 @@
+"""Settings from the environment (R2K_*), read once per process."""
+from __future__ import annotations
+
+import getpass
+import os
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("r2k", appauthor=False))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="R2K_", extra="ignore")
+
+    # Each URL that is set replaces its embedded part (DESIGN §3).
+    database_url: str | None = None
+    redis_url: str | None = None
+    graph_url: str | None = None
+    graph_user: str | None = None
+    graph_password: str | None = None
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    user: str | None = None
+    signing_key_file: Path | None = None
+
+    # LLM (DESIGN §8); no URL means the built-in extractive generator.
+    llm_url: str | None = None
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: str | None = None
+    llm_timeout: float = 30.0
+    llm_retries: int = 2
+    breaker_threshold: int = 5
+    breaker_cooldown: float = 30.0
+
+    claim_lease_seconds: int = 30 * 60
+    retrieval_top_k: int = 5
+    connect_timeout: float = 3.0
+
+    @property
+    def acting_user(self) -> str:
+        return self.user or os.environ.get("USER") or getpass.getuser()
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
+
+
+def mask_url(url: str) -> str:
+    """The URL with its password replaced by ***, for messages and status lines."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    userinfo = netloc[0].split(":", 1)[0] + ":***"
+    return urlunsplit(parts._replace(netloc=f"{userinfo}@{netloc[1]}"))

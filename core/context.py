@@ -1,0 +1,139 @@
+"""The services one process talks to, opened lazily: settings, PostgreSQL, Redis, graph, signer.
+
+The CLI, the TUI and the workers each make one Context and pass it to the service functions.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from functools import cached_property
+from pathlib import Path
+
+from . import runtime
+from .config import Settings, get_settings, mask_url
+from .errors import ServiceUnavailable
+
+CHANNEL = "raw_to_knowledge:events"
+
+
+class Context:
+    def __init__(self, settings: Settings | None = None, *, pool_size: int | None = None):
+        self.settings = settings or get_settings()
+        self.pool_size = pool_size
+        self._lock = threading.Lock()
+
+    # -- PostgreSQL -------------------------------------------------------------------------
+    @cached_property
+    def database_url(self) -> str:
+        return runtime.ensure(self.settings, "postgres")
+
+    @cached_property
+    def db(self):
+        from .adapters.postgres import Database
+
+        url = self.database_url
+        db = Database(url, pool_size=self.pool_size, connect_timeout=self.settings.connect_timeout,
+                      on_connect_error=lambda exc: runtime.unavailable("postgres", url, exc),
+                      signer=_LazySigner(self))
+        self._check_schema(db, url)
+        return db
+
+    def _check_schema(self, db, url: str) -> None:
+        from . import migrations
+
+        with db.connection() as conn:
+            revision = migrations.current(conn)
+        if revision == migrations.HEAD:
+            return
+        if not self.settings.database_url:
+            migrations.upgrade(url)  # the embedded default keeps itself current (§3)
+            return
+        raise ServiceUnavailable(
+            f"the database at {mask_url(url)} is at schema {revision or 'none'}, this r2k needs "
+            f"{migrations.HEAD}: run `r2k db upgrade`")
+
+    @cached_property
+    def signer(self):
+        from .events import Signer
+
+        key_file = self.settings.signing_key_file or Path(self.settings.data_dir) / "signing_key.pem"
+        return Signer(key_file)
+
+    # -- Redis ------------------------------------------------------------------------------
+    @cached_property
+    def redis_url(self) -> str:
+        return runtime.ensure(self.settings, "redis")
+
+    @cached_property
+    def redis(self):
+        import redis
+
+        url = self.redis_url
+        client = redis.Redis.from_url(url, socket_connect_timeout=self.settings.connect_timeout,
+                                      health_check_interval=30)
+        try:
+            client.ping()
+        except redis.exceptions.RedisError as exc:
+            raise runtime.unavailable("redis", url, exc) from None
+        return client
+
+    def notify(self, kind: str, **data) -> None:
+        """Tell open workstations something changed (Redis pub/sub); never fails the caller."""
+        try:
+            self.redis.publish(CHANNEL, json.dumps({"kind": kind, **data}, default=str))
+        except Exception:
+            pass
+
+    # -- graph ------------------------------------------------------------------------------
+    @cached_property
+    def graph_url(self) -> str:
+        return runtime.ensure(self.settings, "graph")
+
+    @cached_property
+    def graph(self):
+        from .adapters.graph import Graph
+
+        return Graph(self.graph_url, self.settings.graph_user, self.settings.graph_password)
+
+    def close(self) -> None:
+        for name in ("db", "graph"):
+            if name in self.__dict__:
+                try:
+                    self.__dict__[name].close()
+                except Exception:
+                    pass
+        if "redis" in self.__dict__:
+            try:
+                self.__dict__["redis"].close()
+            except Exception:
+                pass
+
+
+class _LazySigner:
+    """Loads the signing key on the first event, so read-only commands never touch it."""
+
+    def __init__(self, ctx: Context):
+        self._ctx = ctx
+
+    def __getattr__(self, name):
+        return getattr(self._ctx.signer, name)
+
+
+def service_error(exc: BaseException, ctx: Context | None) -> ServiceUnavailable | None:
+    """A connection failure from a driver, as the 503 that names the service and its URL."""
+    module = type(exc).__module__ or ""
+    settings = ctx.settings if ctx else get_settings()
+
+    def url_of(part: str) -> str:
+        if ctx is not None and f"{'database' if part == 'postgres' else part}_url" in ctx.__dict__:
+            return ctx.__dict__[f"{'database' if part == 'postgres' else part}_url"]
+        return runtime.configured_url(settings, part) or f"embedded {part}"
+
+    if module.startswith(("psycopg", "sqlalchemy")) and type(exc).__name__ in (
+            "OperationalError", "InterfaceError", "PoolTimeout"):
+        return runtime.unavailable("postgres", url_of("postgres"), exc)
+    if module.startswith("redis") and type(exc).__name__ in ("ConnectionError", "TimeoutError", "BusyLoadingError"):
+        return runtime.unavailable("redis", url_of("redis"), exc)
+    if module.startswith("neo4j") and type(exc).__name__ in ("ServiceUnavailable", "SessionExpired"):
+        return runtime.unavailable("graph", url_of("graph"), exc)
+    return None

@@ -1,0 +1,1 @@
+"""The demo corpus and users shipped with the package (`r2k demo`)."""

@@ -1,0 +1,63 @@
+"""Typed errors carrying their status (DESIGN §10).
+
+The CLI maps `status` to an exit code; the TUI shows `message`. Nobody catches them to hide them.
+"""
+from __future__ import annotations
+
+
+class R2KError(Exception):
+    status = 500
+    error = "Error"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def as_dict(self) -> dict:
+        return {"error": self.error, "status": self.status, "message": self.message}
+
+
+class InvalidInput(R2KError):
+    status = 400
+    error = "InvalidInput"
+
+
+class Forbidden(R2KError):
+    status = 403
+    error = "Forbidden"
+
+
+class NotFound(R2KError):
+    status = 404
+    error = "NotFound"
+
+
+class Conflict(R2KError):
+    status = 409
+    error = "Conflict"
+
+
+class ValidationStateError(R2KError):
+    """An illegal transition: names the entity, its state and the attempted action."""
+
+    status = 422
+    error = "ValidationStateError"
+
+    def __init__(self, entity: str, entity_id, state: str, action: str, detail: str | None = None):
+        message = f"{entity} {entity_id} is {state}: '{action}' is not allowed"
+        if detail:
+            message += f" ({detail})"
+        super().__init__(message)
+        self.entity, self.entity_id, self.state, self.action = entity, entity_id, state, action
+
+
+class ServiceUnavailable(R2KError):
+    status = 503
+    error = "ServiceUnavailable"
+
+
+EXIT_CODES = {400: 6, 403: 7, 404: 3, 409: 4, 422: 5, 503: 8}
+
+
+def exit_code(status: int) -> int:
+    return EXIT_CODES.get(status, 1)

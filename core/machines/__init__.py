@@ -1,0 +1,122 @@
+"""State machines as data (DESIGN §5): a Machine is a table of Moves; the engine applies them.
+
+A Move names an action, the states it leaves from, the state it reaches, who may make it, the
+fields it needs, and an optional guard. Creation moves have no source state (`NEW`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..domain import Actor
+from ..errors import ValidationStateError
+
+NEW: frozenset[str] = frozenset()  # the source of a creation move: the entity does not exist yet
+
+
+@dataclass(frozen=True)
+class Who:
+    """Who may make a move: a name for messages and a predicate over (actor, row)."""
+
+    description: str
+    allows: Callable[[Actor, dict], bool]
+
+    def __call__(self, actor: Actor, row: dict) -> bool:
+        return self.allows(actor, row)
+
+
+def _horn_authority(actor: Actor, row: dict) -> bool:
+    return actor.is_system or actor.holds(row.get("horn_type"))
+
+
+# The roles of DESIGN §4. The system actor (workers, sweepers) is named where it may act.
+class WHO:
+    SYSTEM = Who("the system", lambda a, r: a.is_system)
+    HORN_AUTHORITY = Who("a validator with authority for its Horn type", _horn_authority)
+    CLAIMANT = Who("the validator who claimed it", lambda a, r: a.name == r.get("claimed_by"))
+    CLAIMANT_OR_SYSTEM = Who("the validator who claimed it, or the system when the lease expires",
+                             lambda a, r: a.is_system or a.name == r.get("claimed_by"))
+    SYSTEM_OR_SPECIALIST = Who("a specialist, an admin or the system",
+                               lambda a, r: a.is_system or a.role in ("specialist", "admin"))
+    SYSTEM_OR_VALIDATOR = Who("the system or a validator with authority for its Horn type", _horn_authority)
+    VALIDATOR_OR_ADMIN = Who("a validator with authority for its Horn type, or an admin",
+                             lambda a, r: a.role == "admin" or (a.role == "validator" and a.holds(r.get("horn_type"))))
+    ANY_USER = Who("any known user", lambda a, r: True)
+
+
+Guard = Callable[[dict, dict], "str | None"]  # (row, fields) -> why not, or None
+
+
+@dataclass(frozen=True)
+class Move:
+    action: str
+    sources: frozenset[str]
+    to: str
+    who: Who
+    needs: tuple[str, ...] = ()
+    guard: Guard | None = None
+    note: str = ""
+
+    @property
+    def creates(self) -> bool:
+        return not self.sources
+
+
+def move(action: str, sources, to: str, who: Who, *, needs: tuple[str, ...] = (), guard: Guard | None = None,
+         note: str = "") -> Move:
+    srcs = frozenset([sources] if isinstance(sources, str) else sources)
+    return Move(action, srcs, to, who, needs, guard, note)
+
+
+@dataclass
+class Machine:
+    name: str          # the aggregate type in the event log
+    table: str         # the projection table
+    column: str        # the state column
+    moves: list[Move]
+    terminal: frozenset[str] = field(default_factory=frozenset)
+    _index: dict = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index = {}
+        for m in self.moves:
+            for state in (m.sources or {None}):
+                key = (m.action, state)
+                if key in self._index:
+                    raise ValueError(f"{self.name}: two moves for {key}")
+                self._index[key] = m
+
+    @property
+    def states(self) -> set[str]:
+        found = set()
+        for m in self.moves:
+            found |= set(m.sources)
+            found.add(m.to)
+        return found
+
+    @property
+    def actions(self) -> list[str]:
+        return sorted({m.action for m in self.moves})
+
+    def creation(self, action: str) -> Move:
+        found = self._index.get((action, None))
+        if found is None:
+            raise ValueError(f"{self.name} has no creation move {action!r}")
+        return found
+
+    def find(self, action: str, state: str, entity_id=None) -> Move:
+        found = self._index.get((action, state))
+        if found is None:
+            allowed = self.allowed_actions(state)
+            detail = f"allowed from {state}: {', '.join(allowed)}" if allowed else f"{state} is terminal"
+            raise ValidationStateError(self.name, entity_id, state, action, detail)
+        return found
+
+    def allowed_actions(self, state: str) -> list[str]:
+        return sorted({m.action for m in self.moves if state in m.sources})
+
+    def next_states(self, state: str) -> list[str]:
+        return sorted({m.to for m in self.moves if state in m.sources})
+
+    def is_legal(self, action: str, state: str) -> bool:
+        return (action, state) in self._index

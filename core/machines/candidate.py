@@ -1,0 +1,29 @@
+"""Candidate validation state (DESIGN §5.1, seed 000)."""
+from . import NEW, WHO, Machine, move
+
+
+def not_open_issue(row: dict, fields: dict) -> str | None:
+    if row.get("horn_type") == "OPEN_ISSUE":
+        return "an OPEN_ISSUE is never approved or revised: escalate it so an answer can be generated"
+    return None
+
+
+CANDIDATE = Machine("candidate", "candidates", "state", [
+    # action        from                                    to            who                        needs
+    move("extract",    NEW,                                 "PENDING",    WHO.ANY_USER,              needs=("question", "text", "horn_type")),
+    move("claim",      "PENDING",                           "IN_REVIEW",  WHO.HORN_AUTHORITY),
+    move("approve",    "IN_REVIEW",                         "APPROVED",   WHO.CLAIMANT,              guard=not_open_issue),
+    move("revise",     "IN_REVIEW",                         "REVISED",    WHO.CLAIMANT,              needs=("revised_text",), guard=not_open_issue),
+    move("reject",     "IN_REVIEW",                         "REJECTED",   WHO.CLAIMANT,              needs=("reason",)),
+    move("escalate",   "IN_REVIEW",                         "ESCALATED",  WHO.CLAIMANT,              needs=("reason",)),
+    move("release",    "IN_REVIEW",                         "PENDING",    WHO.CLAIMANT_OR_SYSTEM),
+    move("resubmit",   "ESCALATED",                         "PENDING",    WHO.SYSTEM_OR_SPECIALIST,  needs=("text",)),
+    move("close",      "ESCALATED",                         "CLOSED",     WHO.SYSTEM_OR_SPECIALIST),
+    move("supersede",  {"APPROVED", "REVISED", "DISPUTED"}, "SUPERSEDED", WHO.SYSTEM),
+    move("dispute",    {"APPROVED", "REVISED"},             "DISPUTED",   WHO.SYSTEM_OR_VALIDATOR,   needs=("reason",)),
+    move("re_review",  "DISPUTED",                          "IN_REVIEW",  WHO.HORN_AUTHORITY),
+    move("retire",     "DISPUTED",                          "RETIRED",    WHO.VALIDATOR_OR_ADMIN,    needs=("reason",)),
+    # Extension: a registry supersede publishes a new version; its candidate starts APPROVED so the
+    # new answer can itself be disputed and re-reviewed like any other.
+    move("record_version", NEW,                             "APPROVED",   WHO.SYSTEM),
+], terminal=frozenset({"REJECTED", "CLOSED", "SUPERSEDED", "RETIRED"}))

@@ -1,0 +1,46 @@
+"""Schema migrations (Alembic). `r2k db upgrade` applies them; the embedded default applies them itself.
+
+HEAD names the newest revision so a command can compare it with the database's
+`alembic_version` without importing Alembic (which costs ~0.4 s); a test keeps it in step
+with the scripts.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+HEAD = "0001"
+HERE = Path(__file__).resolve().parent
+
+
+def alembic_config(url: str):
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(HERE))
+    cfg.set_main_option("sqlalchemy.url", sqlalchemy_url(url))
+    return cfg
+
+
+def sqlalchemy_url(url: str) -> str:
+    """SQLAlchemy needs the psycopg 3 dialect named; plain postgresql:// URLs are accepted."""
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def upgrade(url: str, revision: str = "head") -> None:
+    from alembic import command
+
+    command.upgrade(alembic_config(url), revision)
+
+
+def current(conn) -> str | None:
+    """The revision a psycopg connection's database is at (None when never migrated)."""
+    from psycopg.rows import tuple_row
+
+    cursor = conn.cursor(row_factory=tuple_row)
+    if not cursor.execute("SELECT to_regclass('alembic_version') IS NOT NULL").fetchone()[0]:
+        return None
+    row = cursor.execute("SELECT version_num FROM alembic_version").fetchone()
+    return row[0] if row else None

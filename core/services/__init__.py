@@ -1,0 +1,56 @@
+"""Services: one module per workflow; the functions the TUI, the CLI and the workers all call.
+
+Each mutating call is one unit of work (one transaction) and accepts an idempotency key (§6).
+"""
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+from typing import Callable
+
+from psycopg.types.json import Jsonb
+
+from ..adapters.postgres import Tx, jsonable
+from ..context import Context
+from ..domain import Actor
+from ..errors import Conflict, InvalidInput
+from ..events import canonical, now
+
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+
+
+def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx], dict], *,
+           idempotency_key: str | None = None) -> dict:
+    """Run `work` in one transaction; with a key, at most once per (key, request) within 24 h.
+
+    A repeat of the same request returns the first result and changes nothing; the same key with
+    a different request is a 409. A failed request stores nothing, so it may be retried.
+    """
+    if idempotency_key is None:
+        with ctx.db.begin() as tx:
+            return work(tx)
+    if not idempotency_key.strip() or len(idempotency_key) > 200:
+        raise InvalidInput("an idempotency key is 1–200 characters")
+    request_hash = hashlib.sha256(canonical({"op": op, "actor": actor.name, "args": jsonable(args)})).hexdigest()
+    while True:
+        with ctx.db.begin() as tx:
+            inserted = tx.one(
+                "INSERT INTO idempotency_keys (key, actor, request_hash, response, created_at) "
+                "VALUES (%s, %s, %s, NULL, %s) ON CONFLICT (key) DO NOTHING RETURNING key",
+                (idempotency_key, actor.name, request_hash, now()))
+            if not inserted:
+                # Someone used the key first; FOR UPDATE waits for them if they are still at it.
+                prior = tx.one("SELECT * FROM idempotency_keys WHERE key = %s FOR UPDATE", (idempotency_key,))
+                if prior is None:
+                    continue  # their request failed and left nothing: try to take the key again
+                if now() - prior["created_at"] < IDEMPOTENCY_WINDOW and prior["response"] is not None:
+                    if prior["request_hash"] != request_hash:
+                        raise Conflict(f"idempotency key {idempotency_key!r} was used for a different request")
+                    return prior["response"]
+                # Expired: the key starts a new window.
+                tx.execute("UPDATE idempotency_keys SET actor = %s, request_hash = %s, created_at = %s "
+                           "WHERE key = %s", (actor.name, request_hash, now(), idempotency_key))
+            result = work(tx)
+            tx.execute("UPDATE idempotency_keys SET response = %s WHERE key = %s",
+                       (Jsonb(jsonable(result)), idempotency_key))
+            return result

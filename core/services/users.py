@@ -1,0 +1,52 @@
+"""Users and their authority (DESIGN §4). `users` commands are local administration."""
+from __future__ import annotations
+
+import re
+
+from .. import engine
+from ..adapters.postgres import public_row
+from ..context import Context
+from ..domain import HORN_TYPES, ROLES, Actor, parse_horn_type
+from ..errors import Conflict, Forbidden, InvalidInput
+from . import mutate
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+
+
+def add(ctx: Context, name: str, role: str, horn_types: list[str] | None = None, *, by: str = "admin",
+        idempotency_key: str | None = None) -> dict:
+    name = (name or "").strip()
+    if not NAME.match(name):
+        raise InvalidInput(f"user name {name!r} must be 1–64 letters, digits, '.', '_', '@' or '-'")
+    if role not in ROLES:
+        raise InvalidInput(f"unknown role {role!r}: expected one of {', '.join(ROLES)}")
+    horns = sorted({parse_horn_type(h) for h in horn_types or []}, key=HORN_TYPES.index)
+    if role == "validator" and not horns:
+        raise InvalidInput("a validator needs --horn-types (for example FACT,RULE)")
+    if role != "validator" and horns:
+        raise InvalidInput(f"only validators hold Horn-type authority; a {role} takes no --horn-types")
+    actor = Actor(by, "local")
+
+    def work(tx):
+        if tx.one("SELECT 1 FROM users WHERE name = %s", (name,)):
+            raise Conflict(f"user {name} already exists")
+        return public_row(engine.record(tx, "user", "users", {"name": name, "role": role, "horn_types": horns},
+                                        actor, event_type="user_added"))
+
+    return mutate(ctx, actor, "users.add", {"name": name, "role": role, "horn_types": horns}, work,
+                  idempotency_key=idempotency_key)
+
+
+def list_users(ctx: Context) -> list[dict]:
+    with ctx.db.read() as tx:
+        return [public_row(r) for r in tx.all("SELECT * FROM users ORDER BY name")]
+
+
+def resolve(ctx: Context, name: str | None) -> Actor:
+    """The acting user; an unknown name is a 403, never a silent default."""
+    name = (name or "").strip()
+    with ctx.db.read() as tx:
+        row = tx.one("SELECT name, role, horn_types FROM users WHERE name = %s", (name,)) if name else None
+    if row is None:
+        raise Forbidden(f"unknown user {name!r}: an admin adds users with `r2k users add NAME --role ROLE`")
+    return Actor(row["name"], row["role"], frozenset(row["horn_types"] or []))

@@ -1,0 +1,107 @@
+"""Real services for every test (DESIGN §12): embedded ones started once per session in a temporary
+data dir, or the servers the R2K_* URLs name. Each test starts from empty tables and an empty Redis.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("r2k-data")
+    os.environ["R2K_DATA_DIR"] = str(path)
+    os.environ.pop("R2K_USER", None)
+    from core.config import get_settings
+
+    get_settings.cache_clear()
+    return path
+
+
+@pytest.fixture(scope="session")
+def services(data_dir):
+    """Start (or reach) PostgreSQL, Redis and the graph once; stop the embedded ones at the end."""
+    from core import migrations, runtime
+    from core.config import get_settings
+
+    settings = get_settings()
+    runtime.up(settings)
+    migrations.upgrade(runtime.ensure(settings, "postgres"))  # external servers are migrated here
+    yield settings
+    runtime.down(settings)
+
+
+TABLES = ("idempotency_keys", "events", "signing_keys", "durable_tasks", "grey_transitions", "grey_entries",
+          "conflict_flags", "generated_candidates", "work_items", "approved_answers", "validation_records",
+          "candidates", "source_passages", "source_documents", "users")
+
+
+@pytest.fixture
+def ctx(services):
+    """A fresh world: empty tables and Redis, and a Context on them."""
+    from core.context import Context
+
+    context = Context(services, pool_size=8)
+    with context.db.connection() as conn:
+        # Replica mode silences the append-only triggers for this cleanup only.
+        conn.execute("SET session_replication_role = replica")
+        conn.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
+        conn.execute("SET session_replication_role = DEFAULT")
+    context.redis.flushdb()
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def people(ctx):
+    """The users a session needs: validators with different authority, a specialist, an admin."""
+    from core.services import users
+
+    users.add(ctx, "alice", "validator", ["FACT", "RULE"])
+    users.add(ctx, "bob", "validator", ["FACT"])
+    users.add(ctx, "vera", "validator", ["PROCEDURE", "CONSTRAINT", "OPEN_ISSUE"])
+    users.add(ctx, "sam", "specialist")
+    users.add(ctx, "root", "admin")
+    return {name: users.resolve(ctx, name) for name in ("alice", "bob", "vera", "sam", "root")}
+
+
+def r2k(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run the installed command line in a subprocess, as a user would."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True,
+                          env=full_env, timeout=timeout, cwd=ROOT)
+
+
+def r2k_json(*args: str, **kw):
+    result = r2k("--json", *args, **kw)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def error_of(result: subprocess.CompletedProcess) -> dict:
+    return json.loads(result.stderr.strip().splitlines()[-1])
+
+
+def redis_snapshot(redis) -> dict:
+    """Every key with its value, to show a failed action left Redis as it was."""
+    snap = {}
+    for key in sorted(redis.keys("*")):
+        kind = redis.type(key)
+        if kind == b"list":
+            snap[key] = redis.lrange(key, 0, -1)
+        elif kind == b"zset":
+            snap[key] = redis.zrange(key, 0, -1, withscores=True)
+        elif kind == b"hash":
+            snap[key] = redis.hgetall(key)
+        elif kind == b"string":
+            snap[key] = redis.get(key)
+        else:
+            snap[key] = kind
+    return snap

@@ -1,0 +1,198 @@
+"""Every (state, action) pair of every machine (DESIGN §5): legal ones move the row and append one
+event; illegal ones raise ValidationStateError naming entity, state and action, and change nothing."""
+from __future__ import annotations
+
+import pytest
+
+from core import engine
+from core.domain import SYSTEM, Actor
+from core.events import now
+from core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
+from core.machines.answer import ANSWER
+from core.machines.candidate import CANDIDATE
+from core.machines.grey import GREY
+from core.machines.task import TASK
+from core.machines.work_item import WORK_ITEM
+from tests.conftest import redis_snapshot
+
+MACHINES = [CANDIDATE, ANSWER, WORK_ITEM, GREY, TASK]
+
+VALIDATOR = Actor("alice", "validator", frozenset({"FACT"}))
+SPECIALIST = Actor("sam", "specialist")
+ADMIN = Actor("root", "admin")
+
+# What each action needs to pass its required fields and its guard, when it is legal.
+FIELDS = {
+    ("task", "pass_analysis"): {"ai_confidence_score": 0.95, "flagged_claims": []},
+    ("task", "flag_analysis"): {"ai_confidence_score": 0.4, "flagged_claims": ["claim 3"]},
+    ("task", "approve"): {"reviewer_ids": ["r1", "r2"]},
+}
+
+
+def fields_for(machine, move) -> dict:
+    fields = {name: f"some {name}" for name in move.needs}
+    fields.update(FIELDS.get((machine.name, move.action), {}))
+    return fields
+
+
+def actor_for(move, row) -> Actor:
+    for candidate in (SYSTEM, VALIDATOR, SPECIALIST, ADMIN, Actor(row.get("claimed_by") or "x", "validator",
+                                                                  frozenset({"FACT"}))):
+        if move.who(candidate, row):
+            return candidate
+    raise AssertionError(f"nobody may {move.action}")
+
+
+def insert_in_state(tx, machine, state: str) -> dict:
+    """A row of `machine`'s table sitting in `state`, with what every move's checks look at."""
+    common = {"created_at": now(), "updated_at": now()}
+    if machine is CANDIDATE:
+        values = {"question": "Q?", "text": "T.", "horn_type": "FACT", "origin": "manual", "claimed_by": "alice",
+                  "created_by": "t"}
+    elif machine is ANSWER:
+        cand = tx.insert("candidates", {"question": "Q?", "text": "T.", "horn_type": "FACT", "state": "APPROVED",
+                                        "origin": "manual", "created_by": "t", "created_at": now(),
+                                        "updated_at": now()})
+        values = {"candidate_id": cand["id"], "question": "Q?", "text": "T.", "horn_type": "FACT",
+                  "published_by": "alice"}
+    elif machine is WORK_ITEM:
+        values = {"question": "Q?", "created_by": "t"}
+    elif machine is GREY:
+        values = {"subject": "S", "origin": "manual", "ttl_seconds": 60, "expires_at": now(), "max_attempts": 3,
+                  "created_by": "t"}
+    else:
+        values = {"title": "Article", "created_by": "t",
+                  "approvals": [{"reviewer": "r1"}, {"reviewer": "r2"}] if state == "PEER_REVIEW" else []}
+    return tx.insert(machine.table, {**values, **common, machine.column: state})
+
+
+def count_events(tx, machine, row_id) -> int:
+    return tx.scalar("SELECT count(*) FROM events WHERE aggregate_type = %s AND aggregate_id = %s",
+                     (machine.name, str(row_id)))
+
+
+PAIRS = [(m, state, action) for m in MACHINES for state in sorted(m.states) for action in m.actions]
+
+
+@pytest.mark.compat
+@pytest.mark.parametrize("machine,state,action", PAIRS,
+                         ids=[f"{m.name}-{s}-{a}" for m, s, a in PAIRS])
+def test_every_state_action_pair(ctx, machine, state, action):
+    with ctx.db.begin() as tx:
+        row = insert_in_state(tx, machine, state)
+    before_redis = redis_snapshot(ctx.redis)
+
+    if machine.is_legal(action, state):
+        m = machine.find(action, state)
+        with ctx.db.begin() as tx:
+            updated = engine.apply(tx, machine, row["id"], action, actor_for(m, row), fields=fields_for(machine, m))
+            assert count_events(tx, machine, row["id"]) == 1
+        assert updated[machine.column] == m.to
+        assert updated["version"] == row["version"] + 1
+        with ctx.db.read() as tx:
+            event = tx.one("SELECT * FROM events WHERE aggregate_type = %s AND aggregate_id = %s",
+                           (machine.name, str(row["id"])))
+        assert (event["type"], event["payload"]["from"], event["payload"]["to"]) == (action, state, m.to)
+    else:
+        with pytest.raises(ValidationStateError) as raised:
+            with ctx.db.begin() as tx:
+                engine.apply(tx, machine, row["id"], action, ADMIN, fields={"reason": "r", "assignee": "sam",
+                                                                            "revised_text": "x", "text": "x"})
+        assert raised.value.status == 422
+        message = raised.value.message
+        assert machine.name in message and state in message and action in message
+        with ctx.db.read() as tx:
+            assert tx.one(f"SELECT * FROM {machine.table} WHERE id = %s", (row["id"],)) == row
+            assert count_events(tx, machine, row["id"]) == 0
+        assert redis_snapshot(ctx.redis) == before_redis
+
+
+@pytest.mark.parametrize("machine,action,field", [
+    (CANDIDATE, "reject", "reason"), (CANDIDATE, "escalate", "reason"), (CANDIDATE, "revise", "revised_text"),
+    (GREY, "assign", "assignee"), (GREY, "escalate", "reason"), (GREY, "reject", "rejected_by"),
+])
+def test_required_fields_are_a_400_and_change_nothing(ctx, machine, action, field):
+    source = sorted(next(m for m in machine.moves if m.action == action).sources)[0]
+    with ctx.db.begin() as tx:
+        row = insert_in_state(tx, machine, source)
+    m = machine.find(action, source)
+    fields = fields_for(machine, m)
+    fields[field] = "   "  # blank counts as missing
+    with pytest.raises(InvalidInput, match=field):
+        with ctx.db.begin() as tx:
+            engine.apply(tx, machine, row["id"], action, actor_for(m, row), fields=fields)
+    with ctx.db.read() as tx:
+        assert tx.one(f"SELECT * FROM {machine.table} WHERE id = %s", (row["id"],)) == row
+        assert count_events(tx, machine, row["id"]) == 0
+
+
+def test_open_issue_cannot_be_approved_and_the_message_says_escalate(ctx):
+    with ctx.db.begin() as tx:
+        row = insert_in_state(tx, CANDIDATE, "IN_REVIEW")
+        tx.execute("UPDATE candidates SET horn_type = 'OPEN_ISSUE' WHERE id = %s", (row["id"],))
+    with pytest.raises(ValidationStateError, match="escalate"):
+        with ctx.db.begin() as tx:
+            engine.apply(tx, CANDIDATE, row["id"], "approve", Actor("alice", "validator", frozenset({"OPEN_ISSUE"})))
+
+
+def test_authority_is_checked_by_the_engine(ctx):
+    with ctx.db.begin() as tx:
+        row = insert_in_state(tx, CANDIDATE, "PENDING")
+        rule = insert_in_state(tx, CANDIDATE, "PENDING")
+        tx.execute("UPDATE candidates SET horn_type = 'RULE' WHERE id = %s", (rule["id"],))
+    with pytest.raises(Forbidden):
+        with ctx.db.begin() as tx:
+            engine.apply(tx, CANDIDATE, rule["id"], "claim", VALIDATOR)  # holds FACT only
+    with pytest.raises(Forbidden):
+        with ctx.db.begin() as tx:
+            engine.apply(tx, CANDIDATE, row["id"], "claim", SPECIALIST)
+    with ctx.db.begin() as tx:
+        claimed = engine.apply(tx, CANDIDATE, row["id"], "claim", VALIDATOR, changes={"claimed_by": "alice"})
+    assert claimed["state"] == "IN_REVIEW"
+    with pytest.raises(Forbidden, match="claimed"):
+        with ctx.db.begin() as tx:
+            engine.apply(tx, CANDIDATE, row["id"], "approve", Actor("bob", "validator", frozenset({"FACT"})))
+
+
+def test_a_stale_expected_version_is_a_409_with_nothing_changed(ctx):
+    with ctx.db.begin() as tx:
+        row = insert_in_state(tx, GREY, "Pending")
+    with pytest.raises(Conflict, match="version"):
+        with ctx.db.begin() as tx:
+            engine.apply(tx, GREY, row["id"], "dismiss", SPECIALIST, expected_version=row["version"] + 1)
+    with ctx.db.begin() as tx:
+        assert tx.one("SELECT * FROM grey_entries WHERE id = %s", (row["id"],)) == row
+        done = engine.apply(tx, GREY, row["id"], "dismiss", SPECIALIST, expected_version=row["version"])
+    assert done["state"] == "Dismissed"
+
+
+def test_machine_tables_match_design():
+    """The transitions of DESIGN §5.3 and §5.5, read off the tables as from -> {to}."""
+    def edges(machine):
+        out = {}
+        for m in machine.moves:
+            for s in m.sources:
+                out.setdefault(s, set()).add(m.to)
+        return out
+
+    assert edges(WORK_ITEM) == {
+        "NEW": {"GENERATING", "CLOSED"}, "GENERATING": {"PENDING_VALIDATION", "ESCALATED"},
+        "PENDING_VALIDATION": {"IN_CLASSIFICATION", "READY_FOR_REVIEW"}, "IN_CLASSIFICATION": {"READY_FOR_REVIEW"},
+        "READY_FOR_REVIEW": {"VALIDATED", "NEEDS_REWORK", "ESCALATED"}, "VALIDATED": {"CLOSED"},
+        "NEEDS_REWORK": {"GENERATING", "CLOSED"}, "ESCALATED": {"CLOSED"}}
+    assert edges(GREY) == {
+        "Pending": {"Processing", "UnderReview", "Expired", "Dismissed"},
+        "Processing": {"Retrying", "UnderReview", "Resolved", "Failed"},
+        "Retrying": {"Processing", "Failed", "Expired"},
+        "UnderReview": {"Escalated", "Resolved", "Rejected", "Pending"},
+        "Escalated": {"Resolved", "Rejected", "UnderReview"},
+        "Rejected": {"Pending"}, "Failed": {"Pending"}, "Dismissed": {"Pending"}}
+    assert edges(CANDIDATE) == {
+        "PENDING": {"IN_REVIEW"}, "IN_REVIEW": {"APPROVED", "REVISED", "REJECTED", "ESCALATED", "PENDING"},
+        "ESCALATED": {"PENDING", "CLOSED"}, "APPROVED": {"SUPERSEDED", "DISPUTED"},
+        "REVISED": {"SUPERSEDED", "DISPUTED"}, "DISPUTED": {"IN_REVIEW", "SUPERSEDED", "RETIRED"}}
+    assert edges(ANSWER) == {"APPROVED": {"SUPERSEDED", "DISPUTED", "RETIRED"}, "DISPUTED": {"SUPERSEDED", "RETIRED"}}
+    assert edges(TASK) == {
+        "DRAFT": {"AI_ANALYSIS"}, "AI_ANALYSIS": {"PEER_REVIEW", "RESOLUTION_REQUIRED"},
+        "PEER_REVIEW": {"APPROVED", "RESOLUTION_REQUIRED"}, "RESOLUTION_REQUIRED": {"PEER_REVIEW"},
+        "APPROVED": {"PUBLISHED"}, "PUBLISHED": {"DEPRECATED"}}
