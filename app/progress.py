@@ -23,6 +23,11 @@ class Progress:
         if self._progress is not None:
             self._progress.update(self._task, advance=step, **({"description": description} if description else {}))
 
+    def update(self, completed: int, total: int | None = None, description: str | None = None) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=completed, total=total,
+                                  **({"description": description} if description else {}))
+
     def stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()

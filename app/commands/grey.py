@@ -1,2 +1,78 @@
+"""grey: the queue of unknowns and its triage."""
+from __future__ import annotations
+
+from ..cli import Table
+
+GREY_COLUMNS = ["id", "state", "subject", "assignee", "attempts", "max_attempts", "version"]
+
+
 def register(commands) -> None:
-    pass
+    g = commands.group("grey", "the grey queue: unknowns whose evidence is not yet sufficient")
+    p = g.command("add", "add an entry by hand", add, mutates=True)
+    p.add_argument("--subject", required=True)
+    p.add_argument("--detail", default="")
+    p.add_argument("--ttl", type=int, metavar="SECONDS")
+    p.add_argument("--max-attempts", type=int)
+    p = g.command("list", "list entries", list_cmd)
+    p.add_argument("--state")
+    p.add_argument("--assignee")
+    p.add_argument("--text")
+    p.add_argument("--limit", type=int, default=200)
+    for name, what in [("show", "an entry with its history and valid next states"),
+                       ("transitions", "the valid next states from the current one"),
+                       ("history", "every transition: who, when, from, to, why")]:
+        p = g.command(name, what, read)
+        p.add_argument("id")
+    p = g.command("assign", "assign for review (UnderReview)", move, mutates=True)
+    p.add_argument("id")
+    p.add_argument("--assignee", required=True)
+    p.add_argument("--notes")
+    for name, what, reason in [
+            ("unassign", "back to Pending", False), ("deescalate", "back to UnderReview", False),
+            ("escalate", "escalate (notifies specialists)", True), ("reopen", "reopen a rejected or dismissed entry", None),
+            ("dismiss", "dismiss a pending entry", None), ("reset", "reset a failed entry to Pending", None)]:
+        p = g.command(name, what, move, mutates=True)
+        p.add_argument("id")
+        if reason is True:
+            p.add_argument("--reason", required=True)
+        elif reason is None:
+            p.add_argument("--reason")
+    p = g.command("reject", "reject as invalid or not actionable", move, mutates=True)
+    p.add_argument("id")
+    p.add_argument("--reason", required=True)
+    p.add_argument("--by", dest="rejected_by", required=True, metavar="USER")
+    p = g.command("resolve", "resolve: the evidence is now sufficient", move, mutates=True)
+    p.add_argument("id")
+    p.add_argument("--resolution")
+
+
+def add(cli, args):
+    from core.services import grey
+
+    return grey.add(cli.ctx, cli.actor, args.subject, args.detail, ttl_seconds=args.ttl,
+                    max_attempts=args.max_attempts, idempotency_key=args.idempotency_key)
+
+
+def list_cmd(cli, args):
+    from core.services import grey
+
+    cli.actor
+    return Table(grey.list_entries(cli.ctx, args.state, args.assignee, args.text, limit=args.limit), GREY_COLUMNS)
+
+
+def read(cli, args):
+    from core.services import grey
+
+    cli.actor
+    if args.grey_command == "history":
+        return Table(grey.history(cli.ctx, args.id), ["id", "action", "from_state", "to_state", "actor", "reason",
+                                                      "created_at"])
+    return getattr(grey, args.grey_command)(cli.ctx, args.id)
+
+
+def move(cli, args):
+    from core.services import grey
+
+    fields = {k: getattr(args, k) for k in ("assignee", "notes", "reason", "rejected_by", "resolution")
+              if getattr(args, k, None) is not None}
+    return grey.transition(cli.ctx, cli.actor, args.id, args.grey_command, **fields, **cli.opts())

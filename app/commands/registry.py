@@ -1,2 +1,74 @@
+"""registry: search, read and move published answers."""
+from __future__ import annotations
+
+from ..cli import Table
+
+ANSWER_COLUMNS = ["id", "status", "horn_type", "question", "text", "supersedes_id", "version"]
+
+
 def register(commands) -> None:
-    pass
+    reg = commands.group("registry", "the registry of approved answers (never deletes)")
+    p = reg.command("search", "ranked full-text search (APPROVED only unless --status)", search)
+    p.add_argument("query", nargs="?", default="")
+    p.add_argument("--status", help="comma-separated statuses to include, or ALL")
+    p.add_argument("--limit", type=int, default=20)
+    p = reg.command("show", "one answer by id, whatever its status", show)
+    p.add_argument("id")
+    p = reg.command("chain", "the whole supersede chain of an answer, oldest first", chain)
+    p.add_argument("id")
+    p = reg.command("readout", "what the registry answers: disputed answers flagged, retired never", readout)
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=20)
+    p = reg.command("supersede", "publish a new version of an answer", supersede, mutates=True)
+    p.add_argument("id")
+    p.add_argument("--text", required=True)
+    p.add_argument("--reason", required=True)
+    for name, what in [("dispute", "dispute an answer: its candidate returns for re-review"),
+                       ("retire", "retire an answer: out of all search and readout, kept for audit")]:
+        p = reg.command(name, what, move, mutates=True)
+        p.add_argument("id")
+        p.add_argument("--reason", required=True)
+
+
+def search(cli, args):
+    from core.services import registry
+
+    cli.actor
+    return Table(registry.search(cli.ctx, args.query, args.status, limit=args.limit), ANSWER_COLUMNS)
+
+
+def show(cli, args):
+    from core.services import registry
+
+    cli.actor
+    return registry.show(cli.ctx, args.id)
+
+
+def chain(cli, args):
+    from core.services import registry
+
+    cli.actor
+    return Table(registry.chain(cli.ctx, args.id), ANSWER_COLUMNS)
+
+
+def readout(cli, args):
+    from core.services import registry
+
+    cli.actor
+    rows = registry.readout(cli.ctx, args.query, limit=args.limit)
+    for row in rows:
+        row["flag"] = "DISPUTED" if row["disputed"] else ""
+    return Table(rows, ["id", "flag", "horn_type", "question", "text"])
+
+
+def supersede(cli, args):
+    from core.services import registry
+
+    return registry.supersede(cli.ctx, cli.actor, args.id, args.text, args.reason, **cli.opts())
+
+
+def move(cli, args):
+    from core.services import registry
+
+    action = getattr(registry, args.registry_command)
+    return action(cli.ctx, cli.actor, args.id, args.reason, **cli.opts())

@@ -1,2 +1,178 @@
+"""demo, ingest, candidates, queue: getting documents in and validating candidates."""
+from __future__ import annotations
+
+import sys
+
+from ..cli import Table, Text
+
+CANDIDATE_COLUMNS = ["id", "horn_type", "state", "question", "claimed_by", "version"]
+
+
 def register(commands) -> None:
-    pass
+    demo = commands.command("demo", "load the demo corpus and users (idempotent), then open the workstation",
+                            demo_cmd)
+    demo.add_argument("--no-tui", action="store_true", help="only load; do not open the workstation")
+
+    ingest = commands.command("ingest", "ingest Markdown, plain-text and JSON Lines files or folders",
+                              ingest_cmd, mutates=False)
+    ingest.add_argument("paths", nargs="+", metavar="PATH")
+
+    cands = commands.group("candidates", "candidate answers and their validation")
+    add = cands.command("add", "add one candidate by hand", cand_add, mutates=True)
+    add.add_argument("--question", required=True)
+    add.add_argument("--text", required=True)
+    add.add_argument("--horn-type", help="FACT, RULE, CONSTRAINT, PROCEDURE or OPEN_ISSUE (default: classified)")
+    add.add_argument("--source-ref", help="where it comes from (free text)")
+    lst = cands.command("list", "list candidates", cand_list)
+    lst.add_argument("--state")
+    lst.add_argument("--horn-type")
+    lst.add_argument("--claimed-by")
+    lst.add_argument("--limit", type=int, default=100)
+    lst.add_argument("--offset", type=int, default=0)
+    for name, help_text in [("show", "a candidate with its sources, answer and history"),
+                            ("history", "every transition of a candidate")]:
+        p = cands.command(name, help_text, cand_show if name == "show" else cand_history)
+        p.add_argument("id")
+    p = cands.command("claim", "claim one named candidate", cand_claim, mutates=True)
+    p.add_argument("id")
+    p = cands.command("approve", "approve a claimed candidate (publishes it)", cand_decide, mutates=True)
+    p.add_argument("id")
+    p = cands.command("revise", "approve with revised text (publishes the revision)", cand_decide, mutates=True)
+    p.add_argument("id")
+    p.add_argument("--text", required=True)
+    for name, what in [("reject", "reject a claimed candidate"), ("escalate", "escalate: a work item generates an answer")]:
+        p = cands.command(name, what, cand_decide, mutates=True)
+        p.add_argument("id")
+        p.add_argument("--reason", required=True)
+    p = cands.command("release", "give a claimed candidate back to the head of its queue", cand_release, mutates=True)
+    p.add_argument("id")
+
+    queue = commands.group("queue", "the Horn-type validation queues")
+    queue.command("stats", "per Horn type: pending, in review, oldest pending age", queue_stats)
+    p = queue.command("claim", "claim the oldest candidate of a partition", queue_claim, mutates=True)
+    p.add_argument("--horn-type", required=True)
+    queue.command("reconcile", "rebuild every partition from PostgreSQL (after Redis lost data)", queue_reconcile)
+    queue.command("sweep", "release expired claims and ids stuck in flight", queue_sweep)
+
+
+def demo_cmd(cli, args):
+    from core.demo import load
+
+    summary = load(cli.ctx, by=cli.actor_name)
+    if args.no_tui:
+        return summary
+    from ..tui import run_tui
+
+    user = getattr(args, "as_user", None) or summary["users"][0]["name"]
+    run_tui(user=user)
+    return None
+
+
+def ingest_cmd(cli, args):
+    from core.services import ingest
+
+    progress = cli.progress().start("ingesting", None)
+
+    def on_file(path, index, total):
+        progress.update(index, total, f"ingesting {path.name}" if path.name else "done")
+
+    try:
+        summary = ingest.ingest(cli.ctx, cli.actor, args.paths, on_file=on_file)
+    finally:
+        progress.stop()
+    lines = [f"{summary['documents']} document(s), {summary['candidates_total']} candidate(s): " +
+             ", ".join(f"{h} {n}" for h, n in summary["candidates"].items()),
+             f"{summary['fragments']} fragment(s) sent to the grey queue"]
+    if summary["duplicates"]:
+        lines.append(f"{len(summary['duplicates'])} already ingested (same content), skipped")
+    for s in summary["skipped"]:
+        where = s["path"] + (f":{s['line']}" if s.get("line") else "")
+        lines.append(f"skipped {where}: {s['reason']}")
+    code = 0
+    if summary["skipped"] and not summary["documents"] and not summary["duplicates"]:
+        code = 6  # nothing could be read: invalid input
+    for s in summary["skipped"]:
+        print(f"r2k: skipped {s['path']}{':' + str(s['line']) if s.get('line') else ''}: {s['reason']}",
+              file=sys.stderr)
+    return Text(summary, "\n".join(lines)), code
+
+
+def cand_add(cli, args):
+    from core.services import validation
+
+    return validation.add(cli.ctx, cli.actor, args.question, args.text, args.horn_type, args.source_ref,
+                          idempotency_key=args.idempotency_key)
+
+
+def cand_list(cli, args):
+    from core.services import validation
+
+    rows = validation.list_candidates(cli.ctx, args.state, args.horn_type, limit=args.limit, offset=args.offset,
+                                      claimed_by=args.claimed_by)
+    return Table(rows, CANDIDATE_COLUMNS)
+
+
+def cand_show(cli, args):
+    from core.services import validation
+
+    cli.actor  # reading needs a known user too (§10)
+    return validation.show(cli.ctx, args.id)
+
+
+def cand_history(cli, args):
+    from core.services import validation
+
+    cli.actor
+    return Table(validation.history(cli.ctx, args.id), ["seq", "action", "from", "to", "actor", "at", "reason"])
+
+
+def cand_claim(cli, args):
+    from core.services import validation
+
+    return validation.claim(cli.ctx, cli.actor, args.id, **cli.opts())
+
+
+def cand_decide(cli, args):
+    from core.services import validation
+
+    action = args.candidates_command
+    return validation.decide(cli.ctx, cli.actor, args.id, action, text=getattr(args, "text", None),
+                             reason=getattr(args, "reason", None), **cli.opts())
+
+
+def cand_release(cli, args):
+    from core.services import validation
+
+    return validation.release(cli.ctx, cli.actor, args.id, **cli.opts())
+
+
+def queue_stats(cli, args):
+    from core.services import validation
+
+    cli.actor
+    return Table(validation.queue_stats(cli.ctx),
+                 ["horn_type", "pending", "in_review", "disputed", "queued", "oldest_pending_age_seconds"])
+
+
+def queue_claim(cli, args):
+    from core.services import validation
+
+    return validation.claim_next(cli.ctx, cli.actor, args.horn_type, idempotency_key=args.idempotency_key)
+
+
+def queue_reconcile(cli, args):
+    from core.services import generation, validation
+
+    cli.actor
+    rows = validation.reconcile(cli.ctx)
+    recovered = generation.recover(cli.ctx, stale_after=generation.STALE_GENERATING)
+    text = "\n".join(f"{r['horn_type']:<11} {r['queued']} queued (was {r['was']})" for r in rows)
+    text += f"\nwork items re-enqueued: {len(recovered['requeued'])}"
+    return Text({"partitions": rows, "work_items": recovered}, text)
+
+
+def queue_sweep(cli, args):
+    from core.services import validation
+
+    cli.actor
+    return validation.sweep(cli.ctx)

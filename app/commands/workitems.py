@@ -1,2 +1,79 @@
+"""workitems and worker: the generation pipeline."""
+from __future__ import annotations
+
+from ..cli import Table
+
+
 def register(commands) -> None:
-    pass
+    wi = commands.group("workitems", "work items: questions that need a generated answer")
+    p = wi.command("list", "list work items", list_cmd)
+    p.add_argument("--state")
+    p.add_argument("--limit", type=int, default=200)
+    p = wi.command("show", "a work item with its sources, prompt and generated text", show)
+    p.add_argument("id")
+    p = wi.command("create", "a work item by hand", create, mutates=True)
+    p.add_argument("--question", required=True)
+    p.add_argument("--horn-type")
+    p = wi.command("generate", "enqueue generation for a NEW work item", generate)
+    p.add_argument("id")
+    p = wi.command("rework", "regenerate a NEEDS_REWORK item with the reason in the prompt", rework, mutates=True)
+    p.add_argument("id")
+    p.add_argument("--reason", required=True)
+    p = wi.command("close", "close a work item", close, mutates=True)
+    p.add_argument("id")
+    p.add_argument("--reason")
+
+    w = commands.command("worker", "run RQ workers on the generation and graph queues", worker)
+    w.add_argument("--queues", default="generation,graph", help="comma-separated: generation, graph")
+    w.add_argument("--processes", type=int, default=1, help="worker processes (RQ WorkerPool)")
+    w.add_argument("--burst", action="store_true", help="stop when the queues are empty")
+
+
+def list_cmd(cli, args):
+    from core.services import workitems
+
+    cli.actor
+    return Table(workitems.list_items(cli.ctx, args.state, limit=args.limit),
+                 ["id", "state", "question", "reason", "source_count", "attempts", "version"])
+
+
+def show(cli, args):
+    from core.services import workitems
+
+    cli.actor
+    return workitems.show(cli.ctx, args.id)
+
+
+def create(cli, args):
+    from core.services import workitems
+
+    return workitems.create(cli.ctx, cli.actor, args.question, horn_type=args.horn_type,
+                            idempotency_key=args.idempotency_key)
+
+
+def generate(cli, args):
+    from core.services import workitems
+
+    return workitems.generate(cli.ctx, cli.actor, args.id)
+
+
+def rework(cli, args):
+    from core.services import workitems
+
+    return workitems.rework(cli.ctx, cli.actor, args.id, args.reason, **cli.opts())
+
+
+def close(cli, args):
+    from core.services import workitems
+
+    return workitems.close(cli.ctx, cli.actor, args.id, reason=args.reason, **cli.opts())
+
+
+def worker(cli, args):
+    from core.errors import InvalidInput
+    from workers.main import run
+
+    if args.processes < 1:
+        raise InvalidInput("--processes is at least 1")
+    queues = [q.strip() for q in args.queues.split(",") if q.strip()]
+    return None, run(queues, processes=args.processes, burst=args.burst)

@@ -1,0 +1,114 @@
+"""The LLM (DESIGN §8): any OpenAI-compatible `/v1/chat/completions` endpoint through httpx, with
+timeouts and bounded retries; without an endpoint, the built-in extractive generator.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+
+class LLMError(Exception):
+    """The endpoint failed; `detail` is what the work item's escalation reason will say."""
+
+    def __init__(self, detail: str):
+        super().__init__(detail)
+        self.detail = detail
+
+
+@dataclass
+class Generation:
+    text: str
+    model: str
+
+
+SYSTEM_PROMPT = (
+    "You write answers for a validated knowledge registry. Answer the question using only the numbered "
+    "sources. Cite every statement with the number of its source in square brackets, like [1] or [2][3]. "
+    "If the sources do not settle the question, say so plainly. No preamble; at most 120 words.")
+
+
+def build_prompt(question: str, sources: list[dict], rework_reason: str | None = None) -> str:
+    lines = [f"Question: {question}", "", "Sources:"]
+    for number, source in enumerate(sources, start=1):
+        lines.append(f"[{number}] ({source['title']}) {source['text']}")
+    if rework_reason:
+        lines += ["", f"A reviewer rejected the previous answer: {rework_reason}. Address that."]
+    lines += ["", "Answer, grounded in the sources above and citing them:"]
+    return "\n".join(lines)
+
+
+class ChatClient:
+    def __init__(self, url: str, model: str, api_key: str | None, timeout: float, retries: int):
+        import httpx
+
+        base = url.rstrip("/")
+        if not base.endswith("/chat/completions"):
+            base = base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
+        self.endpoint = base
+        self.model = model
+        self.retries = max(0, retries)
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)), headers=headers)
+
+    def complete(self, prompt: str) -> Generation:
+        import httpx
+
+        body = {"model": self.model, "temperature": 0.2,
+                "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]}
+        last = "no attempt"
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
+            try:
+                response = self._http.post(self.endpoint, json=body)
+            except httpx.TimeoutException:
+                last = "timeout"
+                continue
+            except httpx.HTTPError as exc:
+                last = f"{type(exc).__name__}: {exc}"[:200]
+                continue
+            if response.status_code >= 500 or response.status_code == 429:
+                last = f"HTTP {response.status_code}"
+                continue
+            if response.status_code >= 400:
+                raise LLMError(f"HTTP {response.status_code}: {response.text[:200]}")
+            try:
+                data = response.json()
+                text = data["choices"][0]["message"]["content"].strip()
+            except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+                raise LLMError("malformed response (no choices[0].message.content)") from None
+            if not text:
+                raise LLMError("empty answer")
+            return Generation(text=text, model=data.get("model") or self.model)
+        raise LLMError(last)
+
+    def close(self) -> None:
+        self._http.close()
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = set("a an and are as at be by for from has have how in is it its of on or that the this to was what when "
+            "which who why will with does do about".split())
+
+
+def _terms(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
+
+
+def extractive(question: str, sources: list[dict], max_sentences: int = 3) -> Generation:
+    """Compose an answer from the source sentences sharing most terms with the question, cited."""
+    wanted = _terms(question)
+    scored = []
+    for number, source in enumerate(sources, start=1):
+        for position, sentence in enumerate(re.split(r"(?<=[.!?])\s+", source["text"].strip())):
+            sentence = sentence.strip()
+            if len(sentence.split()) < 4:
+                continue
+            overlap = len(wanted & _terms(sentence))
+            scored.append((-overlap, number, position, sentence))
+    scored.sort()
+    chosen = [s for s in scored if -s[0] > 0][:max_sentences] or scored[:1]
+    chosen.sort(key=lambda s: (s[1], s[2]))
+    text = " ".join(f"{sentence.rstrip()} [{number}]" for _, number, _, sentence in chosen)
+    return Generation(text=text, model="extractive")

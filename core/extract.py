@@ -1,0 +1,248 @@
+"""Split a raw document into candidate answers (question, answer text, span) and fragments.
+
+Pure functions, no I/O. Markdown: `#` is the title, `##`/`###` open sections; each paragraph and each
+list block is one candidate (a numbered list is one PROCEDURE); a heading ending in `?` is the
+question of the block under it; `Q:`/`A:` lines pair explicitly. Plain text: the first line is the
+title; a line in capitals or ending in `:` opens a section. JSON Lines: one `{"question", "answer"}`
+object per line (optional `horn_type`). A passage too short to state anything (fewer than five
+words) becomes a fragment: an unknown for the grey queue, not a candidate.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .classify import classify, open_question
+from .domain import HORN_TYPES
+
+MIN_WORDS = 5
+MEDIA_TYPES = {".md": "text/markdown", ".markdown": "text/markdown", ".txt": "text/plain",
+               ".jsonl": "application/jsonl"}
+
+
+class ExtractError(ValueError):
+    """A document that cannot be read as its type; `line` is 1-based when known."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass
+class Unit:
+    question: str
+    text: str
+    horn_type: str
+    span: tuple[int, int]
+    topic: str
+
+
+@dataclass
+class Extracted:
+    title: str
+    media_type: str
+    content: str
+    units: list[Unit] = field(default_factory=list)
+    fragments: list[Unit] = field(default_factory=list)
+    passages: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, text) for retrieval
+
+
+QUESTION_FOR = {
+    "FACT": "What is established about {topic}?",
+    "RULE": "What rule applies to {topic}?",
+    "CONSTRAINT": "What is forbidden regarding {topic}?",
+    "PROCEDURE": "What are the steps for {topic}?",
+    "OPEN_ISSUE": "What is still unsettled about {topic}?",
+}
+
+
+def question_for(horn_type: str, topic: str, text: str) -> str:
+    if horn_type == "OPEN_ISSUE":
+        asked = open_question(text)
+        if asked:
+            return asked
+    return QUESTION_FOR[horn_type].format(topic=_topic_phrase(topic))
+
+
+def _topic_phrase(topic: str) -> str:
+    topic = topic.strip().rstrip(":").strip()
+    words = topic.split()
+    if words and not (len(words[0]) > 1 and words[0].isupper()):
+        words[0] = words[0][:1].lower() + words[0][1:]
+    return " ".join(words) or "this document"
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_Q = re.compile(r"^\s*(?:\*\*)?Q(?:uestion)?:(?:\*\*)?\s*(.+)$", re.I)
+_A = re.compile(r"^\s*(?:\*\*)?A(?:nswer)?:(?:\*\*)?\s*(.*)$", re.I)
+
+
+def _blocks(content: str, heading_of):
+    """Yield (kind, text, start, end) for headings, paragraphs and list blocks, with char offsets."""
+    lines = content.splitlines(keepends=True)
+    pos = 0
+    block: list[tuple[str, int]] = []
+
+    def flush():
+        if block:
+            start = block[0][1]
+            end = block[-1][1] + len(block[-1][0].rstrip("\r\n"))
+            text = content[start:end]
+            kind = "list" if all(_LIST_ITEM.match(l) or l.startswith((" ", "\t")) for l, _ in block) \
+                and _LIST_ITEM.match(block[0][0]) else "para"
+            yield kind, text, start, end
+            block.clear()
+
+    for line in lines:
+        stripped = line.strip()
+        heading = heading_of(stripped)
+        if not stripped:
+            yield from flush()
+        elif heading is not None:
+            yield from flush()
+            start = pos + line.index(stripped)
+            yield "heading", heading, start, start + len(stripped)
+        else:
+            block.append((line, pos))
+        pos += len(line)
+    yield from flush()
+
+
+def _md_heading(line: str):
+    m = _HEADING.match(line)
+    return (len(m.group(1)), m.group(2)) if m else None
+
+
+def _txt_heading(line: str):
+    letters = [c for c in line if c.isalpha()]
+    if len(letters) >= 2 and line.upper() == line and len(line) <= 80 and not line.endswith("."):
+        return (2, line.title())
+    if line.endswith(":") and len(line.split()) <= 8:
+        return (2, line[:-1])
+    return None
+
+
+def _units_from_blocks(content: str, title: str, heading_of, first_line_title: bool) -> Extracted:
+    out = Extracted(title=title, media_type="", content=content)
+    topic = title
+    pending_question: str | None = None
+    pending_q_block: tuple[str, int] | None = None
+    title_taken = False
+    for kind, text, start, end in _blocks(content, heading_of):
+        if first_line_title and not title_taken:
+            title_taken = True
+            out.title = text[1] if kind == "heading" else text.strip().splitlines()[0].strip()
+            topic = out.title
+            continue
+        if kind == "heading":
+            level, heading = text
+            if level == 1 and not title_taken:
+                title_taken = True
+                out.title = heading
+                topic = heading
+                continue
+            title_taken = True
+            topic = heading
+            pending_question = heading if heading.endswith("?") else None
+            continue
+        title_taken = True
+        body = text.strip()
+        # Q:/A: pairs, in one block or in two consecutive ones.
+        lines = body.splitlines()
+        q = _Q.match(lines[0])
+        if q:
+            answer_lines = [i for i, l in enumerate(lines) if _A.match(l)]
+            if answer_lines:
+                i = answer_lines[0]
+                answer = "\n".join([_A.match(lines[i]).group(1)] + lines[i + 1:]).strip()
+                a_start = start + text.index(lines[i])
+                _add(out, q.group(1).strip(), answer, (a_start, end), topic)
+            else:
+                pending_q_block = (q.group(1).strip(), start)
+            continue
+        a = _A.match(lines[0])
+        if a and pending_q_block:
+            answer = "\n".join([a.group(1)] + lines[1:]).strip()
+            _add(out, pending_q_block[0], answer, (start, end), topic)
+            pending_q_block = None
+            continue
+        pending_q_block = None
+        out.passages.append((start, end, body))
+        if kind == "para" and len(body.split()) < MIN_WORDS:
+            out.fragments.append(Unit(question="", text=body, horn_type="", span=(start, end), topic=topic))
+            continue
+        _add(out, pending_question, body, (start, end), topic)
+        pending_question = None
+    return out
+
+
+def _add(out: Extracted, question: str | None, text: str, span: tuple[int, int], topic: str,
+         horn_type: str | None = None) -> None:
+    horn = horn_type or classify(text)
+    if question is None:
+        question = question_for(horn, topic, text)
+    out.units.append(Unit(question=question, text=text, horn_type=horn, span=span, topic=topic))
+
+
+def extract_markdown(content: str, fallback_title: str) -> Extracted:
+    out = _units_from_blocks(content, fallback_title, _md_heading, first_line_title=False)
+    out.media_type = "text/markdown"
+    return out
+
+
+def extract_text(content: str, fallback_title: str) -> Extracted:
+    out = _units_from_blocks(content, fallback_title, _txt_heading, first_line_title=True)
+    out.media_type = "text/plain"
+    return out
+
+
+def extract_jsonl(content: str, fallback_title: str) -> Extracted:
+    parts: list[str] = []
+    records = []
+    offset = 0
+    for number, line in enumerate(content.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ExtractError(f"malformed JSON: {exc.msg} at column {exc.colno}", number) from None
+        if not isinstance(obj, dict):
+            raise ExtractError("each line must be a JSON object", number)
+        question = obj.get("question")
+        answer = obj.get("answer", obj.get("text"))
+        if not isinstance(question, str) or not question.strip():
+            raise ExtractError('missing "question" (a non-empty string)', number)
+        if not isinstance(answer, str) or not answer.strip():
+            raise ExtractError('missing "answer" (a non-empty string)', number)
+        horn = obj.get("horn_type")
+        if horn is not None and (not isinstance(horn, str) or horn.upper() not in HORN_TYPES):
+            raise ExtractError(f"unknown horn_type {horn!r}: expected one of {', '.join(HORN_TYPES)}", number)
+        block = f"{question.strip()}\n{answer.strip()}"
+        answer_start = offset + len(question.strip()) + 1
+        records.append((question.strip(), answer.strip(), (answer_start, answer_start + len(answer.strip())),
+                        horn.upper() if horn else None))
+        parts.append(block)
+        offset += len(block) + 2
+    if not records:
+        raise ExtractError("no records: expected one JSON object per line")
+    doc = Extracted(title=fallback_title, media_type="application/jsonl", content="\n\n".join(parts))
+    for question, answer, span, horn in records:
+        doc.passages.append((span[0], span[1], answer))
+        _add(doc, question, answer, span, fallback_title, horn_type=horn)
+    return doc
+
+
+def extract(path: Path, content: str) -> Extracted:
+    suffix = path.suffix.lower()
+    title = path.stem.replace("-", " ").replace("_", " ").strip() or path.name
+    if suffix in (".md", ".markdown"):
+        return extract_markdown(content, title)
+    if suffix == ".txt":
+        return extract_text(content, title)
+    if suffix == ".jsonl":
+        return extract_jsonl(content, title)
+    raise ExtractError(f"unsupported file type {suffix or '(none)'}: expected .md, .txt or .jsonl")

@@ -1,0 +1,177 @@
+"""The generation pipeline (DESIGN §8): retrieve sources, call the LLM behind the shared circuit
+breaker, store a GeneratedCandidate, classify it and put it PENDING in its Horn queue.
+
+`generate_answer` is idempotent: the work item's state and the (work item, attempt) unique key
+decide what a retried or duplicated job redoes, so a job retried after a crash never makes a
+second GeneratedCandidate.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from .. import engine
+from ..adapters.breaker import CircuitBreaker
+from ..adapters.llm import ChatClient, LLMError, build_prompt, extractive
+from ..adapters.postgres import Tx, public_row
+from ..classify import classify
+from ..context import Context
+from ..domain import SYSTEM
+from ..events import now
+from ..machines.work_item import CIRCUIT_OPEN, NO_CONTENT, WORK_ITEM
+from . import validation, workitems
+
+STALE_GENERATING = timedelta(minutes=10)  # a GENERATING item untouched this long lost its worker
+
+
+def breaker(ctx: Context) -> CircuitBreaker:
+    s = ctx.settings
+    return CircuitBreaker(ctx.redis, s.breaker_threshold, s.breaker_cooldown, probe_timeout=s.llm_timeout * 4)
+
+
+def breaker_status(ctx: Context) -> dict:
+    status = breaker(ctx).status()
+    status["url"] = ctx.settings.llm_url or "built-in extractive generator"
+    return status
+
+
+# ----------------------------------------------------------------------------- retrieval
+
+def retrieve(ctx: Context, question: str, k: int | None = None) -> list[dict]:
+    """The best-ranked passages of source documents and approved answers for `question`."""
+    k = k or ctx.settings.retrieval_top_k
+    with ctx.db.read() as tx:
+        return retrieve_in(tx, question, k)
+
+
+def retrieve_in(tx: Tx, question: str, k: int) -> list[dict]:
+    # Any of the question's stemmed terms may match (a question rarely repeats a passage's every
+    # word), but a source must share at least two of them to count as grounding, not a stray word.
+    lexemes = tx.scalar("SELECT array_agg(DISTINCT lexeme) FROM unnest(to_tsvector('english', %s))", (question,))
+    if not lexemes:
+        return []
+    query = " | ".join("'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes)
+    rows = tx.all(
+        "WITH q AS (SELECT to_tsquery('simple', %(q)s) AS q) "
+        "(SELECT 'passage' AS kind, p.id, d.id AS document_id, d.title, p.text, p.span_start, p.span_end, "
+        "        ts_rank_cd(p.search, q.q) AS rank, "
+        "        (SELECT count(*) FROM unnest(p.search) t WHERE t.lexeme = ANY(%(lexemes)s)) AS matched "
+        "   FROM source_passages p JOIN source_documents d ON d.id = p.document_id, q "
+        "  WHERE p.search @@ q.q ORDER BY rank DESC LIMIT %(wide)s) "
+        "UNION ALL "
+        "(SELECT 'answer', a.id, NULL, 'Registry answer ' || a.id, a.text, NULL, NULL, ts_rank_cd(a.search, q.q), "
+        "        (SELECT count(*) FROM unnest(a.search) t WHERE t.lexeme = ANY(%(lexemes)s)) "
+        "   FROM approved_answers a, q WHERE a.search @@ q.q AND a.status = 'APPROVED' ORDER BY 8 DESC LIMIT %(wide)s) "
+        "ORDER BY matched DESC, rank DESC", {"q": query, "lexemes": lexemes, "wide": k * 4})
+    return [{**r, "rank": float(r["rank"])} for r in rows if r["matched"] >= 2][:k]
+
+
+# ----------------------------------------------------------------------------- the task
+
+def generate_answer(ctx: Context, work_item_id: int, *, llm: ChatClient | None = None) -> dict:
+    """The body of `generate_answer_task`. Returns what happened, for the job's result."""
+    with ctx.db.begin() as tx:
+        item = engine.lock(tx, WORK_ITEM, work_item_id)
+        if item["state"] == "NEW":
+            item = engine.apply(tx, WORK_ITEM, item, "generate", SYSTEM, changes={"attempts": item["attempts"] + 1})
+            tx.after_commit(lambda: ctx.notify("work_item", action="generate", id=item["id"], state="GENERATING"))
+        elif item["state"] != "GENERATING":
+            return {"work_item": item["id"], "outcome": "nothing to do", "state": item["state"]}
+    attempt = item["attempts"]
+    question = item["question"]
+    rework_reason = item["reason"] if _was_reworked(ctx, item) else None
+
+    sources = retrieve(ctx, question)
+    if len(sources) < 2:
+        return _escalate(ctx, item, NO_CONTENT, sources=len(sources))
+
+    prompt = build_prompt(question, sources, rework_reason)
+    if ctx.settings.llm_url:
+        cb = breaker(ctx)
+        decision = cb.allow(f"work_item:{item['id']}")
+        if decision == "refuse":
+            return _escalate(ctx, item, CIRCUIT_OPEN, sources=len(sources))
+        client = llm or ChatClient(ctx.settings.llm_url, ctx.settings.llm_model, ctx.settings.llm_api_key,
+                                   ctx.settings.llm_timeout, ctx.settings.llm_retries)
+        try:
+            generation = client.complete(prompt)
+        except LLMError as exc:
+            cb.record_failure(exc.detail)
+            return _escalate(ctx, item, f"LLM error: {exc.detail}", sources=len(sources))
+        finally:
+            if llm is None:
+                client.close()
+        cb.record_success()
+    else:
+        generation = extractive(question, sources)
+
+    return _store(ctx, item, attempt, prompt, sources, generation)
+
+
+def _was_reworked(ctx: Context, item: dict) -> bool:
+    return item["attempts"] > 1 and bool(item["reason"])
+
+
+def _escalate(ctx: Context, item: dict, reason: str, *, sources: int) -> dict:
+    with ctx.db.begin() as tx:
+        current = engine.lock(tx, WORK_ITEM, item["id"])
+        if current["state"] != "GENERATING" or current["attempts"] != item["attempts"]:
+            return {"work_item": item["id"], "outcome": "superseded by another run", "state": current["state"]}
+        moved = engine.apply(tx, WORK_ITEM, current, "escalate", SYSTEM, fields={"reason": reason},
+                             changes={"reason": reason, "source_count": sources})
+        if reason == NO_CONTENT:
+            from . import grey
+
+            grey.create_entry(ctx, tx, SYSTEM, subject=current["question"],
+                              detail=f"Work item {current['id']} found {sources} source(s); at least 2 are needed.",
+                              origin="no_content", work_item_id=current["id"])
+        tx.after_commit(lambda: ctx.notify("work_item", action="escalate", id=moved["id"], state=moved["state"],
+                                           reason=reason))
+    return {"work_item": item["id"], "outcome": "escalated", "reason": reason, "state": "ESCALATED"}
+
+
+def _store(ctx: Context, item: dict, attempt: int, prompt: str, sources: list[dict], generation) -> dict:
+    horn = item["horn_type"] or classify(generation.text)
+    if horn == "OPEN_ISSUE":
+        horn = classify(generation.text.replace("?", "."))  # a generated answer is of a concrete type
+        if horn == "OPEN_ISSUE":
+            horn = "FACT"
+    refs = [{"document_id": s["document_id"], "title": s["title"], "span": [s["span_start"], s["span_end"]]}
+            if s["kind"] == "passage" else {"answer_id": s["id"], "title": s["title"]} for s in sources]
+    with ctx.db.begin() as tx:
+        current = engine.lock(tx, WORK_ITEM, item["id"])
+        if current["state"] != "GENERATING" or current["attempts"] != attempt:
+            return {"work_item": item["id"], "outcome": "superseded by another run", "state": current["state"]}
+        stored = tx.one("SELECT * FROM generated_candidates WHERE work_item_id = %s AND attempt = %s",
+                        (item["id"], attempt))
+        if stored is None:
+            stored = engine.record(tx, "generated_candidate", "generated_candidates", {
+                "work_item_id": item["id"], "attempt": attempt, "state": "PENDING_VALIDATION",
+                "text": generation.text, "horn_type": horn, "prompt": prompt, "sources": [
+                    {k: v for k, v in s.items() if k != "text"} | {"text": s["text"][:2000]} for s in sources],
+                "model": generation.model}, SYSTEM, event_type="generated")
+        current = engine.apply(tx, WORK_ITEM, current, "generated", SYSTEM, changes={"source_count": len(sources)})
+        current = engine.apply(tx, WORK_ITEM, current, "classify", SYSTEM)
+        candidate = validation.create_candidate(tx, SYSTEM, item["question"], generation.text, horn, refs,
+                                                origin="generated", work_item_id=item["id"])
+        engine.update(tx, "generated_candidate", "generated_candidates", stored["id"],
+                      {"candidate_id": candidate["id"], "state": "READY_FOR_REVIEW"}, SYSTEM,
+                      event_type="classified")
+        current = engine.apply(tx, WORK_ITEM, current, "ready", SYSTEM, changes={"horn_type": horn})
+        tx.after_commit(lambda: (validation.enqueue_created(ctx, [candidate]),
+                                 ctx.notify("work_item", action="ready", id=item["id"], state=current["state"])))
+    return {"work_item": item["id"], "outcome": "generated", "candidate": candidate["id"], "horn_type": horn,
+            "model": generation.model, "sources": len(sources)}
+
+
+# ----------------------------------------------------------------------------- recovery
+
+def recover(ctx: Context, *, stale_after: timedelta = STALE_GENERATING) -> dict:
+    """Re-enqueue what a lost worker or a lost Redis left behind: every NEW item, and GENERATING
+    items untouched for `stale_after` (their job died). Generation is idempotent, so a duplicate
+    job for a live run does no harm."""
+    with ctx.db.read() as tx:
+        rows = tx.all("SELECT id, state FROM work_items WHERE state = 'NEW' "
+                      "OR (state = 'GENERATING' AND updated_at < %s) ORDER BY id", (now() - stale_after,))
+    for row in rows:
+        workitems.enqueue_generation(ctx, row["id"])
+    return {"requeued": [r["id"] for r in rows]}

@@ -1,0 +1,281 @@
+"""The grey queue of unknowns (DESIGN §5.5, seed 003): triage by specialists, automation on RQ.
+
+Every transition goes through the engine (signed event) and also writes a line of the entry's
+own transition history (who, when, from, to, why), the table the seed's system never built.
+Automation: a processing job retries retrieval for the entry's subject and resolves it once at
+least two sources exist (opening a work item so an answer gets generated); otherwise it retries
+with exponential backoff until `max_attempts`, then fails. A sweep expires entries past their TTL
+and picks up due retries and entries a dead worker left in Processing.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from .. import engine
+from ..adapters.postgres import Tx, public_row
+from ..context import Context
+from ..domain import SYSTEM, Actor
+from ..errors import InvalidInput, NotFound
+from ..events import now
+from ..machines.grey import GREY
+from . import jobs, mutate
+
+DEFAULT_TTL = 7 * 24 * 3600
+DEFAULT_MAX_ATTEMPTS = 5
+BACKOFF_BASE = 30.0      # seconds before the first retry; doubles each attempt
+BACKOFF_CAP = 3600.0
+STALE_PROCESSING = timedelta(minutes=10)
+STATES = sorted(GREY.states)
+
+
+def backoff(attempts: int) -> float:
+    return min(BACKOFF_BASE * 2 ** max(0, attempts - 1), BACKOFF_CAP)
+
+
+def enqueue_processing(ctx: Context, entry_id: int) -> None:
+    jobs.enqueue(ctx, "generation", "workers.tasks.process_grey_task", entry_id, job_id=f"grey-{entry_id}")
+
+
+def _history(tx: Tx, actor: Actor, entry: dict, action: str, before: str | None, after: str,
+             reason: str | None) -> None:
+    engine.record(tx, "grey_transition", "grey_transitions", {
+        "entry_id": entry["id"], "action": action, "from_state": before, "to_state": after,
+        "actor": actor.name, "reason": reason}, actor, event_type=f"grey_{action}")
+
+
+def create_entry(ctx: Context, tx: Tx, actor: Actor, *, subject: str, detail: str = "", origin: str = "manual",
+                 ttl_seconds: int | None = None, max_attempts: int | None = None,
+                 work_item_id: int | None = None, idempotency_key: str | None = None) -> dict:
+    ttl = DEFAULT_TTL if ttl_seconds is None else int(ttl_seconds)
+    attempts = DEFAULT_MAX_ATTEMPTS if max_attempts is None else int(max_attempts)
+    if ttl < 1:
+        raise InvalidInput("--ttl is a positive number of seconds")
+    if attempts < 1:
+        raise InvalidInput("--max-attempts is at least 1")
+    if not (subject or "").strip():
+        raise InvalidInput("a grey entry needs a subject (--subject)")
+    entry = engine.create(tx, GREY, actor, {
+        "subject": subject.strip()[:500], "detail": (detail or "").strip(), "origin": origin, "ttl_seconds": ttl,
+        "expires_at": now() + timedelta(seconds=ttl), "max_attempts": attempts, "work_item_id": work_item_id,
+        "created_by": actor.name}, action="add", idempotency_key=idempotency_key)
+    _history(tx, actor, entry, "add", None, entry["state"], None)
+    tx.after_commit(lambda: _after_create(ctx, entry))
+    return entry
+
+
+def _after_create(ctx: Context, entry: dict) -> None:
+    enqueue_processing(ctx, entry["id"])
+    ctx.notify("grey", action="add", id=entry["id"], state=entry["state"], subject=entry["subject"])
+
+
+def add(ctx: Context, actor: Actor, subject: str, detail: str = "", *, ttl_seconds: int | None = None,
+        max_attempts: int | None = None, idempotency_key: str | None = None) -> dict:
+    """A grey entry by hand (`grey add`)."""
+    return mutate(ctx, actor, "grey.add", {"subject": subject, "detail": detail, "ttl": ttl_seconds,
+                                           "max_attempts": max_attempts},
+                  lambda tx: public_row(create_entry(ctx, tx, actor, subject=subject, detail=detail, origin="manual",
+                                                     ttl_seconds=ttl_seconds, max_attempts=max_attempts,
+                                                     idempotency_key=idempotency_key)),
+                  idempotency_key=idempotency_key)
+
+
+# ----------------------------------------------------------------------------- triage
+
+# action -> (columns the move writes, taken from the request's fields)
+_WRITES = {
+    "assign": lambda f: {"assignee": f["assignee"].strip(), "notes": f.get("notes")},
+    "unassign": lambda f: {"assignee": None},
+    "escalate": lambda f: {"reason": f["reason"]},
+    "deescalate": lambda f: {"reason": f.get("reason")},
+    "reject": lambda f: {"reason": f["reason"], "rejected_by": f["rejected_by"]},
+    "reopen": lambda f: {"reason": f.get("reason"), "rejected_by": None, "attempts": 0, "next_attempt_at": None},
+    "reset": lambda f: {"reason": f.get("reason"), "attempts": 0, "next_attempt_at": None},
+    "resolve": lambda f: {"resolution": f.get("resolution")},
+    "dismiss": lambda f: {"reason": f.get("reason")},
+}
+
+
+def transition(ctx: Context, actor: Actor, entry_id, action: str, *, expected_version: int | None = None,
+               idempotency_key: str | None = None, **fields) -> dict:
+    """One triage action on an entry; the reason and assignee rules are the machine's."""
+    if action not in _WRITES:
+        raise InvalidInput(f"unknown grey action {action!r}: expected one of {', '.join(sorted(_WRITES))}")
+    fields = {k: v for k, v in fields.items() if v is not None}
+
+    def work(tx):
+        entry = engine.lock(tx, GREY, _id(entry_id))
+        m = engine.plan(GREY, entry, action, actor, fields, expected_version)
+        if action == "assign":
+            _known_user(tx, fields["assignee"])
+        moved = engine.apply(tx, GREY, entry, action, actor, fields=fields, changes=_WRITES[action](fields),
+                             idempotency_key=idempotency_key)
+        reason = fields.get("reason") or fields.get("resolution") or fields.get("notes")
+        _history(tx, actor, moved, action, entry["state"], m.to, reason)
+        tx.after_commit(lambda: _notify(ctx, moved, action, actor, reason))
+        if m.to == "Pending":
+            tx.after_commit(lambda: enqueue_processing(ctx, moved["id"]))
+        return public_row(moved)
+
+    return mutate(ctx, actor, f"grey.{action}", {"id": _id(entry_id), **fields, "expected_version": expected_version},
+                  work, idempotency_key=idempotency_key)
+
+
+def _known_user(tx: Tx, name: str) -> None:
+    if not tx.one("SELECT 1 FROM users WHERE name = %s", (name.strip(),)):
+        raise InvalidInput(f"assignee {name!r} is not a known user")
+
+
+def _notify(ctx: Context, entry: dict, action: str, actor: Actor, reason: str | None) -> None:
+    ctx.notify("grey", action=action, id=entry["id"], state=entry["state"], subject=entry["subject"],
+               assignee=entry["assignee"], actor=actor.name, reason=reason)
+
+
+# ----------------------------------------------------------------------------- automation
+
+def process(ctx: Context, entry_id: int, *, force: bool = False) -> dict:
+    """The processing job: Pending/Retrying → Processing → Resolved, Retrying or Failed."""
+    from . import generation, workitems
+
+    with ctx.db.begin() as tx:
+        entry = engine.lock(tx, GREY, entry_id)
+        state = entry["state"]
+        due = entry["next_attempt_at"] is None or entry["next_attempt_at"] <= now()
+        stale = state == "Processing" and entry["updated_at"] < now() - STALE_PROCESSING
+        if state in ("Pending", "Retrying") and (due or force):
+            entry = engine.apply(tx, GREY, entry, "process", SYSTEM, changes={"attempts": entry["attempts"] + 1})
+            _history(tx, SYSTEM, entry, "process", state, "Processing", f"attempt {entry['attempts']}")
+        elif not stale:
+            return {"entry": entry_id, "outcome": "nothing to do", "state": state}
+    sources = generation.retrieve(ctx, f"{entry['subject']} {entry['detail']}")
+    with ctx.db.begin() as tx:
+        current = engine.lock(tx, GREY, entry_id)
+        if current["state"] != "Processing":
+            return {"entry": entry_id, "outcome": "moved meanwhile", "state": current["state"]}
+        if len(sources) >= 2:
+            resolution = f"{len(sources)} sources found; a work item generates the answer"
+            moved = engine.apply(tx, GREY, current, "resolve", SYSTEM, fields={"resolution": resolution},
+                                 changes={"resolution": resolution})
+            _history(tx, SYSTEM, moved, "resolve", "Processing", "Resolved", resolution)
+            item = workitems._new_item(ctx, tx, SYSTEM, _as_question(current["subject"]))
+            engine.update(tx, "grey_entry", "grey_entries", moved, {"work_item_id": item["id"]}, SYSTEM,
+                          event_type="grey_linked")
+            outcome = "resolved"
+        elif current["attempts"] >= current["max_attempts"]:
+            why = f"{current['attempts']} attempts found {len(sources)} source(s)"
+            moved = engine.apply(tx, GREY, current, "fail", SYSTEM, fields={"reason": why}, changes={"reason": why})
+            _history(tx, SYSTEM, moved, "fail", "Processing", "Failed", why)
+            outcome = "failed"
+        else:
+            wait = backoff(current["attempts"])
+            why = f"found {len(sources)} source(s); retry in {wait:.0f}s"
+            moved = engine.apply(tx, GREY, current, "retry", SYSTEM, fields={"reason": why},
+                                 changes={"next_attempt_at": now() + timedelta(seconds=wait)})
+            _history(tx, SYSTEM, moved, "retry", "Processing", "Retrying", why)
+            outcome = "retrying"
+        tx.after_commit(lambda: _notify(ctx, moved, outcome, SYSTEM, None))
+    return {"entry": entry_id, "outcome": outcome, "state": moved["state"], "sources": len(sources)}
+
+
+def _as_question(subject: str) -> str:
+    subject = subject.strip()
+    return subject if subject.endswith("?") else f"What do the sources say about {subject}?"
+
+
+def sweep(ctx: Context) -> dict:
+    """Expire entries past their TTL; enqueue due retries and entries a dead worker left in Processing."""
+    expired = []
+    with ctx.db.begin() as tx:
+        for entry in tx.all("SELECT * FROM grey_entries WHERE state IN ('Pending', 'Retrying') AND expires_at < %s "
+                            "ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 500", (now(),)):
+            why = f"TTL of {entry['ttl_seconds']}s ran out"
+            moved = engine.apply(tx, GREY, entry, "expire", SYSTEM, fields={"reason": why}, changes={"reason": why})
+            _history(tx, SYSTEM, moved, "expire", entry["state"], "Expired", why)
+            expired.append(entry["id"])
+    with ctx.db.read() as tx:
+        due = [r["id"] for r in tx.all(
+            "SELECT id FROM grey_entries WHERE (state = 'Retrying' AND next_attempt_at <= %s) "
+            "OR (state = 'Processing' AND updated_at < %s) OR (state = 'Pending' AND attempts = 0 "
+            "AND created_at < %s) ORDER BY id LIMIT 500",
+            (now(), now() - STALE_PROCESSING, now() - timedelta(minutes=1)))]
+    for entry_id in due:
+        enqueue_processing(ctx, entry_id)
+    if expired:
+        ctx.notify("grey", action="expire", ids=expired)
+    return {"expired": expired, "requeued": due}
+
+
+def retrigger_for_document(ctx: Context, document_id: int) -> list[int]:
+    """New sources arrived: process again, at once, the waiting entries they may answer."""
+    with ctx.db.read() as tx:
+        ids = [r["id"] for r in tx.all(
+            "SELECT g.id FROM grey_entries g, source_documents d WHERE d.id = %s "
+            "AND g.state IN ('Pending', 'Retrying') AND (SELECT count(*) FROM unnest(to_tsvector('english', g.subject)) t "
+            "WHERE t.lexeme = ANY(tsvector_to_array(d.search))) >= 2", (document_id,))]
+    for entry_id in ids:
+        jobs.enqueue(ctx, "generation", "workers.tasks.process_grey_task", entry_id, True,
+                     job_id=f"grey-{entry_id}-retrigger")
+    return ids
+
+
+# ----------------------------------------------------------------------------- read
+
+def get(ctx: Context, entry_id) -> dict:
+    with ctx.db.read() as tx:
+        row = tx.one("SELECT * FROM grey_entries WHERE id = %s", (_id(entry_id),))
+    if row is None:
+        raise NotFound(f"no grey entry {entry_id}")
+    return public_row(row)
+
+
+def show(ctx: Context, entry_id) -> dict:
+    entry = get(ctx, entry_id)
+    return {**entry, "transitions": valid_transitions(entry), "history": history(ctx, entry_id)}
+
+
+def valid_transitions(entry: dict) -> list[dict]:
+    return [{"action": m.action, "to": m.to, "needs": list(m.needs)}
+            for m in GREY.moves if entry["state"] in m.sources and m.who.description != "the system"]
+
+
+def transitions(ctx: Context, entry_id) -> dict:
+    entry = get(ctx, entry_id)
+    return {"id": entry["id"], "state": entry["state"], "version": entry["version"],
+            "next_states": GREY.next_states(entry["state"]), "actions": valid_transitions(entry)}
+
+
+def history(ctx: Context, entry_id) -> list[dict]:
+    with ctx.db.read() as tx:
+        if not tx.one("SELECT 1 FROM grey_entries WHERE id = %s", (_id(entry_id),)):
+            raise NotFound(f"no grey entry {entry_id}")
+        return [public_row(r) for r in tx.all(
+            "SELECT id, action, from_state, to_state, actor, reason, created_at FROM grey_transitions "
+            "WHERE entry_id = %s ORDER BY id", (_id(entry_id),))]
+
+
+def list_entries(ctx: Context, state: str | None = None, assignee: str | None = None, text: str | None = None,
+                 *, limit: int = 200, offset: int = 0) -> list[dict]:
+    where, params = [], []
+    if state:
+        match = {s.lower(): s for s in STATES}.get(state.strip().lower().replace("_", ""))
+        if not match:
+            raise InvalidInput(f"unknown grey state {state!r}: expected one of {', '.join(STATES)}")
+        where.append("state = %s")
+        params.append(match)
+    if assignee:
+        where.append("assignee = %s")
+        params.append(assignee)
+    if text and text.strip():
+        where.append("(search @@ websearch_to_tsquery('english', %s) OR subject ILIKE %s)")
+        params += [text, f"%{text.strip()}%"]
+    sql = (f"SELECT id, subject, state, origin, assignee, attempts, max_attempts, expires_at, next_attempt_at, "
+           f"created_at, updated_at, version FROM grey_entries {'WHERE ' + ' AND '.join(where) if where else ''} "
+           f"ORDER BY (state = 'Escalated') DESC, id DESC LIMIT %s OFFSET %s")
+    with ctx.db.read() as tx:
+        return [public_row(r) for r in tx.all(sql, [*params, limit, offset])]
+
+
+def _id(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"a grey entry id is a number, got {value!r}") from None

@@ -1,0 +1,117 @@
+"""Ingest raw documents: store each as a source, split it into classified candidates, queue them.
+
+Each document is one transaction (the source, its passages, its candidates and their events), so
+a failure never leaves half a document. A file that cannot be read (missing, not UTF-8, malformed
+JSON line) is reported with its path and line and skipped; the others go in. The same content
+twice adds nothing (content hash).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .. import engine
+from ..context import Context
+from ..domain import HORN_TYPES, Actor
+from ..errors import InvalidInput
+from ..extract import MEDIA_TYPES, Extracted, ExtractError, extract
+from . import grey, validation
+
+
+@dataclass
+class Summary:
+    documents: int = 0
+    candidates: dict = field(default_factory=lambda: {h: 0 for h in HORN_TYPES})
+    fragments: int = 0
+    duplicates: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    document_ids: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"documents": self.documents, "candidates": self.candidates,
+                "candidates_total": sum(self.candidates.values()), "fragments": self.fragments,
+                "duplicates": self.duplicates, "skipped": self.skipped, "document_ids": self.document_ids}
+
+
+def collect(paths: Iterable[str | Path], summary: Summary) -> list[Path]:
+    """The files to ingest, in a stable order: folders are walked for .md, .txt and .jsonl."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA_TYPES)
+        elif path.is_file():
+            files.append(path)
+        else:
+            summary.skipped.append({"path": str(path), "line": None, "reason": "no such file or folder"})
+    return files
+
+
+def read(path: Path) -> tuple[bytes, str]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ExtractError(f"unreadable: {exc.strerror or exc}") from None
+    try:
+        return raw, raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ExtractError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line) from None
+
+
+def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
+           on_file: Callable[[Path, int, int], None] | None = None) -> dict:
+    summary = Summary()
+    files = collect(paths, summary)
+    if not files and not summary.skipped:
+        raise InvalidInput("nothing to ingest: give Markdown, plain-text or JSON Lines files or folders")
+    for index, path in enumerate(files):
+        if on_file:
+            on_file(path, index, len(files))
+        try:
+            raw, content = read(path)
+            doc = extract(path, content)
+        except ExtractError as exc:
+            summary.skipped.append({"path": str(path), "line": exc.line, "reason": str(exc)})
+            continue
+        store(ctx, actor, path, raw, doc, summary)
+    if on_file:
+        on_file(Path(""), len(files), len(files))
+    return summary.as_dict()
+
+
+def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, summary: Summary) -> None:
+    content_hash = hashlib.sha256(raw).hexdigest()
+    created: list[dict] = []
+    with ctx.db.begin() as tx:
+        # The lock serialises two ingests of the same content; the unique hash is the backstop.
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (content_hash,))
+        existing = tx.one("SELECT id FROM source_documents WHERE content_hash = %s", (content_hash,))
+        if existing:
+            summary.duplicates.append({"path": str(path), "document_id": existing["id"]})
+            return
+        document = engine.record(tx, "source_document", "source_documents", {
+            "path": str(path), "title": doc.title[:300], "media_type": doc.media_type, "content": doc.content,
+            "content_hash": content_hash, "created_by": actor.name}, actor, event_type="ingested")
+        for ordinal, (start, end, text) in enumerate(doc.passages):
+            tx.execute("INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text) "
+                       "VALUES (%s, %s, %s, %s, %s)", (document["id"], ordinal, start, end, text))
+        for unit in doc.units:
+            ref = {"document_id": document["id"], "path": str(path), "title": doc.title,
+                   "span": [unit.span[0], unit.span[1]]}
+            created.append(validation.create_candidate(tx, actor, unit.question, unit.text, unit.horn_type,
+                                                       [ref], origin="extracted", document_id=document["id"]))
+        for fragment in doc.fragments:
+            grey.create_entry(ctx, tx, actor, subject=f"{doc.title}: {fragment.topic}",
+                              detail=f"Passage in {path.name} could not become a candidate: "
+                                     f"\u201c{fragment.text}\u201d", origin="ingest")
+        tx.after_commit(lambda: validation.enqueue_created(ctx, created))
+    summary.documents += 1
+    summary.document_ids.append(document["id"])
+    summary.fragments += len(doc.fragments)
+    for row in created:
+        summary.candidates[row["horn_type"]] += 1
+    ctx.notify("ingest", document_id=document["id"], candidates=len(created))
+    grey.retrigger_for_document(ctx, document["id"])

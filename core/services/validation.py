@@ -1,0 +1,398 @@
+"""Candidate validation (DESIGN §5.1, §7): create, claim, decide, release; the Horn-type queues.
+
+PostgreSQL is the truth and Redis the index: every state change commits first, and the queue push
+or pub/sub notice runs after the commit (`tx.after_commit`). A claim pops an id (moving it in flight
+in the same Redis step), commits `PENDING → IN_REVIEW` under the row lock, and only then settles
+the in-flight mark; a claimer that dies in between leaves the id in flight, and the next sweep puts
+it back at the head of its queue.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from datetime import timedelta
+
+from .. import engine
+from ..adapters.postgres import Tx, public_row
+from ..adapters.redis_queues import ValidationQueue
+from ..context import Context
+from ..domain import HORN_TYPES, SYSTEM, Actor, parse_horn_type
+from ..errors import Forbidden, InvalidInput, NotFound
+from ..events import now
+from ..machines.candidate import CANDIDATE
+from . import mutate
+
+QUEUED = ("PENDING", "DISPUTED")  # the states that sit in a Horn queue
+IN_FLIGHT_GRACE = 60.0  # seconds an id may stay popped-but-uncommitted before a sweep returns it
+
+_last_rank = 0.0
+_counter = itertools.count()
+
+
+def tail_rank() -> float:
+    """Queue order for a push at the tail: microseconds since the epoch, strictly increasing."""
+    global _last_rank
+    _last_rank = max(_last_rank + 1, time.time() * 1e6)
+    return _last_rank
+
+
+def head_rank() -> float:
+    """Queue order for a push at the head: later pushes sort first, as LPUSH does."""
+    return -tail_rank()
+
+
+def queue(ctx: Context) -> ValidationQueue:
+    return ValidationQueue(ctx.redis)
+
+
+# ----------------------------------------------------------------------------- create
+
+def create_candidate(tx: Tx, actor: Actor, question: str, text: str, horn_type: str, source_refs: list,
+                     *, origin: str, document_id: int | None = None, work_item_id: int | None = None,
+                     idempotency_key: str | None = None) -> dict:
+    """Insert a PENDING candidate (extract move); the caller queues it after commit."""
+    return engine.create(tx, CANDIDATE, actor, {
+        "question": question.strip(), "text": text.strip(), "horn_type": horn_type, "source_refs": source_refs,
+        "origin": origin, "document_id": document_id, "work_item_id": work_item_id, "created_by": actor.name,
+        "queue_rank": tail_rank()}, action="extract", idempotency_key=idempotency_key)
+
+
+def enqueue_created(ctx: Context, rows: list[dict]) -> None:
+    if not rows:
+        return
+    pipe = ctx.redis.pipeline(transaction=False)
+    for row in rows:
+        pipe.rpush(f"raw_to_knowledge:val_queue:{row['horn_type']}", row["id"])
+    pipe.execute()
+    ctx.notify("candidate", action="extract", count=len(rows), horn_types=sorted({r["horn_type"] for r in rows}))
+
+
+def add(ctx: Context, actor: Actor, question: str, text: str, horn_type: str | None = None,
+        source_ref: str | None = None, *, idempotency_key: str | None = None) -> dict:
+    """Add one candidate by hand (`candidates add`)."""
+    from ..classify import classify
+
+    if not (question or "").strip():
+        raise InvalidInput("a candidate needs a question (--question)")
+    if not (text or "").strip():
+        raise InvalidInput("a candidate needs an answer text (--text)")
+    horn = parse_horn_type(horn_type) if horn_type else classify(text)
+    refs = [{"ref": source_ref}] if source_ref else []
+
+    def work(tx):
+        row = create_candidate(tx, actor, question, text, horn, refs, origin="manual",
+                               idempotency_key=idempotency_key)
+        tx.after_commit(lambda: enqueue_created(ctx, [row]))
+        return public_row(row)
+
+    return mutate(ctx, actor, "candidates.add", {"question": question, "text": text, "horn_type": horn,
+                                                 "source_ref": source_ref}, work, idempotency_key=idempotency_key)
+
+
+# ----------------------------------------------------------------------------- claim
+
+def _claim_row(ctx: Context, tx: Tx, actor: Actor, row: dict, expected_version: int | None,
+               idempotency_key: str | None) -> dict:
+    action = "re_review" if row["state"] == "DISPUTED" else "claim"
+    lease = now() + timedelta(seconds=ctx.settings.claim_lease_seconds)
+    return engine.apply(tx, CANDIDATE, row, action, actor, expected_version=expected_version,
+                        changes={"claimed_by": actor.name, "lease_expires_at": lease},
+                        idempotency_key=idempotency_key)
+
+
+def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: str | None = None) -> dict:
+    """Pop the oldest candidate of a partition and claim it (`queue claim`); 404 when empty."""
+    horn = parse_horn_type(horn_type)
+    if not actor.holds(horn):
+        raise Forbidden(f"{actor.name} ({actor.role}) holds no authority for {horn}: "
+                        f"nothing was taken from the {horn} queue")
+    q = queue(ctx)
+
+    def work(tx):
+        while True:
+            candidate_id = q.pop(horn)
+            if candidate_id is None:
+                if q.rescue(horn, IN_FLIGHT_GRACE):
+                    continue
+                raise NotFound(f"the {horn} queue is empty")
+            try:
+                row = tx.one("SELECT * FROM candidates WHERE id = %s FOR UPDATE", (candidate_id,))
+                if row is None or row["state"] not in QUEUED or row["horn_type"] != horn:
+                    q.done(horn, candidate_id)  # a stale id: already claimed or decided; drop it
+                    continue
+                claimed = _claim_row(ctx, tx, actor, row, None, idempotency_key)
+            except BaseException:
+                q.push_head(horn, candidate_id)  # nothing committed: put it back where it was
+                q.done(horn, candidate_id)
+                raise
+            tx.after_commit(lambda: (q.done(horn, candidate_id), _notify(ctx, claimed, "claim")))
+            return public_row(claimed)
+
+    return mutate(ctx, actor, "queue.claim", {"horn_type": horn}, work, idempotency_key=idempotency_key)
+
+
+def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: int | None = None,
+          idempotency_key: str | None = None) -> dict:
+    """Claim one named candidate (`candidates claim ID`)."""
+    def work(tx):
+        row = engine.lock(tx, CANDIDATE, candidate_id)
+        claimed = _claim_row(ctx, tx, actor, row, expected_version, idempotency_key)
+        tx.after_commit(lambda: (ctx.redis.lrem(f"raw_to_knowledge:val_queue:{row['horn_type']}", 0, row["id"]),
+                                 _notify(ctx, claimed, "claim")))
+        return public_row(claimed)
+
+    return mutate(ctx, actor, "candidates.claim", {"id": int(candidate_id), "expected_version": expected_version},
+                  work, idempotency_key=idempotency_key)
+
+
+# ----------------------------------------------------------------------------- decide
+
+def current_answer(tx: Tx, candidate_id: int) -> dict | None:
+    return tx.one("SELECT * FROM approved_answers WHERE candidate_id = %s ORDER BY id DESC LIMIT 1",
+                  (candidate_id,))
+
+
+def _record(tx: Tx, actor: Actor, before: dict, after: dict, action: str, *, revised_text=None, reason=None):
+    engine.record(tx, "validation_record", "validation_records", {
+        "candidate_id": before["id"], "action": action, "actor": actor.name, "from_state": before["state"],
+        "to_state": after["state"], "revised_text": revised_text, "reason": reason}, actor,
+        event_type=f"validation_{action}")
+
+
+def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: str | None = None,
+           reason: str | None = None, expected_version: int | None = None,
+           idempotency_key: str | None = None) -> dict:
+    """Approve, revise, reject or escalate a claimed candidate, with everything that follows from it:
+    publishing to the registry, settling a dispute, creating or moving the work item."""
+    if action not in ("approve", "revise", "reject", "escalate"):
+        raise InvalidInput(f"unknown decision {action!r}")
+    from . import registry, workitems
+
+    def work(tx):
+        row = engine.lock(tx, CANDIDATE, candidate_id)
+        fields = {"revised_text": text, "reason": reason}
+        changes = {"claimed_by": None, "lease_expires_at": None}
+        if action == "revise" and text is not None:
+            changes["text"] = text.strip()
+        decided = engine.apply(tx, CANDIDATE, row, action, actor, fields=fields, changes=changes,
+                               expected_version=expected_version, idempotency_key=idempotency_key)
+        _record(tx, actor, row, decided, action, revised_text=text if action == "revise" else None, reason=reason)
+        result = {"candidate": public_row(decided)}
+        disputed = current_answer(tx, row["id"])
+        if disputed is not None and disputed["status"] != "DISPUTED":
+            disputed = None
+        if disputed is None and action in ("approve", "revise"):
+            disputed = workitems.origin_disputed_answer(tx, row)  # a generated replacement settles it
+        if action in ("approve", "revise"):
+            published_text = text.strip() if action == "revise" else row["text"]
+            answer = registry.publish(tx, decided, actor, published_text, supersedes=disputed)
+            result["answer"] = public_row(answer)
+            workitems.generated_candidate_decided(ctx, tx, decided, "validate", actor, reason)
+            tx.after_commit(lambda: registry.after_publish(ctx, answer))
+        elif action == "reject":
+            if disputed is not None:  # rejecting a disputed answer on re-review retires it
+                result["retired"] = public_row(registry.retire_in(tx, disputed, actor,
+                                                                  f"rejected on re-review: {reason}"))
+            workitems.generated_candidate_decided(ctx, tx, decided, "reject", actor, reason)
+        else:  # escalate
+            item = workitems.escalated(ctx, tx, decided, actor, reason)
+            if item is not None:
+                result["work_item"] = public_row(item)
+        tx.after_commit(lambda: _notify(ctx, decided, action))
+        return result
+
+    return mutate(ctx, actor, f"candidates.{action}", {"id": int(candidate_id), "text": text, "reason": reason,
+                                                        "expected_version": expected_version},
+                  work, idempotency_key=idempotency_key)
+
+
+def approve(ctx, actor, candidate_id, **kw) -> dict:
+    return decide(ctx, actor, candidate_id, "approve", **kw)
+
+
+def revise(ctx, actor, candidate_id, text: str, **kw) -> dict:
+    return decide(ctx, actor, candidate_id, "revise", text=text, **kw)
+
+
+def reject(ctx, actor, candidate_id, reason: str, **kw) -> dict:
+    return decide(ctx, actor, candidate_id, "reject", reason=reason, **kw)
+
+
+def escalate(ctx, actor, candidate_id, reason: str, **kw) -> dict:
+    return decide(ctx, actor, candidate_id, "escalate", reason=reason, **kw)
+
+
+def release(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: int | None = None,
+            idempotency_key: str | None = None) -> dict:
+    """Give a claimed candidate back: PENDING again, at the head of its queue."""
+    def work(tx):
+        row = engine.lock(tx, CANDIDATE, candidate_id)
+        released = _release_row(ctx, tx, row, actor, expected_version, idempotency_key)
+        return public_row(released)
+
+    return mutate(ctx, actor, "candidates.release", {"id": int(candidate_id), "expected_version": expected_version},
+                  work, idempotency_key=idempotency_key)
+
+
+def _release_row(ctx: Context, tx: Tx, row: dict, actor: Actor, expected_version=None, idempotency_key=None) -> dict:
+    released = engine.apply(tx, CANDIDATE, row, "release", actor, expected_version=expected_version,
+                            changes={"claimed_by": None, "lease_expires_at": None, "queue_rank": head_rank()},
+                            idempotency_key=idempotency_key)
+    tx.after_commit(lambda: (queue(ctx).push_head(released["horn_type"], released["id"]),
+                             _notify(ctx, released, "release")))
+    return released
+
+
+def release_expired(ctx: Context) -> list[int]:
+    """The lease sweeper: claims whose lease ran out go back to the head of their queue."""
+    released = []
+    with ctx.db.begin() as tx:
+        rows = tx.all("SELECT * FROM candidates WHERE state = 'IN_REVIEW' AND lease_expires_at < now() "
+                      "ORDER BY lease_expires_at FOR UPDATE SKIP LOCKED LIMIT 500")
+        for row in rows:
+            _release_row(ctx, tx, row, SYSTEM)
+            released.append(row["id"])
+    return released
+
+
+def requeue(ctx: Context, tx: Tx, row: dict, *, head: bool) -> None:
+    """After commit, push a candidate that (re-)entered a queued state."""
+    q = queue(ctx)
+    push = q.push_head if head else q.push_tail
+    tx.after_commit(lambda: push(row["horn_type"], row["id"]))
+
+
+def _notify(ctx: Context, row: dict, action: str) -> None:
+    ctx.notify("candidate", action=action, id=row["id"], horn_type=row["horn_type"], state=row["state"],
+               actor=row.get("claimed_by"))
+
+
+# ----------------------------------------------------------------------------- read
+
+def get(ctx: Context, candidate_id) -> dict:
+    with ctx.db.read() as tx:
+        row = tx.one("SELECT * FROM candidates WHERE id = %s", (_id(candidate_id),))
+    if row is None:
+        raise NotFound(f"no candidate {candidate_id}")
+    return public_row(row)
+
+
+def show(ctx: Context, candidate_id) -> dict:
+    """The candidate with its source passages, its answer and its history, for review."""
+    cid = _id(candidate_id)
+    with ctx.db.read() as tx:
+        row = tx.one("SELECT * FROM candidates WHERE id = %s", (cid,))
+        if row is None:
+            raise NotFound(f"no candidate {candidate_id}")
+        sources = []
+        for ref in row["source_refs"] or []:
+            doc_id = ref.get("document_id")
+            if doc_id is None:
+                sources.append({**ref, "passage": None})
+                continue
+            span = ref.get("span") or [0, 0]
+            doc = tx.one("SELECT title, path, substr(content, greatest(1, %s - 300), %s + 600) AS excerpt, "
+                         "greatest(0, %s - 300) AS excerpt_start FROM source_documents WHERE id = %s",
+                         (span[0] + 1, span[1] - span[0], span[0], doc_id))
+            if doc:
+                start = span[0] - doc["excerpt_start"]
+                sources.append({**ref, "title": doc["title"], "excerpt": doc["excerpt"],
+                                "match": [start, start + span[1] - span[0]]})
+        answer = current_answer(tx, cid)
+        history_rows = _history(tx, cid)
+    return {**public_row(row), "sources": sources, "answer": public_row(answer), "history": history_rows}
+
+
+def _history(tx: Tx, cid: int) -> list[dict]:
+    rows = tx.all("SELECT seq, type, actor, created_at, payload FROM events WHERE aggregate_type = 'candidate' "
+                  "AND aggregate_id = %s ORDER BY seq", (str(cid),))
+    return [{"seq": r["seq"], "action": r["type"], "actor": r["actor"], "at": r["created_at"].isoformat(),
+             "from": r["payload"].get("from"), "to": r["payload"].get("to"),
+             "reason": (r["payload"].get("fields") or {}).get("reason"),
+             "revised_text": (r["payload"].get("fields") or {}).get("revised_text")} for r in rows]
+
+
+def history(ctx: Context, candidate_id) -> list[dict]:
+    cid = _id(candidate_id)
+    with ctx.db.read() as tx:
+        if not tx.one("SELECT 1 FROM candidates WHERE id = %s", (cid,)):
+            raise NotFound(f"no candidate {candidate_id}")
+        return _history(tx, cid)
+
+
+def list_candidates(ctx: Context, state: str | None = None, horn_type: str | None = None, *, limit: int = 100,
+                    offset: int = 0, claimed_by: str | None = None) -> list[dict]:
+    where, params = [], []
+    if state:
+        state = state.strip().upper()
+        if state not in CANDIDATE.states:
+            raise InvalidInput(f"unknown candidate state {state!r}: expected one of {', '.join(sorted(CANDIDATE.states))}")
+        where.append("state = %s")
+        params.append(state)
+    if horn_type:
+        where.append("horn_type = %s")
+        params.append(parse_horn_type(horn_type))
+    if claimed_by:
+        where.append("claimed_by = %s")
+        params.append(claimed_by)
+    if limit < 1 or limit > 10000 or offset < 0:
+        raise InvalidInput("--limit is 1–10000 and --offset is not negative")
+    sql = (f"SELECT id, question, text, horn_type, state, origin, claimed_by, lease_expires_at, version, created_at "
+           f"FROM candidates {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY id LIMIT %s OFFSET %s")
+    with ctx.db.read() as tx:
+        return [public_row(r) for r in tx.all(sql, [*params, limit, offset])]
+
+
+def _id(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"a candidate id is a number, got {value!r}") from None
+
+
+# ----------------------------------------------------------------------------- queues
+
+def queue_stats(ctx: Context) -> list[dict]:
+    """Per Horn type: pending, in review, disputed awaiting re-review, oldest pending age."""
+    with ctx.db.read() as tx:
+        rows = {r["horn_type"]: r for r in tx.all(
+            "SELECT h AS horn_type, "
+            " (SELECT count(*) FROM candidates WHERE horn_type = h AND state = 'PENDING') AS pending, "
+            " (SELECT count(*) FROM candidates WHERE horn_type = h AND state = 'IN_REVIEW') AS in_review, "
+            " (SELECT count(*) FROM candidates WHERE horn_type = h AND state = 'DISPUTED') AS disputed, "
+            " (SELECT min(created_at) FROM candidates WHERE horn_type = h AND state = 'PENDING') AS oldest "
+            "FROM unnest(%s::text[]) AS h", (list(HORN_TYPES),))}
+    at = now()
+    q = queue(ctx)
+    out = []
+    for horn in HORN_TYPES:
+        r = rows[horn]
+        oldest = r["oldest"]
+        out.append({"horn_type": horn, "pending": r["pending"], "in_review": r["in_review"],
+                    "disputed": r["disputed"], "queued": q.length(horn),
+                    "oldest_pending_age_seconds": round((at - oldest).total_seconds()) if oldest else None})
+    return out
+
+
+def reconcile(ctx: Context) -> list[dict]:
+    """Rebuild every partition from PostgreSQL's queued rows, in their original order."""
+    q = queue(ctx)
+    out = []
+    for horn in HORN_TYPES:
+        with ctx.db.read() as tx:
+            ids = [r["id"] for r in tx.all(
+                "SELECT id FROM candidates WHERE horn_type = %s AND state IN ('PENDING', 'DISPUTED') "
+                "ORDER BY queue_rank, id", (horn,))]
+        before = q.length(horn)
+        q.rebuild(horn, ids)
+        out.append({"horn_type": horn, "queued": len(ids), "was": before})
+    ctx.notify("queue", action="reconcile")
+    return out
+
+
+def sweep(ctx: Context) -> dict:
+    """Release expired claims and return ids stuck in flight (a claimer died mid-claim)."""
+    released = release_expired(ctx)
+    q = queue(ctx)
+    rescued = {h: q.rescue(h, IN_FLIGHT_GRACE) for h in HORN_TYPES}
+    return {"released": released, "rescued": {h: ids for h, ids in rescued.items() if ids}}

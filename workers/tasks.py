@@ -1,0 +1,66 @@
+"""The RQ task functions. Each is a thin call into a core service with this process's Context.
+
+RQ forks a work horse per job; the Context opens its connections lazily, so each horse makes its
+own and never shares a socket with its parent.
+"""
+from __future__ import annotations
+
+import os
+
+from core.context import Context
+
+_ctx: Context | None = None
+_pid: int | None = None
+
+
+def context() -> Context:
+    global _ctx, _pid
+    if _ctx is None or _pid != os.getpid():
+        _ctx, _pid = Context(), os.getpid()
+    return _ctx
+
+
+def generate_answer_task(work_item_id: int) -> dict:
+    from core.services import generation
+
+    return generation.generate_answer(context(), int(work_item_id))
+
+
+def sync_graph_task(answer_id: int) -> dict:
+    from core.services import graph_sync
+
+    return graph_sync.sync_answer(context(), int(answer_id))
+
+
+def detect_contradictions_task(answer_id: int) -> dict:
+    from core.services import graph_sync
+
+    return graph_sync.detect_contradictions(context(), int(answer_id))
+
+
+def process_grey_task(entry_id: int, force: bool = False) -> dict:
+    from core.services import grey
+
+    return grey.process(context(), int(entry_id), force=force)
+
+
+SWEEP_LOCK = "raw_to_knowledge:sweep_lock"
+
+
+def sweep_task() -> dict:
+    """The scheduled sweep: expired claim leases, ids stuck in flight, grey TTLs and retries,
+    work items a dead worker left GENERATING. One at a time across all schedulers."""
+    from core.services import generation, grey, validation
+
+    ctx = context()
+    if not ctx.redis.set(SWEEP_LOCK, os.getpid(), nx=True, ex=10):
+        return {"skipped": "another sweep is running"}
+    try:
+        return {"claims": validation.sweep(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx)}
+    finally:
+        ctx.redis.delete(SWEEP_LOCK)
+
+
+def noop_task() -> None:
+    """For benches: RQ's own cost for a job that does nothing."""
+    return None
