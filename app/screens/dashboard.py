@@ -1,0 +1,122 @@
+"""The dashboard: live counts of everything in flight, and the services' health."""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Vertical
+from textual.widgets import DataTable, Footer, Header, Static
+
+from core.domain import HORN_TYPES
+
+from .base import WorkstationScreen
+
+CANDIDATE_STATES = ["PENDING", "IN_REVIEW", "APPROVED", "REVISED", "REJECTED", "ESCALATED", "DISPUTED", "CLOSED",
+                    "SUPERSEDED", "RETIRED"]
+WORK_ITEM_STATES = ["NEW", "GENERATING", "PENDING_VALIDATION", "IN_CLASSIFICATION", "READY_FOR_REVIEW", "VALIDATED",
+                    "NEEDS_REWORK", "ESCALATED", "CLOSED"]
+GREY_STATES = ["Pending", "Processing", "Retrying", "UnderReview", "Escalated", "Resolved", "Rejected", "Failed",
+               "Expired", "Dismissed"]
+TASK_STATES = ["DRAFT", "AI_ANALYSIS", "PEER_REVIEW", "RESOLUTION_REQUIRED", "APPROVED", "PUBLISHED", "DEPRECATED"]
+SHORT = {"PENDING_VALIDATION": "PEND_VALID", "IN_CLASSIFICATION": "IN_CLASSIF", "READY_FOR_REVIEW": "READY",
+         "RESOLUTION_REQUIRED": "RESOLUTION"}
+
+
+class DashboardScreen(WorkstationScreen):
+    TITLE = "Dashboard"
+    RELOAD_ON = ("*",)
+    BINDINGS = [
+        Binding("v", "app.open_screen('queues')", "Queues"),
+        Binding("g", "app.open_screen('registry')", "Registry"),
+        Binding("w", "app.open_screen('workitems')", "Work items"),
+        Binding("y", "app.open_screen('grey')", "Grey queue"),
+        Binding("r", "reload", "Refresh"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="dashboard"):
+            yield Static("Candidates by Horn type and state", classes="panel-title")
+            yield DataTable(id="candidates", cursor_type="none", zebra_stripes=True)
+            with Grid(id="small-counts"):
+                yield CountsPanel("Work items", WORK_ITEM_STATES, id="work-items")
+                yield CountsPanel("Grey queue", GREY_STATES, id="grey")
+                yield CountsPanel("Article tasks", TASK_STATES, id="tasks")
+                yield CountsPanel("Registry answers", ["APPROVED", "DISPUTED", "SUPERSEDED", "RETIRED"], id="answers")
+            yield Static("Services", classes="panel-title")
+            yield Static("checking…", id="services")
+            yield Static("", id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#candidates", DataTable)
+        table.can_focus = False  # a read-only summary: keys belong to the screen
+        table.add_column("Horn type", key="horn")
+        for state in CANDIDATE_STATES:
+            table.add_column(SHORT.get(state, state), key=state)
+        for horn in HORN_TYPES:
+            table.add_row(horn, *["·"] * len(CANDIDATE_STATES), key=horn)
+        super().on_mount()
+
+    def action_reload(self) -> None:
+        self.load()
+        self.load_health()
+
+    def load(self) -> None:
+        from core.services import dashboard
+
+        self.call(dashboard.counts, self.ctx, on_done=self.show_counts, group="counts", exclusive=True)
+        if not getattr(self, "_health_started", False):
+            self._health_started = True
+            self.load_health()
+            self.set_interval(10, self.load_health)  # health is probed, not notified: a slow, cheap poll
+
+    def load_health(self) -> None:
+        from core.services import dashboard
+
+        self.call(dashboard.health, self.ctx, on_done=self.show_health, group="health", exclusive=True)
+
+    def show_counts(self, counts: dict) -> None:
+        table = self.query_one("#candidates", DataTable)
+        for horn in HORN_TYPES:
+            for state in CANDIDATE_STATES:
+                table.update_cell(horn, state, str(counts["candidates"][horn].get(state, 0)))
+        self.query_one("#work-items", CountsPanel).show(counts["work_items"])
+        self.query_one("#grey", CountsPanel).show(counts["grey"])
+        self.query_one("#tasks", CountsPanel).show(counts["tasks"])
+        self.query_one("#answers", CountsPanel).show(counts["answers"])
+        self.add_class("loaded")
+
+    def show_health(self, health: dict) -> None:
+        lines = []
+        for part in health["services"]:
+            mark = "[green]●[/]" if part["answers"] else "[red]●[/]"
+            where = part["url"] or "not running"
+            lines.append(f"{mark} {part['name']:<9} {part['mode']:<9} {where}  [dim]{part['detail']}[/]")
+        breaker = health.get("breaker")
+        if breaker:
+            mark = {"closed": "[green]●[/]", "half_open": "[yellow]●[/]"}.get(breaker["state"], "[red]●[/]")
+            lines.append(f"{mark} {'llm':<9} circuit {breaker['shown']}  [dim]{breaker['url']} · "
+                         f"{breaker['failures']} consecutive failures[/]")
+        if health.get("workers") is not None:
+            depth = health.get("queues") or {}
+            lines.append(f"  {'workers':<9} {health['workers']} live  [dim]queued: " +
+                         ", ".join(f"{k} {v}" for k, v in depth.items()) + "[/]")
+        self.query_one("#services", Static).update("\n".join(lines))
+
+
+class CountsPanel(Static):
+    """A titled list of state: count, zeros dimmed."""
+
+    def __init__(self, title: str, states: list[str], **kwargs):
+        super().__init__(**kwargs)
+        self.title = title
+        self.states = states
+
+    def on_mount(self) -> None:
+        self.border_title = self.title
+        self.show({})
+
+    def show(self, counts: dict) -> None:
+        known = [s for s in self.states] + sorted(set(counts) - set(self.states))
+        self.update("\n".join(
+            f"{s:<20}{counts.get(s, 0):>6}" if counts.get(s) else f"[dim]{s:<20}{0:>6}[/]" for s in known))

@@ -1,0 +1,195 @@
+"""The Textual workstation (DESIGN §11): screens installed, the command palette, live updates.
+
+Every database and Redis call runs in a thread worker; the event loop only draws. A background
+worker listens on the core's pub/sub channel and tells the screens when someone else acted.
+"""
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.command import Hit, Hits, Provider
+
+import styles
+from core.context import CHANNEL, Context
+
+from .screens.base import Changed
+
+STYLES = sorted(Path(styles.__file__).resolve().parent.glob("*.tcss"))
+
+# name -> (module, class, title, key)
+SCREENS = {
+    "dashboard": ("app.screens.dashboard", "DashboardScreen", "Dashboard", "D"),
+    "queues": ("app.screens.queues", "QueuePickerScreen", "Validation queues", "V"),
+    "registry": ("app.screens.registry", "RegistryScreen", "Registry", "G"),
+    "workitems": ("app.screens.workitems", "WorkItemsScreen", "Work items", "W"),
+    "grey": ("app.screens.grey", "GreyQueueScreen", "Grey queue", "Y"),
+}
+
+
+def screen_class(name: str):
+    import importlib
+
+    module, cls, _, _ = SCREENS[name]
+    return getattr(importlib.import_module(module), cls)
+
+
+class ScreensProvider(Provider):
+    """The command palette reaches every screen and every action of the current screen."""
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        app = self.app
+        for name, (_, _, title, _) in SCREENS.items():
+            text = f"Open {title}"
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(app.open_screen, name), help=f"go to the {title} screen")
+        for key, active in app.screen.active_bindings.items():
+            binding = active.binding
+            if not binding.description or binding.action in ("command_palette", "quit"):
+                continue
+            text = f"{binding.description} ({binding.key_display or key})"
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(app.run_binding_action, active.node, binding.action),
+                          help=f"on {getattr(app.screen, 'TITLE', None) or app.screen.__class__.__name__}")
+
+
+class R2KApp(App):
+    TITLE = "r2k"
+    SUB_TITLE = "raw documents to validated knowledge"
+    CSS_PATH = STYLES
+    COMMANDS = App.COMMANDS | {ScreensProvider}
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("D", "open_screen('dashboard')", "Dashboard", show=False),
+        Binding("V", "open_screen('queues')", "Queues", show=False),
+        Binding("G", "open_screen('registry')", "Registry", show=False),
+        Binding("W", "open_screen('workitems')", "Work items", show=False),
+        Binding("Y", "open_screen('grey')", "Grey queue", show=False),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, ctx: Context | None = None, user: str | None = None, *, listen: bool = True):
+        super().__init__()
+        self.ctx = ctx or Context(pool_size=6)
+        self.user_name = user or self.ctx.settings.acting_user
+        self.actor = None  # resolved in a worker on mount
+        self.actor_error: str | None = None
+        self._listen = listen
+
+    def on_mount(self) -> None:
+        self.sub_title = f"{self.user_name}"
+        self.push_screen(screen_class("dashboard")())
+        self.resolve_actor()
+        if self._listen:
+            self.listen()
+
+    @work(thread=True, group="actor")
+    def resolve_actor(self) -> None:
+        from core.errors import R2KError
+        from core.services import users
+
+        try:
+            actor = users.resolve(self.ctx, self.user_name)
+        except R2KError as exc:
+            self.call_from_thread(self._actor_failed, exc.message)
+            return
+        self.call_from_thread(self._actor_resolved, actor)
+
+    def _actor_resolved(self, actor) -> None:
+        self.actor = actor
+        roles = actor.role + (f" · {', '.join(sorted(actor.horn_types))}" if actor.horn_types else "")
+        self.sub_title = f"{actor.name} ({roles})"
+        self._broadcast({"kind": "actor"})
+
+    def _actor_failed(self, message: str) -> None:
+        self.actor_error = message
+        self.sub_title = f"{self.user_name} (unknown user)"
+        self.notify(message, severity="error", timeout=10)
+        self._broadcast({"kind": "actor"})
+
+    @work(thread=True, group="pubsub", exclusive=True)
+    def listen(self) -> None:
+        """Relay the core's pub/sub notices to the screens; reconnect when Redis comes back."""
+        import time
+
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        while not worker.is_cancelled:
+            try:
+                pubsub = self.ctx.redis.pubsub(ignore_subscribe_messages=True)
+                pubsub.subscribe(CHANNEL)
+                while not worker.is_cancelled:
+                    message = pubsub.get_message(timeout=0.5)
+                    if message and message.get("type") == "message":
+                        try:
+                            event = json.loads(message["data"])
+                        except ValueError:
+                            continue
+                        self.call_from_thread(self._broadcast, event)
+                pubsub.close()
+            except Exception:
+                time.sleep(1.0)
+
+    def _broadcast(self, event: dict) -> None:
+        for screen in self.screen_stack:
+            screen.post_message(Changed(event))
+        if event.get("kind") == "grey" and event.get("action") == "escalate":
+            self._grey_escalated(event)
+
+    def _grey_escalated(self, event: dict) -> None:
+        """Specialists hear about an escalation at once, wherever they are."""
+        if self.actor is None or self.actor.role not in ("specialist", "admin"):
+            return
+        self.notify(f"Grey entry {event.get('id')} escalated by {event.get('actor')}: {event.get('subject')}"
+                    + (f" — {event['reason']}" if event.get("reason") else ""),
+                    title="Escalation", severity="warning", timeout=10)
+        self.grey_badge = getattr(self, "grey_badge", 0) + 1
+
+    def action_open_screen(self, name: str) -> None:
+        self.open_screen(name)
+
+    def open_screen(self, name: str) -> None:
+        cls = screen_class(name)
+        for screen in self.screen_stack:
+            if isinstance(screen, cls):
+                while self.screen is not screen:
+                    self.pop_screen()
+                return
+        self.push_screen(cls())
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def on_unmount(self) -> None:
+        self.ctx.close()
+
+
+def run_tui(user: str | None = None) -> int:
+    from core.errors import R2KError
+
+    try:
+        ctx = Context(pool_size=6)
+        ctx.db  # start or reach the services before the screen opens; a 503 is said plainly
+        ctx.redis
+    except R2KError as exc:
+        import sys
+
+        print(json.dumps(exc.as_dict()), file=sys.stderr)
+        from core.errors import exit_code
+
+        return exit_code(exc.status)
+    R2KApp(ctx, user).run()
+    return 0

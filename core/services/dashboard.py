@@ -1,0 +1,40 @@
+"""The dashboard's live counts: one round trip of grouped counts, plus the services' health."""
+from __future__ import annotations
+
+from ..context import Context
+from ..domain import HORN_TYPES
+
+
+def counts(ctx: Context) -> dict:
+    with ctx.db.read() as tx:
+        rows = tx.all(
+            "SELECT 'candidates' AS what, horn_type AS key, state, count(*) AS n FROM candidates GROUP BY 2, 3 "
+            "UNION ALL SELECT 'work_items', '', state, count(*) FROM work_items GROUP BY 3 "
+            "UNION ALL SELECT 'grey', '', state, count(*) FROM grey_entries GROUP BY 3 "
+            "UNION ALL SELECT 'tasks', '', state, count(*) FROM durable_tasks GROUP BY 3 "
+            "UNION ALL SELECT 'answers', '', status, count(*) FROM approved_answers GROUP BY 3")
+    out: dict = {"candidates": {h: {} for h in HORN_TYPES}, "work_items": {}, "grey": {}, "tasks": {}, "answers": {}}
+    for r in rows:
+        if r["what"] == "candidates":
+            out["candidates"][r["key"]][r["state"]] = r["n"]
+        else:
+            out[r["what"]][r["state"]] = r["n"]
+    return out
+
+
+def health(ctx: Context) -> dict:
+    """Each service part, the LLM breaker and the live RQ workers; never raises."""
+    from .. import runtime
+
+    parts = [p.as_dict() for p in runtime.status(ctx.settings)]
+    extra: dict = {"breaker": None, "workers": None, "queues": None}
+    try:
+        from ..adapters import jobs
+        from . import generation
+
+        extra["breaker"] = generation.breaker_status(ctx)
+        extra["workers"] = jobs.live_workers(ctx.redis)
+        extra["queues"] = jobs.depth(ctx.redis)
+    except Exception as exc:
+        extra["error"] = str(exc)
+    return {"services": parts, **extra}
