@@ -13,6 +13,8 @@ from typing import Any, Callable
 
 from core.errors import InvalidInput, R2KError, exit_code
 
+from .output import json_form, render_text
+
 
 class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is a 400 with exit 6 and the JSON error shape."""
@@ -112,60 +114,6 @@ class Cli:
         return Progress(enabled=sys.stderr.isatty() and not getattr(self.args, "json", False))
 
 
-# ----------------------------------------------------------------------------- output
-
-class Table:
-    """A list result with the columns to show in text mode (JSON shows whole rows)."""
-
-    def __init__(self, rows: list[dict], columns: list[str], title: str | None = None):
-        self.rows, self.columns, self.title = rows, columns, title
-
-
-class Text:
-    """A result shown as prepared text, with its JSON form alongside."""
-
-    def __init__(self, data: Any, text: str):
-        self.data, self.text = data, text
-
-
-def _cell(value: Any, width: int = 60) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, (list, dict)):
-        value = json.dumps(value, ensure_ascii=False)
-    text = str(value).replace("\n", " ")
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def render_text(result: Any) -> str:
-    if isinstance(result, Text):
-        return result.text
-    if isinstance(result, Table):
-        if not result.rows:
-            return (result.title + "\n" if result.title else "") + "(none)"
-        cells = [[_cell(r.get(c)) for c in result.columns] for r in result.rows]
-        widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(result.columns)]
-        lines = [result.title] if result.title else []
-        lines.append("  ".join(c.upper().ljust(w) for c, w in zip(result.columns, widths)).rstrip())
-        lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
-        return "\n".join(lines)
-    if isinstance(result, dict):
-        width = max((len(k) for k in result), default=0)
-        return "\n".join(f"{k.ljust(width)}  {_cell(v, 400) if not isinstance(v, str) else v}"
-                         for k, v in result.items())
-    if isinstance(result, list):
-        return "\n".join(render_text(r) + ("\n" if isinstance(r, dict) else "") for r in result).rstrip()
-    return str(result)
-
-
-def json_form(result: Any) -> Any:
-    if isinstance(result, Table):
-        return result.rows
-    if isinstance(result, Text):
-        return result.data
-    return result
-
-
 # ----------------------------------------------------------------------------- entry
 
 def fail(error: R2KError) -> int:
@@ -230,6 +178,3 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(run_tui(user=user))
     sys.exit(run(argv))
 
-
-if __name__ == "__main__":
-    main()

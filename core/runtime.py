@@ -245,13 +245,18 @@ def _start_postgres(settings: Settings) -> dict:
             stale_pid = None
         if not _process_is(stale_pid, "postgres"):
             pidfile.unlink()
-    port = _free_port(PORT_BASE["postgres"])
     log = pgdata / "server.log"
-    options = (f"-p {port} -h 127.0.0.1 -c unix_socket_directories='' -c max_connections=200 "
-               f"-c shared_buffers=128MB -c listen_addresses=127.0.0.1")
-    result = _run_as(os_user, [str(bin_dir / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "60",
-                               "-o", options, "start"])
-    if result.returncode != 0:
+    tried: set[int] = set()
+    for _attempt in range(3):  # another program may take the free port between our check and its bind
+        port = _free_port(PORT_BASE["postgres"], tried)
+        tried.add(port)
+        options = (f"-p {port} -h 127.0.0.1 -c unix_socket_directories='' -c max_connections=200 "
+                   f"-c shared_buffers=128MB -c listen_addresses=127.0.0.1")
+        result = _run_as(os_user, [str(bin_dir / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "60",
+                                   "-o", options, "start"])
+        if result.returncode == 0:
+            break
+    else:
         tail = log.read_text(errors="replace")[-800:] if log.exists() else result.stderr
         raise ServiceUnavailable(f"embedded PostgreSQL did not start: {tail.strip()}")
     pid = int(pidfile.read_text().splitlines()[0])
@@ -293,7 +298,18 @@ def _start_redis(settings: Settings, part: str) -> dict:
     workdir.mkdir(parents=True, exist_ok=True)
     other = _read_state(settings, "graph" if part == "redis" else "redis") or {}
     taken = {other.get("port"), other.get("bolt_port")} - {None}
+    for _attempt in range(3):  # as for PostgreSQL: a port taken between the check and the bind
+        try:
+            return _start_redis_once(settings, part, bin_dir, workdir, taken)
+        except ServiceUnavailable:
+            if _attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_redis_once(settings: Settings, part: str, bin_dir: Path, workdir: Path, taken: set[int]) -> dict:
     port = _free_port(PORT_BASE[part], taken)
+    taken.add(port)
     log = workdir / "server.log"
     args = [str(bin_dir / "redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--daemonize", "yes",
             "--dir", str(workdir), "--pidfile", str(workdir / "server.pid"), "--logfile", str(log),
@@ -304,7 +320,8 @@ def _start_redis(settings: Settings, part: str) -> dict:
         args += ["--appendonly", "yes", "--appendfsync", "everysec"]
         state["url"] = f"redis://127.0.0.1:{port}/0"
     else:
-        bolt_port = _free_port(PORT_BASE["bolt"], taken | {port})
+        bolt_port = _free_port(PORT_BASE["bolt"], taken)
+        taken.add(bolt_port)
         args += ["--appendonly", "no", "--loadmodule", str(bin_dir / "falkordb.so"), "BOLT_PORT", str(bolt_port)]
         state.update(bolt_port=bolt_port, url=f"bolt://127.0.0.1:{bolt_port}", redis_port=port)
     (workdir / "server.pid").unlink(missing_ok=True)
@@ -312,7 +329,7 @@ def _start_redis(settings: Settings, part: str) -> dict:
     if result.returncode != 0:
         raise ServiceUnavailable(f"embedded {part} did not start: {result.stderr.strip() or result.stdout.strip()}")
     wait_port = state.get("bolt_port", port)
-    _wait_for(lambda: (workdir / "server.pid").exists() and _answers_tcp(wait_port), part, 30, log)
+    _wait_for(lambda: (workdir / "server.pid").exists() and _answers_tcp(wait_port), part, 15, log)
     state["pid"] = int((workdir / "server.pid").read_text().strip())
     return state
 

@@ -75,7 +75,7 @@ def people(ctx):
 def r2k(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run the installed command line in a subprocess, as a user would."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=ROOT)
 
 

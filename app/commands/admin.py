@@ -1,7 +1,7 @@
 """services, db, users, audit, replay: running and checking the installation."""
 from __future__ import annotations
 
-from ..cli import Table, Text
+from ..output import Table, Text
 
 
 def register(commands) -> None:
@@ -36,8 +36,8 @@ def _status_rows(parts) -> list[dict]:
 def services_up(cli, args):
     from core import runtime
 
-    parts = runtime.up(cli.ctx.settings)
-    return Table(_status_rows(parts), ["name", "mode", "url", "answers", "detail"])
+    runtime.up(cli.ctx.settings)
+    return services_status(cli, args)
 
 
 def services_down(cli, args):
@@ -50,7 +50,8 @@ def services_status(cli, args):
     from core import runtime
 
     rows = _status_rows(runtime.status(cli.ctx.settings))
-    breaker = _breaker_row(cli)
+    redis_answers = next(r["answers"] for r in rows if r["name"] == "redis")
+    breaker = _breaker_row(cli) if redis_answers else None  # status never starts a service
     if breaker:
         rows.append(breaker)
     return Table(rows, ["name", "mode", "url", "answers", "detail"])

@@ -1,7 +1,7 @@
 """grey: the queue of unknowns and its triage."""
 from __future__ import annotations
 
-from ..cli import Table
+from ..output import Table
 
 GREY_COLUMNS = ["id", "state", "subject", "assignee", "attempts", "max_attempts", "version"]
 

@@ -1,7 +1,7 @@
 """registry: search, read and move published answers."""
 from __future__ import annotations
 
-from ..cli import Table
+from ..output import Table
 
 ANSWER_COLUMNS = ["id", "status", "horn_type", "question", "text", "supersedes_id", "version"]
 

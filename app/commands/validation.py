@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from ..cli import Table, Text
+from ..output import Table, Text
 
 CANDIDATE_COLUMNS = ["id", "horn_type", "state", "question", "claimed_by", "version"]
 

@@ -1,7 +1,7 @@
 """workitems and worker: the generation pipeline."""
 from __future__ import annotations
 
-from ..cli import Table
+from ..output import Table
 
 
 def register(commands) -> None:

@@ -1,0 +1,359 @@
+"""The foundation (DESIGN §3, §6, §10): signed event log, audit and replay, idempotency, users and
+authority, the CLI's contract, the embedded runtime, the import graph and the wheel."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from core import events
+from core.errors import Conflict, Forbidden, InvalidInput
+from core.services import users, validation
+from tests.conftest import ROOT, error_of, r2k, r2k_json
+
+
+def event_count(ctx) -> int:
+    with ctx.db.read() as tx:
+        return tx.scalar("SELECT count(*) FROM events")
+
+
+# ----------------------------------------------------------------------------- event log
+
+@pytest.mark.compat
+@pytest.mark.parametrize("statement", [
+    "UPDATE events SET actor = 'mallory'",
+    "DELETE FROM events",
+    "TRUNCATE events",
+])
+def test_events_cannot_be_rewritten_by_application_statements(ctx, people, statement):
+    before = event_count(ctx)
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
+        with ctx.db.begin() as tx:
+            tx.execute(statement)
+    assert event_count(ctx) == before
+
+
+def test_registry_answers_are_never_deleted_nor_rewritten(ctx, people):
+    validation.add(ctx, people["root"], "Q?", "A plain fact.", "FACT")
+    validation.claim_next(ctx, people["alice"], "FACT")
+    answer = validation.approve(ctx, people["alice"], 1)["answer"]
+    for statement in ("DELETE FROM approved_answers", "UPDATE approved_answers SET text = 'changed'"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            with ctx.db.begin() as tx:
+                tx.execute(statement)
+    with ctx.db.read() as tx:
+        assert tx.one("SELECT text FROM approved_answers WHERE id = %s", (answer["id"],))["text"] == "A plain fact."
+
+
+@pytest.mark.compat
+def test_audit_verify_names_exactly_the_tampered_event(ctx, people):
+    for i in range(3):
+        validation.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
+    validation.claim_next(ctx, people["alice"], "FACT")
+    assert r2k_json("audit", "verify", "--as", "root")["ok"] is True
+
+    with ctx.db.read() as tx:
+        victim = tx.one("SELECT id, aggregate_type, aggregate_id FROM events WHERE aggregate_type = 'candidate' "
+                        "ORDER BY id LIMIT 1 OFFSET 1")
+    with ctx.db.begin() as tx:
+        tx.execute("ALTER TABLE events DISABLE TRIGGER events_append_only")
+        tx.execute("UPDATE events SET payload = jsonb_set(payload, '{fields}', '{\"question\": \"forged\"}') "
+                   "WHERE id = %s", (victim["id"],))
+        tx.execute("ALTER TABLE events ENABLE TRIGGER events_append_only")
+
+    result = r2k("--json", "audit", "verify")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["ok"] is False
+    assert [b["event_id"] for b in report["broken"]] == [victim["id"]]
+    assert "altered" in report["broken"][0]["problem"]
+
+
+def test_audit_verify_finds_a_forged_signature_and_a_broken_link(ctx, people):
+    validation.add(ctx, people["root"], "Q?", "Fact.", "FACT")
+    validation.claim_next(ctx, people["alice"], "FACT")
+    with ctx.db.read() as tx:
+        first, second = tx.all("SELECT id FROM events WHERE aggregate_type = 'candidate' ORDER BY seq")
+    with ctx.db.begin() as tx:
+        tx.execute("ALTER TABLE events DISABLE TRIGGER events_append_only")
+        tx.execute("UPDATE events SET signature = %s WHERE id = %s", (b"\x00" * 64, second["id"]))
+        tx.execute("ALTER TABLE events ENABLE TRIGGER events_append_only")
+    report = events.verify(ctx.db)
+    assert [(b["event_id"], b["problem"]) for b in report["broken"]] == [(second["id"], "signature does not verify")]
+
+
+def test_replay_rebuilds_the_projections_and_reports_a_difference(ctx, people):
+    for i in range(3):
+        validation.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
+    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    validation.revise(ctx, people["alice"], claimed["id"], "Revised fact.")
+    report = r2k_json("replay", "--verify")
+    assert report["ok"] is True and report["rows"] > 0
+
+    with ctx.db.begin() as tx:  # a change made behind the engine's back
+        tx.execute("UPDATE candidates SET state = 'REJECTED' WHERE id = 2")
+    result = r2k("--json", "replay", "--verify")
+    assert result.returncode == 1
+    differences = json.loads(result.stdout)["differences"]
+    assert differences == [{"aggregate_type": "candidate", "id": "2", "column": "state",
+                            "from_events": "PENDING", "in_table": "REJECTED"}]
+
+
+# ----------------------------------------------------------------------------- idempotency, locking
+
+@pytest.mark.compat
+def test_idempotency_key_returns_the_first_result_and_changes_nothing(ctx, people):
+    first = validation.add(ctx, people["root"], "Q?", "Fact.", "FACT", idempotency_key="k-1")
+    count = event_count(ctx)
+    again = validation.add(ctx, people["root"], "Q?", "Fact.", "FACT", idempotency_key="k-1")
+    assert again == first
+    assert event_count(ctx) == count
+    assert validation.queue(ctx).length("FACT") == 1
+
+    with pytest.raises(Conflict, match="different request"):
+        validation.add(ctx, people["root"], "Other?", "Other fact.", "FACT", idempotency_key="k-1")
+    assert event_count(ctx) == count
+
+
+def test_idempotent_decision_through_the_cli(ctx, people):
+    validation.add(ctx, people["root"], "Q?", "Fact.", "FACT")
+    validation.claim_next(ctx, people["alice"], "FACT")
+    first = r2k_json("candidates", "approve", "1", "--as", "alice", "--idempotency-key", "press-7")
+    count = event_count(ctx)
+    second = r2k_json("--as", "alice", "candidates", "approve", "1", "--idempotency-key", "press-7")
+    assert second == first and event_count(ctx) == count
+    clash = r2k("--as", "alice", "candidates", "reject", "1", "--reason", "x", "--idempotency-key", "press-7")
+    assert clash.returncode == 4 and error_of(clash)["status"] == 409
+
+
+def test_a_stale_expected_version_is_a_409_through_the_cli(ctx, people):
+    validation.add(ctx, people["root"], "Q?", "Fact.", "FACT")
+    result = r2k("--as", "alice", "candidates", "claim", "1", "--expected-version", "5")
+    assert result.returncode == 4
+    assert error_of(result) == {"error": "Conflict", "status": 409,
+                                "message": error_of(result)["message"]}
+    assert "version 1, not 5" in error_of(result)["message"]
+    assert validation.get(ctx, 1)["state"] == "PENDING"
+
+
+# ----------------------------------------------------------------------------- users and authority
+
+def test_users_add_and_list(ctx):
+    added = r2k_json("users", "add", "ada", "--role", "validator", "--horn-types", "fact,Rule")
+    assert (added["name"], added["role"], added["horn_types"], added["version"]) == ("ada", "validator",
+                                                                                   ["FACT", "RULE"], 1)
+    r2k_json("users", "add", "sam", "--role", "specialist")
+    listed = r2k_json("users", "list")
+    assert [(u["name"], u["role"]) for u in listed] == [("ada", "validator"), ("sam", "specialist")]
+
+
+@pytest.mark.parametrize("args,status,words", [
+    (["users", "add", "ada", "--role", "validator"], 400, "needs --horn-types"),
+    (["users", "add", "ada", "--role", "validator", "--horn-types", "FACT,OPINION"], 400, "unknown Horn type"),
+    (["users", "add", "sam", "--role", "specialist", "--horn-types", "FACT"], 400, "only validators"),
+    (["users", "add", "bad name", "--role", "admin"], 400, "user name"),
+    (["users", "add", "x", "--role", "emperor"], 400, "invalid choice"),
+])
+def test_bad_user_input_is_a_400_and_adds_nothing(ctx, args, status, words):
+    result = r2k(*args)
+    assert result.returncode == 6
+    error = error_of(result)
+    assert error["status"] == status and words in error["message"]
+    assert users.list_users(ctx) == []
+
+
+def test_duplicate_user_is_a_409(ctx):
+    users.add(ctx, "ada", "admin")
+    with pytest.raises(Conflict):
+        users.add(ctx, "ada", "specialist")
+    assert [u["role"] for u in users.list_users(ctx)] == ["admin"]
+
+
+@pytest.mark.compat
+def test_unknown_acting_user_is_a_403_not_a_default(ctx, people):
+    validation.add(ctx, people["root"], "Q?", "Fact.", "FACT")
+    result = r2k("queue", "claim", "--horn-type", "FACT", "--as", "mallory")
+    assert result.returncode == 7
+    assert error_of(result)["status"] == 403 and "mallory" in error_of(result)["message"]
+    result = r2k("queue", "claim", "--horn-type", "FACT", env={"R2K_USER": "nobody-here"})
+    assert result.returncode == 7
+    assert validation.get(ctx, 1)["state"] == "PENDING"
+    assert validation.queue(ctx).length("FACT") == 1
+
+
+def test_authority_is_enforced_in_core_for_every_caller(ctx, people):
+    validation.add(ctx, people["root"], "Q?", "If it rains, roads are wet.", "RULE")
+    with pytest.raises(Forbidden):
+        validation.claim_next(ctx, people["bob"], "RULE")  # bob holds FACT only
+    with pytest.raises(Forbidden):
+        validation.claim_next(ctx, people["sam"], "RULE")  # specialists do not validate
+    assert validation.queue(ctx).length("RULE") == 1
+    assert validation.claim_next(ctx, people["root"], "RULE")["state"] == "IN_REVIEW"  # admins may
+
+
+# ----------------------------------------------------------------------------- CLI contract
+
+@pytest.mark.compat
+def test_json_and_as_are_accepted_before_or_after_the_command(ctx, people):
+    for argv in (["--json", "--as", "alice", "queue", "stats"], ["queue", "stats", "--json", "--as", "alice"],
+                 ["--as", "alice", "queue", "--json", "stats"], ["queue", "--as=alice", "stats", "--json"]):
+        result = r2k(*argv)
+        assert result.returncode == 0, (argv, result.stderr)
+        assert [row["horn_type"] for row in json.loads(result.stdout)][:2] == ["FACT", "RULE"]
+
+
+def test_illegal_transition_is_exit_5_with_json_on_stderr(ctx, people):
+    validation.add(ctx, people["root"], "Q?", "Fact.", "FACT")
+    result = r2k("--json", "--as", "alice", "candidates", "approve", "1")
+    assert result.returncode == 5
+    assert result.stdout == ""
+    error = error_of(result)
+    assert error["error"] == "ValidationStateError" and error["status"] == 422
+    assert "candidate 1 is PENDING" in error["message"] and "approve" in error["message"]
+    assert validation.get(ctx, 1)["state"] == "PENDING"
+
+
+@pytest.mark.parametrize("argv,code", [
+    (["frobnicate"], 6), (["candidates", "show"], 6), (["candidates", "show", "999", "--as", "root"], 3),
+    (["candidates", "show", "abc", "--as", "root"], 6), (["queue", "claim", "--horn-type", "FACT", "--as", "alice"], 3),
+])
+def test_cli_errors_map_to_the_exit_codes_of_design_10(ctx, people, argv, code):
+    result = r2k(*argv)
+    assert result.returncode == code, result.stderr
+    error = error_of(result)
+    assert set(error) == {"error", "status", "message"}
+    assert "Traceback" not in result.stderr
+
+
+def test_help_lists_the_commands():
+    result = r2k("--help")
+    assert result.returncode == 0
+    for name in ("services", "db", "users", "audit", "replay", "demo", "ingest", "candidates", "queue",
+                 "registry", "workitems", "worker", "grey"):
+        assert name in result.stdout
+
+
+def test_core_never_imports_textual():
+    code = ("import pkgutil, importlib, sys, core\n"
+            "for m in pkgutil.walk_packages(core.__path__, 'core.'):\n"
+            "    if '.migrations.versions' in m.name or m.name.endswith('migrations.env'): continue\n"
+            "    importlib.import_module(m.name)\n"
+            "import workers.tasks, workers.main\n"
+            "bad = sorted(n for n in sys.modules if n == 'textual' or n.startswith('textual.'))\n"
+            "print(len(bad))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0"
+
+
+def test_a_cli_command_does_not_import_textual(ctx, people):
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "app", "--json", "--as", "root",
+                             "queue", "stats"], capture_output=True, text=True, cwd=ROOT, env=os.environ)
+    assert result.returncode == 0
+    imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line]
+    assert "core.services.validation" in imported
+    assert not [m for m in imported if m == "textual" or m.startswith("textual.")]
+
+
+# ----------------------------------------------------------------------------- runtime
+
+def _env(data_dir: Path, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("R2K_")}
+    env.update(R2K_DATA_DIR=str(data_dir), **extra)
+    return env
+
+
+def test_two_commands_starting_together_start_one_set_of_servers(tmp_path):
+    data = tmp_path / "fresh"
+    env = _env(data)
+    procs = [subprocess.Popen([sys.executable, "-m", "app", "--json", "services", "up"], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=180) for p in procs]
+    try:
+        assert all(p.returncode == 0 for p in procs), outs
+        first, second = ([p for p in json.loads(o[0]) if p["name"] != "llm"] for o in outs)
+        assert [(p["name"], p["pid"], p["url"]) for p in first] == [(p["name"], p["pid"], p["url"]) for p in second]
+        assert all(p["answers"] for p in first)
+        ports = {int(p["url"].rsplit(":", 1)[1].split("/")[0]) for p in first}
+        assert not ports & {5432, 6379, 7687}
+        status = json.loads(subprocess.run([sys.executable, "-m", "app", "--json", "services", "status"],
+                                           cwd=ROOT, env=env, capture_output=True, text=True).stdout)
+        assert [p["pid"] for p in status if p["name"] != "llm"] == [p["pid"] for p in first]
+    finally:
+        subprocess.run([sys.executable, "-m", "app", "services", "down"], cwd=ROOT, env=env, capture_output=True)
+    down = json.loads(subprocess.run([sys.executable, "-m", "app", "--json", "services", "status"], cwd=ROOT,
+                                     env=env, capture_output=True, text=True).stdout)
+    assert [(p["name"], p["answers"]) for p in down] == [("postgres", False), ("redis", False), ("graph", False)]
+
+
+def test_a_stale_pid_file_after_a_crash_is_recovered(tmp_path):
+    from core import runtime
+    from core.config import Settings
+
+    settings = Settings(data_dir=tmp_path / "crashed")
+    run = runtime.run_dir(settings)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (run / "redis.json").write_text(json.dumps({"pid": dead.pid, "port": 1, "program": "redis-server",
+                                                "url": "redis://127.0.0.1:1/0"}))
+    (tmp_path / "crashed" / "redis").mkdir(parents=True)
+    (tmp_path / "crashed" / "redis" / "server.pid").write_text(str(dead.pid))
+    try:
+        url = runtime.ensure(settings, "redis")
+        assert url != "redis://127.0.0.1:1/0"
+        ok, _ = runtime.probe("redis", url, settings)
+        assert ok
+    finally:
+        runtime.down(settings)
+
+
+def _fails_fast(env: dict, args: list[str], service: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 8, result.stderr
+    error = json.loads(result.stderr.strip().splitlines()[-1])
+    assert error["status"] == 503 and service in error["message"]
+    assert "***" in error["message"] and "s3cret" not in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unreachable_database_fails_fast_with_503_naming_it(tmp_path):
+    env = _env(tmp_path / "unused", R2K_DATABASE_URL="postgresql://ops:s3cret@127.0.0.1:9/r2k")
+    _fails_fast(env, ["queue", "stats", "--as", "root"], "PostgreSQL")
+
+
+def test_an_unreachable_redis_fails_fast_with_503_naming_it(ctx, people, tmp_path):
+    env = _env(tmp_path / "unused", R2K_DATABASE_URL=ctx.database_url, R2K_REDIS_URL="redis://:s3cret@127.0.0.1:9/0",
+               R2K_SIGNING_KEY_FILE=str(tmp_path / "key.pem"))
+    _fails_fast(env, ["queue", "reconcile", "--as", "root"], "Redis")
+
+
+def test_migrations_head_matches_the_scripts():
+    from alembic.script import ScriptDirectory
+
+    from core import migrations
+
+    script = ScriptDirectory.from_config(migrations.alembic_config("postgresql://x/y"))
+    assert script.get_current_head() == migrations.HEAD
+
+
+# ----------------------------------------------------------------------------- packaging
+
+def test_the_wheel_carries_styles_migrations_and_the_demo(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w",
+                             str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    wheel = next(tmp_path.glob("r2k-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"styles/app.tcss", "styles/dashboard.tcss", "core/migrations/env.py", "core/migrations/script.py.mako",
+            "core/migrations/versions/0001_initial.py", "core/demo/users.json", "app/cli.py",
+            "workers/tasks.py"} <= names
+    assert len([n for n in names if n.startswith("core/demo/corpus/")]) >= 30
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "r2k = app.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
