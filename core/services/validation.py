@@ -152,6 +152,11 @@ def current_answer(tx: Tx, candidate_id: int) -> dict | None:
                   (candidate_id,))
 
 
+def current_answer_of(ctx: Context, candidate_id) -> dict | None:
+    with ctx.db.read() as tx:
+        return public_row(current_answer(tx, _id(candidate_id)))
+
+
 def _record(tx: Tx, actor: Actor, before: dict, after: dict, action: str, *, revised_text=None, reason=None):
     engine.record(tx, "validation_record", "validation_records", {
         "candidate_id": before["id"], "action": action, "actor": actor.name, "from_state": before["state"],
@@ -390,9 +395,14 @@ def reconcile(ctx: Context) -> list[dict]:
     return out
 
 
-def sweep(ctx: Context) -> dict:
-    """Release expired claims and return ids stuck in flight (a claimer died mid-claim)."""
-    released = release_expired(ctx)
+def sweep_in_flight(ctx: Context, grace: float = IN_FLIGHT_GRACE) -> dict:
+    """Ids popped more than `grace` seconds ago and never committed (their claimer died) go back
+    to the head of their queue; a claim reads PostgreSQL, so a stale one is simply skipped later."""
     q = queue(ctx)
-    rescued = {h: q.rescue(h, IN_FLIGHT_GRACE) for h in HORN_TYPES}
-    return {"released": released, "rescued": {h: ids for h, ids in rescued.items() if ids}}
+    rescued = {h: q.rescue(h, grace) for h in HORN_TYPES}
+    return {h: ids for h, ids in rescued.items() if ids}
+
+
+def sweep(ctx: Context) -> dict:
+    """Release expired claims and return ids stuck in flight."""
+    return {"released": release_expired(ctx), "rescued": sweep_in_flight(ctx)}

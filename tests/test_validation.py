@@ -1,0 +1,388 @@
+"""Validation end to end through the core and the CLI (DESIGN §5.1, §7): ingest, queues, claims,
+decisions; concurrency, crashes and a flushed Redis."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
+from core.services import ingest, validation
+from tests.conftest import ROOT, error_of, r2k, r2k_json
+
+HANDBOOK = """# Dock handbook
+
+## Dock count
+
+The Rotterdam site has fourteen loading docks on the north side.
+
+## Truck arrival
+
+If a truck arrives more than thirty minutes late, the dock lead reassigns its slot.
+
+## Dock safety
+
+Drivers must never stand behind a reversing truck at the dock.
+
+## Unloading
+
+1. Chock the wheels of the trailer.
+2. Open the dock leveller.
+3. Scan the pallet labels.
+
+## Night docks
+
+It is not yet decided whether docks stay open after midnight?
+
+See appendix.
+"""
+
+
+def write(path, text, mode="w"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode == "wb":
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def table_counts(ctx) -> dict:
+    with ctx.db.read() as tx:
+        return {t: tx.scalar(f"SELECT count(*) FROM {t}") for t in
+                ("source_documents", "source_passages", "candidates", "events", "grey_entries")}
+
+
+# ----------------------------------------------------------------------------- ingest
+
+@pytest.mark.compat
+def test_ingest_classifies_by_logical_form_and_queues_each_candidate(ctx, people, tmp_path):
+    write(tmp_path / "docs" / "handbook.md", HANDBOOK)
+    summary = ingest.ingest(ctx, people["root"], [tmp_path / "docs"])
+    assert summary["documents"] == 1
+    assert summary["candidates"] == {"FACT": 1, "RULE": 1, "CONSTRAINT": 1, "PROCEDURE": 1, "OPEN_ISSUE": 1}
+    assert summary["fragments"] == 1  # "See appendix." becomes a grey entry, not a candidate
+    rows = validation.list_candidates(ctx)
+    by_type = {r["horn_type"]: r for r in rows}
+    assert by_type["FACT"]["question"] == "What is established about dock count?"
+    assert by_type["OPEN_ISSUE"]["question"] == "It is not yet decided whether docks stay open after midnight?"
+    assert all(r["state"] == "PENDING" for r in rows)
+    for horn, row in by_type.items():
+        assert validation.queue(ctx).ids(horn) == [row["id"]]
+    shown = validation.show(ctx, by_type["RULE"]["id"])
+    source = shown["sources"][0]
+    assert source["title"] == "Dock handbook"
+    assert source["excerpt"][source["match"][0]:source["match"][1]].startswith("If a truck arrives")
+    with ctx.db.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM source_documents WHERE search @@ plainto_tsquery('english', "
+                         "'leveller')") == 1
+
+
+def test_ingesting_the_same_file_twice_adds_nothing(ctx, people, tmp_path):
+    write(tmp_path / "a.md", HANDBOOK)
+    ingest.ingest(ctx, people["root"], [tmp_path / "a.md"])
+    before = table_counts(ctx)
+    write(tmp_path / "copy" / "same.md", HANDBOOK)
+    summary = ingest.ingest(ctx, people["root"], [tmp_path / "a.md", tmp_path / "copy"])
+    assert summary["documents"] == 0 and len(summary["duplicates"]) == 2
+    assert table_counts(ctx) == before
+
+
+def test_bad_files_are_reported_with_path_and_line_and_the_rest_goes_in(ctx, people, tmp_path):
+    write(tmp_path / "good.md", HANDBOOK)
+    write(tmp_path / "latin1.txt", "Caf\xe9 opening hours\n\nThe caf\xe9 opens at seven every weekday.\n"
+          .encode("latin-1"), "wb")
+    write(tmp_path / "broken.jsonl", '{"question": "Q1?", "answer": "A fine answer."}\n'
+                                     '{"question": "Q2?", "answer": "Another answer."}\n'
+                                     '{"question": "Q3?", "answer": oops}\n')
+    write(tmp_path / "missing-answer.jsonl", '{"question": "Q?"}\n')
+    write(tmp_path / "notes.pdf", "not a document")
+    result = r2k("--json", "--as", "root", "ingest", str(tmp_path), str(tmp_path / "notes.pdf"),
+                 str(tmp_path / "nowhere.md"))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    skipped = {os.path.basename(s["path"]): s for s in summary["skipped"]}
+    assert skipped["broken.jsonl"]["line"] == 3 and "malformed JSON" in skipped["broken.jsonl"]["reason"]
+    assert skipped["latin1.txt"]["line"] == 1 and "not UTF-8" in skipped["latin1.txt"]["reason"]
+    assert skipped["missing-answer.jsonl"]["line"] == 1 and "answer" in skipped["missing-answer.jsonl"]["reason"]
+    assert "unsupported file type .pdf" in skipped["notes.pdf"]["reason"]
+    assert "no such file" in skipped["nowhere.md"]["reason"]
+    assert "broken.jsonl:3" in result.stderr
+    assert summary["documents"] == 1 and summary["candidates_total"] == 5
+    with ctx.db.read() as tx:  # nothing of a skipped file remains, not even its first good lines
+        assert [r["path"] for r in tx.all("SELECT path FROM source_documents")] == [str(tmp_path / "good.md")]
+        assert tx.scalar("SELECT count(*) FROM candidates WHERE question LIKE 'Q_?'") == 0
+
+
+def test_ingest_of_nothing_readable_is_a_400(ctx, people, tmp_path):
+    write(tmp_path / "bad.jsonl", "not json\n")
+    result = r2k("--as", "root", "ingest", str(tmp_path / "bad.jsonl"))
+    assert result.returncode == 6
+    assert table_counts(ctx)["candidates"] == 0
+
+
+def test_jsonl_and_plain_text_ingest(ctx, people, tmp_path):
+    write(tmp_path / "faq.jsonl", '{"question": "Who signs refunds?", "answer": "The support lead signs refunds.", '
+                                  '"horn_type": "FACT"}\n{"question": "When are refunds paid?", '
+                                  '"answer": "If approved, refunds are paid within five days."}\n')
+    write(tmp_path / "notes.txt", "SHIFT NOTES\n\nHANDOVER\n\nThe night lead writes the handover log at six.\n")
+    summary = ingest.ingest(ctx, people["root"], [tmp_path])
+    assert summary["documents"] == 2
+    rows = {r["question"]: r for r in validation.list_candidates(ctx)}
+    assert rows["Who signs refunds?"]["horn_type"] == "FACT"
+    assert rows["When are refunds paid?"]["horn_type"] == "RULE"
+    assert rows["What is established about handover?"]["text"] == "The night lead writes the handover log at six."
+
+
+def test_candidates_add_by_hand_and_its_bad_input(ctx, people):
+    added = r2k_json("--as", "alice", "candidates", "add", "--question", "Where are pallets stored?",
+                     "--text", "Pallets are stored in hall B.", "--source-ref", "walkthrough 2026-11")
+    assert (added["horn_type"], added["state"], added["source_refs"]) == ("FACT", "PENDING",
+                                                                          [{"ref": "walkthrough 2026-11"}])
+    typed = r2k_json("--as", "alice", "candidates", "add", "--question", "Q?", "--text", "T.", "--horn-type", "rule")
+    assert typed["horn_type"] == "RULE"
+    for args, words in [(["--question", " ", "--text", "T."], "question"), (["--question", "Q", "--text", ""], "text"),
+                        (["--question", "Q", "--text", "T", "--horn-type", "OPINION"], "unknown Horn type")]:
+        result = r2k("--as", "alice", "candidates", "add", *args)
+        assert result.returncode == 6 and words in error_of(result)["message"]
+    assert len(validation.list_candidates(ctx)) == 2
+
+
+# ----------------------------------------------------------------------------- queues
+
+def add_many(ctx, actor, horn: str, n: int, prefix: str = "Q") -> list[int]:
+    created = []
+    with ctx.db.begin() as tx:
+        for i in range(n):
+            created.append(validation.create_candidate(tx, actor, f"{prefix} {i}?", f"Statement {i}.", horn, [],
+                                                       origin="manual"))
+    validation.enqueue_created(ctx, created)
+    return [c["id"] for c in created]
+
+
+@pytest.mark.compat
+def test_claims_come_oldest_first_and_an_empty_queue_is_a_404(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 3)
+    claimed = [validation.claim_next(ctx, people["alice"], "FACT") for _ in ids]
+    assert [c["id"] for c in claimed] == ids
+    assert all(c["state"] == "IN_REVIEW" and c["claimed_by"] == "alice" for c in claimed)
+    with pytest.raises(NotFound, match="FACT queue is empty"):
+        validation.claim_next(ctx, people["alice"], "FACT")
+
+
+def test_no_authority_is_a_403_and_pops_nothing(ctx, people):
+    add_many(ctx, people["root"], "PROCEDURE", 2)
+    result = r2k("--as", "alice", "queue", "claim", "--horn-type", "PROCEDURE")
+    assert result.returncode == 7 and "PROCEDURE" in error_of(result)["message"]
+    assert validation.queue(ctx).length("PROCEDURE") == 2
+
+
+def test_stale_ids_are_skipped(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 3)
+    validation.claim(ctx, people["bob"], ids[0])  # claimed by name, while its id may still sit in the list
+    validation.queue(ctx).push_head("FACT", ids[0])
+    validation.queue(ctx).push_head("FACT", 999999)  # an id with no row
+    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[1]
+
+
+def test_release_and_lease_expiry_return_the_candidate_to_the_head(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 3)
+    first = validation.claim_next(ctx, people["alice"], "FACT")
+    released = validation.release(ctx, people["alice"], first["id"])
+    assert (released["state"], released["claimed_by"]) == ("PENDING", None)
+    assert validation.queue(ctx).ids("FACT") == ids
+    with pytest.raises(Forbidden):  # only the claimant releases
+        claimed = validation.claim_next(ctx, people["alice"], "FACT")
+        validation.release(ctx, people["bob"], claimed["id"])
+    with ctx.db.begin() as tx:
+        tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (ids[0],))
+    assert validation.sweep(ctx)["released"] == [ids[0]]
+    assert validation.queue(ctx).ids("FACT")[0] == ids[0]
+    assert validation.history(ctx, ids[0])[-1]["actor"] == "system"
+
+
+def test_queue_stats(ctx, people):
+    add_many(ctx, people["root"], "RULE", 4)
+    validation.claim_next(ctx, people["alice"], "RULE")
+    stats = {s["horn_type"]: s for s in r2k_json("--as", "alice", "queue", "stats")}
+    assert (stats["RULE"]["pending"], stats["RULE"]["in_review"], stats["RULE"]["queued"]) == (3, 1, 3)
+    assert stats["RULE"]["oldest_pending_age_seconds"] >= 0
+    assert stats["FACT"]["pending"] == 0 and stats["FACT"]["oldest_pending_age_seconds"] is None
+
+
+CLAIMER = """
+import json, sys
+from core.context import Context
+from core.errors import NotFound, Conflict
+from core.services import users, validation
+ctx = Context()
+actor = users.resolve(ctx, sys.argv[1])
+got = []
+while True:
+    try:
+        got.append(validation.claim_next(ctx, actor, "FACT")["id"])
+    except NotFound:
+        break
+print(json.dumps(got))
+"""
+
+
+@pytest.mark.compat
+def test_eight_processes_claim_two_thousand_candidates_each_exactly_once(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 2000)
+    procs = [subprocess.Popen([sys.executable, "-c", CLAIMER, "alice" if i % 2 else "bob"], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(8)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        results.append(json.loads(out))
+    claimed = [i for r in results for i in r]
+    assert sorted(claimed) == ids  # every candidate once, none twice, none lost
+    assert sum(1 for r in results if r) >= 2  # they really raced
+    with ctx.db.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM candidates WHERE state = 'IN_REVIEW'") == 2000
+        assert tx.scalar("SELECT count(*) FROM events WHERE type = 'claim'") == 2000
+
+
+STUCK_CLAIMER = """
+import sys
+from core.context import Context
+from core.services import users, validation
+ctx = Context()
+actor = users.resolve(ctx, "alice")
+print("ready", flush=True)
+validation.claim_next(ctx, actor, "FACT")
+"""
+
+
+def test_a_claimer_killed_between_pop_and_commit_loses_no_candidate(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 2)
+    # Hold the first candidate's row lock so the claimer stops after its pop, before its commit.
+    with ctx.db.connection() as conn:
+        blocker = conn.transaction()
+        blocker.__enter__()
+        conn.execute("SELECT 1 FROM candidates WHERE id = %s FOR UPDATE", (ids[0],))
+        proc = subprocess.Popen([sys.executable, "-c", STUCK_CLAIMER], cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        deadline = time.time() + 30
+        while validation.queue(ctx).length("FACT") != 1 and time.time() < deadline:
+            time.sleep(0.05)
+        assert validation.queue(ctx).ids("FACT") == [ids[1]]  # popped, in flight
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        blocker.__exit__(None, None, None)
+    assert validation.get(ctx, ids[0])["state"] == "PENDING"
+    validation.sweep_in_flight(ctx, grace=0)
+    assert validation.queue(ctx).ids("FACT") == ids
+    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+
+
+def test_flushall_then_reconcile_restores_every_partition_in_order(ctx, people):
+    facts = add_many(ctx, people["root"], "FACT", 5)
+    rules = add_many(ctx, people["root"], "RULE", 3)
+    add_many(ctx, people["root"], "CONSTRAINT", 2)
+    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    validation.approve(ctx, people["alice"], claimed["id"])
+    second = validation.claim_next(ctx, people["alice"], "FACT")
+    validation.release(ctx, people["alice"], second["id"])  # back at the head
+    from core.services import registry
+
+    answer = validation.current_answer_of(ctx, claimed["id"])
+    registry.dispute(ctx, people["alice"], answer["id"], "numbers disagree")  # at the head too
+    before = {h: validation.queue(ctx).ids(h) for h in ("FACT", "RULE", "CONSTRAINT")}
+    assert before["FACT"] == [facts[0], facts[1], *facts[2:]]
+    assert before["RULE"] == rules
+
+    ctx.redis.flushall()
+    assert validation.queue(ctx).length("FACT") == 0
+    result = r2k_json("--as", "root", "queue", "reconcile")
+    assert {p["horn_type"]: p["queued"] for p in result["partitions"]}["FACT"] == 5
+    after = {h: validation.queue(ctx).ids(h) for h in ("FACT", "RULE", "CONSTRAINT")}
+    assert after == before
+
+
+# ----------------------------------------------------------------------------- decisions
+
+def claimed_one(ctx, people, horn="FACT", text="A plain statement.", who="alice"):
+    validation.add(ctx, people["root"], "What holds?", text, horn)
+    return validation.claim_next(ctx, people[who], horn)
+
+
+@pytest.mark.compat
+def test_approve_publishes_to_the_registry_in_the_same_transaction(ctx, people):
+    c = claimed_one(ctx, people)
+    result = r2k_json("--as", "alice", "candidates", "approve", str(c["id"]), "--expected-version", str(c["version"]))
+    assert result["candidate"]["state"] == "APPROVED"
+    answer = result["answer"]
+    assert (answer["status"], answer["text"], answer["candidate_id"]) == ("APPROVED", "A plain statement.", c["id"])
+    assert [h["action"] for h in validation.history(ctx, c["id"])] == ["extract", "claim", "approve"]
+
+
+def test_revise_publishes_the_revised_text(ctx, people):
+    c = claimed_one(ctx, people)
+    result = validation.revise(ctx, people["alice"], c["id"], "A better statement.")
+    assert result["candidate"]["state"] == "REVISED"
+    assert result["answer"]["text"] == "A better statement."
+    with ctx.db.read() as tx:
+        record = tx.one("SELECT * FROM validation_records WHERE candidate_id = %s", (c["id"],))
+    assert (record["action"], record["revised_text"], record["actor"]) == ("revise", "A better statement.", "alice")
+
+
+def test_reject_and_escalate(ctx, people):
+    c = claimed_one(ctx, people)
+    rejected = validation.reject(ctx, people["alice"], c["id"], "duplicate of another answer")
+    assert rejected["candidate"]["state"] == "REJECTED"
+    c2 = claimed_one(ctx, people)
+    escalated = r2k_json("--as", "alice", "candidates", "escalate", str(c2["id"]), "--reason", "needs an expert")
+    assert escalated["candidate"]["state"] == "ESCALATED"
+    assert (escalated["work_item"]["state"], escalated["work_item"]["candidate_id"]) == ("NEW", c2["id"])
+
+
+@pytest.mark.parametrize("args,status,words", [
+    (["reject", "{id}"], 6, "--reason"),
+    (["reject", "{id}", "--reason", "  "], 6, "reason"),
+    (["escalate", "{id}", "--reason", ""], 6, "reason"),
+    (["revise", "{id}", "--text", " "], 6, "revised_text"),
+])
+def test_decisions_need_their_fields(ctx, people, args, status, words):
+    c = claimed_one(ctx, people)
+    result = r2k("--as", "alice", "candidates", *[a.format(id=c["id"]) for a in args])
+    assert result.returncode == status and words in error_of(result)["message"]
+    assert validation.get(ctx, c["id"])["state"] == "IN_REVIEW"
+
+
+def test_only_the_claimant_decides(ctx, people):
+    c = claimed_one(ctx, people)
+    result = r2k("--as", "bob", "candidates", "approve", str(c["id"]))
+    assert result.returncode == 7 and "claimed" in error_of(result)["message"]
+    assert validation.get(ctx, c["id"])["state"] == "IN_REVIEW"
+
+
+def test_approving_an_open_issue_is_a_422_that_says_escalate(ctx, people):
+    c = claimed_one(ctx, people, "OPEN_ISSUE", "Is the yard open on Sundays?", who="vera")
+    result = r2k("--as", "vera", "candidates", "approve", str(c["id"]))
+    assert result.returncode == 5 and "escalate" in error_of(result)["message"]
+    with pytest.raises(ValidationStateError, match="escalate"):
+        validation.revise(ctx, people["vera"], c["id"], "Yes it is.")
+    assert validation.get(ctx, c["id"])["state"] == "IN_REVIEW"
+    assert validation.escalate(ctx, people["vera"], c["id"], "needs an answer")["candidate"]["state"] == "ESCALATED"
+
+
+def test_show_history_and_list(ctx, people):
+    c = claimed_one(ctx, people)
+    validation.reject(ctx, people["alice"], c["id"], "wrong")
+    shown = r2k_json("--as", "bob", "candidates", "show", str(c["id"]))
+    assert shown["state"] == "REJECTED" and shown["history"][-1]["reason"] == "wrong"
+    listed = r2k_json("--as", "bob", "candidates", "list", "--state", "rejected", "--horn-type", "FACT")
+    assert [r["id"] for r in listed] == [c["id"]]
+    bad = r2k("--as", "bob", "candidates", "list", "--state", "LIMBO")
+    assert bad.returncode == 6 and "unknown candidate state" in error_of(bad)["message"]
+    with pytest.raises(InvalidInput):
+        validation.list_candidates(ctx, limit=0)
