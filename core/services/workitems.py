@@ -110,9 +110,11 @@ def rework(ctx: Context, actor: Actor, work_item_id, reason: str, *, expected_ve
            idempotency_key: str | None = None) -> dict:
     """NEEDS_REWORK → GENERATING: regenerate with the reason in the prompt."""
     def work(tx):
-        item = engine.apply(tx, WORK_ITEM, _id(work_item_id), "rework", actor, fields={"reason": reason},
-                            changes={"reason": reason}, expected_version=expected_version,
-                            idempotency_key=idempotency_key)
+        item = engine.lock(tx, WORK_ITEM, _id(work_item_id))
+        # A new attempt: its own GeneratedCandidate, the reason in its prompt.
+        item = engine.apply(tx, WORK_ITEM, item, "rework", actor, fields={"reason": reason},
+                            changes={"reason": reason, "attempts": item["attempts"] + 1},
+                            expected_version=expected_version, idempotency_key=idempotency_key)
         tx.after_commit(lambda: (enqueue_generation(ctx, item["id"]),
                                  ctx.notify("work_item", action="rework", id=item["id"], state=item["state"])))
         return public_row(item)

@@ -1,0 +1,75 @@
+"""A real local HTTP server speaking the OpenAI chat-completions API, for tests and benches.
+
+Its `mode` says how it behaves: "answer" (at once), "slow" (after `delay` seconds), "error" (HTTP 500),
+or "hang" (never answers within any sane timeout). It counts the requests it gets.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class ChatServer:
+    def __init__(self, mode: str = "answer", delay: float = 1.0):
+        self.mode = mode
+        self.delay = delay
+        self.calls = 0
+        self.prompts: list[str] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.calls += 1
+                    prompt = body.get("messages", [{}])[-1].get("content", "")
+                    server.prompts.append(prompt)
+                mode = server.mode
+                if self.path != "/v1/chat/completions":
+                    self.send_error(404)
+                    return
+                if mode == "error":
+                    self.send_response(500)
+                    self.end_headers()
+                    self.wfile.write(b'{"error": "boom"}')
+                    return
+                if mode == "hang":
+                    server._stop.wait(600)
+                    return
+                if mode == "slow":
+                    time.sleep(server.delay)
+                cited = re.findall(r"^\[(\d+)\] \([^)]*\) (.+)$", prompt, re.M)
+                text = " ".join(f"{sentence.split('. ')[0].rstrip('.')}. [{n}]" for n, sentence in cited[:2]) \
+                    or "The sources do not settle this."
+                payload = {"id": "chatcmpl-test", "object": "chat.completion", "model": "test-model-1",
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                        "finish_reason": "stop"}]}
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "ChatServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,266 @@
+"""The generation pipeline on real RQ workers against a real local chat-completions server
+(DESIGN §5.3, §7, §8): success, no_content, LLM errors, the shared circuit breaker, crashes."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from core.adapters import jobs
+from core.adapters.breaker import CircuitBreaker
+from core.context import Context
+from core.errors import InvalidInput, ValidationStateError
+from core.services import generation, ingest, validation, workitems
+from tests.conftest import ROOT, error_of, r2k, r2k_json
+from tests.llm_server import ChatServer
+
+SOURCES = {
+    "retention.md": "# Backup policy\n\n## Backup retention\n\nNightly database backups are kept for thirty days "
+                    "in the Frankfurt region.\n",
+    "restore.md": "# Restore drills\n\n## Restore test\n\nThe monthly restore test reads nightly database backups "
+                  "kept in Frankfurt and proves they restore.\n",
+    "platform.md": "# Platform\n\n## Storage\n\nDatabase backups run nightly at two and are kept encrypted.\n",
+}
+QUESTION = "How long are nightly database backups kept?"
+
+
+@pytest.fixture
+def corpus(ctx, people, tmp_path):
+    for name, text in SOURCES.items():
+        (tmp_path / name).write_text(text)
+    ingest.ingest(ctx, people["root"], [tmp_path])
+    with ctx.db.begin() as tx:  # keep the Horn queues to the generated candidates of each test
+        tx.execute("UPDATE candidates SET state = 'REJECTED'")
+    ctx.redis.flushdb()
+    return tmp_path
+
+
+def with_settings(ctx: Context, **overrides) -> Context:
+    return Context(ctx.settings.model_copy(update=overrides), pool_size=4)
+
+
+def run_worker(env: dict | None = None, processes: int = 1, timeout: float = 120) -> subprocess.CompletedProcess:
+    full = {**os.environ, **(env or {})}
+    result = subprocess.run([sys.executable, "-m", "app", "worker", "--burst", "--queues", "generation",
+                             "--processes", str(processes)], cwd=ROOT, env=full, capture_output=True, text=True,
+                            timeout=timeout)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def item_of(ctx, item_id) -> dict:
+    return workitems.get(ctx, item_id)
+
+
+@pytest.mark.compat
+def test_success_end_to_end_through_a_real_worker(ctx, people, corpus):
+    with ChatServer() as llm:
+        item = workitems.create(ctx, people["sam"], QUESTION)
+        assert jobs.depth(ctx.redis)["generation"] >= 1  # enqueued automatically
+        run_worker({"R2K_LLM_URL": llm.url, "R2K_LLM_MODEL": "test-model-1"})
+        assert llm.calls == 1
+    shown = workitems.show(ctx, item["id"])
+    assert shown["state"] == "READY_FOR_REVIEW"
+    assert [h["to"] for h in shown["history"]] == ["NEW", "GENERATING", "PENDING_VALIDATION", "IN_CLASSIFICATION",
+                                                   "READY_FOR_REVIEW"]
+    (gen,) = shown["generated"]
+    assert gen["model"] == "test-model-1" and "[1]" in gen["text"]
+    assert "[1] (" in gen["prompt"] and "[2] (" in gen["prompt"] and "citing them" in gen["prompt"]
+    assert llm.prompts == [gen["prompt"]]
+    assert len(gen["sources"]) >= 2
+    candidate = validation.claim_next(ctx, people["alice"], gen["horn_type"])
+    assert (candidate["work_item_id"], candidate["origin"]) == (item["id"], "generated")
+    validation.approve(ctx, people["alice"], candidate["id"])
+    assert item_of(ctx, item["id"])["state"] == "CLOSED"
+    assert [h["to"] for h in workitems.show(ctx, item["id"])["history"]][-2:] == ["VALIDATED", "CLOSED"]
+
+
+def test_escalated_candidate_is_closed_when_its_generated_answer_is_approved(ctx, people, corpus):
+    validation.add(ctx, people["root"], QUESTION, "Is it thirty days or fourteen?", "OPEN_ISSUE")
+    original = validation.claim_next(ctx, people["vera"], "OPEN_ISSUE")
+    item = validation.escalate(ctx, people["vera"], original["id"], "needs an answer")["work_item"]
+    outcome = generation.generate_answer(ctx, item["id"])  # the built-in extractive generator
+    assert outcome["outcome"] == "generated" and outcome["horn_type"] != "OPEN_ISSUE"
+    gen = workitems.show(ctx, item["id"])["generated"][0]
+    assert gen["model"] == "extractive" and "[1]" in gen["text"]
+    candidate = validation.claim_next(ctx, people["root"], outcome["horn_type"])
+    validation.revise(ctx, people["root"], candidate["id"], "Nightly database backups are kept for thirty days.")
+    assert validation.get(ctx, original["id"])["state"] == "CLOSED"
+    assert item_of(ctx, item["id"])["state"] == "CLOSED"
+
+
+def test_fewer_than_two_sources_escalates_with_exactly_no_content(ctx, people, corpus):
+    item = workitems.create(ctx, people["sam"], "Which colour are the forklifts painted?")
+    run_worker()
+    done = item_of(ctx, item["id"])
+    assert (done["state"], done["reason"], done["source_count"]) == ("ESCALATED", "no_content", 0)
+    from core.services import grey
+
+    entries = grey.list_entries(ctx)
+    assert any(e["subject"] == "Which colour are the forklifts painted?" for e in entries)
+
+
+def test_llm_error_escalates_with_its_detail(ctx, people, corpus):
+    with ChatServer(mode="error") as llm:
+        item = workitems.create(ctx, people["sam"], QUESTION)
+        run_worker({"R2K_LLM_URL": llm.url, "R2K_LLM_RETRIES": "1"})
+        assert llm.calls == 2  # one try and one bounded retry
+    done = item_of(ctx, item["id"])
+    assert (done["state"], done["reason"]) == ("ESCALATED", "LLM error: HTTP 500")
+
+
+def test_a_hanging_llm_times_out_and_escalates(ctx, people, corpus):
+    with ChatServer(mode="hang") as llm:
+        item = workitems.create(ctx, people["sam"], QUESTION)
+        slow = with_settings(ctx, llm_url=llm.url, llm_timeout=0.5, llm_retries=0)
+        outcome = generation.generate_answer(slow, item["id"])
+        slow.close()
+    assert outcome["reason"] == "LLM error: timeout"
+    assert item_of(ctx, item["id"])["reason"] == "LLM error: timeout"
+
+
+def test_the_breaker_opens_across_two_worker_processes(ctx, people, corpus):
+    with ChatServer(mode="error") as llm:
+        items = [workitems.create(ctx, people["sam"], QUESTION) for _ in range(8)]
+        run_worker({"R2K_LLM_URL": llm.url, "R2K_LLM_RETRIES": "0", "R2K_BREAKER_THRESHOLD": "2",
+                    "R2K_BREAKER_COOLDOWN": "300"}, processes=2)
+        calls = llm.calls
+    reasons = [item_of(ctx, i["id"])["reason"] for i in items]
+    assert all(r in ("LLM error: HTTP 500", "LLM circuit open") for r in reasons), reasons
+    assert reasons.count("LLM error: HTTP 500") == calls
+    assert 2 <= calls <= 3  # the threshold, plus at most one call already in flight in the other process
+    assert reasons.count("LLM circuit open") == 8 - calls
+    assert generation.breaker(with_settings(ctx, breaker_threshold=2)).status()["state"] == "open"
+    status = {row["name"]: row for row in r2k_json("services", "status")}
+    assert status["llm"]["answers"] is False and "circuit open" in status["llm"]["detail"]
+
+
+PROBER = """
+import json, sys, time
+from core.context import Context
+from core.adapters.breaker import CircuitBreaker
+ctx = Context()
+cb = CircuitBreaker(ctx.redis, threshold=1, cooldown=0.5)
+start = float(sys.argv[1])
+while time.time() < start:
+    time.sleep(0.001)
+print(json.dumps([cb.allow(f"p{sys.argv[2]}") for _ in range(5)]))
+"""
+
+
+def test_after_the_cool_down_exactly_one_probe_goes_through_then_success_closes(ctx):
+    cb = CircuitBreaker(ctx.redis, threshold=1, cooldown=0.5)
+    assert cb.allow() == "call"
+    assert cb.record_failure("HTTP 500") == "open"
+    assert cb.allow() == "refuse"
+    time.sleep(0.6)
+    start = time.time() + 1.0
+    procs = [subprocess.Popen([sys.executable, "-c", PROBER, str(start), str(i)], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True) for i in range(6)]
+    decisions = [d for p in procs for d in json.loads(p.communicate(timeout=60)[0])]
+    assert decisions.count("probe") == 1 and decisions.count("call") == 0
+    assert cb.status()["state"] == "half_open"
+    cb.record_success()
+    assert cb.status()["state"] == "closed" and cb.allow() == "call"
+
+
+def test_a_failed_probe_opens_the_breaker_again(ctx):
+    cb = CircuitBreaker(ctx.redis, threshold=3, cooldown=0.2)
+    for _ in range(3):
+        cb.record_failure("x")
+    time.sleep(0.25)
+    assert cb.allow() == "probe"
+    assert cb.record_failure("still down") == "open"
+    assert cb.allow() == "refuse"
+
+
+def test_the_breaker_closes_after_a_successful_probe_in_the_pipeline(ctx, people, corpus):
+    with ChatServer() as llm:
+        fast = with_settings(ctx, llm_url=llm.url, breaker_threshold=1, breaker_cooldown=0.2, llm_retries=0)
+        cb = generation.breaker(fast)
+        cb.record_failure("earlier outage")
+        first = workitems.create(ctx, people["sam"], QUESTION)
+        assert generation.generate_answer(fast, first["id"])["reason"] == "LLM circuit open"
+        assert llm.calls == 0  # not called while open
+        time.sleep(0.25)
+        second = workitems.create(ctx, people["sam"], QUESTION)
+        assert generation.generate_answer(fast, second["id"])["outcome"] == "generated"
+        assert cb.status()["state"] == "closed" and llm.calls == 1
+        fast.close()
+
+
+def test_a_worker_killed_mid_job_leaves_nothing_stuck_and_nothing_twice(ctx, people, corpus):
+    with ChatServer(mode="hang") as llm:
+        item = workitems.create(ctx, people["sam"], QUESTION)
+        env = {**os.environ, "R2K_LLM_URL": llm.url, "R2K_LLM_TIMEOUT": "120"}
+        worker = subprocess.Popen([sys.executable, "-m", "app", "worker", "--queues", "generation"], cwd=ROOT,
+                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+        deadline = time.time() + 60
+        while llm.calls == 0 and time.time() < deadline:
+            time.sleep(0.1)
+        assert llm.calls == 1 and item_of(ctx, item["id"])["state"] == "GENERATING"
+        os.killpg(worker.pid, signal.SIGKILL)  # the worker, its work horse and its scheduler
+        worker.wait(timeout=10)
+        llm.mode = "answer"
+        # What the scheduled sweep does once the item has gone untouched too long:
+        assert generation.recover(ctx, stale_after=timedelta(0))["requeued"] == [item["id"]]
+        jobs.enqueue(ctx.redis, "generation", "workers.tasks.generate_answer_task", item["id"])  # a duplicate
+        run_worker({"R2K_LLM_URL": llm.url})
+    shown = workitems.show(ctx, item["id"])
+    assert shown["state"] == "READY_FOR_REVIEW"
+    assert len(shown["generated"]) == 1
+    assert validation.queue(ctx).length(shown["generated"][0]["horn_type"]) == 1
+
+
+def test_a_lost_redis_leaves_no_work_item_orphaned(ctx, people, corpus):
+    items = [workitems.create(ctx, people["sam"], QUESTION) for _ in range(2)]
+    ctx.redis.flushall()
+    assert jobs.depth(ctx.redis)["generation"] == 0
+    result = r2k_json("--as", "root", "queue", "reconcile")
+    assert sorted(result["work_items"]["requeued"]) == [i["id"] for i in items]
+    run_worker()
+    assert [item_of(ctx, i["id"])["state"] for i in items] == ["READY_FOR_REVIEW"] * 2
+
+
+def test_reject_then_rework_regenerates_with_the_reason_in_the_prompt(ctx, people, corpus):
+    item = workitems.create(ctx, people["sam"], QUESTION)
+    generation.generate_answer(ctx, item["id"])
+    horn = workitems.show(ctx, item["id"])["generated"][0]["horn_type"]
+    candidate = validation.claim_next(ctx, people["root"], horn)
+    validation.reject(ctx, people["root"], candidate["id"], "cite the retention policy")
+    assert item_of(ctx, item["id"])["state"] == "NEEDS_REWORK"
+    reworked = r2k_json("--as", "sam", "workitems", "rework", str(item["id"]), "--reason", "cite the retention policy")
+    assert reworked["state"] == "GENERATING"
+    generation.generate_answer(ctx, item["id"])
+    shown = workitems.show(ctx, item["id"])
+    assert [g["attempt"] for g in shown["generated"]] == [1, 2]
+    assert "cite the retention policy" in shown["generated"][1]["prompt"]
+    assert shown["state"] == "READY_FOR_REVIEW"
+
+
+def test_workitem_commands_and_their_errors(ctx, people, corpus):
+    created = r2k_json("--as", "sam", "workitems", "create", "--question", QUESTION)
+    assert created["state"] == "NEW"
+    result = r2k("--as", "sam", "workitems", "rework", str(created["id"]), "--reason", "x")
+    assert result.returncode == 5 and "NEW" in error_of(result)["message"]
+    assert r2k("--as", "sam", "workitems", "create", "--question", " ").returncode == 6
+    assert r2k("--as", "sam", "workitems", "show", "777").returncode == 3
+    assert r2k("--as", "sam", "workitems", "list", "--state", "DONE").returncode == 6
+    listed = r2k_json("--as", "sam", "workitems", "list", "--state", "new")
+    assert [i["id"] for i in listed] == [created["id"]]
+    closed = r2k_json("--as", "sam", "workitems", "close", str(created["id"]))
+    assert closed["state"] == "CLOSED"
+    result = r2k("--as", "alice", "workitems", "generate", str(created["id"]))
+    assert result.returncode == 5
+    with pytest.raises(InvalidInput):
+        workitems.get(ctx, "seven")
+    with pytest.raises(ValidationStateError):
+        workitems.close(ctx, people["sam"], created["id"])

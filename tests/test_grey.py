@@ -1,0 +1,218 @@
+"""The grey queue (DESIGN §5.5, seed 003): triage transitions with their request requirements and
+history, TTL expiry, automated retries, resolution when sources arrive, recovery after a dead worker."""
+from __future__ import annotations
+
+import pytest
+
+from core.errors import Forbidden, InvalidInput, ValidationStateError
+from core.machines.grey import GREY
+from core.services import grey, ingest
+from tests.conftest import error_of, r2k, r2k_json
+
+
+def new_entry(ctx, people, subject="Who owns the yard cameras?", **kw):
+    return grey.add(ctx, people["sam"], subject, "raised during the audit", **kw)
+
+
+def states_of(ctx, entry_id) -> list[tuple]:
+    return [(h["action"], h["from_state"], h["to_state"], h["actor"], h["reason"]) for h in grey.history(ctx, entry_id)]
+
+
+def force_state(ctx, entry_id, state, **columns):
+    """Put an entry in a state the automation reaches (Processing, Failed …), through the engine."""
+    from core import engine
+    from core.domain import SYSTEM
+
+    path = {"Processing": ["process"], "Retrying": ["process", "retry"], "Failed": ["process", "fail"]}[state]
+    with ctx.db.begin() as tx:
+        for action in path:
+            engine.apply(tx, GREY, entry_id, action, SYSTEM, changes=columns)
+
+
+@pytest.mark.compat
+def test_triage_walk_with_history(ctx, people):
+    entry = r2k_json("--as", "sam", "grey", "add", "--subject", "Who owns the yard cameras?", "--ttl", "3600",
+                     "--max-attempts", "3")
+    assert (entry["state"], entry["ttl_seconds"], entry["max_attempts"]) == ("Pending", 3600, 3)
+    eid = str(entry["id"])
+    assert r2k_json("--as", "sam", "grey", "transitions", eid)["next_states"] == ["Dismissed", "Expired",
+                                                                                  "Processing", "UnderReview"]
+    assigned = r2k_json("--as", "sam", "grey", "assign", eid, "--assignee", "sam", "--notes", "taking it")
+    assert (assigned["state"], assigned["assignee"], assigned["notes"]) == ("UnderReview", "sam", "taking it")
+    assert r2k_json("--as", "sam", "grey", "escalate", eid, "--reason", "security relevant")["state"] == "Escalated"
+    assert r2k_json("--as", "root", "grey", "deescalate", eid)["state"] == "UnderReview"
+    rejected = r2k_json("--as", "sam", "grey", "reject", eid, "--reason", "not actionable", "--by", "sam")
+    assert (rejected["state"], rejected["rejected_by"]) == ("Rejected", "sam")
+    assert r2k_json("--as", "sam", "grey", "reopen", eid, "--reason", "new evidence")["state"] == "Pending"
+    assert r2k_json("--as", "sam", "grey", "dismiss", eid, "--reason", "duplicate")["state"] == "Dismissed"
+    assert r2k_json("--as", "sam", "grey", "reopen", eid)["state"] == "Pending"  # from Dismissed, no reason needed
+    r2k_json("--as", "sam", "grey", "assign", eid, "--assignee", "root")
+    assert r2k_json("--as", "sam", "grey", "unassign", eid)["assignee"] is None
+    r2k_json("--as", "sam", "grey", "assign", eid, "--assignee", "sam")
+    resolved = r2k_json("--as", "sam", "grey", "resolve", eid, "--resolution", "facilities owns them")
+    assert (resolved["state"], resolved["resolution"]) == ("Resolved", "facilities owns them")
+    history = r2k_json("--as", "sam", "grey", "history", eid)
+    assert [(h["from_state"], h["to_state"]) for h in history] == [
+        (None, "Pending"), ("Pending", "UnderReview"), ("UnderReview", "Escalated"), ("Escalated", "UnderReview"),
+        ("UnderReview", "Rejected"), ("Rejected", "Pending"), ("Pending", "Dismissed"), ("Dismissed", "Pending"),
+        ("Pending", "UnderReview"), ("UnderReview", "Pending"), ("Pending", "UnderReview"),
+        ("UnderReview", "Resolved")]
+    assert history[2]["reason"] == "security relevant" and history[2]["actor"] == "sam"
+    assert history[3]["actor"] == "root"
+    assert r2k_json("--as", "sam", "grey", "transitions", eid)["next_states"] == []  # terminal
+
+
+@pytest.mark.parametrize("setup,args,code,words", [
+    ([], ["assign", "{id}", "--assignee", "  "], 6, "assignee"),
+    ([], ["assign", "{id}", "--assignee", "ghost"], 6, "not a known user"),
+    ([("assign", {"assignee": "sam"})], ["escalate", "{id}", "--reason", " "], 6, "reason"),
+    ([("assign", {"assignee": "sam"})], ["reject", "{id}", "--reason", "x", "--by", " "], 6, "rejected_by"),
+    ([("assign", {"assignee": "sam"}), ("reject", {"reason": "x", "rejected_by": "sam"})],
+     ["reopen", "{id}"], 6, "reason"),
+    ([], ["escalate", "{id}", "--reason", "why"], 5, "Pending"),
+    ([], ["resolve", "{id}"], 5, "Pending"),
+    ([], ["deescalate", "{id}"], 5, "Pending"),
+    ([("dismiss", {})], ["assign", "{id}", "--assignee", "sam"], 5, "Dismissed"),
+])
+def test_bad_moves_and_missing_requirements_change_nothing(ctx, people, setup, args, code, words):
+    entry = new_entry(ctx, people)
+    for action, fields in setup:
+        grey.transition(ctx, people["sam"], entry["id"], action, **fields)
+    before = (grey.get(ctx, entry["id"]), grey.history(ctx, entry["id"]))
+    result = r2k("--as", "sam", "grey", *[a.format(id=entry["id"]) for a in args])
+    assert result.returncode == code, result.stderr
+    assert words in error_of(result)["message"]
+    assert (grey.get(ctx, entry["id"]), grey.history(ctx, entry["id"])) == before
+
+
+def test_validators_do_not_triage(ctx, people):
+    entry = new_entry(ctx, people)
+    with pytest.raises(Forbidden):
+        grey.transition(ctx, people["alice"], entry["id"], "dismiss")
+    assert grey.get(ctx, entry["id"])["state"] == "Pending"
+
+
+def test_add_input_is_checked(ctx, people):
+    for args, words in [(["--subject", " "], "subject"), (["--subject", "S", "--ttl", "0"], "ttl"),
+                        (["--subject", "S", "--max-attempts", "0"], "max-attempts")]:
+        result = r2k("--as", "sam", "grey", "add", *args)
+        assert result.returncode == 6 and words in error_of(result)["message"]
+    assert grey.list_entries(ctx) == []
+
+
+def test_list_filters(ctx, people):
+    a = new_entry(ctx, people, "Who owns the yard cameras?")
+    b = new_entry(ctx, people, "Are night pickers insured?")
+    grey.transition(ctx, people["sam"], b["id"], "assign", assignee="sam")
+    assert [e["id"] for e in r2k_json("--as", "sam", "grey", "list", "--assignee", "sam")] == [b["id"]]
+    assert [e["id"] for e in r2k_json("--as", "sam", "grey", "list", "--state", "pending")] == [a["id"]]
+    assert [e["id"] for e in r2k_json("--as", "sam", "grey", "list", "--text", "cameras")] == [a["id"]]
+    assert r2k("--as", "sam", "grey", "list", "--state", "Limbo").returncode == 6
+
+
+def test_ttl_expiry_by_the_sweep(ctx, people):
+    pending = new_entry(ctx, people, ttl_seconds=1)
+    retrying = new_entry(ctx, people, "Second unknown", ttl_seconds=1)
+    force_state(ctx, retrying["id"], "Retrying")
+    fresh = new_entry(ctx, people, "Third unknown")
+    with ctx.db.begin() as tx:
+        tx.execute("UPDATE grey_entries SET expires_at = now() - interval '1 second' WHERE id IN (%s, %s)",
+                   (pending["id"], retrying["id"]))
+    swept = grey.sweep(ctx)
+    assert sorted(swept["expired"]) == [pending["id"], retrying["id"]]
+    assert grey.get(ctx, pending["id"])["state"] == "Expired"
+    assert grey.get(ctx, retrying["id"])["state"] == "Expired"
+    assert grey.get(ctx, fresh["id"])["state"] == "Pending"
+    assert states_of(ctx, pending["id"])[-1][:4] == ("expire", "Pending", "Expired", "system")
+
+
+def test_retries_with_backoff_until_failed(ctx, people):
+    entry = new_entry(ctx, people, "Which insurer covers the drones?", max_attempts=3)
+    outcomes = []
+    for _ in range(3):
+        outcomes.append(grey.process(ctx, entry["id"], force=True)["outcome"])
+    assert outcomes == ["retrying", "retrying", "failed"]
+    done = grey.get(ctx, entry["id"])
+    assert (done["state"], done["attempts"]) == ("Failed", 3)
+    waits = [h[4] for h in states_of(ctx, entry["id"]) if h[0] == "retry"]
+    assert waits == ["found 0 source(s); retry in 30s", "found 0 source(s); retry in 60s"]
+    assert grey.process(ctx, entry["id"])["outcome"] == "nothing to do"
+    reset = grey.transition(ctx, people["sam"], entry["id"], "reset")
+    assert (reset["state"], reset["attempts"]) == ("Pending", 0)
+
+
+def test_a_retry_is_not_taken_before_it_is_due(ctx, people):
+    entry = new_entry(ctx, people, "Which insurer covers the drones?")
+    assert grey.process(ctx, entry["id"])["outcome"] == "retrying"
+    assert grey.process(ctx, entry["id"])["outcome"] == "nothing to do"  # backoff not over
+    with ctx.db.begin() as tx:
+        tx.execute("UPDATE grey_entries SET next_attempt_at = now() - interval '1 second' WHERE id = %s",
+                   (entry["id"],))
+    assert entry["id"] in grey.sweep(ctx)["requeued"]
+
+
+def test_new_sources_resolve_an_entry_and_open_a_work_item(ctx, people, tmp_path):
+    entry = new_entry(ctx, people, "drone insurance policy")
+    assert grey.process(ctx, entry["id"], force=True)["outcome"] == "retrying"
+    (tmp_path / "drones.md").write_text(
+        "# Drone operations\n\n## Drone insurance\n\nThe drone insurance policy is held with Northsea Mutual.\n\n"
+        "## Drone claims\n\nClaims under the drone insurance policy go to the finance desk.\n")
+    ingest.ingest(ctx, people["root"], [tmp_path])
+    from core.adapters import jobs
+
+    queued = ctx.redis.lrange(jobs.queue(ctx.redis, "generation").key, 0, -1)
+    assert any(b"retrigger" in job_id for job_id in queued)  # ingest re-triggered processing at once
+    result = grey.process(ctx, entry["id"], force=True)
+    assert result["outcome"] == "resolved" and result["sources"] >= 2
+    resolved = grey.get(ctx, entry["id"])
+    assert resolved["state"] == "Resolved" and resolved["work_item_id"] is not None
+    from core.services import workitems
+
+    assert workitems.get(ctx, resolved["work_item_id"])["question"] == \
+        "What do the sources say about drone insurance policy?"
+
+
+def test_an_entry_left_processing_by_a_dead_worker_is_recovered(ctx, people):
+    entry = new_entry(ctx, people, "Who signs the lease renewal?")
+    force_state(ctx, entry["id"], "Processing", attempts=1)
+    assert entry["id"] not in grey.sweep(ctx)["requeued"]  # a live worker may still be on it
+    with ctx.db.begin() as tx:
+        tx.execute("UPDATE grey_entries SET updated_at = now() - interval '11 minutes' WHERE id = %s", (entry["id"],))
+    assert entry["id"] in grey.sweep(ctx)["requeued"]
+    result = grey.process(ctx, entry["id"])
+    assert result["outcome"] == "retrying"
+    assert grey.get(ctx, entry["id"])["attempts"] == 1  # the dead worker's attempt is finished, not repeated
+
+
+def test_escalation_publishes_a_notice(ctx, people):
+    entry = new_entry(ctx, people)
+    grey.transition(ctx, people["sam"], entry["id"], "assign", assignee="sam")
+    pubsub = ctx.redis.pubsub(ignore_subscribe_messages=True)
+    from core.context import CHANNEL
+
+    pubsub.subscribe(CHANNEL)
+    pubsub.get_message(timeout=1)
+    grey.transition(ctx, people["sam"], entry["id"], "escalate", reason="looks like a breach")
+    import json
+    import time
+
+    deadline = time.time() + 5
+    notice = None
+    while time.time() < deadline and notice is None:
+        message = pubsub.get_message(timeout=0.5)
+        if message and message["type"] == "message":
+            data = json.loads(message["data"])
+            if data.get("kind") == "grey" and data.get("action") == "escalate":
+                notice = data
+    pubsub.close()
+    assert notice["id"] == entry["id"] and notice["reason"] == "looks like a breach"
+
+
+def test_bad_ids(ctx, people):
+    assert r2k("--as", "sam", "grey", "show", "x").returncode == 6
+    assert r2k("--as", "sam", "grey", "show", "404").returncode == 3
+    with pytest.raises(InvalidInput):
+        grey.transition(ctx, people["sam"], 1, "teleport")
+    with pytest.raises(ValidationStateError):
+        entry = new_entry(ctx, people)
+        grey.transition(ctx, people["sam"], entry["id"], "reset")
