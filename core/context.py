@@ -78,9 +78,10 @@ class Context:
         return client
 
     def notify(self, kind: str, **data) -> None:
-        """Tell open workstations something changed (Redis pub/sub); never fails the caller."""
+        """Tell open workstations something changed (Redis pub/sub); never fails the caller:
+        the change is committed already, and screens also reload when they are opened."""
         try:
-            self.redis.publish(CHANNEL, json.dumps({"kind": kind, **data}, default=str))
+            self.redis.publish(CHANNEL, notice(kind, **data))
         except Exception:
             pass
 
@@ -107,6 +108,10 @@ class Context:
                 self.__dict__["redis"].close()
             except Exception:
                 pass
+
+
+def notice(kind: str, **data) -> str:
+    return json.dumps({"kind": kind, **data}, default=str)
 
 
 class _LazySigner:

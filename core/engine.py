@@ -13,7 +13,7 @@ from typing import Any
 from .adapters.postgres import Tx
 from .domain import Actor
 from .errors import Conflict, Forbidden, InvalidInput, NotFound, ValidationStateError
-from .events import append, now
+from .events import GENESIS, append, event_insert, now
 from .machines import Machine, Move
 
 
@@ -33,16 +33,25 @@ def check_who(machine: Machine, m: Move, actor: Actor, row: dict) -> None:
         raise Forbidden(f"{actor.name} ({actor.role}) may not {m.action} {label}: only {m.who.description} may")
 
 
-def lock(tx: Tx, machine: Machine, entity_id: Any) -> dict:
+def lock(tx: Tx, machine: Machine, entity_id: Any, *, missing_ok: bool = False) -> dict | None:
     """The entity's row, locked for this transaction (404 when it does not exist)."""
     try:
         key = int(entity_id)
     except (TypeError, ValueError):
         raise InvalidInput(f"{machine.name} id must be a number, got {entity_id!r}") from None
-    row = tx.one(f"SELECT * FROM {machine.table} WHERE id = %s FOR UPDATE", (key,))
+    # One round trip: the row, locked, and the head of its event chain.
+    row = tx.one(f"SELECT t.*, h.seq AS _head_seq, h.hash AS _head_hash FROM {machine.table} t "
+                 "LEFT JOIN LATERAL (SELECT seq, hash FROM events e WHERE e.aggregate_type = %s "
+                 "AND e.aggregate_id = t.id::text ORDER BY seq DESC LIMIT 1) h ON true "
+                 "WHERE t.id = %s FOR UPDATE OF t", (machine.name, key))
     if row is None:
+        if missing_ok:
+            return None
         raise NotFound(f"no {machine.name} {entity_id}")
+    seq, digest = row.pop("_head_seq"), row.pop("_head_hash")
+    tx.heads[(machine.name, str(row["id"]))] = (seq, digest) if seq is not None else (0, GENESIS)
     return row
+
 
 
 def check_version(machine: Machine, row: dict, expected_version: int | None) -> None:
@@ -82,11 +91,11 @@ def apply(tx: Tx, machine: Machine, target: Any, action: str, actor: Actor, *, f
     values = {**(changes or {}), machine.column: m.to, "version": row["version"] + 1}
     if "updated_at" in row:
         values["updated_at"] = at
-    updated = tx.update(machine.table, row["id"], values)
-    append(tx, tx.signer, machine.name, row["id"], action, actor.name,
-           {"from": row[machine.column], "to": m.to, "fields": fields, "set": values},
-           idempotency_key=idempotency_key, at=at)
-    return updated
+    # One statement writes the event and the row together.
+    event_sql, event_params = event_insert(tx, tx.signer, machine.name, row["id"], action, actor.name,
+                                           {"from": row[machine.column], "to": m.to, "fields": fields, "set": values},
+                                           idempotency_key=idempotency_key, at=at)
+    return tx.update(machine.table, row["id"], values, with_sql=event_sql, with_params=event_params)
 
 
 def create(tx: Tx, machine: Machine, actor: Actor, values: dict, *, action: str = "create",

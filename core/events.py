@@ -64,53 +64,71 @@ class Signer:
         self.public_key = self._key.public_key().public_bytes(serialization.Encoding.Raw,
                                                               serialization.PublicFormat.Raw)
         self.key_id = hashlib.sha256(self.public_key).hexdigest()[:16]
-        self._registered: set[str] = set()
+        self._registered: set[int] = set()
         self._lock = threading.Lock()
 
     def sign(self, digest: str) -> bytes:
         return self._key.sign(digest.encode())
 
     def register(self, tx: Tx) -> None:
-        """Publish the public key once per database so verify can check this signer's events."""
-        if tx.conn.info.dsn in self._registered:
+        """Publish the public key (once per connection) so verify can check this signer's events."""
+        if id(tx.conn) in self._registered:
             return
         tx.execute("INSERT INTO signing_keys (key_id, public_key) VALUES (%s, %s) ON CONFLICT DO NOTHING",
                    (self.key_id, self.public_key))
         with self._lock:
-            self._registered.add(tx.conn.info.dsn)
+            self._registered.add(id(tx.conn))
 
 
 def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def append(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any, type_: str, actor: str,
-           payload: dict, *, idempotency_key: str | None = None, at: datetime | None = None,
-           head: tuple[int, str] | None = None) -> dict:
-    """Append one event to the aggregate's chain, in the caller's transaction.
+_INSERT = ("INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, "
+           "idempotency_key, prev_hash, hash, signature, key_id) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
 
-    The caller holds the aggregate's row lock (or is creating it), so the chain head is stable.
+HEAD_SQL = ("SELECT seq, hash FROM events WHERE aggregate_type = %s AND aggregate_id = %s "
+            "ORDER BY seq DESC LIMIT 1")
+
+
+def chain_head(tx: Tx, aggregate_type: str, aggregate_id: str) -> tuple[int, str]:
+    """The last (seq, hash) of an aggregate's chain in this transaction; read once, then followed."""
+    key = (aggregate_type, aggregate_id)
+    if key not in tx.heads:
+        row = tx.one(HEAD_SQL, key)
+        tx.heads[key] = (row["seq"], row["hash"]) if row else (0, GENESIS)
+    return tx.heads[key]
+
+
+def event_insert(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any, type_: str, actor: str,
+                 payload: dict, *, idempotency_key: str | None = None, at: datetime | None = None
+                 ) -> tuple[str, list]:
+    """The INSERT of the aggregate's next event (SQL and parameters), hashed and signed.
+
+    The caller holds the aggregate's row lock (or is creating it), so the chain head is stable; it
+    runs the statement in its transaction, alone or inside a larger one (see engine.apply).
     """
     signer.register(tx)
     aggregate_id = str(aggregate_id)
-    if head is None:
-        row = tx.one("SELECT seq, hash FROM events WHERE aggregate_type = %s AND aggregate_id = %s "
-                     "ORDER BY seq DESC LIMIT 1", (aggregate_type, aggregate_id))
-        head = (row["seq"], row["hash"]) if row else (0, GENESIS)
-    seq, prev_hash = head[0] + 1, head[1]
+    seq, prev_hash = chain_head(tx, aggregate_type, aggregate_id)
+    seq += 1
     at = at or now()
     payload = jsonable(payload)
     digest = event_hash(hashed_fields(aggregate_type, aggregate_id, seq, type_, actor, payload, at,
                                       idempotency_key, prev_hash))
     from psycopg.types.json import Jsonb
 
-    tx.execute(
-        "INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, "
-        "idempotency_key, prev_hash, hash, signature, key_id) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-        (aggregate_type, aggregate_id, seq, type_, actor, Jsonb(payload), at, idempotency_key, prev_hash,
-         digest, signer.sign(digest), signer.key_id))
-    return {"aggregate_type": aggregate_type, "aggregate_id": aggregate_id, "seq": seq, "type": type_,
-            "hash": digest}
+    tx.heads[(aggregate_type, aggregate_id)] = (seq, digest)
+    return _INSERT, [aggregate_type, aggregate_id, seq, type_, actor, Jsonb(payload), at, idempotency_key,
+                     prev_hash, digest, signer.sign(digest), signer.key_id]
+
+
+def append(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any, type_: str, actor: str,
+           payload: dict, *, idempotency_key: str | None = None, at: datetime | None = None) -> None:
+    """Append one event to the aggregate's chain, in the caller's transaction."""
+    sql, params = event_insert(tx, signer, aggregate_type, aggregate_id, type_, actor, payload,
+                               idempotency_key=idempotency_key, at=at)
+    tx.execute(sql, params)
 
 
 # ----------------------------------------------------------------------------- verify

@@ -61,6 +61,7 @@ class Tx:
     def __init__(self, conn: psycopg.Connection, signer=None):
         self.conn = conn
         self.signer = signer  # the event log's signing key (core.events.Signer)
+        self.heads: dict[tuple[str, str], tuple[int, str]] = {}  # event chain heads seen in this transaction
         self._after: list[Callable[[], None]] = []
 
     def execute(self, sql: str, params: Any = None) -> psycopg.Cursor:
@@ -82,11 +83,17 @@ class Tx:
                f"RETURNING *")
         return self.one(sql, [adapt(c, values[c]) for c in cols])
 
-    def update(self, table: str, row_id: Any, values: dict, where: str = "", where_params: tuple = ()) -> dict | None:
+    def update(self, table: str, row_id: Any, values: dict, *, with_sql: str | None = None,
+               with_params: list | None = None) -> dict | None:
+        """UPDATE one row by id; `with_sql` runs in the same statement first (as a CTE)."""
         cols = list(values)
         assignments = ", ".join(f"{c} = %s" for c in cols)
-        sql = f"UPDATE {table} SET {assignments} WHERE id = %s {where} RETURNING *"
-        return self.one(sql, [*(adapt(c, values[c]) for c in cols), row_id, *where_params])
+        sql = f"UPDATE {table} SET {assignments} WHERE id = %s RETURNING *"
+        params = [*(adapt(c, values[c]) for c in cols), row_id]
+        if with_sql:
+            sql = f"WITH before AS ({with_sql}) {sql}"
+            params = [*with_params, *params]
+        return self.one(sql, params)
 
     def after_commit(self, fn: Callable[[], None]) -> None:
         self._after.append(fn)

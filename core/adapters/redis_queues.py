@@ -54,8 +54,15 @@ class ValidationQueue:
         value = self._pop(keys=[queue_key(horn_type), inflight_key(horn_type)], args=[time.time()])
         return int(value) if value is not None else None
 
-    def done(self, horn_type: str, candidate_id: int) -> None:
-        self.redis.zrem(inflight_key(horn_type), candidate_id)
+    def done(self, horn_type: str, candidate_id: int, publish: tuple[str, str] | None = None) -> None:
+        """Settle an id popped by `pop`; `publish` (channel, message) goes out in the same round trip."""
+        if publish is None:
+            self.redis.zrem(inflight_key(horn_type), candidate_id)
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrem(inflight_key(horn_type), candidate_id)
+        pipe.publish(*publish)
+        pipe.execute()
 
     def rescue(self, horn_type: str, older_than: float) -> list[int]:
         """Return ids popped more than `older_than` seconds ago and never settled to the head."""

@@ -15,7 +15,7 @@ from datetime import timedelta
 from .. import engine
 from ..adapters.postgres import Tx, public_row
 from ..adapters.redis_queues import ValidationQueue
-from ..context import Context
+from ..context import CHANNEL, Context, notice
 from ..domain import HORN_TYPES, SYSTEM, Actor, parse_horn_type
 from ..errors import Forbidden, InvalidInput, NotFound
 from ..events import now
@@ -116,7 +116,7 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
                     continue
                 raise NotFound(f"the {horn} queue is empty")
             try:
-                row = tx.one("SELECT * FROM candidates WHERE id = %s FOR UPDATE", (candidate_id,))
+                row = engine.lock(tx, CANDIDATE, candidate_id, missing_ok=True)
                 if row is None or row["state"] not in QUEUED or row["horn_type"] != horn:
                     q.done(horn, candidate_id)  # a stale id: already claimed or decided; drop it
                     continue
@@ -125,7 +125,7 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
                 q.push_head(horn, candidate_id)  # nothing committed: put it back where it was
                 q.done(horn, candidate_id)
                 raise
-            tx.after_commit(lambda: (q.done(horn, candidate_id), _notify(ctx, claimed, "claim")))
+            tx.after_commit(lambda: q.done(horn, candidate_id, publish=(CHANNEL, _notice(claimed, "claim"))))
             return public_row(claimed)
 
     return mutate(ctx, actor, "queue.claim", {"horn_type": horn}, work, idempotency_key=idempotency_key)
@@ -265,6 +265,11 @@ def requeue(ctx: Context, tx: Tx, row: dict, *, head: bool) -> None:
     q = queue(ctx)
     push = q.push_head if head else q.push_tail
     tx.after_commit(lambda: push(row["horn_type"], row["id"]))
+
+
+def _notice(row: dict, action: str) -> str:
+    return notice("candidate", action=action, id=row["id"], horn_type=row["horn_type"], state=row["state"],
+                  actor=row.get("claimed_by"))
 
 
 def _notify(ctx: Context, row: dict, action: str) -> None:

@@ -1,0 +1,148 @@
+"""Claim throughput and latency (issue: validation end to end, item 8).
+
+With 100,000 pending FACT candidates, N claimer processes (1, 4, 16) call the real
+`validation.claim_next` for a fixed time each; the bench prints claims per second and the p50/p99
+latency of one claim. In the same run it measures the floor: a bare Redis LPOP plus a bare
+PostgreSQL `UPDATE … WHERE id = … AND state = 'PENDING'` with one event insert, committed.
+Targets: p99 < 10 ms at 16 claimers; throughput at least 60% of the floor.
+
+The 100,000 candidates are written with one INSERT … SELECT (setup speed; they carry no creation
+event, which the claim does not read), and the Horn queue is rebuilt by `queue reconcile`.
+
+    python bench/claim.py [--seconds 5] [--pending 100000] [--claimers 1,4,16]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import time
+
+from _common import bench_env, percentile, verdict
+
+HORN = "FACT"
+
+
+def setup(pending: int) -> None:
+    from core.context import Context
+    from core.services import users, validation
+
+    ctx = Context()
+    with ctx.db.read() as tx:
+        if not tx.one("SELECT 1 FROM users WHERE name = 'bench'"):
+            users.add(ctx, "bench", "validator", [HORN])
+    with ctx.db.begin() as tx:
+        # Whatever earlier runs claimed goes back to the pool; top up to `pending`.
+        tx.execute("UPDATE candidates SET state = 'PENDING', claimed_by = NULL, lease_expires_at = NULL "
+                   "WHERE horn_type = %s AND state = 'IN_REVIEW' AND created_by = 'bench'", (HORN,))
+        have = tx.scalar("SELECT count(*) FROM candidates WHERE horn_type = %s AND state = 'PENDING'", (HORN,))
+        if have < pending:
+            tx.execute(
+                "INSERT INTO candidates (question, text, horn_type, state, origin, source_refs, created_by, "
+                "created_at, updated_at, version, queue_rank) SELECT 'Bench question ' || g || '?', "
+                "'Bench statement ' || g || '.', %s, 'PENDING', 'manual', '[]', 'bench', now(), now(), 1, g "
+                "FROM generate_series(1, %s) AS g", (HORN, pending - have))
+    validation.reconcile(ctx)
+    with ctx.db.connection() as conn:
+        conn.execute("VACUUM ANALYZE candidates")
+    ctx.close()
+
+
+def claimer(seconds: float, start_at: float, out) -> None:
+    from core.context import Context
+    from core.services import users, validation
+
+    ctx = Context()
+    actor = users.resolve(ctx, "bench")
+    validation.claim_next(ctx, actor, HORN)  # warm: connections, key, scripts
+    latencies = []
+    while time.time() < start_at:
+        time.sleep(0.001)
+    end = start_at + seconds
+    while time.time() < end:
+        t0 = time.perf_counter()
+        validation.claim_next(ctx, actor, HORN)
+        latencies.append(time.perf_counter() - t0)
+    out.put(latencies)
+
+
+def floor_worker(seconds: float, start_at: float, out) -> None:
+    """The floor: what any claim must at least do, with nothing of ours around it."""
+    import hashlib
+
+    import psycopg
+    from psycopg.types.json import Jsonb
+
+    from core.context import Context
+
+    ctx = Context()
+    redis, url = ctx.redis, ctx.database_url
+    conn = psycopg.connect(url, autocommit=False)
+    key = f"raw_to_knowledge:val_queue:{HORN}"
+    latencies = []
+    while time.time() < start_at:
+        time.sleep(0.001)
+    end = start_at + seconds
+    while time.time() < end:
+        t0 = time.perf_counter()
+        cid = int(redis.lpop(key))
+        row = conn.execute("UPDATE candidates SET state = 'IN_REVIEW', claimed_by = 'bench', version = version + 1 "
+                           "WHERE id = %s AND state = 'PENDING' RETURNING version", (cid,)).fetchone()
+        if row:
+            digest = hashlib.sha256(f"{cid}:{row[0]}".encode()).hexdigest()
+            conn.execute("INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, "
+                         "prev_hash, hash, signature, key_id) VALUES ('floor', %s, %s, 'claim', 'bench', %s, now(), "
+                         "'', %s, %s, (SELECT key_id FROM signing_keys LIMIT 1))",
+                         (str(cid), row[0], Jsonb({"to": "IN_REVIEW"}), digest, b"x"))
+        conn.commit()
+        latencies.append(time.perf_counter() - t0)
+    conn.close()
+    out.put(latencies)
+
+
+def run(target, n: int, seconds: float) -> dict:
+    ctx = mp.get_context("fork")
+    out = ctx.Queue()
+    start_at = time.time() + 1.5 + 0.1 * n
+    procs = [ctx.Process(target=target, args=(seconds, start_at, out)) for _ in range(n)]
+    for p in procs:
+        p.start()
+    latencies = [v for _ in procs for v in out.get(timeout=seconds + 120)]
+    for p in procs:
+        p.join()
+    return {"claimers": n, "claims": len(latencies), "per_second": len(latencies) / seconds,
+            "p50_ms": percentile(latencies, 50) * 1000, "p99_ms": percentile(latencies, 99) * 1000}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--pending", type=int, default=100_000)
+    parser.add_argument("--claimers", default="1,4,16")
+    args = parser.parse_args()
+    bench_env("claim")
+    counts = [int(c) for c in args.claimers.split(",")]
+
+    print(f"{'what':<8} {'claimers':>8} {'claims/s':>10} {'p50 ms':>8} {'p99 ms':>8}   pending at start")
+    rows = []
+    for n in counts:
+        setup(args.pending)
+        ours = run(claimer, n, args.seconds)
+        setup(args.pending)
+        floor = run(floor_worker, n, args.seconds)
+        rows.append((ours, floor))
+        for label, r in (("claim", ours), ("floor", floor)):
+            print(f"{label:<8} {r['claimers']:>8} {r['per_second']:>10.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
+                  f"   {args.pending}")
+    print()
+    for ours, floor in rows:
+        share = ours["per_second"] / floor["per_second"]
+        print(f"{ours['claimers']:>2} claimers: claim throughput is {share:.0%} of the floor "
+              f"(target >= 60%: {verdict(share, 0.6, lower_is_better=False)})"
+              + (f"; p99 {ours['p99_ms']:.2f} ms (target < 10 ms: {verdict(ours['p99_ms'], 10)})"
+                 if ours["claimers"] == 16 else ""))
+    print(json.dumps([{"claim": o, "floor": f} for o, f in rows]))
+
+
+if __name__ == "__main__":
+    main()

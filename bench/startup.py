@@ -1,0 +1,72 @@
+"""Start-up figures (issue: foundation, item 11).
+
+Prints the wall time of `r2k --json users list` (median of 10, services warm; target < 400 ms) and
+the time from process start to the dashboard's first complete frame, headless (counts and service
+health shown; median of 5; target < 1.5 s).
+
+    python bench/startup.py            # uses its own data dir under the temp dir
+    R2K_DATA_DIR=... python bench/startup.py
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from _common import ROOT, bench_env, median, r2k, verdict
+
+DASHBOARD_CHILD = """
+from app.tui import R2KApp
+from textual.widgets import Static
+
+class Timed(R2KApp):
+    def on_mount(self):
+        super().on_mount()
+        self.set_interval(0.005, self.check)
+
+    def check(self):
+        screen = self.screen
+        if screen.has_class("loaded") and "postgres" in str(screen.query_one("#services", Static).render()):
+            print("FRAME", flush=True)
+            self.exit()
+
+Timed(user="root").run(headless=True, size=(140, 45))
+"""
+
+
+def main() -> None:
+    env = bench_env("startup")
+    r2k(env, "services", "up")
+    r2k(env, "users", "list")
+    if '"root"' not in r2k(env, "--json", "users", "list").stdout:
+        r2k(env, "users", "add", "root", "--role", "admin")
+
+    cli = []
+    for _ in range(10):
+        start = time.perf_counter()
+        subprocess.run(["r2k", "--json", "users", "list"], env=env, capture_output=True, check=True)
+        cli.append(time.perf_counter() - start)
+    cli_ms = median(cli) * 1000
+
+    frames = []
+    for _ in range(5):
+        start = time.perf_counter()
+        child = subprocess.Popen([sys.executable, "-c", DASHBOARD_CHILD], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        line = child.stdout.readline()
+        elapsed = time.perf_counter() - start
+        child.wait(timeout=30)
+        if line.strip() != "FRAME":
+            raise SystemExit(f"dashboard did not render: {child.stderr.read()[-2000:]}")
+        frames.append(elapsed)
+    frame_s = median(frames)
+
+    print(f"r2k --json users list       median of 10: {cli_ms:7.1f} ms   (target < 400 ms: {verdict(cli_ms, 400)})")
+    print(f"dashboard first full frame  median of 5:  {frame_s * 1000:7.1f} ms   "
+          f"(target < 1500 ms: {verdict(frame_s, 1.5)})")
+    print(f"  all CLI runs (ms): {', '.join(f'{v * 1000:.0f}' for v in cli)}")
+    print(f"  all dashboard runs (ms): {', '.join(f'{v * 1000:.0f}' for v in frames)}")
+
+
+if __name__ == "__main__":
+    main()
