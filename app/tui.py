@@ -148,7 +148,7 @@ class R2KApp(App):
 
     def _grey_escalated(self, event: dict) -> None:
         """Specialists hear about an escalation at once, wherever they are."""
-        if self.actor is None or self.actor.role not in ("specialist", "admin"):
+        if self.actor is None or self.actor.role not in ("specialist", "admin") or event.get("actor") == self.actor.name:
             return
         self.notify(f"Grey entry {event.get('id')} escalated by {event.get('actor')}: {event.get('subject')}"
                     + (f" — {event['reason']}" if event.get("reason") else ""),

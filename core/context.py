@@ -85,6 +85,17 @@ class Context:
         except Exception:
             pass
 
+    # -- LLM --------------------------------------------------------------------------------
+    @cached_property
+    def llm(self):
+        """The chat-completions client, kept for the process (None: the built-in generator)."""
+        if not self.settings.llm_url:
+            return None
+        from .adapters.llm import ChatClient
+
+        s = self.settings
+        return ChatClient(s.llm_url, s.llm_model, s.llm_api_key, s.llm_timeout, s.llm_retries)
+
     # -- graph ------------------------------------------------------------------------------
     @cached_property
     def graph_url(self) -> str:
@@ -97,8 +108,8 @@ class Context:
         return Graph(self.graph_url, self.settings.graph_user, self.settings.graph_password)
 
     def close(self) -> None:
-        for name in ("db", "graph"):
-            if name in self.__dict__:
+        for name in ("db", "graph", "llm"):
+            if self.__dict__.get(name) is not None:
                 try:
                     self.__dict__[name].close()
                 except Exception:

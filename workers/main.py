@@ -10,7 +10,7 @@ import multiprocessing
 import os
 import signal
 
-from rq import Worker
+from rq import SimpleWorker
 from rq.worker_pool import WorkerPool
 
 from core.adapters.jobs import QUEUES
@@ -20,14 +20,19 @@ SWEEP_INTERVAL = 15
 MAINTENANCE_INTERVAL = 30  # how often workers look for jobs abandoned by dead workers (RQ default: 10 min)
 
 
-class R2KWorker(Worker):
+class R2KWorker(SimpleWorker):
+    """Jobs run in the worker process itself, so its connections (PostgreSQL pool, Redis, the LLM's
+    HTTP client) live across jobs instead of being opened by a fresh work horse for every job.
+    A worker that dies mid-job is respawned by the pool; its job is retried by RQ's abandoned-job
+    handling or re-enqueued by the sweep, and the work item's state decides what is redone."""
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL)
         super().__init__(*args, **kwargs)
 
 
 def _preload() -> None:
-    # Imported once in the parent, so a forked work horse starts warm.
+    # Imported once before the pool forks its workers, so each starts warm.
     import core.services.generation  # noqa: F401
     import core.services.graph_sync  # noqa: F401
     import core.services.grey  # noqa: F401

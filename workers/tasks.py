@@ -1,7 +1,7 @@
 """The RQ task functions. Each is a thin call into a core service with this process's Context.
 
-RQ forks a work horse per job; the Context opens its connections lazily, so each horse makes its
-own and never shares a socket with its parent.
+Each worker process keeps one Context across its jobs; it is made after the fork (keyed by pid),
+so no process ever shares a socket with another.
 """
 from __future__ import annotations
 

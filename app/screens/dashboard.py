@@ -55,7 +55,7 @@ class DashboardScreen(WorkstationScreen):
             table.add_column(SHORT.get(state, state), key=state)
         for horn in HORN_TYPES:
             table.add_row(horn, *["·"] * len(CANDIDATE_STATES), key=horn)
-        super().on_mount()
+        # Textual then runs WorkstationScreen.on_mount too, which loads the counts.
 
     def action_reload(self) -> None:
         self.load()

@@ -90,16 +90,11 @@ def generate_answer(ctx: Context, work_item_id: int, *, llm: ChatClient | None =
         decision = cb.allow(f"work_item:{item['id']}")
         if decision == "refuse":
             return _escalate(ctx, item, CIRCUIT_OPEN, sources=len(sources))
-        client = llm or ChatClient(ctx.settings.llm_url, ctx.settings.llm_model, ctx.settings.llm_api_key,
-                                   ctx.settings.llm_timeout, ctx.settings.llm_retries)
         try:
-            generation = client.complete(prompt)
+            generation = (llm or ctx.llm).complete(prompt)
         except LLMError as exc:
             cb.record_failure(exc.detail)
             return _escalate(ctx, item, f"LLM error: {exc.detail}", sources=len(sources))
-        finally:
-            if llm is None:
-                client.close()
         cb.record_success()
     else:
         generation = extractive(question, sources)

@@ -146,7 +146,10 @@ def process(ctx: Context, entry_id: int, *, force: bool = False) -> dict:
             _history(tx, SYSTEM, entry, "process", state, "Processing", f"attempt {entry['attempts']}")
         elif not stale:
             return {"entry": entry_id, "outcome": "nothing to do", "state": state}
-    sources = generation.retrieve(ctx, f"{entry['subject']} {entry['detail']}")
+    # Retrieve for exactly the question a resolution hands to generation, so an entry never
+    # resolves on sources its work item would not find (which would escalate it straight back here).
+    question = _as_question(entry["subject"])
+    sources = generation.retrieve(ctx, question)
     with ctx.db.begin() as tx:
         current = engine.lock(tx, GREY, entry_id)
         if current["state"] != "Processing":
@@ -156,7 +159,7 @@ def process(ctx: Context, entry_id: int, *, force: bool = False) -> dict:
             moved = engine.apply(tx, GREY, current, "resolve", SYSTEM, fields={"resolution": resolution},
                                  changes={"resolution": resolution})
             _history(tx, SYSTEM, moved, "resolve", "Processing", "Resolved", resolution)
-            item = workitems._new_item(ctx, tx, SYSTEM, _as_question(current["subject"]))
+            item = workitems._new_item(ctx, tx, SYSTEM, question)
             engine.update(tx, "grey_entry", "grey_entries", moved, {"work_item_id": item["id"]}, SYSTEM,
                           event_type="grey_linked")
             outcome = "resolved"

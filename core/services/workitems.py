@@ -128,7 +128,8 @@ def close(ctx: Context, actor: Actor, work_item_id, *, reason: str | None = None
           expected_version: int | None = None, idempotency_key: str | None = None) -> dict:
     def work(tx):
         item = engine.apply(tx, WORK_ITEM, _id(work_item_id), "close", actor, fields={"reason": reason},
-                            expected_version=expected_version, idempotency_key=idempotency_key)
+                            changes={"reason": reason} if reason else None, expected_version=expected_version,
+                            idempotency_key=idempotency_key)
         _close_origin(tx, item)
         tx.after_commit(lambda: ctx.notify("work_item", action="close", id=item["id"], state=item["state"]))
         return public_row(item)

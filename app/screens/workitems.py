@@ -1,0 +1,362 @@
+"""Work items (DESIGN §5.3, §8): the generation pipeline as it runs.
+
+A table of items (filtered by state, updated live as workers move them), the LLM circuit
+breaker and the live worker count, and a detail pane with the highlighted item's question,
+history and generated attempts (prompt, sources, model, text). Keys create, (re)generate,
+rework and close items; the core's errors are shown in place.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.markup import escape
+from textual.widgets import DataTable, Footer, Header, Select, Static
+
+from core.machines.work_item import WORK_ITEM
+
+from .base import WorkstationScreen
+from .grey import Field, FieldsModal, ago, clip, new_key
+
+LIMIT = 200
+STATUS_EVERY = 5.0     # the breaker and the worker count live in Redis: a cheap, slow poll
+DETAIL_DEBOUNCE = 0.1
+PROMPT_SHOWN = 1500
+SOURCE_SHOWN = 240
+QUESTION_WIDTH = 64
+
+
+def pipeline_order() -> list[str]:
+    """The machine's states in the order the pipeline reaches them (each move's target, in table order)."""
+    order: list[str] = []
+    for state in [m.to for m in WORK_ITEM.moves] + sorted(WORK_ITEM.states):
+        if state not in order:
+            order.append(state)
+    return order
+
+
+WORK_ITEM_STATES = pipeline_order()
+
+
+class WorkItemsScreen(WorkstationScreen):
+    TITLE = "Work items"
+    RELOAD_ON = ("work_item",)
+    AUTO_FOCUS = "#wi-table"
+
+    BINDINGS = [
+        Binding("n", "new_item", "New"),
+        Binding("g", "generate", "Generate"),
+        Binding("k", "rework", "Rework"),
+        Binding("c", "close_item", "Close"),
+        Binding("f", "focus_state", "State filter"),
+        Binding("r", "reload", "Refresh"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rows: dict[int, dict] = {}
+        self.item: dict | None = None     # the detail shown, from workitems.show
+        self._seq = 0
+        self._select_id: int | None = None
+        self._detail_timer = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="wi-bar"):
+            yield Select([("All states", "all")] + [(s, s) for s in WORK_ITEM_STATES], value="all",
+                         allow_blank=False, id="wi-state", prompt="State")
+            yield Static("LLM circuit …", id="wi-breaker")
+            yield Static("workers …", id="wi-workers")
+        with Vertical(id="wi-body"):
+            with Vertical(id="wi-list"):
+                yield DataTable(id="wi-table", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="wi-count")
+            with VerticalScroll(id="wi-detail-pane"):
+                yield Static("Loading…", id="wi-detail")
+        yield Static("", id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#wi-table", DataTable)
+        table.add_column("id", key="id", width=4)
+        table.add_column("state", key="state", width=18)
+        table.add_column("reason", key="reason", width=18)
+        table.add_column("src", key="sources", width=3)
+        table.add_column("try", key="attempts", width=3)
+        table.add_column("age", key="age", width=4)
+        table.add_column("question", key="question", width=QUESTION_WIDTH)
+        self.load_status()
+        self.set_interval(STATUS_EVERY, self.load_status)
+        # WorkstationScreen.on_mount (called after this one) loads the list
+
+    def on_changed(self, message) -> None:
+        # WorkstationScreen.on_changed (also called) reloads the list; a worker moving an item
+        # may also have tripped or closed the breaker.
+        if message.event.get("kind") == "work_item" and self.is_current:
+            self.load_status()
+
+    # -- the breaker and the workers ---------------------------------------------------------
+    def load_status(self) -> None:
+        self.call(pipeline_status, self.ctx, on_done=self.show_status, on_error=self.status_failed,
+                  group="wi-status", exclusive=True)
+
+    def show_status(self, status: dict) -> None:
+        breaker = status["breaker"]
+        line = self.query_one("#wi-breaker", Static)
+        text = f"LLM circuit {breaker['shown']} · {breaker['failures']}/{breaker['threshold']} failures"
+        if breaker["state"] != "closed" and breaker.get("last_error"):
+            text += f" · last: {escape(clip(breaker['last_error'], 40))}"
+        line.update(text + f"  [dim]{escape(clip(breaker['url'], 40))}[/dim]")
+        for name in ("closed", "open", "half_open"):
+            line.set_class(breaker["state"] == name, f"breaker-{name}")
+        workers = status["workers"]
+        box = self.query_one("#wi-workers", Static)
+        box.update(f"{workers} worker{'' if workers == 1 else 's'} live")
+        box.set_class(workers == 0, "none")
+        self.add_class("status-loaded")
+
+    def status_failed(self, message: str, status: int) -> None:
+        self.query_one("#wi-breaker", Static).update("LLM circuit unknown")
+        self.query_one("#wi-workers", Static).update("workers unknown")
+        self.show_error(message, status)
+
+    # -- the list ----------------------------------------------------------------------------
+    def state_filter(self) -> str | None:
+        value = self.query_one("#wi-state", Select).value
+        return None if value in ("all", Select.NULL) else value
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "wi-state":
+            self.load()
+
+    def action_reload(self) -> None:
+        self.load()
+        self.load_status()
+
+    def load(self) -> None:
+        from core.services import workitems
+
+        self._seq += 1
+        seq = self._seq
+        self.call(workitems.list_items, self.ctx, self.state_filter(), limit=LIMIT,
+                  on_done=lambda rows: self.show_rows(rows, seq), group="wi-list")
+
+    def show_rows(self, rows: list[dict], seq: int) -> None:
+        if seq != self._seq:
+            return  # a newer load is on its way
+        table = self.query_one("#wi-table", DataTable)
+        keep = self._select_id or self.current_id()
+        self._select_id = None
+        now = datetime.now(timezone.utc)
+        table.clear()
+        self.rows = {}
+        for row in rows:
+            self.rows[row["id"]] = row
+            table.add_row(str(row["id"]), row["state"], escape(clip(row["reason"], 18)),
+                          "" if row["source_count"] is None else str(row["source_count"]), str(row["attempts"]),
+                          ago(row["created_at"], now), escape(clip(row["question"], QUESTION_WIDTH)), key=str(row["id"]))
+        if keep in self.rows:
+            table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
+        more = " (the newest 200: filter by state to see others)" if len(rows) >= LIMIT else ""
+        self.query_one("#wi-count", Static).update(f"{len(rows)} work item{'' if len(rows) == 1 else 's'}{more}")
+        self.add_class("loaded")
+        self.load_detail()
+
+    def current_id(self) -> int | None:
+        table = self.query_one("#wi-table", DataTable)
+        if table.row_count == 0:
+            return None
+        try:
+            key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        except Exception:
+            return None
+        return int(key) if key is not None else None
+
+    def current_row(self) -> dict | None:
+        item_id = self.current_id()
+        if item_id is None:
+            return None
+        row = self.rows.get(item_id)
+        if self.item is not None and self.item["id"] == item_id and (
+                row is None or self.item["version"] >= row["version"]):
+            return self.item
+        return row
+
+    # -- the detail --------------------------------------------------------------------------
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id != "wi-table":
+            return
+        if self.item is not None and event.row_key.value == str(self.item["id"]):
+            return
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        self._detail_timer = self.set_timer(DETAIL_DEBOUNCE, self.load_detail)
+
+    def load_detail(self) -> None:
+        from core.services import workitems
+
+        self._detail_timer = None
+        item_id = self.current_id()
+        if item_id is None:
+            self.item = None
+            self.query_one("#wi-detail", Static).update("No work items" + (
+                f" in {self.state_filter()}." if self.state_filter() else " yet: n creates one."))
+            return
+        self.call(workitems.show, self.ctx, item_id, on_done=self.show_detail, group="wi-detail")
+
+    def show_detail(self, item: dict) -> None:
+        if item["id"] != self.current_id():
+            return
+        self.item = item
+        self.query_one("#wi-detail", Static).update(render_item(item))
+
+    # -- actions -----------------------------------------------------------------------------
+    def ready(self) -> bool:
+        if self.actor is None:
+            self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.",
+                            403 if self.app.actor_error else 0)
+            return False
+        return True
+
+    def selected(self) -> dict | None:
+        row = self.current_row()
+        if row is None:
+            self.show_error("No work item selected.")
+        return row
+
+    def action_new_item(self) -> None:
+        key = new_key()
+        if not self.ready():
+            return
+
+        def done(values: dict | None) -> None:
+            if values is None:
+                self.show_info("Cancelled: nothing changed.")
+                return
+            from core.services import workitems
+
+            self.call(workitems.create, self.ctx, self.actor, values["question"], idempotency_key=key,
+                      on_done=lambda item: self.acted(item, "created"), group="wi-move")
+
+        self.app.push_screen(FieldsModal("New work item: a question that needs a generated answer",
+                                         [Field("question", "Question", required=True)]), done)
+
+    def action_generate(self) -> None:
+        from core.services import workitems
+
+        if not self.ready() or (row := self.selected()) is None:
+            return
+        self.call(workitems.generate, self.ctx, self.actor, row["id"],
+                  on_done=lambda item: self.acted(item, "queued for generation"), group="wi-move")
+
+    def action_rework(self) -> None:
+        from core.services import workitems
+
+        key = new_key()
+        if not self.ready() or (row := self.selected()) is None:
+            return
+        if not WORK_ITEM.is_legal("rework", row["state"]):
+            # Straight to the core: its 422 names the state and what is allowed from it.
+            self.call(workitems.rework, self.ctx, self.actor, row["id"], None, expected_version=row["version"],
+                      idempotency_key=key, group="wi-move")
+            return
+
+        def done(values: dict | None) -> None:
+            if values is None:
+                self.show_info("Cancelled: nothing changed.")
+                return
+            self.call(workitems.rework, self.ctx, self.actor, row["id"], values["reason"],
+                      expected_version=row["version"], idempotency_key=key,
+                      on_done=lambda item: self.acted(item, "sent back for rework"), group="wi-move")
+
+        self.app.push_screen(FieldsModal(f"Rework item {row['id']}: what should the next attempt fix?",
+                                         [Field("reason", "Reason (goes into the prompt)", required=True)],
+                                         hint=escape(clip(row["question"], 70))), done)
+
+    def action_close_item(self) -> None:
+        from core.services import workitems
+
+        key = new_key()
+        if not self.ready() or (row := self.selected()) is None:
+            return
+
+        def send(reason: str | None) -> None:
+            self.call(workitems.close, self.ctx, self.actor, row["id"], reason=reason,
+                      expected_version=row["version"], idempotency_key=key,
+                      on_done=lambda item: self.acted(item, "closed"), group="wi-move")
+
+        move = WORK_ITEM.is_legal("close", row["state"]) and WORK_ITEM.find("close", row["state"]).who(self.actor, row)
+        if not move:
+            send(None)  # the core says why not (422 or 403), in place
+            return
+        self.app.push_screen(FieldsModal(f"Close item {row['id']} (final)", [Field("reason", "Why close")],
+                                         hint=escape(clip(row["question"], 70))),
+                             lambda values: send(values.get("reason")) if values is not None
+                             else self.show_info("Cancelled: nothing changed."))
+
+    def acted(self, item: dict, what: str) -> None:
+        self.show_info(f"Work item {item['id']} {what} ({item['state']}).")
+        if item["id"] in self.rows:  # the next key press uses the new state and version at once
+            self.rows[item["id"]] = {**self.rows[item["id"]], **item}
+        self._select_id = item["id"]
+        self.item = None
+        self.load()
+
+    def action_focus_state(self) -> None:
+        self.query_one("#wi-state", Select).focus()
+
+    def action_back(self) -> None:
+        table = self.query_one("#wi-table", DataTable)
+        if self.focused is not table:
+            table.focus()
+            return
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.open_screen("dashboard")
+
+
+def pipeline_status(ctx) -> dict:
+    """The breaker's state and the live worker count: two Redis reads, in a worker thread."""
+    from core.adapters import jobs
+    from core.services import generation
+
+    return {"breaker": generation.breaker_status(ctx), "workers": jobs.live_workers(ctx.redis)}
+
+
+def render_item(item: dict) -> str:
+    """The detail pane's text (Textual markup; every stored text escaped)."""
+    now = datetime.now(timezone.utc)
+    e = escape
+    lines = [f"[b]Work item {item['id']} · {item['state']}[/b] [dim]v{item['version']} · by {e(item['created_by'])}"
+             f" {ago(item['created_at'], now)} ago[/dim]", "", f"[b]Question[/b]  {e(item['question'])}"]
+    facts = [f"attempts {item['attempts']}", f"sources {item['source_count'] if item['source_count'] is not None else '—'}"]
+    if item.get("horn_type"):
+        facts.append(f"Horn type {item['horn_type']}")
+    if item.get("candidate_id"):
+        facts.append(f"from candidate {item['candidate_id']}")
+    lines.append("[dim]" + " · ".join(facts) + "[/dim]")
+    if item.get("reason"):
+        lines.append(f"[b]Reason[/b]    {e(item['reason'])}")
+    generated = item.get("generated") or []
+    for g in reversed(generated):
+        lines += ["", f"[b]Generated, attempt {g['attempt']}[/b] [dim]{g['state']} · model {e(g['model'])}"
+                  + (f" · candidate {g['candidate_id']}" if g.get("candidate_id") else "")
+                  + (f" · {g['horn_type']}" if g.get("horn_type") else "") + "[/dim]", e(g["text"]), "",
+                  f"[b]Sources[/b] ({len(g.get('sources') or [])})"]
+        for number, source in enumerate(g.get("sources") or [], start=1):
+            lines.append(f"  [b]\\[{number}][/b] {e(source.get('title') or '')}")
+            if source.get("text"):
+                lines.append(f"      [dim]{e(clip(source['text'], SOURCE_SHOWN))}[/dim]")
+        prompt = g.get("prompt") or ""
+        lines += ["", "[b]Prompt[/b]", e(prompt if len(prompt) <= PROMPT_SHOWN else prompt[:PROMPT_SHOWN] + "…")]
+    if not generated:
+        lines += ["", "[dim]Nothing generated yet.[/dim]"]
+    lines += ["", "[b]History[/b]"]
+    for h in item.get("history") or []:
+        lines.append(f"  {h['action']:<9} {(h['from'] or '·'):>18} → {(h['to'] or ''):<18} {e(h['actor']):<7}"
+                     f" {ago(h['at'], now):>4}" + (f"  [dim]{e(clip(h['reason'], 50))}[/dim]" if h.get("reason") else ""))
+    return "\n".join(lines)

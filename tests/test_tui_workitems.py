@@ -1,0 +1,277 @@
+"""The work-item screen: the generation pipeline as workers move it, its detail, and the people's
+keys (new, generate, rework, close), with the core's refusals shown in place."""
+from __future__ import annotations
+
+import asyncio
+
+from textual.widgets import DataTable, Select, Static
+
+from app.screens.grey import FieldsModal
+from app.screens.workitems import WORK_ITEM_STATES, WorkItemsScreen
+from core.machines.work_item import WORK_ITEM
+from core.services import generation, ingest, validation, workitems
+from tests.tui import make_app, wait_for
+
+BACKUP = """# Backup rotation
+
+The backup rotation keeps seven daily snapshots and four weekly ones.
+Operators rotate the backup media every Monday before the first shift.
+"""
+
+POLICY = """# Backup policy
+
+Every backup snapshot is encrypted with the current backup key.
+The backup rotation runs at midnight and is checked by the on-call operator.
+"""
+
+QUESTION = "How does the backup rotation work?"
+
+
+def text_of(app, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def rows(app) -> dict[int, str]:
+    """id -> state of every listed item."""
+    table = app.screen.query_one("#wi-table", DataTable)
+    return {int(table.get_row_at(i)[0]): str(table.get_row_at(i)[1]) for i in range(table.row_count)}
+
+
+async def open_items(pilot) -> WorkItemsScreen:
+    app = pilot.app
+    await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
+    await pilot.press("W")
+    await wait_for(pilot, lambda: isinstance(app.screen, WorkItemsScreen) and app.screen.has_class("loaded"),
+                   what="work-item list")
+    return app.screen
+
+
+async def highlight(pilot, item_id: int) -> None:
+    app = pilot.app
+    table = app.screen.query_one("#wi-table", DataTable)
+    await wait_for(pilot, lambda: item_id in rows(app), what=f"item {item_id} listed")
+    table.move_cursor(row=table.get_row_index(str(item_id)))
+    await wait_for(pilot, lambda: app.screen.item is not None and app.screen.item["id"] == item_id,
+                   what=f"detail of item {item_id}")
+
+
+async def after(pilot, words: str) -> str:
+    app = pilot.app
+    return await wait_for(pilot, lambda: words in text_of(app, "#message") and text_of(app, "#message"),
+                          what=f"message {words!r}")
+
+
+async def answer_modal(pilot, *texts: str) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal), what="the modal")
+    for text in texts:
+        if text:
+            await pilot.press(*text)
+        await pilot.press("enter")
+    await wait_for(pilot, lambda: not isinstance(app.screen, FieldsModal), what="the modal closed")
+
+
+def corpus(ctx, people, tmp_path) -> None:
+    (tmp_path / "rotation.md").write_text(BACKUP)
+    (tmp_path / "policy.md").write_text(POLICY)
+    ingest.ingest(ctx, people["root"], [tmp_path])
+
+
+def generated_candidate(ctx, item_id: int) -> dict:
+    return workitems.show(ctx, item_id)["generated"][-1]
+
+
+def to_needs_rework(ctx, people, item_id: int) -> None:
+    """The worker generates; a validator holding the Horn type claims the candidate and rejects it."""
+    generation.generate_answer(ctx, item_id)
+    made = generated_candidate(ctx, item_id)
+    judge = next(p for p in (people["alice"], people["vera"]) if made["horn_type"] in p.horn_types)
+    validation.claim(ctx, judge, made["candidate_id"])
+    validation.reject(ctx, judge, made["candidate_id"], "cite the weekly snapshots")
+    assert workitems.get(ctx, item_id)["state"] == "NEEDS_REWORK"
+
+
+def test_states_follow_the_machine():
+    assert set(WORK_ITEM_STATES) == WORK_ITEM.states
+    assert WORK_ITEM_STATES[0] == "NEW" and WORK_ITEM_STATES[-1] == "CLOSED"
+
+
+async def test_items_listed_and_filtered_by_state(ctx, people):
+    root = people["root"]
+    for question in ("What is the VPN timeout?", "Who approves firewall changes?", "Where are the logs kept?"):
+        workitems.create(ctx, root, question)
+    workitems.close(ctx, people["sam"], 2, reason="asked twice")
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_items(pilot)
+        assert rows(app) == {3: "NEW", 2: "CLOSED", 1: "NEW"}
+        table = screen.query_one("#wi-table", DataTable)
+        assert table.get_row("1")[5] == "<1m"
+        assert "3 work items" in text_of(app, "#wi-count")
+        await highlight(pilot, 2)
+        assert "asked twice" in text_of(app, "#wi-detail")  # the close reason, in the history
+
+        screen.query_one("#wi-state", Select).value = "CLOSED"
+        await wait_for(pilot, lambda: rows(app) == {2: "CLOSED"}, what="CLOSED only")
+        screen.query_one("#wi-state", Select).value = "READY_FOR_REVIEW"
+        await wait_for(pilot, lambda: rows(app) == {}, what="nothing ready")
+        assert "No work items in READY_FOR_REVIEW" in text_of(app, "#wi-detail")
+        screen.query_one("#wi-state", Select).value = "all"
+        await wait_for(pilot, lambda: len(rows(app)) == 3, what="all again")
+
+
+async def test_a_worker_moves_an_item_live_and_the_detail_shows_what_it_made(ctx, people, tmp_path):
+    corpus(ctx, people, tmp_path)
+    item = workitems.create(ctx, people["root"], QUESTION)
+    lonely = workitems.create(ctx, people["root"], "What colour is the lobby carpet?")
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_items(pilot)
+        assert rows(app) == {lonely["id"]: "NEW", item["id"]: "NEW"}
+
+        # "A worker" runs the job, in its own thread: the screen follows through pub/sub.
+        result = await asyncio.to_thread(generation.generate_answer, ctx, item["id"])
+        assert result["outcome"] == "generated"
+        await wait_for(pilot, lambda: rows(app)[item["id"]] == "READY_FOR_REVIEW", what="live state change")
+        result = await asyncio.to_thread(generation.generate_answer, ctx, lonely["id"])
+        assert result["reason"] == "no_content"
+        await wait_for(pilot, lambda: rows(app)[lonely["id"]] == "ESCALATED", what="live escalation")
+        table = app.screen.query_one("#wi-table", DataTable)
+        assert table.get_row(str(lonely["id"]))[2] == "no_content"
+        assert table.get_row(str(item["id"]))[3] == "2"  # two sources
+
+        await highlight(pilot, item["id"])
+        detail = text_of(app, "#wi-detail")
+        made = generated_candidate(ctx, item["id"])
+        assert f"Work item {item['id']} · READY_FOR_REVIEW" in detail
+        assert "Generated, attempt 1" in detail and f"model {made['model']}" in detail
+        assert made["text"].split("\n")[0][:60] in detail
+        assert "Sources (2)" in detail and "Backup rotation" in detail and "Backup policy" in detail
+        assert "Prompt" in detail and f"Question: {QUESTION}" in detail
+        assert "History" in detail and "generated" in detail
+
+        await highlight(pilot, lonely["id"])
+        assert "Nothing generated yet" in text_of(app, "#wi-detail")
+        assert "no_content" in text_of(app, "#wi-detail")
+
+
+async def test_rework_through_the_modal(ctx, people, tmp_path):
+    corpus(ctx, people, tmp_path)
+    item = workitems.create(ctx, people["root"], QUESTION)
+    to_needs_rework(ctx, people, item["id"])
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_items(pilot)
+        await highlight(pilot, item["id"])
+        assert rows(app)[item["id"]] == "NEEDS_REWORK"
+        version = workitems.get(ctx, item["id"])["version"]
+
+        await pilot.press("k")
+        await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal), what="reason modal")
+        await pilot.press(*"abc", "escape")
+        await after(pilot, "nothing changed")
+        assert workitems.get(ctx, item["id"])["version"] == version
+
+        await pilot.press("k")
+        await answer_modal(pilot, "weekly too")
+        await after(pilot, "sent back for rework (GENERATING)")
+        moved = workitems.get(ctx, item["id"])
+        assert (moved["state"], moved["reason"]) == ("GENERATING", "weekly too")
+        await wait_for(pilot, lambda: rows(app)[item["id"]] == "GENERATING", what="list follows")
+
+        # The worker regenerates with the reason in the prompt.
+        await asyncio.to_thread(generation.generate_answer, ctx, item["id"])
+        await wait_for(pilot, lambda: rows(app)[item["id"]] == "READY_FOR_REVIEW", what="regenerated")
+        await wait_for(pilot, lambda: "Generated, attempt 2" in text_of(app, "#wi-detail"), what="attempt 2 shown")
+        assert "A reviewer rejected the previous answer: weekly too" in text_of(app, "#wi-detail")
+
+
+async def test_close_and_the_core_refusals_in_place(ctx, people):
+    item = workitems.create(ctx, people["root"], "What is the VPN timeout?")
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_items(pilot)
+        await highlight(pilot, item["id"])
+
+        await pilot.press("k")  # rework of a NEW item: illegal, no modal, the 422 in place
+        said = await after(pilot, "'rework' is not allowed")
+        assert said.startswith("Not possible now: work_item 1 is NEW")
+        assert not isinstance(app.screen, FieldsModal)
+        assert workitems.get(ctx, item["id"])["version"] == 1
+
+        await pilot.press("c")
+        await answer_modal(pilot, "dup")
+        await after(pilot, "closed (CLOSED)")
+        assert workitems.get(ctx, item["id"])["state"] == "CLOSED"
+        await wait_for(pilot, lambda: rows(app)[item["id"]] == "CLOSED", what="list follows")
+
+        await wait_for(pilot, lambda: app.screen.item and app.screen.item["state"] == "CLOSED", what="detail")
+        await pilot.press("g")
+        said = await after(pilot, "'generate' is not allowed")
+        assert "CLOSED is terminal" in said
+        await pilot.press("c")
+        await after(pilot, "'close' is not allowed")
+
+
+async def test_new_item_and_a_validator_refused(ctx, people):
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_items(pilot)
+        assert "No work items yet" in text_of(app, "#wi-detail")
+        await pilot.press("n")
+        await answer_modal(pilot, "Why?")
+        await after(pilot, "Work item 1 created (NEW)")
+        assert workitems.get(ctx, 1)["question"] == "Why?"
+        await wait_for(pilot, lambda: rows(app) == {1: "NEW"}, what="the new item listed")
+        await wait_for(pilot, lambda: app.screen.item is not None, what="its detail")
+
+        await pilot.press("g")
+        await after(pilot, "queued for generation")
+
+        await pilot.press("c")  # closing is for specialists: the 403 in place
+        said = await after(pilot, "Not allowed")
+        assert "specialist" in said
+        assert workitems.get(ctx, 1)["state"] == "NEW"
+
+
+async def test_breaker_and_workers_in_view(ctx, people):
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_items(pilot)
+        await wait_for(pilot, lambda: screen.has_class("status-loaded"), what="pipeline status")
+        assert "LLM circuit closed · 0/" in text_of(app, "#wi-breaker")
+        assert "0 workers live" in text_of(app, "#wi-workers")
+
+        cb = generation.breaker(ctx)
+        for _ in range(cb.threshold):
+            cb.record_failure("connection refused")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: "LLM circuit open" in text_of(app, "#wi-breaker"), what="breaker open")
+        line = screen.query_one("#wi-breaker", Static)
+        assert line.has_class("breaker-open") and not line.has_class("breaker-closed")
+        assert f"{cb.threshold}/{cb.threshold} failures" in text_of(app, "#wi-breaker")
+        assert "connection refused" in text_of(app, "#wi-breaker")
+
+        cb.record_success()  # a notice from the pipeline refreshes it too
+        ctx.notify("work_item", action="ready", id=0, state="READY_FOR_REVIEW")
+        await wait_for(pilot, lambda: "LLM circuit closed" in text_of(app, "#wi-breaker"), what="breaker closed")
+
+
+def test_snapshot_work_items(ctx, people, tmp_path, snap_compare):
+    corpus(ctx, people, tmp_path)
+    root = people["root"]
+    workitems.create(ctx, root, "What colour is the lobby carpet?")
+    generation.generate_answer(ctx, 1)  # no_content: escalated
+    workitems.create(ctx, root, "Who approves firewall changes?")
+    workitems.close(ctx, people["sam"], 2, reason="out of scope")
+    workitems.create(ctx, root, QUESTION)
+    generation.generate_answer(ctx, 3)
+    workitems.create(ctx, root, "What is the VPN timeout?")
+
+    async def open_it(pilot):
+        screen = await open_items(pilot)
+        await wait_for(pilot, lambda: screen.has_class("status-loaded"), what="pipeline status")
+        await highlight(pilot, 3)
+        await pilot.pause()
+
+    assert snap_compare(make_app(ctx, "sam", listen=False), terminal_size=(140, 45), run_before=open_it)
