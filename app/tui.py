@@ -183,7 +183,9 @@ def run_tui(user: str | None = None) -> int:
     try:
         ctx = Context(pool_size=6)
         ctx.db  # start or reach the services before the screen opens; a 503 is said plainly
-        ctx.redis
+        from core.services import validation
+
+        validation.reconcile_if_lost(ctx)  # Redis lost its data since last time: rebuild the queues
     except R2KError as exc:
         import sys
 

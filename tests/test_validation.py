@@ -386,3 +386,12 @@ def test_show_history_and_list(ctx, people):
     assert bad.returncode == 6 and "unknown candidate state" in error_of(bad)["message"]
     with pytest.raises(InvalidInput):
         validation.list_candidates(ctx, limit=0)
+
+
+def test_start_up_notices_a_lost_redis_and_rebuilds_the_queues(ctx, people):
+    ids = add_many(ctx, people["root"], "RULE", 3)
+    validation.reconcile(ctx)
+    assert validation.reconcile_if_lost(ctx) is False  # nothing lost: one GET, nothing rebuilt
+    ctx.redis.flushall()
+    assert validation.reconcile_if_lost(ctx) is True
+    assert validation.queue(ctx).ids("RULE") == ids

@@ -64,9 +64,10 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
     redis = ctx.redis
     ctx.db  # fail fast (503) when PostgreSQL does not answer, before any job is taken
     _preload()
-    from core.services import generation
+    from core.services import generation, validation
 
-    generation.recover(ctx)  # items a lost Redis or a dead worker left behind
+    if not validation.reconcile_if_lost(ctx):  # a lost Redis: queues rebuilt, work items re-enqueued
+        generation.recover(ctx)  # items a dead worker left behind
     ctx.close()
     cron = None
     if not burst:

@@ -384,6 +384,9 @@ def queue_stats(ctx: Context) -> list[dict]:
     return out
 
 
+EPOCH_KEY = "raw_to_knowledge:queue_epoch"  # set by every reconcile; gone when Redis lost its data
+
+
 def reconcile(ctx: Context) -> list[dict]:
     """Rebuild every partition from PostgreSQL's queued rows, in their original order."""
     q = queue(ctx)
@@ -396,8 +399,21 @@ def reconcile(ctx: Context) -> list[dict]:
         before = q.length(horn)
         q.rebuild(horn, ids)
         out.append({"horn_type": horn, "queued": len(ids), "was": before})
+    ctx.redis.set(EPOCH_KEY, time.time())
     ctx.notify("queue", action="reconcile")
     return out
+
+
+def reconcile_if_lost(ctx: Context) -> bool:
+    """At start-up: when Redis has lost its data since the last reconcile, rebuild the queues
+    and re-enqueue the work items it held. One GET when nothing was lost."""
+    if ctx.redis.exists(EPOCH_KEY):
+        return False
+    from . import generation
+
+    reconcile(ctx)
+    generation.recover(ctx)
+    return True
 
 
 def sweep_in_flight(ctx: Context, grace: float = IN_FLIGHT_GRACE) -> dict:
