@@ -264,3 +264,18 @@ def test_workitem_commands_and_their_errors(ctx, people, corpus):
         workitems.get(ctx, "seven")
     with pytest.raises(ValidationStateError):
         workitems.close(ctx, people["sam"], created["id"])
+
+
+def test_a_duplicate_job_does_not_call_the_llm_while_a_run_is_alive(ctx, people, corpus):
+    from core.services.generation import GENERATION_LOCKS
+
+    item = workitems.create(ctx, people["sam"], QUESTION)
+    with ChatServer() as llm:
+        live = with_settings(ctx, llm_url=llm.url)
+        with live.db.connection() as conn:  # another worker's run holds the item
+            conn.execute("SELECT pg_advisory_lock(%s, %s)", (GENERATION_LOCKS, item["id"]))
+            assert generation.generate_answer(live, item["id"])["outcome"] == "already being generated"
+            conn.execute("SELECT pg_advisory_unlock(%s, %s)", (GENERATION_LOCKS, item["id"]))
+        assert llm.calls == 0 and item_of(ctx, item["id"])["state"] == "NEW"
+        assert generation.generate_answer(live, item["id"])["outcome"] == "generated"
+        live.close()

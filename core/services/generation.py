@@ -67,8 +67,29 @@ def retrieve_in(tx: Tx, question: str, k: int) -> list[dict]:
 
 # ----------------------------------------------------------------------------- the task
 
+GENERATION_LOCKS = 72731002  # advisory-lock namespace: one live run per work item
+
+
 def generate_answer(ctx: Context, work_item_id: int, *, llm: ChatClient | None = None) -> dict:
-    """The body of `generate_answer_task`. Returns what happened, for the job's result."""
+    """The body of `generate_answer_task`. Returns what happened, for the job's result.
+
+    A duplicate job (RQ may deliver one twice; recovery re-enqueues) must not call the LLM a
+    second time while a run is alive. The run holds a session-level advisory lock, which
+    PostgreSQL releases by itself when a killed worker's connection drops, so recovery after a
+    crash is never blocked by a lock nobody holds.
+    """
+    with ctx.db.connection() as conn:
+        got = conn.execute("SELECT pg_try_advisory_lock(%s, %s) AS got",
+                           (GENERATION_LOCKS, int(work_item_id))).fetchone()["got"]
+        if not got:
+            return {"work_item": work_item_id, "outcome": "already being generated"}
+        try:
+            return _generate(ctx, int(work_item_id), llm)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s, %s)", (GENERATION_LOCKS, int(work_item_id)))
+
+
+def _generate(ctx: Context, work_item_id: int, llm: ChatClient | None) -> dict:
     with ctx.db.begin() as tx:
         item = engine.lock(tx, WORK_ITEM, work_item_id)
         if item["state"] == "NEW":
