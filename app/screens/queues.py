@@ -1,0 +1,163 @@
+"""The queue picker: one row per Horn type with its pending work; enter opens the review screen.
+
+Counts come from `validation.queue_stats` (index-backed), never from candidate lists, so the
+picker opens as fast with a million candidates as with ten.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Footer, Header, Static
+
+from core.domain import HORN_MEANING, HORN_TYPES
+
+from .base import WorkstationScreen
+
+# key, label, width: fixed, so a late value ("no authority") is never cut to the first one's width
+COLUMNS = (("horn", "Horn type", 10), ("pending", "Pending", 7), ("in_review", "In review", 9),
+           ("disputed", "Disputed (re-review)", 20), ("oldest", "Oldest pending", 14),
+           ("authority", "Authority", 12), ("meaning", "Meaning", 48))
+
+
+def short_meaning(horn: str) -> str:
+    return HORN_MEANING[horn].split(";")[0]
+
+
+def human_age(seconds: float | None) -> str:
+    """An age as a person says it: "<1m", "3m", "2h", "5d"; "—" when there is nothing."""
+    if seconds is None:
+        return "—"
+    if seconds < 60:
+        return "<1m"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)}h"
+    return f"{int(seconds // 86400)}d"
+
+
+class QueuePickerScreen(WorkstationScreen):
+    TITLE = "Validation queues"
+    RELOAD_ON = ("candidate", "queue", "ingest", "answer", "actor")
+    BINDINGS = [
+        # Priority: the table would otherwise take enter for itself and the Footer would not show it.
+        Binding("enter", "open_queue", "Open queue", priority=True),
+        Binding("r", "reload", "Refresh"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self):
+        super().__init__()
+        self.stats: dict[str, dict] = {}
+        self._cursor_placed = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical(id="queues"):
+            yield Static("Pick a Horn-type queue: enter claims its next candidate", classes="panel-title")
+            yield DataTable(id="queue-table", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="authority")
+            yield Static("", id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#queue-table", DataTable)
+        for key, label, width in COLUMNS:
+            table.add_column(label, key=key, width=width)
+        for horn in HORN_TYPES:
+            table.add_row(horn, "·", "·", "·", "·", "…", short_meaning(horn), key=horn)
+        table.focus()
+        super().on_mount()
+
+    def load(self) -> None:
+        from core.services import validation
+
+        self.call(validation.queue_stats, self.ctx, on_done=self.show_stats, group="stats", exclusive=True)
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def action_back(self) -> None:
+        # Back to wherever this was opened from (the dashboard sits at the bottom of the stack).
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.open_screen("dashboard")
+
+    def holds(self, horn: str) -> bool | None:
+        """Whether the acting user may review this partition; None while the user is not known yet."""
+        if self.actor is None:
+            return False if self.app.actor_error else None
+        return self.actor.holds(horn)
+
+    def show_stats(self, stats: list[dict]) -> None:
+        self.stats = {row["horn_type"]: row for row in stats}
+        table = self.query_one("#queue-table", DataTable)
+        for horn in HORN_TYPES:
+            row = self.stats.get(horn)
+            if row is None:
+                continue
+            allowed = self.holds(horn)
+            dim = "dim" if allowed is False else ""
+            cells = {
+                "horn": Text(horn, style="bold" if allowed else dim),
+                "pending": Text(str(row["pending"]), style=dim, justify="right"),
+                "in_review": Text(str(row["in_review"]), style=dim, justify="right"),
+                "disputed": Text(str(row["disputed"]), style=dim, justify="right"),
+                "oldest": Text(human_age(row["oldest_pending_age_seconds"]), style=dim, justify="right"),
+                "authority": Text("yes" if allowed else "no authority" if allowed is False else "…",
+                                  style="green" if allowed else dim),
+                "meaning": Text(short_meaning(horn), style="dim"),
+            }
+            for column, value in cells.items():
+                table.update_cell(horn, column, value)
+        self.query_one("#authority", Static).update(self.authority_line())
+        if not self._cursor_placed and self.actor is not None:
+            # Start on the first queue this user may review, once; after that the cursor is theirs.
+            self._cursor_placed = True
+            held = [h for h in HORN_TYPES if self.actor.holds(h)]
+            if held and table.cursor_row == 0:
+                table.move_cursor(row=table.get_row_index(held[0]), animate=False)
+        self.add_class("loaded")
+
+    def authority_line(self) -> str:
+        if self.app.actor_error:
+            return self.app.actor_error
+        if self.actor is None:
+            return "Finding out who you are…"
+        held = [h for h in HORN_TYPES if self.actor.holds(h)]
+        if not held:
+            return f"{self.actor.name} ({self.actor.role}) holds no Horn-type authority: every queue is read-only."
+        return f"{self.actor.name} reviews {', '.join(held)}; the other queues are shown for information."
+
+    def selected_horn(self) -> str | None:
+        table = self.query_one("#queue-table", DataTable)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()  # a mouse click on a row; enter arrives as the priority binding
+        self.action_open_queue()
+
+    def action_open_queue(self) -> None:
+        horn = self.selected_horn()
+        if horn is None:
+            return
+        allowed = self.holds(horn)
+        if allowed is None:
+            self.show_info("Still finding out who you are; try again in a moment.")
+            return
+        if not allowed:
+            if self.actor is None:  # an unknown user
+                self.show_error(self.app.actor_error or "unknown user", 403)
+                return
+            self.show_error(f"{self.actor.name} holds no authority for {horn}: that queue is shown, but you "
+                            f"cannot review it.", 403)
+            return
+        from .review import ReviewScreen
+
+        self.show_info("")
+        self.app.push_screen(ReviewScreen(horn))

@@ -1,0 +1,281 @@
+"""The registry browser: search as you type, filter by status, read an answer with its supersede
+chain, and supersede, dispute or retire it (DESIGN §5.2).
+
+Results come 50 at a time from the database's full-text index; nothing is loaded in bulk.
+"""
+from __future__ import annotations
+
+import uuid
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+
+from .base import WorkstationScreen
+
+LIMIT = 50
+QUESTION_WIDTH = 40
+FILTERS = ("APPROVED", "DISPUTED", "SUPERSEDED", "RETIRED", "ALL")
+STATUS_STYLE = {"APPROVED": "green", "DISPUTED": "yellow", "SUPERSEDED": "dim", "RETIRED": "red"}
+
+
+def trim(text: str, width: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def detail_text(answer: dict) -> Text:
+    out = Text()
+    out.append(f"Answer {answer['id']}", style="bold")
+    out.append(f"  {answer['status']}", style="bold " + STATUS_STYLE.get(answer["status"], ""))
+    out.append(f"  {answer['horn_type']}  version {answer['version']}\n", style="")
+    out.append("Question: ", style="bold")
+    out.append(f"{answer['question']}\n\n")
+    out.append(answer["text"])
+    out.append("\n\n")
+    out.append(f"published by {answer.get('published_by') or '—'} from candidate {answer['candidate_id']}"
+               + (f", superseding answer {answer['supersedes_id']}" if answer.get("supersedes_id") else ""),
+               style="dim")
+    if answer.get("reason"):
+        out.append("\nreason: ", style="bold")
+        out.append(answer["reason"])
+    return out
+
+
+def chain_text(chain: list[dict], current_id: int, width: int = 60) -> Text:
+    """The versions oldest first, two lines each; the one on screen marked."""
+    out = Text()
+    for i, row in enumerate(chain):
+        if i:
+            out.append("\n")
+        here = row["id"] == current_id
+        out.append("▶ " if here else "  ", style="bold")
+        out.append(f"answer {row['id']}  ", style="bold" if here else "")
+        out.append(row["status"], style=STATUS_STYLE.get(row["status"], ""))
+        out.append(f"  by {row.get('published_by') or '—'}", style="dim")
+        if here:
+            out.append("  (this one)", style="bold")
+        out.append(f"\n    {trim(row['text'], max(20, width - 4))}", style="" if here else "dim")
+    return out
+
+
+class RegistryScreen(WorkstationScreen):
+    TITLE = "Registry"
+    RELOAD_ON = ("answer", "candidate")
+    DEBOUNCE = 0.5
+    BINDINGS = [
+        Binding("s", "supersede", "Supersede"),
+        Binding("d", "dispute", "Dispute"),
+        Binding("t", "retire", "Retire"),
+        Binding("slash", "focus_search", "Search", key_display="/"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self):
+        super().__init__()
+        self.rows: dict[int, dict] = {}
+        self.selected_id: int | None = None
+        self._search_timer = None
+        self._search_seq = 0  # only the newest search may fill the table
+        self._detail_seq = 0
+        self.searches = 0  # results shown so far (tests wait on it)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="registry-bar"):
+            yield Input(placeholder="Search the registry (words or a phrase)…", id="search")
+            yield Select([(s.title() if s != "ALL" else "All statuses", s) for s in FILTERS], value="APPROVED",
+                         allow_blank=False, id="status")
+        yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        with Horizontal(id="registry-detail"):
+            with VerticalScroll(id="detail"):
+                yield Static("", id="detail-body")
+            with VerticalScroll(id="chain-pane"):
+                yield Static("", id="chain")
+        yield Static("", id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#results", DataTable)
+        table.add_column("Id", key="id")
+        table.add_column("Status", key="status")
+        table.add_column("Horn type", key="horn")
+        table.add_column("Question", key="question")
+        table.add_column("Text", key="text")
+        self.query_one("#detail", VerticalScroll).border_title = "Answer"
+        self.query_one("#chain-pane", VerticalScroll).border_title = "Supersede chain (oldest first)"
+        self.query_one("#detail-body", Static).update(Text("Nothing selected.", style="dim"))
+        table.focus()
+        super().on_mount()
+
+    # -- searching -----------------------------------------------------------------------------
+
+    def query_text(self) -> str:
+        return self.query_one("#search", Input).value
+
+    def status_filter(self) -> str:
+        value = self.query_one("#status", Select).value
+        return value if isinstance(value, str) else "APPROVED"
+
+    def load(self) -> None:
+        from core.services import registry
+
+        self._search_seq += 1
+        seq = self._search_seq
+        self.call(registry.search, self.ctx, self.query_text(), self.status_filter(), limit=LIMIT,
+                  on_done=lambda rows: self.show_results(seq, rows), group="search")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "search":
+            return
+        # Search as you type, once the typing pauses: one query per pause, not one per key.
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        self._search_timer = self.set_timer(0.2, self._search_now)
+
+    def _search_now(self) -> None:
+        self._search_timer = None
+        self.load()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "search":
+            self.query_one("#results", DataTable).focus()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "status":
+            self.load()
+
+    def show_results(self, seq: int, rows: list[dict]) -> None:
+        if seq != self._search_seq:
+            return  # an older search finished after a newer one started
+        table = self.query_one("#results", DataTable)
+        keep = self.selected_id
+        self.rows = {row["id"]: row for row in rows}
+        table.clear()
+        # The text takes what the other columns leave of the table's width (cells, padding, scrollbar).
+        text_width = max(20, table.size.width - 2 * 5 - (6 + 10 + 10 + QUESTION_WIDTH) - 4)
+        for row in rows:
+            table.add_row(str(row["id"]), Text(row["status"], style=STATUS_STYLE.get(row["status"], "")),
+                          row["horn_type"], trim(row["question"], QUESTION_WIDTH), trim(row["text"], text_width),
+                          key=str(row["id"]))
+        self.searches += 1
+        more = " (the first 50: narrow the search to see others)" if len(rows) == LIMIT else ""
+        table.border_title = f"{len(rows)} {self.status_label()} answers{more}".replace("  ", " ")
+        if not rows:
+            self.selected_id = None
+            what = f"matching “{self.query_text().strip()}”" if self.query_text().strip() else "yet"
+            self.query_one("#detail-body", Static).update(Text(f"No {self.status_label()} answers {what}.",
+                                                               style="dim"))
+            self.query_one("#chain", Static).update("")
+            return
+        if keep in self.rows:
+            table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
+        self.select(int(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def status_label(self) -> str:
+        status = self.status_filter()
+        return "" if status == "ALL" else status.lower()
+
+    # -- the highlighted answer ----------------------------------------------------------------
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is None or event.row_key.value is None:
+            return
+        self.select(int(event.row_key.value))
+
+    def select(self, answer_id: int) -> None:
+        answer = self.rows.get(answer_id)
+        if answer is None:
+            return
+        changed = answer_id != self.selected_id
+        self.selected_id = answer_id
+        self.query_one("#detail-body", Static).update(detail_text(answer))
+        if changed:
+            self.query_one("#chain", Static).update(Text("…", style="dim"))
+        from core.services import registry
+
+        self._detail_seq += 1
+        seq = self._detail_seq
+        self.call(registry.chain, self.ctx, answer_id, on_done=lambda chain: self.show_chain(seq, answer_id, chain),
+                  group="chain")
+
+    def show_chain(self, seq: int, answer_id: int, chain: list[dict]) -> None:
+        if seq != self._detail_seq:
+            return
+        panel = self.query_one("#chain", Static)
+        panel.update(chain_text(chain, answer_id, panel.size.width or 60))
+        self.chain_ids = [row["id"] for row in chain]
+
+    # -- keys ----------------------------------------------------------------------------------
+
+    def action_focus_search(self) -> None:
+        self.query_one("#search", Input).focus()
+
+    def action_back(self) -> None:
+        # Back to wherever this was opened from (the dashboard sits at the bottom of the stack).
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.open_screen("dashboard")
+
+    def target(self) -> dict | None:
+        answer = self.rows.get(self.selected_id) if self.selected_id is not None else None
+        if answer is None:
+            self.show_info("Highlight an answer first (search, then the arrow keys).")
+        elif self.actor is None:
+            self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
+            return None
+        return answer
+
+    def action_supersede(self) -> None:
+        answer = self.target()
+        if answer is None:
+            return
+        from app.widgets.modals import TextModal
+
+        def done(result) -> None:
+            if result is None:
+                return
+            text, reason = result
+            self.mutate("supersede", answer, text, reason)
+
+        self.app.push_screen(TextModal(f"Supersede answer {answer['id']}: publish a new version", answer["text"],
+                                       with_reason=True, reason_placeholder="Why a new version?"), done)
+
+    def action_dispute(self) -> None:
+        self.ask_reason("dispute", "Dispute", "What is wrong with it? Its candidate goes back for re-review")
+
+    def action_retire(self) -> None:
+        self.ask_reason("retire", "Retire", "Why take it out of the registry for good?")
+
+    def ask_reason(self, action: str, verb: str, placeholder: str) -> None:
+        answer = self.target()
+        if answer is None:
+            return
+        from app.widgets.modals import ReasonModal
+
+        self.app.push_screen(ReasonModal(f"{verb} answer {answer['id']}", "Reason", placeholder),
+                             lambda reason: reason is not None and self.mutate(action, answer, reason))
+
+    def mutate(self, action: str, answer: dict, *args: str) -> None:
+        from core.services import registry
+
+        fn = getattr(registry, action)
+        self.show_info(f"{action.title()} answer {answer['id']}…")
+        self.call(fn, self.ctx, self.actor, answer["id"], *args, expected_version=answer["version"],
+                  idempotency_key=str(uuid.uuid4()),  # one per key press
+                  on_done=lambda row: self.mutated(action, answer, row), group=f"mutate-{answer['id']}",
+                  exclusive=False)
+
+    def mutated(self, action: str, old: dict, row: dict) -> None:
+        if action == "supersede":
+            self.show_info(f"Published answer {row['id']}, superseding answer {old['id']}.")
+            self.selected_id = row["id"]  # follow the new version
+        elif action == "dispute":
+            self.show_info(f"Answer {old['id']} is DISPUTED; its candidate is back at the head of the "
+                           f"{old['horn_type']} queue for re-review.")
+        else:
+            self.show_info(f"Answer {old['id']} is RETIRED: out of search and readout, kept for audit.")
+        self.load()

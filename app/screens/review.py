@@ -1,0 +1,460 @@
+"""The review screen: claim the next candidate of one Horn type and decide it with single keys.
+
+Every decision sends a fresh idempotency key (one per key press) and the version as shown, and
+the next candidate is claimed and read in the same worker, so it appears without another key.
+While a call is in flight further decision keys are ignored: a bounced key never decides twice.
+"""
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime, timezone
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Footer, Header, Static
+
+from core.domain import HORN_MEANING
+
+from .base import Changed, WorkstationScreen, plain_words
+
+BLANK_LINES = re.compile(r"\n[ \t]*(\n[ \t]*)+")
+PAST = {"approve": "Approved", "revise": "Revised", "reject": "Rejected", "escalate": "Escalated"}
+DOING = {"approve": "Approving", "revise": "Revising", "reject": "Rejecting", "escalate": "Escalating",
+         "release": "Releasing", "claim": "Claiming"}
+
+
+# --------------------------------------------------------------------------- worker side (threads)
+
+def next_candidate(ctx, actor, horn: str, key: str) -> dict | None:
+    """Claim the oldest candidate of `horn` and read it for review; None when the queue is empty."""
+    from core.errors import NotFound
+    from core.services import validation
+
+    try:
+        claimed = validation.claim_next(ctx, actor, horn, idempotency_key=key)
+    except NotFound:
+        return None
+    return validation.show(ctx, claimed["id"])
+
+
+def open_partition(ctx, actor, horn: str, key: str) -> dict:
+    """Carry on with a claim this user already holds in `horn` (going back keeps it), else claim."""
+    from core.services import validation
+
+    mine = validation.list_candidates(ctx, "IN_REVIEW", horn, limit=1, claimed_by=actor.name)
+    if mine:
+        return {"resumed": True, "shown": validation.show(ctx, mine[0]["id"])}
+    return {"resumed": False, "shown": next_candidate(ctx, actor, horn, key)}
+
+
+def decide_then_next(ctx, actor, horn: str, candidate_id: int, action: str, key: str, **fields) -> dict:
+    """Make the decision, then claim and read the next candidate. A failure of the second step is
+    returned, not raised: the decision stands and must be reported as done."""
+    from core.context import service_error
+    from core.errors import R2KError
+    from core.services import validation
+
+    decided = validation.decide(ctx, actor, candidate_id, action, idempotency_key=key, **fields)
+    try:
+        return {"decided": decided, "shown": next_candidate(ctx, actor, horn, f"{key}:next"), "error": None}
+    except R2KError as exc:
+        return {"decided": decided, "shown": None, "error": (exc.message, exc.status)}
+    except Exception as exc:
+        translated = service_error(exc, ctx)
+        if translated is None:
+            raise
+        return {"decided": decided, "shown": None, "error": (translated.message, translated.status)}
+
+
+# --------------------------------------------------------------------------- helpers
+
+def parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def ago(at: str | None, now: datetime) -> str:
+    when = parse_time(at)
+    if when is None:
+        return ""
+    from .queues import human_age
+
+    age = human_age(max(0.0, (now - when).total_seconds()))
+    return "just now" if age == "<1m" else f"{age} ago"
+
+
+def lease_text(expires: datetime | None, now: datetime) -> Text:
+    if expires is None:
+        return Text("")
+    left = int((expires - now).total_seconds())
+    if left <= 0:
+        return Text("lease expired: the claim may go back to the queue", style="bold red")
+    minutes, seconds = divmod(left, 60)
+    return Text(f"lease {minutes:02d}:{seconds:02d} left", style="bold yellow" if left < 120 else "")
+
+
+def sources_text(sources: list[dict]) -> Text:
+    """Each source's title and path, then its excerpt with the matching passage highlighted."""
+    if not sources:
+        return Text("No source passages: this candidate was added by hand.", style="dim")
+    out = Text()
+    for number, source in enumerate(sources, 1):
+        if number > 1:
+            out.append("\n\n")
+        excerpt = source.get("excerpt")
+        if excerpt is None:
+            out.append(f"[{number}] ", style="bold")
+            out.append(str(source.get("ref") or source.get("path") or "a reference without a document"))
+            continue
+        out.append(f"[{number}] {source.get('title') or 'untitled'}", style="bold")
+        if source.get("path"):
+            out.append(f"  {source['path']}", style="dim")
+        out.append("\n")
+        start, end = (source.get("match") or [0, 0])[:2]
+        start, end = max(0, min(start, len(excerpt))), max(0, min(end, len(excerpt)))
+        # Blank lines are squeezed in each part separately, so the match keeps its own offsets.
+        out.append(squeeze(excerpt[:start]).lstrip())
+        out.append(squeeze(excerpt[start:end]), style="bold black on yellow")
+        out.append(squeeze(excerpt[end:]).rstrip())
+    return out
+
+
+def squeeze(text: str) -> str:
+    return BLANK_LINES.sub("\n", text)
+
+
+def history_text(history: list[dict], now: datetime) -> Text:
+    out = Text()
+    for i, event in enumerate(history):
+        if i:
+            out.append("\n")
+        out.append(f"{event['action']:<14}", style="bold")
+        if event.get("from") or event.get("to"):
+            out.append(f" {event.get('from') or '—'} → {event.get('to') or '—'}")
+        out.append(f"  by {event.get('actor') or 'system'}", style="cyan")
+        out.append(f"  {ago(event.get('at'), now)}", style="dim")
+        if event.get("reason"):
+            out.append(f"  reason: {event['reason']}")
+        if event.get("revised_text"):
+            out.append(f"  revised to: {event['revised_text']}", style="italic")
+    return out or Text("No history.", style="dim")
+
+
+# --------------------------------------------------------------------------- the screen
+
+class ReviewScreen(WorkstationScreen):
+    TITLE = "Review"
+    BINDINGS = [
+        Binding("a", "approve", "Approve"),
+        Binding("e", "revise", "Revise"),
+        Binding("r", "reject", "Reject"),
+        Binding("x", "escalate", "Escalate"),
+        Binding("u", "release", "Release"),
+        Binding("n", "claim_next", "Claim next"),
+        Binding("escape", "back", "Back to queues"),
+    ]
+
+    def __init__(self, horn_type: str):
+        super().__init__()
+        self.horn = horn_type
+        self.current: dict | None = None  # the candidate as shown (its version is the one we send)
+        # For tests and the bench: set once the widgets show the candidate (or the empty state).
+        # Plain attributes, not a CSS class: a class on the screen restyles every widget (~10 ms).
+        self.shown_id: int | None = None
+        self.renders = 0
+        self.ready = False
+        self.busy = False
+        self.lease_expires: datetime | None = None
+        self.lease_timer = None
+        self._opened = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="review-top"):
+            yield Static("", id="review-head")
+            yield Static("", id="lease")
+        with VerticalScroll(id="review-body"):
+            yield Static("", id="horn")
+            yield Static("", id="question")
+            yield Static("", id="answer-text")
+            yield Static("", id="sources")
+            yield Static("", id="history")
+        yield Static("", id="idle")
+        yield Static("", id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"Review · {self.horn} queue"
+        for widget_id, title in (("horn", "Horn type"), ("question", "Question"), ("answer-text", "Answer"),
+                                 ("sources", "Sources"), ("history", "History")):
+            self.query_one(f"#{widget_id}", Static).border_title = title
+        self.add_class("idle")
+        self.query_one("#idle", Static).update(f"Claiming the next {self.horn} candidate…")
+        # The countdown only redraws one label from the lease already read: no database call.
+        self.lease_timer = self.set_interval(1.0, self.tick_lease)
+        super().on_mount()
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        # Only the first show claims by itself; afterwards claiming is the validator's key (n).
+        if self._opened:
+            return
+        self._opened = True
+        if self.actor is None:
+            self.show_idle("Still finding out who you are: n to try again, escape to go back.")
+            return
+        self.start("claim")
+        self.call(open_partition, self.ctx, self.actor, self.horn, str(uuid.uuid4()),
+                  on_done=self.opened, on_error=self.failed, group="review")
+
+    def opened(self, result: dict) -> None:
+        self.busy = False
+        shown = result["shown"]
+        if shown is None:
+            self.show_empty()
+            return
+        self.render_candidate(shown)
+        if result["resumed"]:
+            self.show_info(f"You already had candidate {shown['id']} claimed: carrying on with it.")
+        else:
+            self.show_info("")
+
+    # -- keys ----------------------------------------------------------------------------------
+
+    def claimed(self) -> bool:
+        cur = self.current
+        return bool(cur and cur["state"] == "IN_REVIEW" and self.actor and cur.get("claimed_by") == self.actor.name)
+
+    def ready_for(self, action: str) -> bool:
+        """Whether a key may act now; says why not in the message line."""
+        if self.busy:
+            return False  # a call is in flight: ignore the key rather than apply anything twice
+        if self.actor is None:
+            self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
+            return False
+        if action == "claim":
+            if self.claimed():
+                self.show_info(f"Candidate {self.current['id']} is still claimed by you: decide it, "
+                               f"or u to release it first.")
+                return False
+            return True
+        if not self.claimed():
+            self.show_info("Nothing is claimed: n claims the next candidate.")
+            return False
+        return True
+
+    def action_claim_next(self) -> None:
+        if not self.ready_for("claim"):
+            return
+        self.start("claim")
+        self.call(next_candidate, self.ctx, self.actor, self.horn, str(uuid.uuid4()),
+                  on_done=self.claimed_next, on_error=self.failed, group="review")
+
+    def claimed_next(self, shown: dict | None) -> None:
+        self.busy = False
+        if shown is None:
+            self.show_empty()
+        else:
+            self.render_candidate(shown)
+            self.show_info("")
+
+    def action_approve(self) -> None:
+        self.decide("approve")
+
+    def action_revise(self) -> None:
+        if not self.ready_for("revise"):
+            return
+        from app.widgets.modals import TextModal
+
+        cid = self.current["id"]
+        self.app.push_screen(TextModal(f"Revise candidate {cid}", self.current["text"]),
+                             lambda text: text is not None and self.decide("revise", text=text))
+
+    def action_reject(self) -> None:
+        self.ask_reason("reject", "Reject", "Why is this answer wrong?")
+
+    def action_escalate(self) -> None:
+        self.ask_reason("escalate", "Escalate", "What is missing? A specialist will rework it")
+
+    def ask_reason(self, action: str, verb: str, placeholder: str) -> None:
+        if not self.ready_for(action):
+            return
+        from app.widgets.modals import ReasonModal
+
+        cid = self.current["id"]
+        self.app.push_screen(ReasonModal(f"{verb} candidate {cid}", "Reason", placeholder),
+                             lambda reason: reason is not None and self.decide(action, reason=reason))
+
+    def decide(self, action: str, **fields) -> None:
+        if not self.ready_for(action):
+            return
+        cur = self.current
+        key = str(uuid.uuid4())  # one per key press: a retried call never applies twice
+        self.start(action)
+        self.call(decide_then_next, self.ctx, self.actor, self.horn, cur["id"], action, key,
+                  expected_version=cur["version"], **fields,
+                  on_done=lambda result: self.decided(action, cur["id"], result), on_error=self.failed,
+                  group="review")
+
+    def decided(self, action: str, candidate_id: int, result: dict) -> None:
+        self.busy = False
+        decided = result["decided"]
+        said = f"{PAST[action]} candidate {candidate_id}"
+        if decided.get("answer"):
+            said += f": answer {decided['answer']['id']} published"
+        elif decided.get("work_item"):
+            said += f": work item {decided['work_item']['id']} created"
+        elif decided.get("retired"):
+            said += f": disputed answer {decided['retired']['id']} retired"
+        shown = result["shown"]
+        if shown is not None:
+            self.render_candidate(shown)
+            self.show_info(f"{said}. Now showing candidate {shown['id']}.")
+        elif result["error"]:
+            message, status = result["error"]
+            self.current = None
+            self.show_idle(f"{said}. The next candidate could not be claimed: n to try again.")
+            self.show_error(f"{said}; the next one could not be claimed. {plain_words(message, status)}", status)
+        else:
+            self.show_empty()
+            self.show_info(f"{said}.")
+
+    def action_release(self) -> None:
+        if not self.ready_for("release"):
+            return
+        cur = self.current
+        self.start("release")
+        self.call(self._release, cur["id"], cur["version"], str(uuid.uuid4()),
+                  on_done=self.released, on_error=self.failed, group="review")
+
+    def _release(self, candidate_id: int, version: int, key: str) -> dict:
+        from core.services import validation
+
+        return validation.release(self.ctx, self.actor, candidate_id, expected_version=version, idempotency_key=key)
+
+    def released(self, row: dict) -> None:
+        self.busy = False
+        self.current = None
+        self.show_idle(f"Candidate {row['id']} is back at the head of the {self.horn} queue.\n\n"
+                       f"n claims the next candidate, escape goes back to the queues.")
+        self.show_info(f"Released candidate {row['id']}.")
+
+    def action_back(self) -> None:
+        note = None
+        if self.claimed():
+            left = lease_text(self.lease_expires, datetime.now(timezone.utc)).plain
+            note = (f"Candidate {self.current['id']} stays claimed by you ({left}): open the {self.horn} queue "
+                    f"to carry on, and u there releases it.")
+        self.app.pop_screen()
+        screen = self.app.screen
+        if note and hasattr(screen, "show_info"):
+            screen.show_info(note)
+
+    def on_changed(self, message: Changed) -> None:
+        """The lease sweeper (or an admin) took back the candidate on screen: show where it stands."""
+        event = message.event
+        if event.get("kind") != "candidate" or self.current is None or self.busy:
+            return
+        if event.get("id") != self.current["id"]:
+            return
+        action = event.get("action")
+        mine = self.actor is not None and event.get("actor") == self.actor.name
+        if action == "release" or (action == "claim" and not mine):
+            self.refresh_current()
+            self.show_error(f"Candidate {event['id']} is no longer claimed by you (its lease ran out, or it was "
+                            f"released elsewhere). n claims the next candidate.", 0)
+
+    # -- outcomes ------------------------------------------------------------------------------
+
+    def start(self, action: str) -> None:
+        self.busy = True
+        self.ready = False
+        if self.current is None:
+            self.query_one("#idle", Static).update(f"{DOING[action]}…")
+        self.show_info(f"{DOING[action]}…")
+
+    def failed(self, message: str, status: int) -> None:
+        self.busy = False
+        self.show_error(message, status)
+        if self.current is None:
+            self.show_idle("Nothing is claimed. n to try again, escape to go back.")
+        elif status in (403, 409):
+            self.refresh_current()  # someone else moved it: show where it stands now
+        else:
+            self.ready = True
+
+    def refresh_current(self) -> None:
+        from core.services import validation
+
+        self.busy = True
+        self.call(validation.show, self.ctx, self.current["id"], on_done=self.refreshed, on_error=self.refresh_failed,
+                  group="review")
+
+    def refreshed(self, shown: dict) -> None:
+        self.busy = False
+        self.render_candidate(shown)
+
+    def refresh_failed(self, message: str, status: int) -> None:
+        self.busy = False
+        self.ready = True
+
+    # -- rendering (cheap: a handful of label updates) -----------------------------------------
+
+    def render_candidate(self, data: dict) -> None:
+        now = datetime.now(timezone.utc)
+        self.current = data
+        mine = data["state"] == "IN_REVIEW" and self.actor is not None and data.get("claimed_by") == self.actor.name
+        self.lease_expires = parse_time(data.get("lease_expires_at")) if mine else None  # only our own lease
+        claimant = f" · claimed by {data['claimed_by']}" if data.get("claimed_by") else ""
+        self.query_one("#review-head", Static).update(Text.assemble(
+            (f"{data['horn_type']} queue", "bold"), f" · candidate {data['id']} · {data['state']}",
+            f" · version {data['version']}{claimant}"))
+        self.query_one("#lease", Static).update(lease_text(self.lease_expires, now))
+        horn = Text.assemble((data["horn_type"], "bold"), " — ", HORN_MEANING.get(data["horn_type"], ""))
+        answer = data.get("answer")
+        if answer and answer.get("status") == "DISPUTED":
+            # A re-review: say what is at stake, since the keys settle the dispute (§5.1).
+            horn.append(f"\nRe-review: its published answer {answer['id']} is DISPUTED", style="bold yellow")
+            if answer.get("reason"):
+                horn.append(f" ({answer['reason']})", style="yellow")
+            horn.append(". Approve or revise publishes a new version; reject retires it.", style="yellow")
+        self.query_one("#horn", Static).update(horn)
+        self.query_one("#question", Static).update(Text(data["question"]))
+        self.query_one("#answer-text", Static).update(Text(data["text"]))
+        sources = data.get("sources") or []
+        panel = self.query_one("#sources", Static)
+        panel.border_title = f"Sources ({len(sources)})"
+        panel.update(sources_text(sources))
+        self.query_one("#history", Static).update(history_text(data.get("history") or [], now))
+        self.query_one("#review-body", VerticalScroll).scroll_home(animate=False)
+        self.remove_class("idle")
+        self.shown_id = data["id"]
+        self.renders += 1
+        self.ready = True
+
+    def show_empty(self) -> None:
+        self.current = None
+        self.show_idle(f"The {self.horn} queue is empty. n to try again, escape to go back.")
+
+    def show_idle(self, text: str) -> None:
+        self.current = None
+        self.lease_expires = None
+        self.shown_id = None
+        self.query_one("#review-head", Static).update(Text(f"{self.horn} queue", style="bold"))
+        self.query_one("#lease", Static).update("")
+        self.query_one("#idle", Static).update(text)
+        self.add_class("idle")
+        self.renders += 1
+        self.ready = True
+
+    def tick_lease(self) -> None:
+        if self.lease_expires is not None:
+            self.query_one("#lease", Static).update(lease_text(self.lease_expires, datetime.now(timezone.utc)))

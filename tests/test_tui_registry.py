@@ -1,0 +1,193 @@
+"""The registry browser: search as you type, the status filter, dispute, supersede (with its chain), retire."""
+from __future__ import annotations
+
+from textual.widgets import DataTable, Input, Select, Static
+
+from core.services import registry, validation
+from tests.tui import make_app, wait_for
+
+ANSWERS = [
+    ("How many loading docks does Rotterdam have?", "The Rotterdam warehouse has 14 loading docks."),
+    ("Who may drive a forklift?", "Only staff with a valid forklift certification may drive a forklift."),
+    ("When is the dock leveller lowered?", "If a trailer is at the dock, the leveller is lowered first."),
+]
+
+
+def publish(ctx, people) -> list[dict]:
+    """Three approved answers, approved by alice through the validation queue (ids 1, 2, 3)."""
+    for question, text in ANSWERS:
+        validation.add(ctx, people["root"], question, text, "FACT")
+    out = []
+    for _ in ANSWERS:
+        claimed = validation.claim_next(ctx, people["alice"], "FACT")
+        out.append(validation.approve(ctx, people["alice"], claimed["id"])["answer"])
+    return out
+
+
+def message(app) -> str:
+    return str(app.screen.query_one("#message", Static).content)
+
+
+def shown_ids(screen) -> list[int]:
+    table = screen.query_one("#results", DataTable)
+    return [int(table.get_row_at(i)[0]) for i in range(table.row_count)]
+
+
+async def open_registry(pilot):
+    from app.screens.registry import RegistryScreen
+
+    app = pilot.app
+    await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
+    await pilot.press("g")
+    await wait_for(pilot, lambda: isinstance(app.screen, RegistryScreen) and app.screen.searches > 0,
+                   what="the registry")
+    return app.screen
+
+
+async def type_text(pilot, text: str):
+    await pilot.press(*[{" ": "space"}.get(c, c) for c in text])
+
+
+async def test_search_as_you_type_finds_an_approved_answer(ctx, people):
+    answers = publish(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_registry(pilot)
+        assert shown_ids(screen) == [3, 2, 1]  # an empty query lists the newest first
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input)
+        await type_text(pilot, "forkl")  # half a word: prefix matching while typing
+        await wait_for(pilot, lambda: shown_ids(screen) == [answers[1]["id"]], what="the forklift answer")
+        detail = screen.query_one("#detail-body", Static).content.plain
+        assert "Only staff with a valid forklift certification" in detail
+        await type_text(pilot, "ift certification")
+        await wait_for(pilot, lambda: screen.query_one("#search", Input).value == "forklift certification"
+                       and shown_ids(screen) == [answers[1]["id"]], what="the whole words")
+        await pilot.press("ctrl+a", "ctrl+k")  # clear the search
+        await wait_for(pilot, lambda: shown_ids(screen) == [3, 2, 1], what="everything again")
+
+
+async def test_dispute_sends_its_candidate_back_for_re_review(ctx, people):
+    from app.widgets.modals import ReasonModal
+
+    answers = publish(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_registry(pilot)
+        table = screen.query_one("#results", DataTable)
+        table.move_cursor(row=table.get_row_index(str(answers[0]["id"])))
+        await wait_for(pilot, lambda: screen.selected_id == answers[0]["id"], what="the first answer")
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reason modal")
+        await type_text(pilot, "the new building has 16 docks")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "is DISPUTED" in message(app), what="the dispute")
+        assert registry.show(ctx, answers[0]["id"])["status"] == "DISPUTED"
+        candidate = validation.get(ctx, answers[0]["candidate_id"])
+        assert candidate["state"] == "DISPUTED"
+        stats = {row["horn_type"]: row for row in validation.queue_stats(ctx)}
+        assert stats["FACT"]["disputed"] == 1 and stats["FACT"]["queued"] == 1
+        # The default filter shows approved answers only: the disputed one left the list.
+        await wait_for(pilot, lambda: answers[0]["id"] not in shown_ids(screen), what="the list without it")
+
+        screen.query_one("#status", Select).value = "DISPUTED"
+        await wait_for(pilot, lambda: shown_ids(screen) == [answers[0]["id"]], what="the disputed filter")
+
+        # The validator who claims next gets it first, for re-review (the app closes ctx on exit).
+        assert validation.claim_next(ctx, people["bob"], "FACT")["id"] == answers[0]["candidate_id"]
+
+
+async def test_supersede_publishes_a_new_version_and_shows_the_chain(ctx, people):
+    from app.widgets.modals import TextModal
+
+    answers = publish(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_registry(pilot)
+        table = screen.query_one("#results", DataTable)
+        table.move_cursor(row=table.get_row_index(str(answers[0]["id"])))
+        await wait_for(pilot, lambda: screen.selected_id == answers[0]["id"], what="the first answer")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal), what="the supersede modal")
+        modal = app.screen
+        assert modal.query_one("#text").text == ANSWERS[0][1]
+        await pilot.press("ctrl+s")  # no reason yet: told so, nothing sent
+        assert app.screen is modal
+        assert "A reason is needed" in str(modal.query_one("#modal-error", Static).content)
+        modal.query_one("#text").text = "The Rotterdam warehouse has 16 loading docks."
+        modal.query_one("#reason", Input).focus()
+        await type_text(pilot, "two docks added in 2024")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "Published answer 4, superseding answer 1" in message(app), what="the new one")
+        await wait_for(pilot, lambda: screen.selected_id == 4 and getattr(screen, "chain_ids", None) == [1, 4],
+                       what="the chain of the new version")
+        chain = screen.query_one("#chain", Static).content.plain
+        assert chain.index("answer 1") < chain.index("answer 4")  # oldest first
+        assert "SUPERSEDED" in chain and "(this one)" in chain.split("answer 4")[1]
+        assert registry.show(ctx, 1)["status"] == "SUPERSEDED"
+        new = registry.show(ctx, 4)
+        assert (new["status"], new["supersedes_id"], new["text"]) == (
+            "APPROVED", 1, "The Rotterdam warehouse has 16 loading docks.")
+
+
+async def test_retire_and_cancel(ctx, people):
+    from app.widgets.modals import ReasonModal
+
+    answers = publish(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_registry(pilot)
+        assert screen.selected_id == answers[2]["id"]
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reason modal")
+        await pilot.press("escape")  # cancel: nothing changes
+        await wait_for(pilot, lambda: app.screen is screen, what="back on the registry")
+        assert registry.show(ctx, answers[2]["id"])["status"] == "APPROVED"
+
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reason modal")
+        await type_text(pilot, "the trailer rule moved to the handbook")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "is RETIRED" in message(app), what="the retirement")
+        assert registry.show(ctx, answers[2]["id"])["status"] == "RETIRED"
+        await wait_for(pilot, lambda: shown_ids(screen) == [2, 1], what="the list without it")
+
+
+async def test_the_list_follows_others_live(ctx, people):
+    publish(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_registry(pilot)
+        registry.dispute(ctx, people["bob"], 2, "contradicts the training register")  # someone else
+        await wait_for(pilot, lambda: shown_ids(screen) == [3, 1], what="the live list")
+
+
+async def test_a_specialist_is_refused_in_place(ctx, people):
+    from app.widgets.modals import ReasonModal
+
+    publish(ctx, people)
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_registry(pilot)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reason modal")
+        await type_text(pilot, "looks wrong")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Not allowed" in message(app), what="the 403 message")
+        assert screen.query_one("#message", Static).has_class("error")
+        assert registry.show(ctx, 3)["status"] == "APPROVED"
+
+
+# --------------------------------------------------------------------------- snapshot
+
+async def settle_registry(pilot):
+    screen = await open_registry(pilot)
+    await wait_for(pilot, lambda: getattr(screen, "chain_ids", None) == [3, 4], what="the chain")
+    await pilot.pause()
+
+
+def test_snapshot_registry(ctx, people, snap_compare):
+    publish(ctx, people)
+    registry.supersede(ctx, people["alice"], 3, "If a trailer is at the dock, the leveller is lowered and the "
+                       "wheels are chocked first.", "chocks are now required")
+    assert snap_compare(make_app(ctx, "alice", listen=False), terminal_size=(140, 45), run_before=settle_registry)

@@ -1,0 +1,412 @@
+"""A validator's session: pick a queue, claim, approve, revise, reject, escalate, release; errors in place."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable, Static, TextArea
+
+from core.services import ingest, validation, workitems
+from tests.conftest import redis_snapshot
+from tests.tui import make_app, wait_for
+
+HANDBOOK = """# Dock Handbook
+
+## Dock doors
+
+The Rotterdam warehouse has 14 loading docks and a cold room of 1,800 square metres.
+
+## Dock safety
+
+If a trailer is at the dock, the dock leveller is lowered before anyone enters the trailer.
+
+## Telematics
+
+It is not yet decided whether telematics units will score drivers.
+"""
+
+
+def seed_facts(ctx, people, n: int = 3) -> list[int]:
+    return [validation.add(ctx, people["root"], f"Fact question {i}?", f"A plain fact number {i}.", "FACT")["id"]
+            for i in range(1, n + 1)]
+
+
+def ingest_handbook(ctx, people, tmp_path, monkeypatch) -> None:
+    """A document with a FACT, a RULE and an OPEN_ISSUE; a relative path so screens render the same anywhere."""
+    (tmp_path / "handbook.md").write_text(HANDBOOK)
+    monkeypatch.chdir(tmp_path)
+    ingest.ingest(ctx, people["root"], [Path("handbook.md")])
+
+
+def state(ctx, candidate_id: int) -> str:
+    return validation.get(ctx, candidate_id)["state"]
+
+
+def message(app) -> str:
+    return str(app.screen.query_one("#message", Static).content)
+
+
+async def open_picker(pilot):
+    from app.screens.queues import QueuePickerScreen
+
+    app = pilot.app
+    await wait_for(pilot, lambda: app.actor is not None or app.actor_error, what="the acting user")
+    await pilot.press("v")
+    await wait_for(pilot, lambda: isinstance(app.screen, QueuePickerScreen) and app.screen.has_class("loaded"),
+                   what="the queue picker")
+    return app.screen
+
+
+async def open_review(pilot, horn: str = "FACT"):
+    """From the dashboard: v, the Horn type's row, enter; wait until a candidate (or the empty state) shows."""
+    from app.screens.review import ReviewScreen
+
+    picker = await open_picker(pilot)
+    table = picker.query_one("#queue-table", DataTable)
+    table.move_cursor(row=table.get_row_index(horn))
+    await pilot.press("enter")
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.ready,
+                   what=f"the {horn} review screen")
+    return app.screen
+
+
+async def decided(pilot, screen, before: int):
+    """Wait for the screen to render again after a key (a next candidate or the empty state)."""
+    await wait_for(pilot, lambda: screen.renders > before and not screen.busy and screen.ready,
+                   what="the next render")
+
+
+async def type_text(pilot, text: str):
+    await pilot.press(*[{" ": "space"}.get(c, c) for c in text])
+
+
+# --------------------------------------------------------------------------- the loop
+
+async def test_approve_claims_and_shows_the_next_candidate_without_another_key(ctx, people):
+    ids = seed_facts(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        assert screen.shown_id == ids[0]
+        assert state(ctx, ids[0]) == "IN_REVIEW"
+        assert validation.get(ctx, ids[0])["claimed_by"] == "alice"
+        assert "A plain fact number 1." in str(screen.query_one("#answer-text", Static).content)
+        assert "lease" in str(screen.query_one("#lease", Static).content)
+
+        await pilot.press("a")
+        await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
+        assert state(ctx, ids[0]) == "APPROVED"
+        assert state(ctx, ids[1]) == "IN_REVIEW"
+        assert "Approved candidate 1: answer 1 published" in message(app)
+        assert "A plain fact number 2." in str(screen.query_one("#answer-text", Static).content)
+
+
+async def test_a_double_key_press_decides_once(ctx, people):
+    ids = seed_facts(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        before = screen.renders
+        # Two presses queued at once: the second arrives while the first call is in flight
+        # (Pilot's own press() would wait for the app to settle between them).
+        app.simulate_key("a")
+        app.simulate_key("a")
+        await decided(pilot, screen, before)
+        assert screen.shown_id == ids[1]
+        assert [state(ctx, i) for i in ids] == ["APPROVED", "IN_REVIEW", "PENDING"]
+        # The second press was ignored, not sent and refused.
+        assert "Approved candidate 1" in message(app)
+        assert not app.screen.query_one("#message", Static).has_class("error")
+        assert [h["action"] for h in validation.history(ctx, ids[0])] == ["extract", "claim", "approve"]
+
+
+async def test_revise_through_the_modal(ctx, people):
+    from app.widgets.modals import TextModal
+
+    ids = seed_facts(ctx, people, 2)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal), what="the revise modal")
+        area = app.screen.query_one("#text", TextArea)
+        assert area.text == "A plain fact number 1."
+        await type_text(pilot, " Checked")  # the cursor starts at the end of the text
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
+        revised = validation.get(ctx, ids[0])
+        assert revised["state"] == "REVISED"
+        assert revised["text"] == "A plain fact number 1. Checked"
+
+        # The Save button does the same as ctrl+s.
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal), what="the revise modal")
+        app.screen.query_one("#text", TextArea).text = "Fact two, reworded."
+        await pilot.click("#submit")
+        await wait_for(pilot, lambda: screen.has_class("idle") and not screen.busy, what="the empty queue")
+        assert validation.get(ctx, ids[1])["text"] == "Fact two, reworded."
+        assert "The FACT queue is empty. n to try again, escape to go back." in str(
+            screen.query_one("#idle", Static).content)
+
+
+async def test_reject_needs_a_reason(ctx, people):
+    from app.widgets.modals import ReasonModal
+
+    ids = seed_facts(ctx, people, 2)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reason modal")
+        modal = app.screen
+        await pilot.press("enter")  # blank: told so, and the modal stays
+        await pilot.pause()
+        assert app.screen is modal
+        assert "A reason is needed" in str(modal.query_one("#modal-error", Static).content)
+        assert state(ctx, ids[0]) == "IN_REVIEW"
+
+        await type_text(pilot, "the source says 12 docks")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
+        assert state(ctx, ids[0]) == "REJECTED"
+        rejected = [h for h in validation.history(ctx, ids[0]) if h["action"] == "reject"]
+        assert rejected[0]["reason"] == "the source says 12 docks"
+        assert "Rejected candidate 1" in message(app)
+
+
+async def test_escalate_creates_a_work_item(ctx, people):
+    ids = seed_facts(ctx, people, 1)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        await pilot.press("x")
+        await pilot.pause()
+        await type_text(pilot, "needs the 2024 figures")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen.has_class("idle") and not screen.busy, what="the empty queue")
+        assert state(ctx, ids[0]) == "ESCALATED"
+        items = [w for w in workitems.list_items(ctx) if w["candidate_id"] == ids[0]]
+        assert len(items) == 1
+        assert f"work item {items[0]['id']} created" in message(app)
+
+
+async def test_release_puts_it_back_at_the_head(ctx, people):
+    ids = seed_facts(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        before = screen.renders
+        await pilot.press("u")
+        await decided(pilot, screen, before)
+        assert state(ctx, ids[0]) == "PENDING"
+        assert screen.shown_id is None and screen.has_class("idle")
+        assert "back at the head of the FACT queue" in str(screen.query_one("#idle", Static).content)
+
+        # Decision keys say plainly that nothing is claimed.
+        await pilot.press("a")
+        await pilot.pause()
+        assert "Nothing is claimed" in message(app)
+        assert state(ctx, ids[0]) == "PENDING"
+
+        await pilot.press("n")  # the head of the queue is the one just released
+        await wait_for(pilot, lambda: screen.shown_id == ids[0], what="the released candidate again")
+        assert state(ctx, ids[0]) == "IN_REVIEW"
+
+
+async def test_escape_in_a_modal_changes_nothing(ctx, people):
+    from app.widgets.modals import ReasonModal, TextModal
+
+    ids = seed_facts(ctx, people, 2)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        row_before = validation.get(ctx, ids[0])
+        history_before = validation.history(ctx, ids[0])
+        redis_before = redis_snapshot(ctx.redis)
+        for key, modal in (("e", TextModal), ("r", ReasonModal), ("x", ReasonModal)):
+            await pilot.press(key)
+            await wait_for(pilot, lambda: isinstance(app.screen, modal), what=f"the modal of {key}")
+            await type_text(pilot, "typed then abandoned")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen, what="back on the review screen")
+        assert validation.get(ctx, ids[0]) == row_before
+        assert validation.history(ctx, ids[0]) == history_before
+        assert redis_snapshot(ctx.redis) == redis_before
+        assert screen.shown_id == ids[0]
+        assert workitems.list_items(ctx) == []
+
+
+async def test_approving_an_open_issue_is_refused_in_place(ctx, people, tmp_path, monkeypatch):
+    ingest_handbook(ctx, people, tmp_path, monkeypatch)
+    app = make_app(ctx, "vera")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot, "OPEN_ISSUE")
+        shown = screen.shown_id
+        assert validation.get(ctx, shown)["horn_type"] == "OPEN_ISSUE"
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "Not possible now" in message(app), what="the 422 message")
+        assert "escalate it" in message(app)
+        assert app.screen.query_one("#message", Static).has_class("error")
+        assert state(ctx, shown) == "IN_REVIEW"
+        assert screen.shown_id == shown
+
+        # The sources show the passage the candidate came from, highlighted.
+        sources = screen.query_one("#sources", Static).content
+        assert "handbook.md" in sources.plain
+        highlighted = [sources.plain[s.start:s.end] for s in sources.spans if "yellow" in str(s.style)]
+        assert highlighted == ["It is not yet decided whether telematics units will score drivers."]
+
+
+async def test_a_partition_without_authority_is_shown_but_closed(ctx, people):
+    from app.screens.queues import QueuePickerScreen
+
+    seed_facts(ctx, people, 1)
+    validation.add(ctx, people["root"], "A rule?", "If it rains, the dock closes.", "RULE")
+    app = make_app(ctx, "bob")
+    async with app.run_test(size=(140, 45)) as pilot:
+        picker = await open_picker(pilot)
+        table = picker.query_one("#queue-table", DataTable)
+        assert str(table.get_cell("RULE", "authority")) == "no authority"
+        assert str(table.get_cell("FACT", "authority")) == "yes"
+        assert str(table.get_cell("RULE", "pending")) == "1"
+        table.move_cursor(row=table.get_row_index("RULE"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "no authority for RULE" in message(app), what="the refusal")
+        assert isinstance(app.screen, QueuePickerScreen)
+        assert state(ctx, 2) == "PENDING"
+
+
+async def test_the_picker_follows_other_peoples_claims_live(ctx, people):
+    seed_facts(ctx, people, 3)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        picker = await open_picker(pilot)
+        table = picker.query_one("#queue-table", DataTable)
+        assert str(table.get_cell("FACT", "pending")) == "3"
+        assert str(table.get_cell("FACT", "oldest")) == "<1m"
+        validation.claim_next(ctx, people["bob"], "FACT")  # someone else, elsewhere
+        await wait_for(pilot, lambda: str(table.get_cell("FACT", "pending")) == "2", what="the live count")
+        assert str(table.get_cell("FACT", "in_review")) == "1"
+
+
+async def test_going_back_keeps_the_claim_and_coming_back_resumes_it(ctx, people):
+    from app.screens.queues import QueuePickerScreen
+
+    ids = seed_facts(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, QueuePickerScreen), what="the picker")
+        assert "Candidate 1 stays claimed by you" in message(app)
+        assert state(ctx, ids[0]) == "IN_REVIEW"
+
+        table = app.screen.query_one("#queue-table", DataTable)
+        table.move_cursor(row=table.get_row_index("FACT"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is not screen and getattr(app.screen, "shown_id", None),
+                       what="the review screen again")
+        assert app.screen.shown_id == ids[0]
+        assert "carrying on with it" in message(app)
+        assert state(ctx, ids[1]) == "PENDING"
+
+
+async def test_an_empty_queue_says_so_and_n_tries_again(ctx, people):
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        assert screen.shown_id is None
+        assert str(screen.query_one("#idle", Static).content) == \
+            "The FACT queue is empty. n to try again, escape to go back."
+        new = validation.add(ctx, people["root"], "Late fact?", "It arrived later.", "FACT")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: screen.shown_id == new["id"], what="the new candidate")
+        assert not screen.has_class("idle")
+
+
+async def test_a_stale_version_is_a_conflict_shown_in_place(ctx, people):
+    ids = seed_facts(ctx, people, 2)
+    app = make_app(ctx, "alice", listen=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        # Behind the screen's back the claim ends and someone else takes the candidate.
+        validation.release(ctx, people["alice"], ids[0])
+        validation.claim(ctx, people["bob"], ids[0])
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "Someone else got there first" in message(app), what="the 409 message")
+        await wait_for(pilot, lambda: not screen.busy and "claimed by bob" in str(
+            screen.query_one("#review-head", Static).content), what="the candidate as it stands")
+        assert state(ctx, ids[0]) == "IN_REVIEW"
+        assert validation.get(ctx, ids[0])["claimed_by"] == "bob"
+
+
+async def test_a_disputed_answer_comes_back_first_and_approving_it_publishes_a_new_version(ctx, people):
+    from core.services import registry
+
+    ids = seed_facts(ctx, people, 2)
+    validation.claim_next(ctx, people["bob"], "FACT")
+    answer = validation.approve(ctx, people["bob"], ids[0])["answer"]
+    registry.dispute(ctx, people["bob"], answer["id"], "the docks were rebuilt")
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        assert screen.shown_id == ids[0]  # the head of the queue, before candidate 2
+        horn = str(screen.query_one("#horn", Static).content)
+        assert f"Re-review: its published answer {answer['id']} is DISPUTED (the docks were rebuilt)" in horn
+        await pilot.press("a")
+        await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
+        assert registry.show(ctx, answer["id"])["status"] == "SUPERSEDED"
+        assert registry.chain(ctx, answer["id"])[-1]["status"] == "APPROVED"
+
+
+async def test_an_unknown_user_opens_no_queue(ctx, people):
+    seed_facts(ctx, people, 1)
+    app = make_app(ctx, "mallory")
+    async with app.run_test(size=(140, 45)) as pilot:
+        picker = await open_picker(pilot)
+        table = picker.query_one("#queue-table", DataTable)
+        assert str(table.get_cell("FACT", "authority")) == "no authority"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "unknown user 'mallory'" in message(app), what="the refusal")
+        assert state(ctx, 1) == "PENDING"
+
+
+async def test_help_lists_the_review_keys(ctx, people):
+    from app.screens.help import HelpScreen
+
+    seed_facts(ctx, people, 1)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_review(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        keys = app.screen.query_one(DataTable)
+        described = {keys.get_row_at(i)[1] for i in range(keys.row_count)}
+        assert {"Approve", "Revise", "Reject", "Escalate", "Release", "Claim next", "Back to queues"} <= described
+
+
+# --------------------------------------------------------------------------- snapshots
+
+async def settle_picker(pilot):
+    await open_picker(pilot)
+    await pilot.pause()
+
+
+async def settle_review(pilot):
+    screen = await open_review(pilot)
+    # The lease counts down every second: freeze it at a fixed value for the picture.
+    screen.lease_timer.pause()
+    screen.query_one("#lease", Static).update("lease 30:00 left")
+    await pilot.pause()
+
+
+def test_snapshot_queue_picker(ctx, people, snap_compare):
+    seed_facts(ctx, people, 3)
+    validation.add(ctx, people["root"], "A rule?", "If it rains, the dock closes.", "RULE")
+    validation.claim_next(ctx, people["bob"], "FACT")
+    assert snap_compare(make_app(ctx, "alice", listen=False), terminal_size=(140, 45), run_before=settle_picker)
+
+
+def test_snapshot_review(ctx, people, tmp_path, monkeypatch, snap_compare):
+    ingest_handbook(ctx, people, tmp_path, monkeypatch)
+    assert snap_compare(make_app(ctx, "alice", listen=False), terminal_size=(140, 45), run_before=settle_review)
