@@ -9,7 +9,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Callable
+from typing import Callable
 
 from core.errors import InvalidInput, R2KError, exit_code
 

@@ -13,7 +13,7 @@ from psycopg.types.json import Jsonb
 from ..adapters.postgres import Tx, jsonable
 from ..context import Context
 from ..domain import Actor
-from ..errors import Conflict, InvalidInput
+from ..errors import Conflict, InvalidInput, NotFound
 from ..events import canonical, now
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
@@ -54,3 +54,34 @@ def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx],
             tx.execute("UPDATE idempotency_keys SET response = %s WHERE key = %s",
                        (Jsonb(jsonable(result)), idempotency_key))
             return result
+
+
+# ----------------------------------------------------------------------------- reading
+
+def parse_id(value, what: str) -> int:
+    """An entity id from user input; a 400 that names the entity when it is not a number."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"a {what} id is a number, got {value!r}") from None
+
+
+def fetch(tx: Tx, table: str, what: str, entity_id) -> dict:
+    """One row by id, or the 404 that names it."""
+    row = tx.one(f"SELECT * FROM {table} WHERE id = %s", (parse_id(entity_id, what),))
+    if row is None:
+        raise NotFound(f"no {what} {entity_id}")
+    return row
+
+
+def event_history(tx: Tx, aggregate: str, entity_id: int) -> list[dict]:
+    """An entity's transitions read from its signed events: who, when, from, to, and why."""
+    rows = tx.all("SELECT seq, type, actor, created_at, payload FROM events WHERE aggregate_type = %s "
+                  "AND aggregate_id = %s ORDER BY seq", (aggregate, str(entity_id)))
+    out = []
+    for r in rows:
+        fields = r["payload"].get("fields") or {}
+        out.append({"seq": r["seq"], "action": r["type"], "actor": r["actor"], "at": r["created_at"].isoformat(),
+                    "from": r["payload"].get("from"), "to": r["payload"].get("to"), "reason": fields.get("reason"),
+                    "revised_text": fields.get("revised_text")})
+    return out

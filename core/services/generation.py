@@ -12,7 +12,7 @@ from datetime import timedelta
 from .. import engine
 from ..adapters.breaker import CircuitBreaker
 from ..adapters.llm import ChatClient, LLMError, build_prompt, extractive
-from ..adapters.postgres import Tx, public_row
+from ..adapters.postgres import Tx
 from ..classify import classify
 from ..context import Context
 from ..domain import SYSTEM

@@ -15,10 +15,10 @@ from .. import engine
 from ..adapters.postgres import Tx, public_row
 from ..context import Context
 from ..domain import SYSTEM, Actor
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..events import now
 from ..machines.grey import GREY
-from . import jobs, mutate
+from . import fetch, jobs, mutate, parse_id
 
 DEFAULT_TTL = 7 * 24 * 3600
 DEFAULT_MAX_ATTEMPTS = 5
@@ -103,7 +103,7 @@ def transition(ctx: Context, actor: Actor, entry_id, action: str, *, expected_ve
     fields = {k: v for k, v in fields.items() if v is not None}
 
     def work(tx):
-        entry = engine.lock(tx, GREY, _id(entry_id))
+        entry = engine.lock(tx, GREY, parse_id(entry_id, "grey entry"))
         m = engine.plan(GREY, entry, action, actor, fields, expected_version)
         if action == "assign":
             _known_user(tx, fields["assignee"])
@@ -116,7 +116,7 @@ def transition(ctx: Context, actor: Actor, entry_id, action: str, *, expected_ve
             tx.after_commit(lambda: enqueue_processing(ctx, moved["id"]))
         return public_row(moved)
 
-    return mutate(ctx, actor, f"grey.{action}", {"id": _id(entry_id), **fields, "expected_version": expected_version},
+    return mutate(ctx, actor, f"grey.{action}", {"id": parse_id(entry_id, "grey entry"), **fields, "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
 
 
@@ -224,10 +224,7 @@ def retrigger_for_document(ctx: Context, document_id: int) -> list[int]:
 
 def get(ctx: Context, entry_id) -> dict:
     with ctx.db.read() as tx:
-        row = tx.one("SELECT * FROM grey_entries WHERE id = %s", (_id(entry_id),))
-    if row is None:
-        raise NotFound(f"no grey entry {entry_id}")
-    return public_row(row)
+        return public_row(fetch(tx, "grey_entries", "grey entry", entry_id))
 
 
 def show(ctx: Context, entry_id) -> dict:
@@ -248,11 +245,10 @@ def transitions(ctx: Context, entry_id) -> dict:
 
 def history(ctx: Context, entry_id) -> list[dict]:
     with ctx.db.read() as tx:
-        if not tx.one("SELECT 1 FROM grey_entries WHERE id = %s", (_id(entry_id),)):
-            raise NotFound(f"no grey entry {entry_id}")
+        entry = fetch(tx, "grey_entries", "grey entry", entry_id)
         return [public_row(r) for r in tx.all(
             "SELECT id, action, from_state, to_state, actor, reason, created_at FROM grey_transitions "
-            "WHERE entry_id = %s ORDER BY id", (_id(entry_id),))]
+            "WHERE entry_id = %s ORDER BY id", (entry["id"],))]
 
 
 def list_entries(ctx: Context, state: str | None = None, assignee: str | None = None, text: str | None = None,
@@ -276,9 +272,3 @@ def list_entries(ctx: Context, state: str | None = None, assignee: str | None = 
     with ctx.db.read() as tx:
         return [public_row(r) for r in tx.all(sql, [*params, limit, offset])]
 
-
-def _id(value) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"a grey entry id is a number, got {value!r}") from None

@@ -8,10 +8,10 @@ from .. import engine
 from ..adapters.postgres import Tx, public_row
 from ..context import Context
 from ..domain import SYSTEM, Actor
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
-from . import mutate
+from . import fetch, mutate
 
 STATUSES = ("APPROVED", "DISPUTED", "SUPERSEDED", "RETIRED")
 
@@ -175,18 +175,13 @@ def _words(query: str) -> list[str]:
 
 def show(ctx: Context, answer_id) -> dict:
     with ctx.db.read() as tx:
-        row = tx.one("SELECT * FROM approved_answers WHERE id = %s", (_id(answer_id),))
-    if row is None:
-        raise NotFound(f"no answer {answer_id}")
-    return public_row(row)
+        return public_row(fetch(tx, "approved_answers", "answer", answer_id))
 
 
 def chain(ctx: Context, answer_id) -> list[dict]:
     """Every version linked to this one by supersedes_id, oldest first."""
-    aid = _id(answer_id)
     with ctx.db.read() as tx:
-        if not tx.one("SELECT 1 FROM approved_answers WHERE id = %s", (aid,)):
-            raise NotFound(f"no answer {answer_id}")
+        aid = fetch(tx, "approved_answers", "answer", answer_id)["id"]
         rows = tx.all(
             "WITH RECURSIVE back AS ("
             "  SELECT id, supersedes_id FROM approved_answers WHERE id = %(id)s"
@@ -204,9 +199,3 @@ def readout(ctx: Context, query: str, *, limit: int = 20) -> list[dict]:
     rows = search(ctx, query, ["APPROVED", "DISPUTED"], limit=limit)
     return [{**r, "disputed": r["status"] == "DISPUTED"} for r in rows]
 
-
-def _id(value) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"an answer id is a number, got {value!r}") from None

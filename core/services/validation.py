@@ -20,7 +20,7 @@ from ..domain import HORN_TYPES, SYSTEM, Actor, parse_horn_type
 from ..errors import Forbidden, InvalidInput, NotFound
 from ..events import now
 from ..machines.candidate import CANDIDATE
-from . import mutate
+from . import event_history, fetch, mutate, parse_id
 
 QUEUED = ("PENDING", "DISPUTED")  # the states that sit in a Horn queue
 IN_FLIGHT_GRACE = 60.0  # seconds an id may stay popped-but-uncommitted before a sweep returns it
@@ -154,7 +154,7 @@ def current_answer(tx: Tx, candidate_id: int) -> dict | None:
 
 def current_answer_of(ctx: Context, candidate_id) -> dict | None:
     with ctx.db.read() as tx:
-        return public_row(current_answer(tx, _id(candidate_id)))
+        return public_row(current_answer(tx, parse_id(candidate_id, "candidate")))
 
 
 def _record(tx: Tx, actor: Actor, before: dict, after: dict, action: str, *, revised_text=None, reason=None):
@@ -281,19 +281,14 @@ def _notify(ctx: Context, row: dict, action: str) -> None:
 
 def get(ctx: Context, candidate_id) -> dict:
     with ctx.db.read() as tx:
-        row = tx.one("SELECT * FROM candidates WHERE id = %s", (_id(candidate_id),))
-    if row is None:
-        raise NotFound(f"no candidate {candidate_id}")
-    return public_row(row)
+        return public_row(fetch(tx, "candidates", "candidate", candidate_id))
 
 
 def show(ctx: Context, candidate_id) -> dict:
     """The candidate with its source passages, its answer and its history, for review."""
-    cid = _id(candidate_id)
     with ctx.db.read() as tx:
-        row = tx.one("SELECT * FROM candidates WHERE id = %s", (cid,))
-        if row is None:
-            raise NotFound(f"no candidate {candidate_id}")
+        row = fetch(tx, "candidates", "candidate", candidate_id)
+        cid = row["id"]
         sources = []
         for ref in row["source_refs"] or []:
             doc_id = ref.get("document_id")
@@ -309,25 +304,13 @@ def show(ctx: Context, candidate_id) -> dict:
                 sources.append({**ref, "title": doc["title"], "excerpt": doc["excerpt"],
                                 "match": [start, start + span[1] - span[0]]})
         answer = current_answer(tx, cid)
-        history_rows = _history(tx, cid)
+        history_rows = event_history(tx, "candidate", cid)
     return {**public_row(row), "sources": sources, "answer": public_row(answer), "history": history_rows}
 
 
-def _history(tx: Tx, cid: int) -> list[dict]:
-    rows = tx.all("SELECT seq, type, actor, created_at, payload FROM events WHERE aggregate_type = 'candidate' "
-                  "AND aggregate_id = %s ORDER BY seq", (str(cid),))
-    return [{"seq": r["seq"], "action": r["type"], "actor": r["actor"], "at": r["created_at"].isoformat(),
-             "from": r["payload"].get("from"), "to": r["payload"].get("to"),
-             "reason": (r["payload"].get("fields") or {}).get("reason"),
-             "revised_text": (r["payload"].get("fields") or {}).get("revised_text")} for r in rows]
-
-
 def history(ctx: Context, candidate_id) -> list[dict]:
-    cid = _id(candidate_id)
     with ctx.db.read() as tx:
-        if not tx.one("SELECT 1 FROM candidates WHERE id = %s", (cid,)):
-            raise NotFound(f"no candidate {candidate_id}")
-        return _history(tx, cid)
+        return event_history(tx, "candidate", fetch(tx, "candidates", "candidate", candidate_id)["id"])
 
 
 def list_candidates(ctx: Context, state: str | None = None, horn_type: str | None = None, *, limit: int = 100,
@@ -352,12 +335,6 @@ def list_candidates(ctx: Context, state: str | None = None, horn_type: str | Non
     with ctx.db.read() as tx:
         return [public_row(r) for r in tx.all(sql, [*params, limit, offset])]
 
-
-def _id(value) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"a candidate id is a number, got {value!r}") from None
 
 
 # ----------------------------------------------------------------------------- queues

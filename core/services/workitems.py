@@ -7,10 +7,10 @@ from .. import engine
 from ..adapters.postgres import Tx, public_row
 from ..context import Context
 from ..domain import SYSTEM, Actor, parse_horn_type
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
 from ..machines.candidate import CANDIDATE
 from ..machines.work_item import WORK_ITEM
-from . import mutate
+from . import event_history, fetch, mutate, parse_id
 
 STATES = sorted(WORK_ITEM.states)
 
@@ -110,7 +110,7 @@ def rework(ctx: Context, actor: Actor, work_item_id, reason: str, *, expected_ve
            idempotency_key: str | None = None) -> dict:
     """NEEDS_REWORK → GENERATING: regenerate with the reason in the prompt."""
     def work(tx):
-        item = engine.lock(tx, WORK_ITEM, _id(work_item_id))
+        item = engine.lock(tx, WORK_ITEM, parse_id(work_item_id, "work item"))
         # A new attempt: its own GeneratedCandidate, the reason in its prompt.
         item = engine.apply(tx, WORK_ITEM, item, "rework", actor, fields={"reason": reason},
                             changes={"reason": reason, "attempts": item["attempts"] + 1},
@@ -119,7 +119,7 @@ def rework(ctx: Context, actor: Actor, work_item_id, reason: str, *, expected_ve
                                  ctx.notify("work_item", action="rework", id=item["id"], state=item["state"])))
         return public_row(item)
 
-    return mutate(ctx, actor, "workitems.rework", {"id": _id(work_item_id), "reason": reason,
+    return mutate(ctx, actor, "workitems.rework", {"id": parse_id(work_item_id, "work item"), "reason": reason,
                                                    "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
 
@@ -127,14 +127,14 @@ def rework(ctx: Context, actor: Actor, work_item_id, reason: str, *, expected_ve
 def close(ctx: Context, actor: Actor, work_item_id, *, reason: str | None = None,
           expected_version: int | None = None, idempotency_key: str | None = None) -> dict:
     def work(tx):
-        item = engine.apply(tx, WORK_ITEM, _id(work_item_id), "close", actor, fields={"reason": reason},
+        item = engine.apply(tx, WORK_ITEM, parse_id(work_item_id, "work item"), "close", actor, fields={"reason": reason},
                             changes={"reason": reason} if reason else None, expected_version=expected_version,
                             idempotency_key=idempotency_key)
         _close_origin(tx, item)
         tx.after_commit(lambda: ctx.notify("work_item", action="close", id=item["id"], state=item["state"]))
         return public_row(item)
 
-    return mutate(ctx, actor, "workitems.close", {"id": _id(work_item_id), "reason": reason,
+    return mutate(ctx, actor, "workitems.close", {"id": parse_id(work_item_id, "work item"), "reason": reason,
                                                   "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
 
@@ -150,26 +150,16 @@ def generate(ctx: Context, actor: Actor, work_item_id) -> dict:
 
 def get(ctx: Context, work_item_id) -> dict:
     with ctx.db.read() as tx:
-        row = tx.one("SELECT * FROM work_items WHERE id = %s", (_id(work_item_id),))
-    if row is None:
-        raise NotFound(f"no work item {work_item_id}")
-    return public_row(row)
+        return public_row(fetch(tx, "work_items", "work item", work_item_id))
 
 
 def show(ctx: Context, work_item_id) -> dict:
     """The item with its generated candidates (prompt, sources, model, text) and its history."""
-    wid = _id(work_item_id)
     with ctx.db.read() as tx:
-        row = tx.one("SELECT * FROM work_items WHERE id = %s", (wid,))
-        if row is None:
-            raise NotFound(f"no work item {work_item_id}")
-        generated = tx.all("SELECT * FROM generated_candidates WHERE work_item_id = %s ORDER BY attempt", (wid,))
-        events = tx.all("SELECT seq, type, actor, created_at, payload FROM events WHERE aggregate_type = 'work_item' "
-                        "AND aggregate_id = %s ORDER BY seq", (str(wid),))
-    return {**public_row(row), "generated": [public_row(g) for g in generated],
-            "history": [{"seq": e["seq"], "action": e["type"], "actor": e["actor"], "at": e["created_at"].isoformat(),
-                         "from": e["payload"].get("from"), "to": e["payload"].get("to"),
-                         "reason": (e["payload"].get("fields") or {}).get("reason")} for e in events]}
+        row = fetch(tx, "work_items", "work item", work_item_id)
+        generated = tx.all("SELECT * FROM generated_candidates WHERE work_item_id = %s ORDER BY attempt", (row["id"],))
+        history = event_history(tx, "work_item", row["id"])
+    return {**public_row(row), "generated": [public_row(g) for g in generated], "history": history}
 
 
 def list_items(ctx: Context, state: str | None = None, *, limit: int = 200, offset: int = 0) -> list[dict]:
@@ -187,9 +177,3 @@ def list_items(ctx: Context, state: str | None = None, *, limit: int = 200, offs
                       [*params, limit, offset])
     return [public_row(r) for r in rows]
 
-
-def _id(value) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"a work item id is a number, got {value!r}") from None
