@@ -352,7 +352,7 @@ def test_the_wheel_carries_styles_migrations_and_the_demo(tmp_path):
     wheel = next(tmp_path.glob("r2k-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"styles/app.tcss", "styles/dashboard.tcss", "core/migrations/env.py", "core/migrations/script.py.mako",
-            "core/migrations/versions/0001_initial.py", "core/demo/users.json", "app/cli.py",
+            "core/migrations/versions/0001_initial.py", "core/migrations/versions/0002_oldest_pending_index.py", "core/demo/users.json", "app/cli.py",
             "workers/tasks.py"} <= names
     assert len([n for n in names if n.startswith("core/demo/corpus/")]) >= 30
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))

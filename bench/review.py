@@ -1,0 +1,145 @@
+"""Review latency and opening times (issue: validation end to end, item 8).
+
+1. Approve → next candidate rendered: the workstation runs headless under Pilot as validator `ada`
+   on the RULE queue (real demo candidates with their sources). For each approval the clock starts
+   when the approve action begins and stops when the review screen has rendered the next
+   candidate (its `renders` counter moves). Median and p95 of 40; target median < 100 ms.
+2. With 1,000,000 candidates in the database: the time from asking for the queue picker until its
+   counts are shown, and from enter on a queue until the claimed candidate is shown (median of 5
+   each; target < 1 s).
+
+The million candidates are written once with INSERT … SELECT (setup speed) into the bench's own
+data dir and reused by later runs.
+
+    python bench/review.py [--approvals 40] [--million 1000000]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+
+from _common import bench_env, median, percentile, verdict
+
+
+def setup(million: int, approvals: int) -> None:
+    from core.context import Context
+    from core.demo import load
+    from core.domain import SYSTEM
+    from core.services import validation
+
+    ctx = Context()
+    load(ctx, by="bench")
+    with ctx.db.begin() as tx:
+        have = tx.scalar("SELECT count(*) FROM candidates WHERE created_by = 'bench-million'")
+        if have < million:
+            tx.execute(
+                "INSERT INTO candidates (question, text, horn_type, state, origin, source_refs, created_by, created_at, "
+                "updated_at, version, queue_rank) SELECT 'Bulk question ' || g || '?', 'Bulk statement ' || g || '.', "
+                "(ARRAY['FACT','CONSTRAINT','PROCEDURE'])[1 + g %% 3], 'PENDING', 'manual', '[]', 'bench-million', "
+                "now() - interval '2 days', now(), 1, 9e15 + g FROM generate_series(1, %s) AS g", (million - have,))
+        # Fresh RULE candidates for the approvals, copied from the demo's own (same sources).
+        # Whatever earlier runs left claimed goes back.
+        tx.execute("UPDATE candidates SET state = 'PENDING', claimed_by = NULL WHERE state = 'IN_REVIEW' "
+                   "AND claimed_by = 'ada'")
+        demo = tx.all("SELECT question, text, source_refs, document_id FROM candidates WHERE horn_type = 'RULE' "
+                      "AND origin = 'extracted' ORDER BY id LIMIT 50")
+        created = []
+        for i in range(approvals + 5):
+            src = demo[i % len(demo)]
+            created.append(validation.create_candidate(tx, SYSTEM, src["question"], src["text"], "RULE",
+                                                       src["source_refs"], origin="extracted",
+                                                       document_id=src["document_id"]))
+    with ctx.db.connection() as conn:
+        conn.execute("VACUUM ANALYZE candidates")
+    validation.reconcile(ctx)
+    ctx.close()
+
+
+async def measure(approvals: int) -> dict:
+    from app.screens.queues import QueuePickerScreen
+    from app.screens.review import ReviewScreen
+    from app.tui import R2KApp
+
+    app = R2KApp(user="ada", listen=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        async def until(predicate, timeout=30.0):
+            deadline = time.perf_counter() + timeout
+            while not predicate():
+                if time.perf_counter() > deadline:
+                    raise SystemExit("timed out")
+                await asyncio.sleep(0.001)
+
+        await until(lambda: app.actor is not None)
+        picker_times, review_times = [], []
+        for round_ in range(5):
+            t0 = time.perf_counter()
+            app.open_screen("queues")
+            await until(lambda: isinstance(app.screen, QueuePickerScreen) and getattr(app.screen, "stats", None))
+            picker_times.append(time.perf_counter() - t0)
+            table = app.screen.query_one("#queue-table")
+            table.move_cursor(row=1)  # RULE
+            t0 = time.perf_counter()
+            await pilot.press("enter")
+            await until(lambda: isinstance(app.screen, ReviewScreen) and app.screen.shown_id is not None
+                        and app.screen.ready)
+            review_times.append(time.perf_counter() - t0)
+            if round_ < 4:  # back to the dashboard, so the next open builds the screens afresh
+                await pilot.press("escape")
+                await until(lambda: isinstance(app.screen, QueuePickerScreen))
+                app.pop_screen()
+                await until(lambda: not isinstance(app.screen, QueuePickerScreen))
+
+        # The clock runs inside the app: from the approve action's start to the end of the render of
+        # the next candidate (Pilot's own waiting after a key press is not the user's wait).
+        screen = app.screen
+        started: list[float] = []
+        rendered: list[float] = []
+        approve, render = screen.action_approve, screen.render_candidate
+
+        def timed_approve():
+            started.append(time.perf_counter())
+            approve()
+
+        def timed_render(data):
+            render(data)
+            # ... and the frame that shows it: after the next screen refresh.
+            app.call_after_refresh(lambda: rendered.append(time.perf_counter()))
+
+        screen.action_approve, screen.render_candidate = timed_approve, timed_render
+        latencies = []
+        for _ in range(approvals):
+            renders, shown, count = screen.renders, screen.shown_id, len(rendered)
+            await pilot.press("a")
+            await until(lambda: screen.renders > renders and screen.shown_id != shown and screen.ready
+                        and len(rendered) > count)
+            latencies.append(rendered[-1] - started[-1])
+    return {"picker": picker_times, "review": review_times, "approve": latencies}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--approvals", type=int, default=40)
+    parser.add_argument("--million", type=int, default=1_000_000)
+    args = parser.parse_args()
+    bench_env("review")
+    setup(args.million, args.approvals)
+    from core.context import Context
+
+    with Context().db.read() as tx:
+        total = tx.scalar("SELECT count(*) FROM candidates")
+    result = asyncio.run(measure(args.approvals))
+    approve = [v * 1000 for v in result["approve"]]
+    p50, p95 = median(approve), percentile(approve, 95)
+    picker, review = median(result["picker"]), median(result["review"])
+    print(f"candidates in the database: {total:,}")
+    print(f"approve -> next candidate rendered   median {p50:6.1f} ms   p95 {p95:6.1f} ms   "
+          f"(n={len(approve)}; target median < 100 ms: {verdict(p50, 100)})")
+    print(f"open queue picker (counts shown)     median {picker * 1000:6.1f} ms   "
+          f"(target < 1000 ms: {verdict(picker, 1.0)})")
+    print(f"open review screen (candidate shown) median {review * 1000:6.1f} ms   "
+          f"(target < 1000 ms: {verdict(review, 1.0)})")
+
+
+if __name__ == "__main__":
+    main()
