@@ -89,9 +89,14 @@ class DashboardScreen(WorkstationScreen):
     def show_health(self, health: dict) -> None:
         lines = []
         for part in health["services"]:
-            mark = "[green]●[/]" if part["answers"] else "[red]●[/]"
-            where = part["url"] or "not running"
-            lines.append(f"{mark} {part['name']:<9} {part['mode']:<9} {where}  [dim]{part['detail']}[/]")
+            if part["answers"]:
+                mark, where, detail = "[green]●[/]", part["url"], part["detail"]
+            elif part["mode"] == "embedded" and not part["url"]:
+                # Not a fault: an embedded part starts on first use (the graph, when workers sync it).
+                mark, where, detail = "[yellow]○[/]", "not started", "starts on first use"
+            else:
+                mark, where, detail = "[red]●[/]", part["url"] or "not running", part["detail"]
+            lines.append(f"{mark} {part['name']:<9} {part['mode']:<9} {where}  [dim]{detail}[/]")
         breaker = health.get("breaker")
         if breaker:
             mark = {"closed": "[green]●[/]", "half_open": "[yellow]●[/]"}.get(breaker["state"], "[red]●[/]")
