@@ -40,6 +40,7 @@ class Settings(BaseSettings):
     breaker_cooldown: float = 30.0
 
     claim_lease_seconds: int = 30 * 60
+    sweep_interval: int = 15  # seconds between scheduled sweeps (leases, in-flight ids, grey TTLs, lost jobs)
     retrieval_top_k: int = 5
     connect_timeout: float = 3.0
 

@@ -216,3 +216,38 @@ def test_bad_ids(ctx, people):
     with pytest.raises(ValidationStateError):
         entry = new_entry(ctx, people)
         grey.transition(ctx, people["sam"], entry["id"], "reset")
+
+
+def test_a_running_worker_sweeps_on_schedule(ctx, people):
+    """`r2k worker` (not burst) runs the sweep as scheduled RQ work: expired entries expire and an
+    expired claim goes back to its queue, with nobody calling anything."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from core.services import validation
+    from tests.conftest import ROOT
+
+    entry = new_entry(ctx, people, "Who repaints the dock lines?")
+    validation.add(ctx, people["root"], "Q?", "A plain fact.", "FACT")
+    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    with ctx.db.begin() as tx:
+        tx.execute("UPDATE grey_entries SET expires_at = now() - interval '1 second' WHERE id = %s", (entry["id"],))
+        tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' WHERE id = %s",
+                   (claimed["id"],))
+    worker = subprocess.Popen([sys.executable, "-m", "app", "worker"], cwd=ROOT, start_new_session=True,
+                              env={**os.environ, "R2K_SWEEP_INTERVAL": "1"}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and (grey.get(ctx, entry["id"])["state"] != "Expired"
+                                          or validation.get(ctx, claimed["id"])["state"] != "PENDING"):
+            time.sleep(0.2)
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=30)
+    assert grey.get(ctx, entry["id"])["state"] == "Expired"
+    assert validation.get(ctx, claimed["id"])["state"] == "PENDING"
+    assert validation.queue(ctx).ids("FACT") == [claimed["id"]]

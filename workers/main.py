@@ -1,7 +1,7 @@
 """`r2k worker`: RQ workers on the generation and graph queues, and the scheduled sweep.
 
 Several processes run as RQ's WorkerPool (which respawns a worker that dies). Unless `--burst`,
-a CronScheduler process enqueues the sweep every SWEEP_INTERVAL seconds.
+a CronScheduler process enqueues the sweep every R2K_SWEEP_INTERVAL seconds (default 15).
 """
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from rq.worker_pool import WorkerPool
 from core.adapters.jobs import QUEUES
 from core.context import Context
 
-SWEEP_INTERVAL = 15
 MAINTENANCE_INTERVAL = 30  # how often workers look for jobs abandoned by dead workers (RQ default: 10 min)
 
 
@@ -40,14 +39,14 @@ def _preload() -> None:
     import workers.tasks  # noqa: F401
 
 
-def _run_cron(redis_url: str) -> None:
+def _run_cron(redis_url: str, interval: int) -> None:
     from redis import Redis
     from rq.cron import CronScheduler
 
     from workers.tasks import sweep_task
 
     scheduler = CronScheduler(connection=Redis.from_url(redis_url), logging_level="WARNING")
-    scheduler.register(sweep_task, queue_name=QUEUES["graph"], interval=SWEEP_INTERVAL, job_timeout=120,
+    scheduler.register(sweep_task, queue_name=QUEUES["graph"], interval=max(1, interval), job_timeout=120,
                        result_ttl=60)
     scheduler.start()
 
@@ -71,8 +70,9 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
     ctx.close()
     cron = None
     if not burst:
-        cron = multiprocessing.get_context("fork").Process(target=_run_cron, args=(ctx.redis_url,), daemon=True,
-                                                            name="r2k sweep scheduler")
+        cron = multiprocessing.get_context("fork").Process(
+            target=_run_cron, args=(ctx.redis_url, ctx.settings.sweep_interval), daemon=True,
+            name="r2k sweep scheduler")
         cron.start()
     try:
         if processes <= 1:

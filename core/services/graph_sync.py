@@ -86,10 +86,11 @@ def detect_contradictions(ctx: Context, answer_id: int) -> dict:
             other = tx.one("SELECT id, text, status FROM approved_answers WHERE id = %s", (row["other"],))
             if not me or not other or me["status"] != "APPROVED" or other["status"] != "APPROVED":
                 continue
-            why = disagree(me["text"], other["text"])
+            first, second = sorted((me, other), key=lambda r: r["id"])  # one pair, one wording
+            why = disagree(first["text"], second["text"])
             if not why:
                 continue
-            low, high = sorted((me["id"], other["id"]))
+            low, high = first["id"], second["id"]
             if tx.one("SELECT 1 FROM conflict_flags WHERE answer_id = %s AND other_answer_id = %s", (low, high)):
                 continue
             flag = engine.record(tx, "conflict_flag", "conflict_flags", {

@@ -1,0 +1,82 @@
+"""The registry mirrored into the graph over Bolt (DESIGN §9): idempotent sync, supersede links,
+contradictions on one subject, and requests kept small enough for the embedded server."""
+from __future__ import annotations
+
+import pytest
+
+from core.adapters.graph import MAX_STRING, Graph, GraphRequestTooLarge
+from core.services import graph_sync, registry, validation
+
+
+@pytest.fixture
+def graph(ctx):
+    ctx.graph.run("MATCH (n) DETACH DELETE n")
+    return ctx.graph
+
+
+def publish(ctx, people, question, text):
+    validation.add(ctx, people["root"], question, text, "FACT")
+    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    return validation.approve(ctx, people["alice"], claimed["id"])["answer"]
+
+
+def test_sync_is_idempotent_and_holds_structure_not_texts(ctx, people, graph):
+    long_text = "Nightly database backups are kept for 30 days. " * 200  # ~9,600 characters
+    answer = publish(ctx, people, "What is established about backup retention?", long_text)
+    for _ in range(2):
+        assert graph_sync.sync_answer(ctx, answer["id"])["subject"] == "backup retention"
+    rows = graph.run("MATCH (a:Answer {id: $id})-[:ABOUT]->(s:Subject) RETURN a.status AS status, "
+                     "a.title AS title, s.name AS subject, keys(a) AS keys", id=answer["id"])
+    assert rows == [{"status": "APPROVED", "title": "What is established about backup retention?",
+                     "subject": "backup retention", "keys": rows[0]["keys"]}]
+    assert "text" not in rows[0]["keys"]  # the graph never holds full texts
+    assert graph.run("MATCH (a:Answer) RETURN count(a) AS n")[0]["n"] == 1
+
+
+def test_a_long_string_cannot_reach_the_graph(ctx, graph):
+    graph.run("MERGE (a:Answer {id: -1}) SET a.title = $title", title="x" * 8000)
+    stored = graph.run("MATCH (a:Answer {id: -1}) RETURN a.title AS title")[0]["title"]
+    assert len(stored) == MAX_STRING
+    with pytest.raises(GraphRequestTooLarge):
+        graph.run("UNWIND $rows AS r MERGE (:Answer {id: r.id, t: r.t})",
+                  rows=[{"id": i, "t": "y" * 150} for i in range(100)])
+    assert graph.run("RETURN 1 AS ok") == [{"ok": 1}]  # the server is still up
+
+
+def test_supersede_is_mirrored_as_a_link(ctx, people, graph):
+    old = publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort at all times.")
+    new = registry.supersede(ctx, people["alice"], old["id"], "Visitors need an escort in the server room.", "scope")
+    graph_sync.sync_answer(ctx, old["id"])
+    graph_sync.sync_answer(ctx, new["id"])
+    links = graph.run("MATCH (n:Answer)-[:SUPERSEDES]->(o:Answer) RETURN n.id AS new, o.id AS old, "
+                      "o.status AS status")
+    assert links == [{"new": new["id"], "old": old["id"], "status": "SUPERSEDED"}]
+
+
+def test_answers_on_one_subject_that_disagree_are_flagged_once(ctx, people, graph):
+    a = publish(ctx, people, "What is established about backup retention?",
+                "Nightly database backups are kept for 30 days in Frankfurt.")
+    b = publish(ctx, people, "What is established about backup retention?",
+                "Nightly database backups are kept for 14 days.")
+    c = publish(ctx, people, "What is established about backup storage?",
+                "Backups are kept for 7 days on the local array.")  # another subject: no conflict
+    for answer in (a, b, c):
+        graph_sync.sync_answer(ctx, answer["id"])
+    found = graph_sync.detect_contradictions(ctx, b["id"])
+    again = graph_sync.detect_contradictions(ctx, a["id"])
+    assert len(found["flags"]) == 1 and again["flags"] == []
+    with ctx.db.read() as tx:
+        flags = tx.all("SELECT answer_id, other_answer_id, subject, detail, status FROM conflict_flags")
+    assert flags == [{"answer_id": a["id"], "other_answer_id": b["id"], "subject": "backup retention",
+                      "detail": "30 vs 14 day(s)", "status": "OPEN"}]
+
+
+def test_graph_connection_failure_is_a_clear_503(ctx):
+    from core.context import service_error
+
+    graph = Graph("bolt://127.0.0.1:9", timeout=1)
+    with pytest.raises(Exception) as raised:
+        graph.ping()
+    graph.close()
+    error = service_error(raised.value, ctx)
+    assert error is not None and error.status == 503 and "graph" in error.message
