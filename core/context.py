@@ -77,6 +77,13 @@ class Context:
             raise runtime.unavailable("redis", url, exc) from None
         return client
 
+    @cached_property
+    def validation_queue(self):
+        """The Horn-type queues (their Lua scripts registered once per process)."""
+        from .adapters.redis_queues import ValidationQueue
+
+        return ValidationQueue(self.redis)
+
     def notify(self, kind: str, **data) -> None:
         """Tell open workstations something changed (Redis pub/sub); never fails the caller:
         the change is committed already, and screens also reload when they are opened."""

@@ -31,8 +31,13 @@ def adapt(column: str, value: Any) -> Any:
     return value
 
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def jsonable(value: Any) -> Any:
     """A row value as it appears in JSON output and in event payloads."""
+    if isinstance(value, _PLAIN):  # most values: return at once (this runs on every event)
+        return value
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, date):

@@ -18,6 +18,13 @@ if id then redis.call('ZADD', KEYS[2], ARGV[1], id) end
 return id
 """
 
+# Settle a popped id and tell the workstations, in one round trip.
+_SETTLE = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
+"""
+
 # Return ids stuck in flight (popped before ARGV[1]) to the head of the queue.
 _RESCUE = """
 local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
@@ -41,6 +48,7 @@ class ValidationQueue:
     def __init__(self, redis):
         self.redis = redis
         self._pop = redis.register_script(_POP)
+        self._settle = redis.register_script(_SETTLE)
         self._rescue = redis.register_script(_RESCUE)
 
     def push_tail(self, horn_type: str, candidate_id: int) -> None:
@@ -59,10 +67,7 @@ class ValidationQueue:
         if publish is None:
             self.redis.zrem(inflight_key(horn_type), candidate_id)
             return
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.zrem(inflight_key(horn_type), candidate_id)
-        pipe.publish(*publish)
-        pipe.execute()
+        self._settle(keys=[inflight_key(horn_type)], args=[candidate_id, *publish])
 
     def rescue(self, horn_type: str, older_than: float) -> list[int]:
         """Return ids popped more than `older_than` seconds ago and never settled to the head."""

@@ -42,7 +42,7 @@ def head_rank() -> float:
 
 
 def queue(ctx: Context) -> ValidationQueue:
-    return ValidationQueue(ctx.redis)
+    return ctx.validation_queue
 
 
 # ----------------------------------------------------------------------------- create
