@@ -1,2 +1,0 @@
-def register(commands) -> None:
-    pass
