@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Input, Select, Static
 
-from app.screens.grey import FieldsModal, GreyQueueScreen
+from app.screens.grey import GreyQueueScreen
+from app.widgets.modals import FieldsModal
 from core.context import CHANNEL, Context
 from core.services import grey
-from tests.tui import make_app, wait_for
-
-
-def text_of(app, selector: str) -> str:
-    return str(app.screen.query_one(selector, Static).render())
+from tests.tui import after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, text_of, wait_for
 
 
 def table_of(app) -> DataTable:
@@ -25,41 +22,8 @@ def shown(app) -> dict[int, str]:
             for i in range(table.row_count)}
 
 
-async def open_grey(pilot, *, actor: bool = True) -> GreyQueueScreen:
-    app = pilot.app
-    if actor:
-        await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
-    await pilot.press("Y")
-    await wait_for(pilot, lambda: isinstance(app.screen, GreyQueueScreen) and app.screen.has_class("loaded"),
-                   what="grey list")
-    return app.screen
-
-
-async def highlight(pilot, entry_id: int) -> None:
-    app = pilot.app
-    table = table_of(app)
-    await wait_for(pilot, lambda: str(entry_id) in [str(table.get_row_at(i)[0]) for i in range(table.row_count)],
-                   what=f"entry {entry_id} listed")
-    table.move_cursor(row=table.get_row_index(str(entry_id)))
-    await wait_for(pilot, lambda: app.screen.entry is not None and app.screen.entry["id"] == entry_id,
-                   what=f"detail of entry {entry_id}")
-
-
-async def after(pilot, words: str) -> str:
-    """Wait for the message line to say `words` (the action's outcome or its error)."""
-    app = pilot.app
-    return await wait_for(pilot, lambda: words in text_of(app, "#message") and text_of(app, "#message"),
-                          what=f"message {words!r}")
-
-
-async def answer_modal(pilot, *texts: str) -> None:
-    app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal), what="the modal")
-    for text in texts:
-        if text:
-            await pilot.press(*text)
-        await pilot.press("enter")
-    await wait_for(pilot, lambda: not isinstance(app.screen, FieldsModal), what="the modal closed")
+async def open_grey(pilot) -> GreyQueueScreen:
+    return await open_screen(pilot, "Y", GreyQueueScreen)
 
 
 def seed(ctx, people) -> list[dict]:
@@ -119,8 +83,7 @@ async def test_triage_an_entry_through_its_life(ctx, people):
         # Escape in the modal changes nothing.
         await highlight(pilot, e1["id"])
         version = grey.get(ctx, e1["id"])["version"]
-        await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal), what="reason modal")
+        await open_modal(pilot, "e", FieldsModal)
         await pilot.press(*"abc")
         await pilot.press("escape")
         await after(pilot, "nothing changed")
@@ -128,8 +91,7 @@ async def test_triage_an_entry_through_its_life(ctx, people):
         assert grey.get(ctx, e1["id"])["state"] == "UnderReview"
 
         # A required reason: enter on an empty box keeps the modal open.
-        await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal), what="reason modal")
+        await open_modal(pilot, "e", FieldsModal)
         await pilot.press("enter")
         assert isinstance(app.screen, FieldsModal)
         assert "required" in str(app.screen.query_one(".fields-error", Static).render())
@@ -144,28 +106,24 @@ async def test_triage_an_entry_through_its_life(ctx, people):
         await after(pilot, "deescalate → UnderReview")
         assert grey.get(ctx, e1["id"])["state"] == "UnderReview"
 
-        await wait_for(pilot, lambda: app.screen.entry and app.screen.entry["state"] == "UnderReview",
-                       what="detail follows")
+        await detail_in(pilot, "UnderReview")
         await pilot.press("r")
         await answer_modal(pilot, "dup")
         await after(pilot, "reject → Rejected")
         entry = grey.get(ctx, e1["id"])
         assert (entry["state"], entry["reason"], entry["rejected_by"]) == ("Rejected", "dup", "sam")
 
-        await wait_for(pilot, lambda: app.screen.entry and app.screen.entry["state"] == "Rejected",
-                       what="detail follows")
+        await detail_in(pilot, "Rejected")
         await pilot.press("o")
         await answer_modal(pilot, "not dup")
         await after(pilot, "reopen → Pending")
         entry = grey.get(ctx, e1["id"])
         assert (entry["state"], entry["reason"], entry["rejected_by"]) == ("Pending", "not dup", None)
 
-        await wait_for(pilot, lambda: app.screen.entry and app.screen.entry["state"] == "Pending",
-                       what="detail follows")
+        await detail_in(pilot, "Pending")
         await pilot.press("a")
         await after(pilot, "assign → UnderReview")
-        await wait_for(pilot, lambda: app.screen.entry and app.screen.entry["state"] == "UnderReview",
-                       what="detail follows")
+        await detail_in(pilot, "UnderReview")
         await pilot.press("s")
         await answer_modal(pilot, "runbook")
         await after(pilot, "resolve → Resolved")
@@ -201,10 +159,8 @@ async def test_illegal_move_is_answered_in_place_and_changes_nothing(ctx, people
         grey.transition(ctx, people["sam"], e1["id"], "assign", assignee="sam")
         grey.transition(ctx, people["sam"], e1["id"], "reject", reason="noise", rejected_by="sam")
         await wait_for(pilot, lambda: shown(app)[e1["id"]] == "Rejected", what="live update")
-        await wait_for(pilot, lambda: app.screen.entry and app.screen.entry["state"] == "Rejected",
-                       what="detail follows")
-        await pilot.press("o")
-        await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal), what="reason modal")
+        await detail_in(pilot, "Rejected")
+        await open_modal(pilot, "o", FieldsModal)
         assert "(required)" in " ".join(str(s.render()) for s in app.screen.query(".fields-label"))
         await pilot.press("escape")
         await after(pilot, "nothing changed")
@@ -243,8 +199,7 @@ async def test_add_and_assign_to_someone(ctx, people):
 
         # An unknown assignee is the core's 400, in place.
         grey.transition(ctx, people["sam"], 1, "unassign")
-        await wait_for(pilot, lambda: app.screen.entry and app.screen.entry["state"] == "Pending",
-                       what="detail follows")
+        await detail_in(pilot, "Pending")
         await pilot.press("A")
         await answer_modal(pilot, "nobody", "")
         await after(pilot, "not a known user")

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Input, Select, Static
 
+from app.screens.registry import RegistryScreen
+from app.widgets.modals import ReasonModal, TextModal
 from core.services import registry, validation
-from tests.tui import make_app, wait_for
+from tests.tui import make_app, message, open_modal, open_screen, type_text, wait_for
 
 ANSWERS = [
     ("How many loading docks does Rotterdam have?", "The Rotterdam warehouse has 14 loading docks."),
@@ -24,28 +26,19 @@ def publish(ctx, people) -> list[dict]:
     return out
 
 
-def message(app) -> str:
-    return str(app.screen.query_one("#message", Static).content)
-
-
 def shown_ids(screen) -> list[int]:
     table = screen.query_one("#results", DataTable)
     return [int(table.get_row_at(i)[0]) for i in range(table.row_count)]
 
 
-async def open_registry(pilot):
-    from app.screens.registry import RegistryScreen
-
-    app = pilot.app
-    await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
-    await pilot.press("g")
-    await wait_for(pilot, lambda: isinstance(app.screen, RegistryScreen) and app.screen.searches > 0,
-                   what="the registry")
-    return app.screen
+async def open_registry(pilot) -> RegistryScreen:
+    return await open_screen(pilot, "g", RegistryScreen, ready=lambda screen: screen.searches > 0)
 
 
-async def type_text(pilot, text: str):
-    await pilot.press(*[{" ": "space"}.get(c, c) for c in text])
+async def highlight_answer(pilot, screen, answer_id: int) -> None:
+    table = screen.query_one("#results", DataTable)
+    table.move_cursor(row=table.get_row_index(str(answer_id)))
+    await wait_for(pilot, lambda: screen.selected_id == answer_id, what=f"answer {answer_id}")
 
 
 async def test_search_as_you_type_finds_an_approved_answer(ctx, people):
@@ -68,17 +61,12 @@ async def test_search_as_you_type_finds_an_approved_answer(ctx, people):
 
 
 async def test_dispute_sends_its_candidate_back_for_re_review(ctx, people):
-    from app.widgets.modals import ReasonModal
-
     answers = publish(ctx, people)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
-        table = screen.query_one("#results", DataTable)
-        table.move_cursor(row=table.get_row_index(str(answers[0]["id"])))
-        await wait_for(pilot, lambda: screen.selected_id == answers[0]["id"], what="the first answer")
-        await pilot.press("d")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reason modal")
+        await highlight_answer(pilot, screen, answers[0]["id"])
+        await open_modal(pilot, "d", ReasonModal)
         await type_text(pilot, "the new building has 16 docks")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "is DISPUTED" in message(app), what="the dispute")
@@ -98,18 +86,12 @@ async def test_dispute_sends_its_candidate_back_for_re_review(ctx, people):
 
 
 async def test_supersede_publishes_a_new_version_and_shows_the_chain(ctx, people):
-    from app.widgets.modals import TextModal
-
     answers = publish(ctx, people)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
-        table = screen.query_one("#results", DataTable)
-        table.move_cursor(row=table.get_row_index(str(answers[0]["id"])))
-        await wait_for(pilot, lambda: screen.selected_id == answers[0]["id"], what="the first answer")
-        await pilot.press("s")
-        await wait_for(pilot, lambda: isinstance(app.screen, TextModal), what="the supersede modal")
-        modal = app.screen
+        await highlight_answer(pilot, screen, answers[0]["id"])
+        modal = await open_modal(pilot, "s", TextModal)
         assert modal.query_one("#text").text == ANSWERS[0][1]
         await pilot.press("ctrl+s")  # no reason yet: told so, nothing sent
         assert app.screen is modal
@@ -131,21 +113,17 @@ async def test_supersede_publishes_a_new_version_and_shows_the_chain(ctx, people
 
 
 async def test_retire_and_cancel(ctx, people):
-    from app.widgets.modals import ReasonModal
-
     answers = publish(ctx, people)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
         assert screen.selected_id == answers[2]["id"]
-        await pilot.press("t")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reason modal")
+        await open_modal(pilot, "t", ReasonModal)
         await pilot.press("escape")  # cancel: nothing changes
         await wait_for(pilot, lambda: app.screen is screen, what="back on the registry")
         assert registry.show(ctx, answers[2]["id"])["status"] == "APPROVED"
 
-        await pilot.press("t")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reason modal")
+        await open_modal(pilot, "t", ReasonModal)
         await type_text(pilot, "the trailer rule moved to the handbook")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "is RETIRED" in message(app), what="the retirement")
@@ -163,14 +141,11 @@ async def test_the_list_follows_others_live(ctx, people):
 
 
 async def test_a_specialist_is_refused_in_place(ctx, people):
-    from app.widgets.modals import ReasonModal
-
     publish(ctx, people)
     app = make_app(ctx, "sam")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
-        await pilot.press("d")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reason modal")
+        await open_modal(pilot, "d", ReasonModal)
         await type_text(pilot, "looks wrong")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "Not allowed" in message(app), what="the 403 message")

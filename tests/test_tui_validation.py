@@ -5,9 +5,12 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Static, TextArea
 
+from app.screens.queues import QueuePickerScreen
+from app.screens.review import ReviewScreen
+from app.widgets.modals import ReasonModal, TextModal
 from core.services import ingest, validation, workitems
 from tests.conftest import redis_snapshot
-from tests.tui import make_app, wait_for
+from tests.tui import make_app, message, open_modal, open_screen, type_text, wait_for
 
 HANDBOOK = """# Dock Handbook
 
@@ -41,25 +44,12 @@ def state(ctx, candidate_id: int) -> str:
     return validation.get(ctx, candidate_id)["state"]
 
 
-def message(app) -> str:
-    return str(app.screen.query_one("#message", Static).content)
-
-
-async def open_picker(pilot):
-    from app.screens.queues import QueuePickerScreen
-
-    app = pilot.app
-    await wait_for(pilot, lambda: app.actor is not None or app.actor_error, what="the acting user")
-    await pilot.press("v")
-    await wait_for(pilot, lambda: isinstance(app.screen, QueuePickerScreen) and app.screen.has_class("loaded"),
-                   what="the queue picker")
-    return app.screen
+async def open_picker(pilot) -> QueuePickerScreen:
+    return await open_screen(pilot, "v", QueuePickerScreen)
 
 
 async def open_review(pilot, horn: str = "FACT"):
     """From the dashboard: v, the Horn type's row, enter; wait until a candidate (or the empty state) shows."""
-    from app.screens.review import ReviewScreen
-
     picker = await open_picker(pilot)
     table = picker.query_one("#queue-table", DataTable)
     table.move_cursor(row=table.get_row_index(horn))
@@ -74,10 +64,6 @@ async def decided(pilot, screen, before: int):
     """Wait for the screen to render again after a key (a next candidate or the empty state)."""
     await wait_for(pilot, lambda: screen.renders > before and not screen.busy and screen.ready,
                    what="the next render")
-
-
-async def type_text(pilot, text: str):
-    await pilot.press(*[{" ": "space"}.get(c, c) for c in text])
 
 
 # --------------------------------------------------------------------------- the loop
@@ -121,15 +107,12 @@ async def test_a_double_key_press_decides_once(ctx, people):
 
 
 async def test_revise_through_the_modal(ctx, people):
-    from app.widgets.modals import TextModal
-
     ids = seed_facts(ctx, people, 2)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
-        await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(app.screen, TextModal), what="the revise modal")
-        area = app.screen.query_one("#text", TextArea)
+        modal = await open_modal(pilot, "e", TextModal)
+        area = modal.query_one("#text", TextArea)
         assert area.text == "A plain fact number 1."
         await type_text(pilot, " Checked")  # the cursor starts at the end of the text
         await pilot.press("ctrl+s")
@@ -139,9 +122,8 @@ async def test_revise_through_the_modal(ctx, people):
         assert revised["text"] == "A plain fact number 1. Checked"
 
         # The Save button does the same as ctrl+s.
-        await pilot.press("e")
-        await wait_for(pilot, lambda: isinstance(app.screen, TextModal), what="the revise modal")
-        app.screen.query_one("#text", TextArea).text = "Fact two, reworded."
+        modal = await open_modal(pilot, "e", TextModal)
+        modal.query_one("#text", TextArea).text = "Fact two, reworded."
         await pilot.click("#submit")
         await wait_for(pilot, lambda: screen.has_class("idle") and not screen.busy, what="the empty queue")
         assert validation.get(ctx, ids[1])["text"] == "Fact two, reworded."
@@ -150,15 +132,11 @@ async def test_revise_through_the_modal(ctx, people):
 
 
 async def test_reject_needs_a_reason(ctx, people):
-    from app.widgets.modals import ReasonModal
-
     ids = seed_facts(ctx, people, 2)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
-        await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reason modal")
-        modal = app.screen
+        modal = await open_modal(pilot, "r", ReasonModal)
         await pilot.press("enter")  # blank: told so, and the modal stays
         await pilot.pause()
         assert app.screen is modal
@@ -179,8 +157,7 @@ async def test_escalate_creates_a_work_item(ctx, people):
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
-        await pilot.press("x")
-        await pilot.pause()
+        await open_modal(pilot, "x", ReasonModal)
         await type_text(pilot, "needs the 2024 figures")
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.has_class("idle") and not screen.busy, what="the empty queue")
@@ -214,8 +191,6 @@ async def test_release_puts_it_back_at_the_head(ctx, people):
 
 
 async def test_escape_in_a_modal_changes_nothing(ctx, people):
-    from app.widgets.modals import ReasonModal, TextModal
-
     ids = seed_facts(ctx, people, 2)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
@@ -224,8 +199,7 @@ async def test_escape_in_a_modal_changes_nothing(ctx, people):
         history_before = validation.history(ctx, ids[0])
         redis_before = redis_snapshot(ctx.redis)
         for key, modal in (("e", TextModal), ("r", ReasonModal), ("x", ReasonModal)):
-            await pilot.press(key)
-            await wait_for(pilot, lambda: isinstance(app.screen, modal), what=f"the modal of {key}")
+            await open_modal(pilot, key, modal)
             await type_text(pilot, "typed then abandoned")
             await pilot.press("escape")
             await wait_for(pilot, lambda: app.screen is screen, what="back on the review screen")
@@ -258,8 +232,6 @@ async def test_approving_an_open_issue_is_refused_in_place(ctx, people, tmp_path
 
 
 async def test_a_partition_without_authority_is_shown_but_closed(ctx, people):
-    from app.screens.queues import QueuePickerScreen
-
     seed_facts(ctx, people, 1)
     validation.add(ctx, people["root"], "A rule?", "If it rains, the dock closes.", "RULE")
     app = make_app(ctx, "bob")
@@ -290,8 +262,6 @@ async def test_the_picker_follows_other_peoples_claims_live(ctx, people):
 
 
 async def test_going_back_keeps_the_claim_and_coming_back_resumes_it(ctx, people):
-    from app.screens.queues import QueuePickerScreen
-
     ids = seed_facts(ctx, people)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:

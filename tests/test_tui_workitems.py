@@ -6,11 +6,11 @@ import asyncio
 
 from textual.widgets import DataTable, Select, Static
 
-from app.screens.grey import FieldsModal
 from app.screens.workitems import WORK_ITEM_STATES, WorkItemsScreen
+from app.widgets.modals import FieldsModal
 from core.machines.work_item import WORK_ITEM
 from core.services import generation, ingest, validation, workitems
-from tests.tui import make_app, wait_for
+from tests.tui import after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, text_of, wait_for
 
 BACKUP = """# Backup rotation
 
@@ -27,10 +27,6 @@ The backup rotation runs at midnight and is checked by the on-call operator.
 QUESTION = "How does the backup rotation work?"
 
 
-def text_of(app, selector: str) -> str:
-    return str(app.screen.query_one(selector, Static).render())
-
-
 def rows(app) -> dict[int, str]:
     """id -> state of every listed item."""
     table = app.screen.query_one("#wi-table", DataTable)
@@ -38,37 +34,7 @@ def rows(app) -> dict[int, str]:
 
 
 async def open_items(pilot) -> WorkItemsScreen:
-    app = pilot.app
-    await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
-    await pilot.press("W")
-    await wait_for(pilot, lambda: isinstance(app.screen, WorkItemsScreen) and app.screen.has_class("loaded"),
-                   what="work-item list")
-    return app.screen
-
-
-async def highlight(pilot, item_id: int) -> None:
-    app = pilot.app
-    table = app.screen.query_one("#wi-table", DataTable)
-    await wait_for(pilot, lambda: item_id in rows(app), what=f"item {item_id} listed")
-    table.move_cursor(row=table.get_row_index(str(item_id)))
-    await wait_for(pilot, lambda: app.screen.item is not None and app.screen.item["id"] == item_id,
-                   what=f"detail of item {item_id}")
-
-
-async def after(pilot, words: str) -> str:
-    app = pilot.app
-    return await wait_for(pilot, lambda: words in text_of(app, "#message") and text_of(app, "#message"),
-                          what=f"message {words!r}")
-
-
-async def answer_modal(pilot, *texts: str) -> None:
-    app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal), what="the modal")
-    for text in texts:
-        if text:
-            await pilot.press(*text)
-        await pilot.press("enter")
-    await wait_for(pilot, lambda: not isinstance(app.screen, FieldsModal), what="the modal closed")
+    return await open_screen(pilot, "W", WorkItemsScreen)
 
 
 def corpus(ctx, people, tmp_path) -> None:
@@ -166,8 +132,7 @@ async def test_rework_through_the_modal(ctx, people, tmp_path):
         assert rows(app)[item["id"]] == "NEEDS_REWORK"
         version = workitems.get(ctx, item["id"])["version"]
 
-        await pilot.press("k")
-        await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal), what="reason modal")
+        await open_modal(pilot, "k", FieldsModal)
         await pilot.press(*"abc", "escape")
         await after(pilot, "nothing changed")
         assert workitems.get(ctx, item["id"])["version"] == version
@@ -205,7 +170,7 @@ async def test_close_and_the_core_refusals_in_place(ctx, people):
         assert workitems.get(ctx, item["id"])["state"] == "CLOSED"
         await wait_for(pilot, lambda: rows(app)[item["id"]] == "CLOSED", what="list follows")
 
-        await wait_for(pilot, lambda: app.screen.item and app.screen.item["state"] == "CLOSED", what="detail")
+        await detail_in(pilot, "CLOSED")
         await pilot.press("g")
         said = await after(pilot, "'generate' is not allowed")
         assert "CLOSED is terminal" in said

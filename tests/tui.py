@@ -35,3 +35,82 @@ async def settle_dashboard(pilot):
                    what="service health")
     pilot.app.screen.query_one("#services", Static).update(FIXED_SERVICES)
     await pilot.pause()
+
+
+# --------------------------------------------------------------------------- reading the screen
+
+def text_of(app, selector: str) -> str:
+    """A Static's text as drawn (markup applied)."""
+    from textual.widgets import Static
+
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def message(app) -> str:
+    """The message line's text as set (an outcome or an error)."""
+    from textual.widgets import Static
+
+    return str(app.screen.query_one("#message", Static).content)
+
+
+# --------------------------------------------------------------------------- a validator's moves
+
+async def open_screen(pilot, key: str, screen_type, *, ready=lambda screen: screen.has_class("loaded")):
+    """Once the app knows who is acting (or that it cannot), press `key` and wait for the screen's data."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.actor is not None or app.actor_error, what="the acting user")
+    await pilot.press(key)
+    await wait_for(pilot, lambda: isinstance(app.screen, screen_type) and ready(app.screen),
+                   what=f"the {screen_type.__name__}")
+    return app.screen
+
+
+async def type_text(pilot, text: str):
+    await pilot.press(*[{" ": "space"}.get(c, c) for c in text])
+
+
+async def open_modal(pilot, key: str, modal_type):
+    """Press `key` and wait for the modal it opens."""
+    app = pilot.app
+    await pilot.press(key)
+    return await wait_for(pilot, lambda: isinstance(app.screen, modal_type) and app.screen,
+                          what=f"the {modal_type.__name__} of {key}")
+
+
+async def answer_modal(pilot, *texts: str) -> None:
+    """Fill a FieldsModal: each text into its field, enter after each; wait for it to close."""
+    from app.widgets.modals import FieldsModal
+
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal), what="the modal")
+    for text in texts:
+        if text:
+            await pilot.press(*text)
+        await pilot.press("enter")
+    await wait_for(pilot, lambda: not isinstance(app.screen, FieldsModal), what="the modal closed")
+
+
+async def after(pilot, words: str) -> str:
+    """Wait for the message line to say `words` (the action's outcome or its error)."""
+    app = pilot.app
+    return await wait_for(pilot, lambda: words in text_of(app, "#message") and text_of(app, "#message"),
+                          what=f"message {words!r}")
+
+
+# --------------------------------------------------------------------------- list and detail screens
+
+async def highlight(pilot, row_id: int) -> None:
+    """Put the cursor of a list-and-detail screen (grey queue, work items) on a row; wait for its detail."""
+    screen = pilot.app.screen
+    table = screen.table
+    await wait_for(pilot, lambda: str(row_id) in table.rows, what=f"row {row_id} listed")
+    table.move_cursor(row=table.get_row_index(str(row_id)))
+    await wait_for(pilot, lambda: screen.detail is not None and screen.detail["id"] == row_id,
+                   what=f"the detail of row {row_id}")
+
+
+async def detail_in(pilot, state: str) -> None:
+    """Wait for the detail pane to follow its row into `state`."""
+    screen = pilot.app.screen
+    await wait_for(pilot, lambda: screen.detail is not None and screen.detail["state"] == state,
+                   what=f"the detail in {state}")

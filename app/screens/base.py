@@ -2,11 +2,14 @@
 and live reloads when other people act (Redis pub/sub, debounced)."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any, Callable
 
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
+
+from app.widgets.format import plural
 
 
 class Changed(Message):
@@ -89,14 +92,17 @@ def plain_words(message: str, status: int) -> str:
 
 class WorkstationScreen(ServiceCalls, Screen):
     """A full screen of the workstation. Subclasses implement `load()` and list the pub/sub kinds
-    that should reload them in RELOAD_ON."""
+    that should reload them in RELOAD_ON.
+
+    Textual calls every `on_mount` along the class hierarchy, this one after the subclass's: a
+    subclass sets up its widgets in its own `on_mount` and leaves the first `load()` to this one."""
 
     RELOAD_ON: tuple[str, ...] = ()
     DEBOUNCE = 0.25
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._reload_timer = None
+        self._debounced: dict[str, Any] = {}
 
     def on_mount(self) -> None:
         self.load()
@@ -112,14 +118,26 @@ class WorkstationScreen(ServiceCalls, Screen):
     def on_changed(self, message: Changed) -> None:
         if message.event.get("kind") in self.RELOAD_ON or "*" in self.RELOAD_ON:
             # Many notices in a burst (an ingest, a worker draining a queue) cost one reload.
-            if self._reload_timer is not None:
-                self._reload_timer.stop()
-            self._reload_timer = self.set_timer(self.DEBOUNCE, self._reload_now)
+            self.debounce("reload", self.DEBOUNCE, self._reload_now)
 
     def _reload_now(self) -> None:
-        self._reload_timer = None
         if self.is_current:
             self.load()
+
+    def debounce(self, name: str, delay: float, callback: Callable[[], Any]) -> None:
+        """Call `callback` once, `delay` seconds after the last request under `name`: a burst
+        (keys typed, rows skipped over, notices) costs one call."""
+        timer = self._debounced.get(name)
+        if timer is not None:
+            timer.stop()
+        self._debounced[name] = self.set_timer(delay, callback)
+
+    def action_back(self) -> None:
+        # Back to wherever this was opened from (the dashboard sits at the bottom of the stack).
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            self.app.open_screen("dashboard")
 
     @property
     def ctx(self):
@@ -128,6 +146,158 @@ class WorkstationScreen(ServiceCalls, Screen):
     @property
     def actor(self):
         return self.app.actor
+
+
+class ListDetailScreen(WorkstationScreen):
+    """A table of rows (each with an id and a version) beside the highlighted row's detail.
+
+    A reload keeps the cursor on its row; moving the cursor loads that row's detail once the
+    cursor rests. Subclasses name their widgets (TABLE, COUNT, DETAIL ids) and give the core
+    calls (`list_call`, `detail_call`) and what to draw (`cells`, `render_detail`, `empty_text`).
+    """
+
+    TABLE = COUNT = DETAIL = ""
+    LIMIT = 200
+    NOUN = ("row", "rows")  # for the count line and "No … selected."
+    MORE = ""               # said after the count when the list stops at LIMIT
+    DETAIL_DEBOUNCE = 0.1
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.rows: dict[int, dict] = {}
+        self.detail: dict | None = None  # the highlighted row's detail as shown
+        self._seq = 0                     # only the newest load may fill the table
+        self._select_id: int | None = None
+
+    # -- what a subclass says ----------------------------------------------------------------
+    def list_call(self) -> Callable[[], list[dict]]:
+        """The core call listing the rows, with the filters as they are now (run in a worker)."""
+        raise NotImplementedError
+
+    def cells(self, row: dict, now: datetime) -> tuple:
+        raise NotImplementedError
+
+    def detail_call(self, row_id: int) -> Callable[[], dict]:
+        raise NotImplementedError
+
+    def render_detail(self, detail: dict) -> str:
+        raise NotImplementedError
+
+    def empty_text(self) -> str:
+        return f"No {self.NOUN[1]}."
+
+    # -- the list ----------------------------------------------------------------------------
+    @property
+    def table(self) -> DataTable:
+        return self.query_one(f"#{self.TABLE}", DataTable)
+
+    def load(self) -> None:
+        self._seq += 1
+        seq = self._seq
+        self.call(self.list_call(), on_done=lambda rows: self.show_rows(rows, seq), group=f"{self.TABLE}-list")
+
+    def show_rows(self, rows: list[dict], seq: int) -> None:
+        if seq != self._seq:
+            return  # a newer load is on its way
+        table = self.table
+        keep = self._select_id or self.current_id()
+        self._select_id = None
+        now = datetime.now(timezone.utc)
+        table.clear()
+        self.rows = {}
+        for row in rows:
+            self.rows[row["id"]] = row
+            table.add_row(*self.cells(row, now), key=str(row["id"]))
+        if keep in self.rows:
+            table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
+        more = f" ({self.MORE})" if len(rows) >= self.LIMIT else ""
+        self.query_one(f"#{self.COUNT}", Static).update(plural(len(rows), *self.NOUN) + more)
+        self.add_class("loaded")
+        self.load_detail()
+
+    def current_id(self) -> int | None:
+        table = self.table
+        if table.row_count == 0:
+            return None
+        try:
+            key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        except Exception:
+            return None
+        return int(key) if key is not None else None
+
+    def current_row(self) -> dict | None:
+        """The highlighted row: its detail when that is as new as the listed row."""
+        row_id = self.current_id()
+        if row_id is None:
+            return None
+        row = self.rows.get(row_id)
+        if self.detail is not None and self.detail["id"] == row_id and (
+                row is None or self.detail["version"] >= row["version"]):
+            return self.detail
+        return row
+
+    def selected(self) -> dict | None:
+        row = self.current_row()
+        if row is None:
+            self.show_error(f"No {self.NOUN[0]} selected.")
+        return row
+
+    def updated(self, row: dict, *, select: bool = False) -> None:
+        """A move was made: the next key press uses the new state and version at once; reload."""
+        if row["id"] in self.rows:
+            self.rows[row["id"]] = {**self.rows[row["id"]], **row}
+        if select:
+            self._select_id = row["id"]
+        self.detail = None
+        self.load()
+
+    # -- the detail --------------------------------------------------------------------------
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id != self.TABLE:
+            return
+        if self.detail is not None and event.row_key.value == str(self.detail["id"]):
+            return
+        self.debounce("detail", self.DETAIL_DEBOUNCE, self.load_detail)
+
+    def load_detail(self) -> None:
+        row_id = self.current_id()
+        if row_id is None:
+            self.detail = None
+            self.query_one(f"#{self.DETAIL}", Static).update(self.empty_text())
+            return
+        self.call(self.detail_call(row_id), on_done=self.show_detail, group=f"{self.TABLE}-detail")
+
+    def show_detail(self, detail: dict) -> None:
+        if detail["id"] != self.current_id():
+            return  # the cursor has moved on
+        self.detail = detail
+        self.query_one(f"#{self.DETAIL}", Static).update(self.render_detail(detail))
+
+    # -- keys --------------------------------------------------------------------------------
+    def ready(self) -> bool:
+        """Whether the acting user is known, so a key may act; says why not in the message line."""
+        if self.actor is None:
+            self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.",
+                            403 if self.app.actor_error else 0)
+            return False
+        return True
+
+    def action_back(self) -> None:
+        table = self.table
+        if self.focused is not table:
+            table.focus()  # leave the filters first
+            return
+        super().action_back()
+
+    def ask(self, form: ModalScreen, then: Callable[[dict], Any]) -> None:
+        """Push a form; escape there says nothing changed, its values go to `then`."""
+        def done(values: dict | None) -> None:
+            if values is None:
+                self.show_info("Cancelled: nothing changed.")
+                return
+            then(values)
+
+        self.app.push_screen(form, done)
 
 
 class WorkstationModal(ServiceCalls, ModalScreen):

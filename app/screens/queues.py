@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
+from app.widgets.format import span
 from core.domain import HORN_MEANING, HORN_TYPES
 
 from .base import WorkstationScreen
@@ -23,19 +24,6 @@ COLUMNS = (("horn", "Horn type", 10), ("pending", "Pending", 7), ("in_review", "
 
 def short_meaning(horn: str) -> str:
     return HORN_MEANING[horn].split(";")[0]
-
-
-def human_age(seconds: float | None) -> str:
-    """An age as a person says it: "<1m", "3m", "2h", "5d"; "—" when there is nothing."""
-    if seconds is None:
-        return "—"
-    if seconds < 60:
-        return "<1m"
-    if seconds < 3600:
-        return f"{int(seconds // 60)}m"
-    if seconds < 86400:
-        return f"{int(seconds // 3600)}h"
-    return f"{int(seconds // 86400)}d"
 
 
 class QueuePickerScreen(WorkstationScreen):
@@ -69,7 +57,7 @@ class QueuePickerScreen(WorkstationScreen):
         for horn in HORN_TYPES:
             table.add_row(horn, "·", "·", "·", "·", "…", short_meaning(horn), key=horn)
         table.focus()
-        super().on_mount()
+        # WorkstationScreen.on_mount (called after this one) loads the counts
 
     def load(self) -> None:
         from core.services import validation
@@ -78,13 +66,6 @@ class QueuePickerScreen(WorkstationScreen):
 
     def action_reload(self) -> None:
         self.load()
-
-    def action_back(self) -> None:
-        # Back to wherever this was opened from (the dashboard sits at the bottom of the stack).
-        if len(self.app.screen_stack) > 2:
-            self.app.pop_screen()
-        else:
-            self.app.open_screen("dashboard")
 
     def holds(self, horn: str) -> bool | None:
         """Whether the acting user may review this partition; None while the user is not known yet."""
@@ -106,7 +87,7 @@ class QueuePickerScreen(WorkstationScreen):
                 "pending": Text(str(row["pending"]), style=dim, justify="right"),
                 "in_review": Text(str(row["in_review"]), style=dim, justify="right"),
                 "disputed": Text(str(row["disputed"]), style=dim, justify="right"),
-                "oldest": Text(human_age(row["oldest_pending_age_seconds"]), style=dim, justify="right"),
+                "oldest": Text(span(row["oldest_pending_age_seconds"]), style=dim, justify="right"),
                 "authority": Text("yes" if allowed else "no authority" if allowed is False else "…",
                                   style="green" if allowed else dim),
                 "meaning": Text(short_meaning(horn), style="dim"),

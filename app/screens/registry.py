@@ -5,13 +5,13 @@ Results come 50 at a time from the database's full-text index; nothing is loaded
 """
 from __future__ import annotations
 
-import uuid
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+
+from app.widgets.format import clip, new_key
 
 from .base import WorkstationScreen
 
@@ -19,11 +19,6 @@ LIMIT = 50
 QUESTION_WIDTH = 40
 FILTERS = ("APPROVED", "DISPUTED", "SUPERSEDED", "RETIRED", "ALL")
 STATUS_STYLE = {"APPROVED": "green", "DISPUTED": "yellow", "SUPERSEDED": "dim", "RETIRED": "red"}
-
-
-def trim(text: str, width: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def detail_text(answer: dict) -> Text:
@@ -57,8 +52,20 @@ def chain_text(chain: list[dict], current_id: int, width: int = 60) -> Text:
         out.append(f"  by {row.get('published_by') or '—'}", style="dim")
         if here:
             out.append("  (this one)", style="bold")
-        out.append(f"\n    {trim(row['text'], max(20, width - 4))}", style="" if here else "dim")
+        out.append(f"\n    {clip(row['text'], max(20, width - 4))}", style="" if here else "dim")
     return out
+
+
+class ResultsTable(DataTable):
+    """The results: columns as wide as what they hold (auto width).
+
+    Textual (8.2) measures such columns when the table is next idle, but caches each drawn cell
+    without its width: a frame drawn between filling the table and that idle left the rows cut to
+    their header widths ("APPROV", "When is") until something else redrew them. Measuring changes
+    the table's virtual size, so the drawn cells are dropped then."""
+
+    def watch_virtual_size(self) -> None:
+        self.notify_style_update()  # clears the cell and line caches, and refreshes
 
 
 class RegistryScreen(WorkstationScreen):
@@ -77,7 +84,6 @@ class RegistryScreen(WorkstationScreen):
         super().__init__()
         self.rows: dict[int, dict] = {}
         self.selected_id: int | None = None
-        self._search_timer = None
         self._search_seq = 0  # only the newest search may fill the table
         self._detail_seq = 0
         self.searches = 0  # results shown so far (tests wait on it)
@@ -88,7 +94,7 @@ class RegistryScreen(WorkstationScreen):
             yield Input(placeholder="Search the registry (words or a phrase)…", id="search")
             yield Select([(s.title() if s != "ALL" else "All statuses", s) for s in FILTERS], value="APPROVED",
                          allow_blank=False, id="status")
-        yield DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        yield ResultsTable(id="results", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="registry-detail"):
             with VerticalScroll(id="detail"):
                 yield Static("", id="detail-body")
@@ -108,7 +114,7 @@ class RegistryScreen(WorkstationScreen):
         self.query_one("#chain-pane", VerticalScroll).border_title = "Supersede chain (oldest first)"
         self.query_one("#detail-body", Static).update(Text("Nothing selected.", style="dim"))
         table.focus()
-        super().on_mount()
+        # WorkstationScreen.on_mount (called after this one) searches
 
     # -- searching -----------------------------------------------------------------------------
 
@@ -131,13 +137,7 @@ class RegistryScreen(WorkstationScreen):
         if event.input.id != "search":
             return
         # Search as you type, once the typing pauses: one query per pause, not one per key.
-        if self._search_timer is not None:
-            self._search_timer.stop()
-        self._search_timer = self.set_timer(0.2, self._search_now)
-
-    def _search_now(self) -> None:
-        self._search_timer = None
-        self.load()
+        self.debounce("search", 0.2, self.load)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "search":
@@ -158,7 +158,7 @@ class RegistryScreen(WorkstationScreen):
         text_width = max(20, table.size.width - 2 * 5 - (6 + 10 + 10 + QUESTION_WIDTH) - 4)
         for row in rows:
             table.add_row(str(row["id"]), Text(row["status"], style=STATUS_STYLE.get(row["status"], "")),
-                          row["horn_type"], trim(row["question"], QUESTION_WIDTH), trim(row["text"], text_width),
+                          row["horn_type"], clip(row["question"], QUESTION_WIDTH), clip(row["text"], text_width),
                           key=str(row["id"]))
         self.searches += 1
         more = " (the first 50: narrow the search to see others)" if len(rows) == LIMIT else ""
@@ -213,13 +213,6 @@ class RegistryScreen(WorkstationScreen):
     def action_focus_search(self) -> None:
         self.query_one("#search", Input).focus()
 
-    def action_back(self) -> None:
-        # Back to wherever this was opened from (the dashboard sits at the bottom of the stack).
-        if len(self.app.screen_stack) > 2:
-            self.app.pop_screen()
-        else:
-            self.app.open_screen("dashboard")
-
     def target(self) -> dict | None:
         answer = self.rows.get(self.selected_id) if self.selected_id is not None else None
         if answer is None:
@@ -265,7 +258,7 @@ class RegistryScreen(WorkstationScreen):
         fn = getattr(registry, action)
         self.show_info(f"{action.title()} answer {answer['id']}…")
         self.call(fn, self.ctx, self.actor, answer["id"], *args, expected_version=answer["version"],
-                  idempotency_key=str(uuid.uuid4()),  # one per key press
+                  idempotency_key=new_key(),
                   on_done=lambda row: self.mutated(action, answer, row), group=f"mutate-{answer['id']}",
                   exclusive=False)
 

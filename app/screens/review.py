@@ -7,7 +7,6 @@ While a call is in flight further decision keys are ignored: a bounced key never
 from __future__ import annotations
 
 import re
-import uuid
 from datetime import datetime, timezone
 
 from rich.text import Text
@@ -16,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, Static
 
+from app.widgets.format import ago, new_key, parse_time
 from core.domain import HORN_MEANING
 
 from .base import Changed, WorkstationScreen, plain_words
@@ -70,25 +70,6 @@ def decide_then_next(ctx, actor, horn: str, candidate_id: int, action: str, key:
 
 
 # --------------------------------------------------------------------------- helpers
-
-def parse_time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None
-
-
-def ago(at: str | None, now: datetime) -> str:
-    when = parse_time(at)
-    if when is None:
-        return ""
-    from .queues import human_age
-
-    age = human_age(max(0.0, (now - when).total_seconds()))
-    return "just now" if age == "<1m" else f"{age} ago"
-
 
 def lease_text(expires: datetime | None, now: datetime) -> Text:
     if expires is None:
@@ -199,7 +180,7 @@ class ReviewScreen(WorkstationScreen):
         self.query_one("#idle", Static).update(f"Claiming the next {self.horn} candidate…")
         # The countdown only redraws one label from the lease already read: no database call.
         self.lease_timer = self.set_interval(1.0, self.tick_lease)
-        super().on_mount()
+        # WorkstationScreen.on_mount (called after this one) claims
 
     # -- loading -------------------------------------------------------------------------------
 
@@ -212,7 +193,7 @@ class ReviewScreen(WorkstationScreen):
             self.show_idle("Still finding out who you are: n to try again, escape to go back.")
             return
         self.start("claim")
-        self.call(open_partition, self.ctx, self.actor, self.horn, str(uuid.uuid4()),
+        self.call(open_partition, self.ctx, self.actor, self.horn, new_key(),
                   on_done=self.opened, on_error=self.failed, group="review")
 
     def opened(self, result: dict) -> None:
@@ -255,7 +236,7 @@ class ReviewScreen(WorkstationScreen):
         if not self.ready_for("claim"):
             return
         self.start("claim")
-        self.call(next_candidate, self.ctx, self.actor, self.horn, str(uuid.uuid4()),
+        self.call(next_candidate, self.ctx, self.actor, self.horn, new_key(),
                   on_done=self.claimed_next, on_error=self.failed, group="review")
 
     def claimed_next(self, shown: dict | None) -> None:
@@ -297,7 +278,7 @@ class ReviewScreen(WorkstationScreen):
         if not self.ready_for(action):
             return
         cur = self.current
-        key = str(uuid.uuid4())  # one per key press: a retried call never applies twice
+        key = new_key()
         self.start(action)
         self.call(decide_then_next, self.ctx, self.actor, self.horn, cur["id"], action, key,
                   expected_version=cur["version"], **fields,
@@ -332,7 +313,7 @@ class ReviewScreen(WorkstationScreen):
             return
         cur = self.current
         self.start("release")
-        self.call(self._release, cur["id"], cur["version"], str(uuid.uuid4()),
+        self.call(self._release, cur["id"], cur["version"], new_key(),
                   on_done=self.released, on_error=self.failed, group="review")
 
     def _release(self, candidate_id: int, version: int, key: str) -> dict:

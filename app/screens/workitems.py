@@ -8,6 +8,7 @@ rework and close items; the core's errors are shown in place.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from functools import partial
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,14 +16,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import DataTable, Footer, Header, Select, Static
 
+from app.widgets.format import age, clip, new_key, plural
+from app.widgets.modals import Field, FieldsModal
 from core.machines.work_item import WORK_ITEM
 
-from .base import WorkstationScreen
-from .grey import Field, FieldsModal, ago, clip, new_key
+from .base import ListDetailScreen
 
-LIMIT = 200
 STATUS_EVERY = 5.0     # the breaker and the worker count live in Redis: a cheap, slow poll
-DETAIL_DEBOUNCE = 0.1
 PROMPT_SHOWN = 1500
 SOURCE_SHOWN = 240
 QUESTION_WIDTH = 64
@@ -40,10 +40,14 @@ def pipeline_order() -> list[str]:
 WORK_ITEM_STATES = pipeline_order()
 
 
-class WorkItemsScreen(WorkstationScreen):
+class WorkItemsScreen(ListDetailScreen):
     TITLE = "Work items"
     RELOAD_ON = ("work_item",)
     AUTO_FOCUS = "#wi-table"
+    TABLE, COUNT, DETAIL = "wi-table", "wi-count", "wi-detail"
+    LIMIT = 200
+    NOUN = ("work item", "work items")
+    MORE = "the newest 200: filter by state to see others"
 
     BINDINGS = [
         Binding("n", "new_item", "New"),
@@ -55,13 +59,10 @@ class WorkItemsScreen(WorkstationScreen):
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.rows: dict[int, dict] = {}
-        self.item: dict | None = None     # the detail shown, from workitems.show
-        self._seq = 0
-        self._select_id: int | None = None
-        self._detail_timer = None
+    @property
+    def item(self) -> dict | None:
+        """The detail shown, from workitems.show."""
+        return self.detail
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -114,7 +115,7 @@ class WorkItemsScreen(WorkstationScreen):
             line.set_class(breaker["state"] == name, f"breaker-{name}")
         workers = status["workers"]
         box = self.query_one("#wi-workers", Static)
-        box.update(f"{workers} worker{'' if workers == 1 else 's'} live")
+        box.update(f"{plural(workers, 'worker')} live")
         box.set_class(workers == 0, "none")
         self.add_class("status-loaded")
 
@@ -123,7 +124,7 @@ class WorkItemsScreen(WorkstationScreen):
         self.query_one("#wi-workers", Static).update("workers unknown")
         self.show_error(message, status)
 
-    # -- the list ----------------------------------------------------------------------------
+    # -- the list and the detail -------------------------------------------------------------
     def state_filter(self) -> str | None:
         value = self.query_one("#wi-state", Select).value
         return None if value in ("all", Select.NULL) else value
@@ -136,113 +137,42 @@ class WorkItemsScreen(WorkstationScreen):
         self.load()
         self.load_status()
 
-    def load(self) -> None:
+    def list_call(self):
         from core.services import workitems
 
-        self._seq += 1
-        seq = self._seq
-        self.call(workitems.list_items, self.ctx, self.state_filter(), limit=LIMIT,
-                  on_done=lambda rows: self.show_rows(rows, seq), group="wi-list")
+        return partial(workitems.list_items, self.ctx, self.state_filter(), limit=self.LIMIT)
 
-    def show_rows(self, rows: list[dict], seq: int) -> None:
-        if seq != self._seq:
-            return  # a newer load is on its way
-        table = self.query_one("#wi-table", DataTable)
-        keep = self._select_id or self.current_id()
-        self._select_id = None
-        now = datetime.now(timezone.utc)
-        table.clear()
-        self.rows = {}
-        for row in rows:
-            self.rows[row["id"]] = row
-            table.add_row(str(row["id"]), row["state"], escape(clip(row["reason"], 18)),
-                          "" if row["source_count"] is None else str(row["source_count"]), str(row["attempts"]),
-                          ago(row["created_at"], now), escape(clip(row["question"], QUESTION_WIDTH)), key=str(row["id"]))
-        if keep in self.rows:
-            table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
-        more = " (the newest 200: filter by state to see others)" if len(rows) >= LIMIT else ""
-        self.query_one("#wi-count", Static).update(f"{len(rows)} work item{'' if len(rows) == 1 else 's'}{more}")
-        self.add_class("loaded")
-        self.load_detail()
+    def cells(self, row: dict, now: datetime) -> tuple:
+        return (str(row["id"]), row["state"], escape(clip(row["reason"], 18)),
+                "" if row["source_count"] is None else str(row["source_count"]), str(row["attempts"]),
+                age(row["created_at"], now), escape(clip(row["question"], QUESTION_WIDTH)))
 
-    def current_id(self) -> int | None:
-        table = self.query_one("#wi-table", DataTable)
-        if table.row_count == 0:
-            return None
-        try:
-            key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
-        except Exception:
-            return None
-        return int(key) if key is not None else None
+    def empty_text(self) -> str:
+        state = self.state_filter()
+        return "No work items" + (f" in {state}." if state else " yet: n creates one.")
 
-    def current_row(self) -> dict | None:
-        item_id = self.current_id()
-        if item_id is None:
-            return None
-        row = self.rows.get(item_id)
-        if self.item is not None and self.item["id"] == item_id and (
-                row is None or self.item["version"] >= row["version"]):
-            return self.item
-        return row
-
-    # -- the detail --------------------------------------------------------------------------
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.data_table.id != "wi-table":
-            return
-        if self.item is not None and event.row_key.value == str(self.item["id"]):
-            return
-        if self._detail_timer is not None:
-            self._detail_timer.stop()
-        self._detail_timer = self.set_timer(DETAIL_DEBOUNCE, self.load_detail)
-
-    def load_detail(self) -> None:
+    def detail_call(self, row_id: int):
         from core.services import workitems
 
-        self._detail_timer = None
-        item_id = self.current_id()
-        if item_id is None:
-            self.item = None
-            self.query_one("#wi-detail", Static).update("No work items" + (
-                f" in {self.state_filter()}." if self.state_filter() else " yet: n creates one."))
-            return
-        self.call(workitems.show, self.ctx, item_id, on_done=self.show_detail, group="wi-detail")
+        return partial(workitems.show, self.ctx, row_id)
 
-    def show_detail(self, item: dict) -> None:
-        if item["id"] != self.current_id():
-            return
-        self.item = item
-        self.query_one("#wi-detail", Static).update(render_item(item))
+    def render_detail(self, item: dict) -> str:
+        return render_item(item)
 
     # -- actions -----------------------------------------------------------------------------
-    def ready(self) -> bool:
-        if self.actor is None:
-            self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.",
-                            403 if self.app.actor_error else 0)
-            return False
-        return True
-
-    def selected(self) -> dict | None:
-        row = self.current_row()
-        if row is None:
-            self.show_error("No work item selected.")
-        return row
-
     def action_new_item(self) -> None:
         key = new_key()
         if not self.ready():
             return
 
-        def done(values: dict | None) -> None:
-            if values is None:
-                self.show_info("Cancelled: nothing changed.")
-                return
+        def create(values: dict) -> None:
             from core.services import workitems
 
             self.call(workitems.create, self.ctx, self.actor, values["question"], idempotency_key=key,
                       on_done=lambda item: self.acted(item, "created"), group="wi-move")
 
-        self.app.push_screen(FieldsModal("New work item: a question that needs a generated answer",
-                                         [Field("question", "Question", required=True)]), done)
+        self.ask(FieldsModal("New work item: a question that needs a generated answer",
+                             [Field("question", "Question", required=True)]), create)
 
     def action_generate(self) -> None:
         from core.services import workitems
@@ -264,17 +194,14 @@ class WorkItemsScreen(WorkstationScreen):
                       idempotency_key=key, group="wi-move")
             return
 
-        def done(values: dict | None) -> None:
-            if values is None:
-                self.show_info("Cancelled: nothing changed.")
-                return
+        def rework(values: dict) -> None:
             self.call(workitems.rework, self.ctx, self.actor, row["id"], values["reason"],
                       expected_version=row["version"], idempotency_key=key,
                       on_done=lambda item: self.acted(item, "sent back for rework"), group="wi-move")
 
-        self.app.push_screen(FieldsModal(f"Rework item {row['id']}: what should the next attempt fix?",
-                                         [Field("reason", "Reason (goes into the prompt)", required=True)],
-                                         hint=escape(clip(row["question"], 70))), done)
+        self.ask(FieldsModal(f"Rework item {row['id']}: what should the next attempt fix?",
+                             [Field("reason", "Reason (goes into the prompt)", required=True)],
+                             hint=escape(clip(row["question"], 70))), rework)
 
     def action_close_item(self) -> None:
         from core.services import workitems
@@ -292,31 +219,15 @@ class WorkItemsScreen(WorkstationScreen):
         if not move:
             send(None)  # the core says why not (422 or 403), in place
             return
-        self.app.push_screen(FieldsModal(f"Close item {row['id']} (final)", [Field("reason", "Why close")],
-                                         hint=escape(clip(row["question"], 70))),
-                             lambda values: send(values.get("reason")) if values is not None
-                             else self.show_info("Cancelled: nothing changed."))
+        self.ask(FieldsModal(f"Close item {row['id']} (final)", [Field("reason", "Why close")],
+                             hint=escape(clip(row["question"], 70))), lambda values: send(values.get("reason")))
 
     def acted(self, item: dict, what: str) -> None:
         self.show_info(f"Work item {item['id']} {what} ({item['state']}).")
-        if item["id"] in self.rows:  # the next key press uses the new state and version at once
-            self.rows[item["id"]] = {**self.rows[item["id"]], **item}
-        self._select_id = item["id"]
-        self.item = None
-        self.load()
+        self.updated(item, select=True)
 
     def action_focus_state(self) -> None:
         self.query_one("#wi-state", Select).focus()
-
-    def action_back(self) -> None:
-        table = self.query_one("#wi-table", DataTable)
-        if self.focused is not table:
-            table.focus()
-            return
-        if len(self.app.screen_stack) > 2:
-            self.app.pop_screen()
-        else:
-            self.app.open_screen("dashboard")
 
 
 def pipeline_status(ctx) -> dict:
@@ -332,7 +243,7 @@ def render_item(item: dict) -> str:
     now = datetime.now(timezone.utc)
     e = escape
     lines = [f"[b]Work item {item['id']} · {item['state']}[/b] [dim]v{item['version']} · by {e(item['created_by'])}"
-             f" {ago(item['created_at'], now)} ago[/dim]", "", f"[b]Question[/b]  {e(item['question'])}"]
+             f" {age(item['created_at'], now)} ago[/dim]", "", f"[b]Question[/b]  {e(item['question'])}"]
     facts = [f"attempts {item['attempts']}", f"sources {item['source_count'] if item['source_count'] is not None else '—'}"]
     if item.get("horn_type"):
         facts.append(f"Horn type {item['horn_type']}")
@@ -358,5 +269,5 @@ def render_item(item: dict) -> str:
     lines += ["", "[b]History[/b]"]
     for h in item.get("history") or []:
         lines.append(f"  {h['action']:<9} {(h['from'] or '·'):>18} → {(h['to'] or ''):<18} {e(h['actor']):<7}"
-                     f" {ago(h['at'], now):>4}" + (f"  [dim]{e(clip(h['reason'], 50))}[/dim]" if h.get("reason") else ""))
+                     f" {age(h['at'], now):>4}" + (f"  [dim]{e(clip(h['reason'], 50))}[/dim]" if h.get("reason") else ""))
     return "\n".join(lines)

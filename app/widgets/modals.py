@@ -1,48 +1,147 @@
-"""Modals that ask for a reason or a text (DESIGN §11): escape cancels with nothing changed.
+"""Modals that ask for a reason, a text or a few short fields (DESIGN §11): escape cancels with
+nothing changed.
 
 Each dismisses with what was typed, or None when cancelled; the caller makes the core call, so a
-modal never touches the database.
+modal never touches the database. A value the modal needs and did not get is said in its error
+line, with the box focused, and the modal stays.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, Static, TextArea
 
+REASON_NEEDED = "A reason is needed: type one, or escape to cancel."
 
-class ReasonModal(ModalScreen[str | None]):
-    """Ask for a reason (reject, escalate, dispute, retire). Dismisses with the reason or None."""
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+s", "submit", "Submit"),
-    ]
+class FormModal(ModalScreen):
+    """What every form modal shares: escape cancels, enter in a box submits, refusals in place."""
 
-    def __init__(self, title: str, label: str = "Reason", placeholder: str = ""):
-        super().__init__()
-        self.title_text = title
-        self.label_text = label
-        self.placeholder = placeholder
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="modal", classes="reason-modal"):
-            yield Static(self.title_text, id="modal-title")
-            yield Label(self.label_text, classes="modal-label")
-            yield Input(placeholder=self.placeholder, id="reason")
-            yield Static("", id="modal-error")
-            with Horizontal(id="modal-buttons"):
-                yield Button("Submit", variant="primary", id="submit")
-                yield Button("Cancel", id="cancel")
-        yield Footer()
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    ERROR = "#modal-error"  # the error line
 
     def on_mount(self) -> None:
-        self.query_one("#reason", Input).focus()
+        self.focus_first()
+
+    def focus_first(self) -> None:
+        self.query(Input).first().focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        self.submitted(event.input)
+
+    def submitted(self, box: Input) -> None:
+        """Enter in `box`."""
         self.action_submit()
+
+    def refuse(self, message: str, box: Widget) -> None:
+        self.query_one(self.ERROR, Static).update(message)
+        box.focus()
+
+    def action_submit(self) -> None:
+        raise NotImplementedError
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+# ----------------------------------------------------------------------------- short fields
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    label: str
+    required: bool = False
+    placeholder: str = ""
+    value: str = ""
+
+
+class FieldsModal(FormModal):
+    """Ask for one or more short texts (a reason, an assignee, a subject). Enter moves on (and
+    confirms on the last field). Dismisses with {name: text or None}, or None when cancelled."""
+
+    ERROR = ".fields-error"
+
+    def __init__(self, title: str, fields: list[Field], *, hint: str = ""):
+        super().__init__()
+        self.form_title = title
+        self.fields = fields
+        self.hint = hint
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="fields-modal"):
+            yield Static(self.form_title, classes="fields-title")
+            if self.hint:
+                yield Static(self.hint, classes="fields-hint")
+            for f in self.fields:
+                yield Static(f"{f.label} {'(required)' if f.required else '(optional)'}", classes="fields-label")
+                yield Input(value=f.value, placeholder=f.placeholder, id=f"field-{f.name}")
+            yield Static("", classes="fields-error")
+            yield Static("Enter: next field / confirm  ·  Escape: cancel, nothing changes", classes="fields-keys")
+
+    def submitted(self, box: Input) -> None:
+        inputs = list(self.query(Input))
+        position = inputs.index(box)
+        if position < len(inputs) - 1:
+            inputs[position + 1].focus()
+            return
+        self.action_submit()
+
+    def action_submit(self) -> None:
+        values: dict[str, str | None] = {}
+        for f in self.fields:
+            box = self.query_one(f"#field-{f.name}", Input)
+            text = box.value.strip()
+            if f.required and not text:
+                self.refuse(f"{f.label} is required (escape cancels).", box)
+                return
+            values[f.name] = text or None
+        self.dismiss(values)
+
+
+# ----------------------------------------------------------------------------- dialogs
+
+class DialogModal(FormModal):
+    """A titled dialog with its boxes, an error line, Submit (or Save) and Cancel buttons, and a
+    footer with ctrl+s. Subclasses yield the boxes from `boxes()`."""
+
+    SUBMIT = "Submit"
+    KIND = ""  # a class on the dialog box
+
+    def __init__(self, title: str):
+        super().__init__()
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="modal", classes=self.KIND):
+            yield Static(self.title_text, id="modal-title")
+            yield from self.boxes()
+            yield Static("", id="modal-error")
+            with Horizontal(id="modal-buttons"):
+                yield Button(self.SUBMIT, variant="primary", id="submit")
+                yield Button("Cancel", id="cancel")
+        yield Footer()
+
+    def boxes(self) -> ComposeResult:
+        raise NotImplementedError
+
+    def reason_box(self, label: str, placeholder: str) -> ComposeResult:
+        yield Label(label, classes="modal-label")
+        yield Input(placeholder=placeholder, id="reason")
+
+    def reason(self) -> str | None:
+        """The reason typed; None (and said so) when blank: the core would refuse it anyway."""
+        box = self.query_one("#reason", Input)
+        reason = box.value.strip()
+        if not reason:
+            self.refuse(REASON_NEEDED, box)
+            return None
+        return reason
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
@@ -51,83 +150,60 @@ class ReasonModal(ModalScreen[str | None]):
         else:
             self.action_cancel()
 
+
+class ReasonModal(DialogModal):
+    """Ask for a reason (reject, escalate, dispute, retire). Dismisses with the reason or None."""
+
+    BINDINGS = [Binding("ctrl+s", "submit", "Submit")]
+    KIND = "reason-modal"
+
+    def __init__(self, title: str, label: str = "Reason", placeholder: str = ""):
+        super().__init__(title)
+        self.label_text = label
+        self.placeholder = placeholder
+
+    def boxes(self) -> ComposeResult:
+        yield from self.reason_box(self.label_text, self.placeholder)
+
     def action_submit(self) -> None:
-        reason = self.query_one("#reason", Input).value.strip()
-        if not reason:
-            # The core would refuse a blank reason anyway; say so here, before anything is sent.
-            self.query_one("#modal-error", Static).update("A reason is needed: type one, or escape to cancel.")
-            self.query_one("#reason", Input).focus()
-            return
-        self.dismiss(reason)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+        if (reason := self.reason()) is not None:
+            self.dismiss(reason)
 
 
-class TextModal(ModalScreen[object]):
+class TextModal(DialogModal):
     """Edit a text (revise, supersede), optionally with a reason.
 
     Dismisses with the text, or (text, reason) when `with_reason`; None when cancelled.
     """
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+s", "submit", "Save", priority=True),
-    ]
+    BINDINGS = [Binding("ctrl+s", "submit", "Save", priority=True)]
+    SUBMIT = "Save"
+    KIND = "text-modal"
 
     def __init__(self, title: str, text: str, with_reason: bool = False, reason_placeholder: str = ""):
-        super().__init__()
-        self.title_text = title
+        super().__init__(title)
         self.text = text
         self.with_reason = with_reason
         self.reason_placeholder = reason_placeholder
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="modal", classes="text-modal"):
-            yield Static(self.title_text, id="modal-title")
-            yield Label("Text", classes="modal-label")
-            yield TextArea(self.text, id="text", soft_wrap=True)
-            if self.with_reason:
-                yield Label("Reason", classes="modal-label")
-                yield Input(placeholder=self.reason_placeholder, id="reason")
-            yield Static("", id="modal-error")
-            with Horizontal(id="modal-buttons"):
-                yield Button("Save", variant="primary", id="submit")
-                yield Button("Cancel", id="cancel")
-        yield Footer()
+    def boxes(self) -> ComposeResult:
+        yield Label("Text", classes="modal-label")
+        yield TextArea(self.text, id="text", soft_wrap=True)
+        if self.with_reason:
+            yield from self.reason_box("Reason", self.reason_placeholder)
 
-    def on_mount(self) -> None:
+    def focus_first(self) -> None:
         area = self.query_one("#text", TextArea)
         area.focus()
         area.move_cursor(area.document.end)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.action_submit()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "submit":
-            self.action_submit()
-        else:
-            self.action_cancel()
-
     def action_submit(self) -> None:
-        text = self.query_one("#text", TextArea).text.strip()
-        error = self.query_one("#modal-error", Static)
+        area = self.query_one("#text", TextArea)
+        text = area.text.strip()
         if not text:
-            error.update("The text cannot be empty: type it, or escape to cancel.")
-            self.query_one("#text", TextArea).focus()
+            self.refuse("The text cannot be empty: type it, or escape to cancel.", area)
             return
         if not self.with_reason:
             self.dismiss(text)
-            return
-        reason = self.query_one("#reason", Input).value.strip()
-        if not reason:
-            error.update("A reason is needed: type one, or escape to cancel.")
-            self.query_one("#reason", Input).focus()
-            return
-        self.dismiss((text, reason))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+        elif (reason := self.reason()) is not None:
+            self.dismiss((text, reason))
