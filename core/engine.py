@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .adapters.postgres import Tx
+from .adapters.postgres import Tx, adapt
 from .domain import Actor
 from .errors import Conflict, Forbidden, InvalidInput, NotFound, ValidationStateError
-from .events import GENESIS, append, event_insert, now
+from .events import EVENT_COLUMNS, GENESIS, append, event_values, now
 from .machines import Machine, Move
 
 
@@ -33,17 +33,16 @@ def check_who(machine: Machine, m: Move, actor: Actor, row: dict) -> None:
         raise Forbidden(f"{actor.name} ({actor.role}) may not {m.action} {label}: only {m.who.description} may")
 
 
-def lock(tx: Tx, machine: Machine, entity_id: Any, *, missing_ok: bool = False) -> dict | None:
-    """The entity's row, locked for this transaction (404 when it does not exist)."""
+def _select(tx: Tx, machine: Machine, entity_id: Any, *, for_update: bool, missing_ok: bool) -> dict | None:
     try:
         key = int(entity_id)
     except (TypeError, ValueError):
         raise InvalidInput(f"{machine.name} id must be a number, got {entity_id!r}") from None
-    # One round trip: the row, locked, and the head of its event chain.
+    # One round trip: the row (locked, if asked) and the head of its event chain.
     row = tx.one(f"SELECT t.*, h.seq AS _head_seq, h.hash AS _head_hash FROM {machine.table} t "
                  "LEFT JOIN LATERAL (SELECT seq, hash FROM events e WHERE e.aggregate_type = %s "
                  "AND e.aggregate_id = t.id::text ORDER BY seq DESC LIMIT 1) h ON true "
-                 "WHERE t.id = %s FOR UPDATE OF t", (machine.name, key))
+                 f"WHERE t.id = %s{' FOR UPDATE OF t' if for_update else ''}", (machine.name, key))
     if row is None:
         if missing_ok:
             return None
@@ -52,6 +51,15 @@ def lock(tx: Tx, machine: Machine, entity_id: Any, *, missing_ok: bool = False) 
     tx.heads[(machine.name, str(row["id"]))] = (seq, digest) if seq is not None else (0, GENESIS)
     return row
 
+
+def lock(tx: Tx, machine: Machine, entity_id: Any, *, missing_ok: bool = False) -> dict | None:
+    """The entity's row, locked for this transaction (404 when it does not exist)."""
+    return _select(tx, machine, entity_id, for_update=True, missing_ok=missing_ok)
+
+
+def read(tx: Tx, machine: Machine, entity_id: Any, *, missing_ok: bool = False) -> dict | None:
+    """The entity's row as it is now, not locked: for `apply_if_unchanged`."""
+    return _select(tx, machine, entity_id, for_update=False, missing_ok=missing_ok)
 
 
 def check_version(machine: Machine, row: dict, expected_version: int | None) -> None:
@@ -75,6 +83,21 @@ def plan(machine: Machine, row: dict, action: str, actor: Actor, fields: dict | 
     return m
 
 
+def _move(tx: Tx, machine: Machine, row: dict, action: str, actor: Actor, fields: dict | None,
+          changes: dict | None, expected_version: int | None, idempotency_key: str | None) -> tuple[dict, list]:
+    """Check the move and prepare what it writes: the row's new values and its event's parameters."""
+    fields = {k: v for k, v in (fields or {}).items() if v is not None}
+    m = plan(machine, row, action, actor, fields, expected_version)
+    at = now()
+    values = {**(changes or {}), machine.column: m.to, "version": row["version"] + 1}
+    if "updated_at" in row:
+        values["updated_at"] = at
+    event = event_values(tx, tx.signer, machine.name, row["id"], action, actor.name,
+                         {"from": row[machine.column], "to": m.to, "fields": fields, "set": values},
+                         idempotency_key=idempotency_key, at=at)
+    return values, event
+
+
 def apply(tx: Tx, machine: Machine, target: Any, action: str, actor: Actor, *, fields: dict | None = None,
           changes: dict | None = None, expected_version: int | None = None,
           idempotency_key: str | None = None) -> dict:
@@ -85,17 +108,26 @@ def apply(tx: Tx, machine: Machine, target: Any, action: str, actor: Actor, *, f
     move writes (claimed_by, revised text …), recorded in the event's `set` for replay.
     """
     row = target if isinstance(target, dict) else lock(tx, machine, target)
-    fields = {k: v for k, v in (fields or {}).items() if v is not None}
-    m = plan(machine, row, action, actor, fields, expected_version)
-    at = now()
-    values = {**(changes or {}), machine.column: m.to, "version": row["version"] + 1}
-    if "updated_at" in row:
-        values["updated_at"] = at
+    values, event = _move(tx, machine, row, action, actor, fields, changes, expected_version, idempotency_key)
     # One statement writes the event and the row together.
-    event_sql, event_params = event_insert(tx, tx.signer, machine.name, row["id"], action, actor.name,
-                                           {"from": row[machine.column], "to": m.to, "fields": fields, "set": values},
-                                           idempotency_key=idempotency_key, at=at)
-    return tx.update(machine.table, row["id"], values, with_sql=event_sql, with_params=event_params)
+    return tx.update(machine.table, row["id"], values, with_sql=f"INSERT INTO events ({EVENT_COLUMNS}) VALUES "
+                     f"({', '.join(['%s'] * len(event))})", with_params=event)
+
+
+def apply_if_unchanged(tx: Tx, machine: Machine, row: dict, action: str, actor: Actor, *,
+                       fields: dict | None = None, changes: dict | None = None,
+                       idempotency_key: str | None = None) -> dict | None:
+    """Make a move with one conditional statement, without a row lock: the row and its event are
+    written only if the row is still at the version it was read at (`read`); otherwise nothing
+    is written and None comes back (someone moved it first). Outside a transaction the statement
+    commits by itself: one round trip for the whole move (the claim of DESIGN §7)."""
+    values, event = _move(tx, machine, row, action, actor, fields, changes, None, idempotency_key)
+    cols = list(values)
+    sql = (f"WITH moved AS (UPDATE {machine.table} SET {', '.join(f'{c} = %s' for c in cols)} "
+           f"WHERE id = %s AND version = %s RETURNING *), "
+           f"logged AS (INSERT INTO events ({EVENT_COLUMNS}) SELECT {', '.join(['%s'] * len(event))} FROM moved) "
+           f"SELECT * FROM moved")
+    return tx.one(sql, [*(adapt(c, values[c]) for c in cols), row["id"], row["version"], *event])
 
 
 def create(tx: Tx, machine: Machine, actor: Actor, values: dict, *, action: str = "create",

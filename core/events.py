@@ -84,8 +84,9 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-_INSERT = ("INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, "
-           "idempotency_key, prev_hash, hash, signature, key_id) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
+EVENT_COLUMNS = ("aggregate_type, aggregate_id, seq, type, actor, payload, created_at, idempotency_key, "
+                 "prev_hash, hash, signature, key_id")
+_INSERT = f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
 
 HEAD_SQL = ("SELECT seq, hash FROM events WHERE aggregate_type = %s AND aggregate_id = %s "
             "ORDER BY seq DESC LIMIT 1")
@@ -100,13 +101,12 @@ def chain_head(tx: Tx, aggregate_type: str, aggregate_id: str) -> tuple[int, str
     return tx.heads[key]
 
 
-def event_insert(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any, type_: str, actor: str,
-                 payload: dict, *, idempotency_key: str | None = None, at: datetime | None = None
-                 ) -> tuple[str, list]:
-    """The INSERT of the aggregate's next event (SQL and parameters), hashed and signed.
+def event_values(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any, type_: str, actor: str,
+                 payload: dict, *, idempotency_key: str | None = None, at: datetime | None = None) -> list:
+    """The aggregate's next event, hashed and signed, as parameters for EVENT_COLUMNS.
 
-    The caller holds the aggregate's row lock (or is creating it), so the chain head is stable; it
-    runs the statement in its transaction, alone or inside a larger one (see engine.apply).
+    The caller holds the aggregate's row lock, creates it, or writes it only if unchanged since it
+    read the chain head (engine.apply_if_unchanged): either way the head cannot move under it.
     """
     signer.register(tx)
     aggregate_id = str(aggregate_id)
@@ -119,16 +119,15 @@ def event_insert(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any,
     from psycopg.types.json import Jsonb
 
     tx.heads[(aggregate_type, aggregate_id)] = (seq, digest)
-    return _INSERT, [aggregate_type, aggregate_id, seq, type_, actor, Jsonb(payload), at, idempotency_key,
-                     prev_hash, digest, signer.sign(digest), signer.key_id]
+    return [aggregate_type, aggregate_id, seq, type_, actor, Jsonb(payload), at, idempotency_key,
+            prev_hash, digest, signer.sign(digest), signer.key_id]
 
 
 def append(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any, type_: str, actor: str,
            payload: dict, *, idempotency_key: str | None = None, at: datetime | None = None) -> None:
     """Append one event to the aggregate's chain, in the caller's transaction."""
-    sql, params = event_insert(tx, signer, aggregate_type, aggregate_id, type_, actor, payload,
-                               idempotency_key=idempotency_key, at=at)
-    tx.execute(sql, params)
+    tx.execute(_INSERT, event_values(tx, signer, aggregate_type, aggregate_id, type_, actor, payload,
+                                     idempotency_key=idempotency_key, at=at))
 
 
 # ----------------------------------------------------------------------------- verify

@@ -180,6 +180,22 @@ class Database:
         for fn in tx._after:
             fn()
 
+    @contextlib.contextmanager
+    def autocommit(self) -> Iterator[Tx]:
+        """Statements that each commit by themselves (no BEGIN/COMMIT round trips), for a unit of
+        work that is one conditional statement; after-commit hooks run at the end as usual."""
+        with self.connection() as conn:
+            tx = Tx(conn, self.signer)
+            try:
+                yield tx
+            except psycopg.Error as exc:
+                translated = _translate(exc)
+                if translated is not None:
+                    raise translated from None
+                raise
+        for fn in tx._after:
+            fn()
+
     def read(self) -> contextlib.AbstractContextManager[Tx]:
         """A read-only unit of work (same shape, nothing to commit)."""
         return self.begin()

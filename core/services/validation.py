@@ -91,17 +91,22 @@ def add(ctx: Context, actor: Actor, question: str, text: str, horn_type: str | N
 
 # ----------------------------------------------------------------------------- claim
 
-def _claim_row(ctx: Context, tx: Tx, actor: Actor, row: dict, expected_version: int | None,
-               idempotency_key: str | None) -> dict:
-    action = "re_review" if row["state"] == "DISPUTED" else "claim"
-    lease = now() + timedelta(seconds=ctx.settings.claim_lease_seconds)
-    return engine.apply(tx, CANDIDATE, row, action, actor, expected_version=expected_version,
-                        changes={"claimed_by": actor.name, "lease_expires_at": lease},
-                        idempotency_key=idempotency_key)
+def _claim_changes(ctx: Context, actor: Actor) -> dict:
+    return {"claimed_by": actor.name,
+            "lease_expires_at": now() + timedelta(seconds=ctx.settings.claim_lease_seconds)}
+
+
+def _claim_action(row: dict) -> str:
+    return "re_review" if row["state"] == "DISPUTED" else "claim"
 
 
 def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: str | None = None) -> dict:
-    """Pop the oldest candidate of a partition and claim it (`queue claim`); 404 when empty."""
+    """Pop the oldest candidate of a partition and claim it (`queue claim`); 404 when empty.
+
+    The claim is one conditional statement (the row and its event are written only if the row is
+    still at the version just read), so no row lock is held across round trips; without an
+    idempotency key it also runs outside a transaction and commits by itself.
+    """
     horn = parse_horn_type(horn_type)
     if not actor.holds(horn):
         raise Forbidden(f"{actor.name} ({actor.role}) holds no authority for {horn}: "
@@ -116,18 +121,27 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
                     continue
                 raise NotFound(f"the {horn} queue is empty")
             try:
-                row = engine.lock(tx, CANDIDATE, candidate_id, missing_ok=True)
-                if row is None or row["state"] not in QUEUED or row["horn_type"] != horn:
-                    q.done(horn, candidate_id)  # a stale id: already claimed or decided; drop it
-                    continue
-                claimed = _claim_row(ctx, tx, actor, row, None, idempotency_key)
+                row = engine.read(tx, CANDIDATE, candidate_id, missing_ok=True)
+                claimed = None
+                if row is not None and row["state"] in QUEUED and row["horn_type"] == horn:
+                    claimed = engine.apply_if_unchanged(tx, CANDIDATE, row, _claim_action(row), actor,
+                                                        changes=_claim_changes(ctx, actor),
+                                                        idempotency_key=idempotency_key)
             except BaseException:
                 q.push_head(horn, candidate_id)  # nothing committed: put it back where it was
                 q.done(horn, candidate_id)
                 raise
+            if claimed is None:
+                # A stale id (claimed or decided already), or the row moved between our read and
+                # our write: whoever moved it owns it now (a release pushes it again). Drop it.
+                q.done(horn, candidate_id)
+                continue
             tx.after_commit(lambda: q.done(horn, candidate_id, publish=(CHANNEL, _notice(claimed, "claim"))))
             return public_row(claimed)
 
+    if idempotency_key is None:
+        with ctx.db.autocommit() as tx:
+            return work(tx)
     return mutate(ctx, actor, "queue.claim", {"horn_type": horn}, work, idempotency_key=idempotency_key)
 
 
@@ -136,7 +150,8 @@ def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: in
     """Claim one named candidate (`candidates claim ID`)."""
     def work(tx):
         row = engine.lock(tx, CANDIDATE, candidate_id)
-        claimed = _claim_row(ctx, tx, actor, row, expected_version, idempotency_key)
+        claimed = engine.apply(tx, CANDIDATE, row, _claim_action(row), actor, expected_version=expected_version,
+                               changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key)
         tx.after_commit(lambda: (ctx.redis.lrem(f"raw_to_knowledge:val_queue:{row['horn_type']}", 0, row["id"]),
                                  _notify(ctx, claimed, "claim")))
         return public_row(claimed)
