@@ -123,6 +123,8 @@ def test_ingest_of_nothing_readable_is_a_400(ctx, people, tmp_path):
     write(tmp_path / "bad.jsonl", "not json\n")
     result = r2k("--as", "root", "ingest", str(tmp_path / "bad.jsonl"))
     assert result.returncode == 6
+    assert "bad.jsonl:1" in result.stderr
+    assert error_of(result)["message"] == "nothing was ingested: all 1 file(s) were skipped"
     assert table_counts(ctx)["candidates"] == 0
 
 

@@ -88,13 +88,14 @@ def ingest_cmd(cli, args):
     for s in summary["skipped"]:
         where = s["path"] + (f":{s['line']}" if s.get("line") else "")
         lines.append(f"skipped {where}: {s['reason']}")
-    code = 0
-    if summary["skipped"] and not summary["documents"] and not summary["duplicates"]:
-        code = 6  # nothing could be read: invalid input
     for s in summary["skipped"]:
         print(f"r2k: skipped {s['path']}{':' + str(s['line']) if s.get('line') else ''}: {s['reason']}",
               file=sys.stderr)
-    return Text(summary, "\n".join(lines)), code
+    if summary["skipped"] and not summary["documents"] and not summary["duplicates"]:
+        from core.errors import InvalidInput
+
+        raise InvalidInput(f"nothing was ingested: all {len(summary['skipped'])} file(s) were skipped")
+    return Text(summary, "\n".join(lines))
 
 
 def cand_add(cli, args):
