@@ -263,26 +263,47 @@ validation.claim_next(ctx, actor, "FACT")
 """
 
 
-def test_a_claimer_killed_between_pop_and_commit_loses_no_candidate(ctx, people):
-    ids = add_many(ctx, people["root"], "FACT", 2)
-    # Hold the first candidate's row lock so the claimer stops after its pop, before its commit.
+def kill_claimer_while(ctx, lock_sql: str, params=()) -> None:
+    """Start a claimer, hold `lock_sql`'s lock until it has popped its id, then SIGKILL it."""
     with ctx.db.connection() as conn:
         blocker = conn.transaction()
         blocker.__enter__()
-        conn.execute("SELECT 1 FROM candidates WHERE id = %s FOR UPDATE", (ids[0],))
+        conn.execute(lock_sql, params)
         proc = subprocess.Popen([sys.executable, "-c", STUCK_CLAIMER], cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "ready"
         deadline = time.time() + 30
         while validation.queue(ctx).length("FACT") != 1 and time.time() < deadline:
             time.sleep(0.05)
-        assert validation.queue(ctx).ids("FACT") == [ids[1]]  # popped, in flight
+        time.sleep(0.2)  # let its statement reach the lock
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         blocker.__exit__(None, None, None)
+
+
+def test_a_claimer_killed_between_pop_and_commit_loses_no_candidate(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 2)
+    # A table lock stops the claimer at its read, after the pop and before anything is written.
+    kill_claimer_while(ctx, "LOCK TABLE candidates IN ACCESS EXCLUSIVE MODE")
+    assert validation.queue(ctx).ids("FACT") == [ids[1]]  # its id is in flight, not in the list
     assert validation.get(ctx, ids[0])["state"] == "PENDING"
     validation.sweep_in_flight(ctx, grace=0)
     assert validation.queue(ctx).ids("FACT") == ids
+    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+
+
+def test_a_claimer_killed_while_its_claim_statement_runs_loses_no_candidate(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 2)
+    # A row lock stops the claimer inside its conditional UPDATE. The server may finish that
+    # statement after the client died (then the claim stands and its lease runs out), or not
+    # (then the sweep returns the id): either way the candidate comes back.
+    kill_claimer_while(ctx, "SELECT 1 FROM candidates WHERE id = %s FOR UPDATE", (ids[0],))
+    time.sleep(0.5)
+    validation.sweep_in_flight(ctx, grace=0)
+    with ctx.db.begin() as tx:
+        tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' "
+                   "WHERE id = %s AND state = 'IN_REVIEW'", (ids[0],))
+    validation.sweep(ctx)
     assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
 
 
