@@ -167,27 +167,26 @@ class Database:
     @contextlib.contextmanager
     def begin(self) -> Iterator[Tx]:
         """One unit of work: a transaction, committed when the block ends without error."""
-        with self.connection() as conn:
-            tx = Tx(conn, self.signer)
-            try:
-                with conn.transaction():
-                    yield tx
-            except psycopg.Error as exc:
-                translated = _translate(exc)
-                if translated is not None:
-                    raise translated from None
-                raise
-        for fn in tx._after:
-            fn()
+        with self._unit(in_transaction=True) as tx:
+            yield tx
 
     @contextlib.contextmanager
     def autocommit(self) -> Iterator[Tx]:
         """Statements that each commit by themselves (no BEGIN/COMMIT round trips), for a unit of
         work that is one conditional statement; after-commit hooks run at the end as usual."""
+        with self._unit(in_transaction=False) as tx:
+            yield tx
+
+    @contextlib.contextmanager
+    def _unit(self, in_transaction: bool) -> Iterator[Tx]:
         with self.connection() as conn:
             tx = Tx(conn, self.signer)
             try:
-                yield tx
+                if in_transaction:
+                    with conn.transaction():
+                        yield tx
+                else:
+                    yield tx
             except psycopg.Error as exc:
                 translated = _translate(exc)
                 if translated is not None:
