@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from core import events
-from core.errors import Conflict, Forbidden, InvalidInput
+from core.errors import Conflict, Forbidden
 from core.services import users, validation
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
@@ -359,48 +359,42 @@ def test_the_wheel_carries_styles_migrations_and_the_demo(tmp_path):
     assert "r2k = app.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
-def test_migrations_upgrade_an_existing_database_step_by_step(ctx):
+@pytest.fixture
+def old_database(ctx):
+    """A scratch database on the same server, migrated only to revision 0001."""
+    from core import migrations
+
+    base = ctx.database_url.rsplit("/", 1)[0]
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        admin.execute("DROP DATABASE IF EXISTS r2k_old_revision")
+        admin.execute("CREATE DATABASE r2k_old_revision")
+    url = f"{base}/r2k_old_revision"
+    migrations.upgrade(url, "0001")
+    yield url
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        admin.execute("DROP DATABASE IF EXISTS r2k_old_revision WITH (FORCE)")
+
+
+def test_migrations_upgrade_an_existing_database_step_by_step(old_database):
     """An installation at an older revision is brought to head by `r2k db upgrade`, keeping its rows."""
     from core import migrations
 
-    base = ctx.database_url.rsplit("/", 1)[0]
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS r2k_upgrade_test")
-        admin.execute("CREATE DATABASE r2k_upgrade_test")
-    url = f"{base}/r2k_upgrade_test"
-    try:
-        migrations.upgrade(url, "0001")
-        with psycopg.connect(url) as conn:
-            assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0001"
-            conn.execute("INSERT INTO users (name, role, created_at, updated_at) VALUES ('ada', 'admin', now(), now())")
-        result = subprocess.run([sys.executable, "-m", "app", "--json", "db", "upgrade"], cwd=ROOT, capture_output=True,
-                                text=True, env={**os.environ, "R2K_DATABASE_URL": url})
-        assert result.returncode == 0, result.stderr
-        assert json.loads(result.stdout)["revision"] == migrations.HEAD
-        with psycopg.connect(url) as conn:
-            assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == migrations.HEAD
-            assert conn.execute("SELECT name FROM users").fetchone()[0] == "ada"
-            index = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'candidates_state'").fetchone()[0]
-            assert "created_at" in index
-    finally:
-        with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
-            admin.execute("DROP DATABASE IF EXISTS r2k_upgrade_test WITH (FORCE)")
+    with psycopg.connect(old_database) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0001"
+        conn.execute("INSERT INTO users (name, role, created_at, updated_at) VALUES ('ada', 'admin', now(), now())")
+    result = subprocess.run([sys.executable, "-m", "app", "--json", "db", "upgrade"], cwd=ROOT, capture_output=True,
+                            text=True, env={**os.environ, "R2K_DATABASE_URL": old_database})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["revision"] == migrations.HEAD
+    with psycopg.connect(old_database) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == migrations.HEAD
+        assert conn.execute("SELECT name FROM users").fetchone()[0] == "ada"
+        index = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'candidates_state'").fetchone()[0]
+        assert "created_at" in index
 
 
-def test_an_external_database_behind_the_code_is_told_to_upgrade(ctx):
-    from core import migrations
-
-    base = ctx.database_url.rsplit("/", 1)[0]
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS r2k_behind_test")
-        admin.execute("CREATE DATABASE r2k_behind_test")
-    url = f"{base}/r2k_behind_test"
-    try:
-        migrations.upgrade(url, "0001")
-        result = subprocess.run([sys.executable, "-m", "app", "users", "list"], cwd=ROOT, capture_output=True,
-                                text=True, env={**os.environ, "R2K_DATABASE_URL": url})
-        assert result.returncode == 8
-        assert "r2k db upgrade" in error_of(result)["message"] and "0001" in error_of(result)["message"]
-    finally:
-        with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
-            admin.execute("DROP DATABASE IF EXISTS r2k_behind_test WITH (FORCE)")
+def test_an_external_database_behind_the_code_is_told_to_upgrade(old_database):
+    result = subprocess.run([sys.executable, "-m", "app", "users", "list"], cwd=ROOT, capture_output=True,
+                            text=True, env={**os.environ, "R2K_DATABASE_URL": old_database})
+    assert result.returncode == 8
+    assert "r2k db upgrade" in error_of(result)["message"] and "0001" in error_of(result)["message"]

@@ -153,7 +153,8 @@ class ListDetailScreen(WorkstationScreen):
 
     A reload keeps the cursor on its row; moving the cursor loads that row's detail once the
     cursor rests. Subclasses name their widgets (TABLE, COUNT, DETAIL ids) and give the core
-    calls (`list_call`, `detail_call`) and what to draw (`cells`, `render_detail`, `empty_text`).
+    calls (`list_call`, `detail_call`) and what to draw (`cells`, `render_detail`, `empty_text`),
+    as listed at "what a subclass says" below.
     """
 
     TABLE = COUNT = DETAIL = ""
@@ -169,20 +170,10 @@ class ListDetailScreen(WorkstationScreen):
         self._seq = 0                     # only the newest load may fill the table
         self._select_id: int | None = None
 
-    # -- what a subclass says ----------------------------------------------------------------
-    def list_call(self) -> Callable[[], list[dict]]:
-        """The core call listing the rows, with the filters as they are now (run in a worker)."""
-        raise NotImplementedError
-
-    def cells(self, row: dict, now: datetime) -> tuple:
-        raise NotImplementedError
-
-    def detail_call(self, row_id: int) -> Callable[[], dict]:
-        raise NotImplementedError
-
-    def render_detail(self, detail: dict) -> str:
-        raise NotImplementedError
-
+    # -- what a subclass says: list_call() -> a no-argument core call listing the rows with the
+    # filters as they are now (run in a worker); cells(row, now) -> the table cells;
+    # detail_call(row_id) -> a core call reading one row's detail; render_detail(detail) -> its
+    # text. They have no stand-ins here: a screen without them fails loudly when it loads.
     def empty_text(self) -> str:
         return f"No {self.NOUN[1]}."
 

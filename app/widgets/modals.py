@@ -20,7 +20,8 @@ REASON_NEEDED = "A reason is needed: type one, or escape to cancel."
 
 
 class FormModal(ModalScreen):
-    """What every form modal shares: escape cancels, enter in a box submits, refusals in place."""
+    """What every form modal shares: escape cancels, enter in a box submits, refusals in place.
+    Subclasses define `action_submit()` (check the boxes, then dismiss with the answer or `refuse`)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     ERROR = "#modal-error"  # the error line
@@ -42,9 +43,6 @@ class FormModal(ModalScreen):
     def refuse(self, message: str, box: Widget) -> None:
         self.query_one(self.ERROR, Static).update(message)
         box.focus()
-
-    def action_submit(self) -> None:
-        raise NotImplementedError
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -126,9 +124,6 @@ class DialogModal(FormModal):
                 yield Button(self.SUBMIT, variant="primary", id="submit")
                 yield Button("Cancel", id="cancel")
         yield Footer()
-
-    def boxes(self) -> ComposeResult:
-        raise NotImplementedError
 
     def reason_box(self, label: str, placeholder: str) -> ComposeResult:
         yield Label(label, classes="modal-label")
