@@ -17,6 +17,9 @@ from .events import EVENT_COLUMNS, GENESIS, append, event_values, now
 from .machines import Machine, Move
 
 
+_PREV_HASH = EVENT_COLUMNS.split(", ").index("prev_hash")  # where an event's parameters hold it
+
+
 def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
@@ -33,23 +36,39 @@ def check_who(machine: Machine, m: Move, actor: Actor, row: dict) -> None:
         raise Forbidden(f"{actor.name} ({actor.role}) may not {m.action} {label}: only {m.who.description} may")
 
 
+# The head (last seq and hash) of each selected row's event chain, in the same snapshot as the row.
+_WITH_HEAD = ("SELECT {columns}, h.seq AS _head_seq, h.hash AS _head_hash FROM {table} t "
+              "LEFT JOIN LATERAL (SELECT seq, hash FROM events e WHERE e.aggregate_type = %s "
+              "AND e.aggregate_id = t.id::text ORDER BY seq DESC LIMIT 1) h ON true ")
+
+
+def _head(row: dict) -> tuple[int, str]:
+    seq, digest = row.pop("_head_seq"), row.pop("_head_hash")
+    return (seq, digest) if seq is not None else (0, GENESIS)
+
+
 def _select(tx: Tx, machine: Machine, entity_id: Any, *, for_update: bool, missing_ok: bool) -> dict | None:
     try:
         key = int(entity_id)
     except (TypeError, ValueError):
         raise InvalidInput(f"{machine.name} id must be a number, got {entity_id!r}") from None
     # One round trip: the row (locked, if asked) and the head of its event chain.
-    row = tx.one(f"SELECT t.*, h.seq AS _head_seq, h.hash AS _head_hash FROM {machine.table} t "
-                 "LEFT JOIN LATERAL (SELECT seq, hash FROM events e WHERE e.aggregate_type = %s "
-                 "AND e.aggregate_id = t.id::text ORDER BY seq DESC LIMIT 1) h ON true "
-                 f"WHERE t.id = %s{' FOR UPDATE OF t' if for_update else ''}", (machine.name, key))
+    row = tx.one(_WITH_HEAD.format(columns="t.*", table=machine.table)
+                 + f"WHERE t.id = %s{' FOR UPDATE OF t' if for_update else ''}", (machine.name, key))
     if row is None:
         if missing_ok:
             return None
         raise NotFound(f"no {machine.name} {entity_id}")
-    seq, digest = row.pop("_head_seq"), row.pop("_head_hash")
-    tx.heads[(machine.name, str(row["id"]))] = (seq, digest) if seq is not None else (0, GENESIS)
+    tx.heads[(machine.name, str(row["id"]))] = _head(row)
     return row
+
+
+def read_heads(tx: Tx, machine: Machine, ids: list[int], columns: str, where: str = "TRUE",
+               params: tuple = ()) -> list[tuple[dict, tuple[int, str]]]:
+    """Rows (the given `columns` of `t`) with the heads of their event chains, for `assume` later."""
+    rows = tx.all(_WITH_HEAD.format(columns=columns, table=machine.table) + f"WHERE t.id = ANY(%s) AND {where}",
+                  (machine.name, list(ids), *params))
+    return [(row, _head(row)) for row in rows]
 
 
 def lock(tx: Tx, machine: Machine, entity_id: Any, *, missing_ok: bool = False) -> dict | None:
@@ -60,6 +79,14 @@ def lock(tx: Tx, machine: Machine, entity_id: Any, *, missing_ok: bool = False) 
 def read(tx: Tx, machine: Machine, entity_id: Any, *, missing_ok: bool = False) -> dict | None:
     """The entity's row as it is now, not locked: for `apply_if_unchanged`."""
     return _select(tx, machine, entity_id, for_update=False, missing_ok=missing_ok)
+
+
+def assume(tx: Tx, machine: Machine, row: dict, head: tuple[int, str]) -> dict:
+    """A row known without reading it here (the claim's read-ahead cache), with the head of its
+    event chain, for `apply_if_unchanged`: that writes only if the row is still at `row["version"]`,
+    and every move of the row bumps its version, so a stale row or head writes nothing."""
+    tx.heads[(machine.name, str(row["id"]))] = head
+    return row
 
 
 def check_version(machine: Machine, row: dict, expected_version: int | None) -> None:
@@ -118,16 +145,21 @@ def apply_if_unchanged(tx: Tx, machine: Machine, row: dict, action: str, actor: 
                        fields: dict | None = None, changes: dict | None = None,
                        idempotency_key: str | None = None) -> dict | None:
     """Make a move with one conditional statement, without a row lock: the row and its event are
-    written only if the row is still at the version it was read at (`read`); otherwise nothing
-    is written and None comes back (someone moved it first). Outside a transaction the statement
-    commits by itself: one round trip for the whole move (the claim of DESIGN §7)."""
+    written only if the row is still at the version it was read at and its event chain still ends
+    where it was read (`read`, or `assume`); otherwise nothing is written and None comes back
+    (someone moved it first). Outside a transaction the statement commits by itself: one round
+    trip for the whole move (the claim of DESIGN §7)."""
     values, event = _move(tx, machine, row, action, actor, fields, changes, None, idempotency_key)
     cols = list(values)
     sql = (f"WITH moved AS (UPDATE {machine.table} SET {', '.join(f'{c} = %s' for c in cols)} "
-           f"WHERE id = %s AND version = %s RETURNING *), "
+           f"WHERE id = %s AND version = %s AND coalesce((SELECT e.hash FROM events e "
+           f"WHERE e.aggregate_type = %s AND e.aggregate_id = %s ORDER BY e.seq DESC LIMIT 1), %s) = %s "
+           f"RETURNING *), "
            f"logged AS (INSERT INTO events ({EVENT_COLUMNS}) SELECT {', '.join(['%s'] * len(event))} FROM moved) "
            f"SELECT * FROM moved")
-    return tx.one(sql, [*(adapt(c, values[c]) for c in cols), row["id"], row["version"], *event])
+    prev_hash = event[_PREV_HASH]
+    return tx.one(sql, [*(adapt(c, values[c]) for c in cols), row["id"], row["version"],
+                        machine.name, str(row["id"]), GENESIS, prev_hash, *event])
 
 
 def create(tx: Tx, machine: Machine, actor: Actor, values: dict, *, action: str = "create",

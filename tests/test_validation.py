@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from core import events
+from core.adapters.redis_queues import heads_key
 from core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
 from core.services import ingest, validation
 from tests.conftest import ROOT, error_of, r2k, r2k_json
@@ -217,6 +219,49 @@ def test_queue_stats(ctx, people):
     assert stats["FACT"]["pending"] == 0 and stats["FACT"]["oldest_pending_age_seconds"] is None
 
 
+def read_ahead(ctx, horn="FACT") -> dict[int, str]:
+    return {int(k): v.decode() for k, v in ctx.redis.hgetall(heads_key(horn)).items()}
+
+
+def test_claims_read_ahead_and_a_stale_entry_costs_only_a_read(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 4)
+    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+    # The first claim had nothing read ahead: it read its row, then read ahead the rest.
+    assert sorted(read_ahead(ctx)) == ids[1:]
+    assert read_ahead(ctx)[ids[1]].startswith("PENDING|1|1|")
+
+    # ids[1] moves (claimed by name, released to the head again) while a refill that read it
+    # before those moves writes its entry after them: the entry is stale, at version 1 of 3.
+    entry = read_ahead(ctx)[ids[1]]
+    validation.claim(ctx, people["bob"], ids[1])
+    assert ids[1] not in read_ahead(ctx)  # a claim by name takes the entry out with the id
+    validation.release(ctx, people["bob"], ids[1])
+    ctx.redis.hset(heads_key("FACT"), ids[1], entry)
+    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    assert (claimed["id"], claimed["claimed_by"], claimed["version"]) == (ids[1], "alice", 4)
+    assert ids[1] not in read_ahead(ctx)
+    assert events.verify(ctx.db)["broken"] == []
+
+
+def test_a_read_ahead_entry_with_a_wrong_chain_head_writes_nothing_wrong(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 3)
+    validation.claim_next(ctx, people["alice"], "FACT")
+    state, version, seq, digest = read_ahead(ctx)[ids[1]].split("|")
+    ctx.redis.hset(heads_key("FACT"), ids[1], f"{state}|{version}|{seq}|{'0' * 64}")  # right version, wrong head
+    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    assert (claimed["id"], claimed["state"]) == (ids[1], "IN_REVIEW")
+    assert [e["action"] for e in validation.history(ctx, ids[1])] == ["extract", "claim"]
+    assert events.verify(ctx.db)["broken"] == []  # the claim's event links to the real head
+
+
+def test_reconcile_drops_the_read_ahead(ctx, people):
+    add_many(ctx, people["root"], "FACT", 3)
+    validation.claim_next(ctx, people["alice"], "FACT")
+    assert read_ahead(ctx)
+    validation.reconcile(ctx)
+    assert read_ahead(ctx) == {}
+
+
 CLAIMER = """
 import json, sys
 from core.context import Context
@@ -418,3 +463,10 @@ def test_start_up_notices_a_lost_redis_and_rebuilds_the_queues(ctx, people):
     ctx.redis.flushall()
     assert validation.reconcile_if_lost(ctx) is True
     assert validation.queue(ctx).ids("RULE") == ids
+
+
+def test_a_read_ahead_entry_that_is_not_ours_is_ignored(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 2)
+    ctx.redis.hset(heads_key("FACT"), ids[0], "garbage")
+    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    assert (claimed["id"], claimed["state"]) == (ids[0], "IN_REVIEW")

@@ -3,19 +3,32 @@
 A pop moves the id into the partition's in-flight set (a sorted set scored by pop time) in the
 same Lua step, so a claimer killed between the pop and its commit loses nothing: whatever stays
 in flight too long is returned to the head of its queue by the next sweep.
+
+Beside each partition, a small read-ahead cache (a hash, `…:{HORN_TYPE}:heads`) holds what a claim
+must know before it can sign its event (the row's state and version, its chain's last seq and
+hash) for the ids at the front of the queue, so the claim is one Redis step and one PostgreSQL
+statement. It is only a hint: the claim writes only if the row is still at the cached version.
 """
 from __future__ import annotations
 
+import contextlib
 import time
+from typing import Iterator, NamedTuple
+
+from redis.exceptions import LockError
 
 PREFIX = "raw_to_knowledge:val_queue:"
 GENERATION_QUEUE = "raw_to_knowledge_generation"
 GRAPH_QUEUE = "raw_to_knowledge_graph"
 
+# Pop the oldest id into flight, with its read-ahead entry (or '') and how many entries are left.
 _POP = """
 local id = redis.call('LPOP', KEYS[1])
-if id then redis.call('ZADD', KEYS[2], ARGV[1], id) end
-return id
+if not id then return false end
+redis.call('ZADD', KEYS[2], ARGV[1], id)
+local head = redis.call('HGET', KEYS[3], id)
+if head then redis.call('HDEL', KEYS[3], id) else head = '' end
+return {id, head, redis.call('HLEN', KEYS[3])}
 """
 
 # Settle a popped id and tell the workstations, in one round trip.
@@ -44,6 +57,16 @@ def inflight_key(horn_type: str) -> str:
     return f"{PREFIX}{horn_type}:inflight"
 
 
+def heads_key(horn_type: str) -> str:
+    return f"{PREFIX}{horn_type}:heads"
+
+
+class Popped(NamedTuple):
+    candidate_id: int
+    head: str | None  # the read-ahead entry, if the id had one
+    cached: int       # read-ahead entries left for the partition
+
+
 class ValidationQueue:
     def __init__(self, redis):
         self.redis = redis
@@ -57,10 +80,49 @@ class ValidationQueue:
     def push_head(self, horn_type: str, candidate_id: int) -> None:
         self.redis.lpush(queue_key(horn_type), candidate_id)
 
-    def pop(self, horn_type: str) -> int | None:
-        """The oldest id, now in flight until `done` (or a rescue after a crash)."""
-        value = self._pop(keys=[queue_key(horn_type), inflight_key(horn_type)], args=[time.time()])
-        return int(value) if value is not None else None
+    def pop(self, horn_type: str) -> Popped | None:
+        """The oldest id, now in flight until `done` (or a rescue after a crash), with its read-ahead entry."""
+        value = self._pop(keys=[queue_key(horn_type), inflight_key(horn_type), heads_key(horn_type)],
+                          args=[time.time()])
+        if value is None:
+            return None
+        candidate_id, head, cached = value
+        return Popped(int(candidate_id), head.decode() if head else None, int(cached))
+
+    def remove(self, horn_type: str, candidate_id: int) -> None:
+        """Take an id out of its partition (claimed by name), with its read-ahead entry."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.lrem(queue_key(horn_type), 0, candidate_id)
+        pipe.hdel(heads_key(horn_type), candidate_id)
+        pipe.execute()
+
+    def front(self, horn_type: str, count: int) -> list[int]:
+        """The next `count` ids of the partition, oldest first."""
+        return [int(i) for i in self.redis.lrange(queue_key(horn_type), 0, count - 1)]
+
+    def read_ahead(self, horn_type: str, heads: dict[int, str], ttl: int) -> None:
+        """Store read-ahead entries; the whole cache lapses after `ttl` seconds without a refill,
+        so entries of ids that left the queue some other way do not linger."""
+        if not heads:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(heads_key(horn_type), mapping=heads)
+        pipe.expire(heads_key(horn_type), ttl)
+        pipe.execute()
+
+    @contextlib.contextmanager
+    def refill_turn(self, horn_type: str, seconds: float) -> Iterator[bool]:
+        """Yields True to one caller at a time per partition (for at most `seconds`): whose turn
+        it is to refill the read-ahead; the others go on without waiting."""
+        lock = self.redis.lock(f"{heads_key(horn_type)}:refill", timeout=seconds, blocking=False)
+        if not lock.acquire():
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with contextlib.suppress(LockError):  # it outlived `seconds`: someone else's turn now
+                lock.release()
 
     def done(self, horn_type: str, candidate_id: int, publish: tuple[str, str] | None = None) -> None:
         """Settle an id popped by `pop`; `publish` (channel, message) goes out in the same round trip."""
@@ -93,5 +155,5 @@ class ValidationQueue:
             pipe.rename(temp, queue_key(horn_type))
         else:
             pipe.delete(queue_key(horn_type))
-        pipe.delete(inflight_key(horn_type))
+        pipe.delete(inflight_key(horn_type), heads_key(horn_type))
         pipe.execute()

@@ -2,13 +2,14 @@
 
 PostgreSQL is the truth and Redis the index: every state change commits first, and the queue push
 or pub/sub notice runs after the commit (`tx.after_commit`). A claim pops an id (moving it in flight
-in the same Redis step), commits `PENDING → IN_REVIEW` under the row lock, and only then settles
-the in-flight mark; a claimer that dies in between leaves the id in flight, and the next sweep puts
-it back at the head of its queue.
+in the same Redis step), commits `PENDING → IN_REVIEW` with one conditional statement, and only
+then settles the in-flight mark; a claimer that dies in between leaves the id in flight, and the
+next sweep puts it back at the head of its queue.
 """
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from datetime import timedelta
 
@@ -104,8 +105,10 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
     """Pop the oldest candidate of a partition and claim it (`queue claim`); 404 when empty.
 
     The claim is one conditional statement (the row and its event are written only if the row is
-    still at the version just read), so no row lock is held across round trips; without an
-    idempotency key it also runs outside a transaction and commits by itself.
+    still at the version known and its event chain still ends where known), so no row lock is held
+    across round trips; without an idempotency key it also runs outside a transaction and commits
+    by itself. What it must know first comes with the pop from the read-ahead cache, or else from
+    one read.
     """
     horn = parse_horn_type(horn_type)
     if not actor.holds(horn):
@@ -113,24 +116,33 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
                         f"nothing was taken from the {horn} queue")
     q = queue(ctx)
 
+    def attempt(tx, row):
+        return engine.apply_if_unchanged(tx, CANDIDATE, row, _claim_action(row), actor,
+                                         changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key)
+
     def work(tx):
+        refill = False
         while True:
-            candidate_id = q.pop(horn)
-            if candidate_id is None:
+            popped = q.pop(horn)
+            if popped is None:
                 if q.rescue(horn, IN_FLIGHT_GRACE):
                     continue
                 raise NotFound(f"the {horn} queue is empty")
+            candidate_id = popped.candidate_id
             try:
-                row = engine.read(tx, CANDIDATE, candidate_id, missing_ok=True)
-                claimed = None
-                if row is not None and row["state"] in QUEUED and row["horn_type"] == horn:
-                    claimed = engine.apply_if_unchanged(tx, CANDIDATE, row, _claim_action(row), actor,
-                                                        changes=_claim_changes(ctx, actor),
-                                                        idempotency_key=idempotency_key)
+                known = _read_ahead_row(tx, candidate_id, horn, popped.head)
+                claimed = attempt(tx, known) if known is not None else None
+                if claimed is None:  # no read-ahead entry, or a stale one: read the row itself
+                    row = engine.read(tx, CANDIDATE, candidate_id, missing_ok=True)
+                    if row is not None and row["state"] in QUEUED and row["horn_type"] == horn:
+                        claimed = attempt(tx, row)
             except BaseException:
                 q.push_head(horn, candidate_id)  # nothing committed: put it back where it was
                 q.done(horn, candidate_id)
                 raise
+            if not refill and (popped.head is None or popped.cached < READ_AHEAD_LOW):
+                refill = True
+                tx.after_commit(lambda: refill_read_ahead(ctx, horn))
             if claimed is None:
                 # A stale id (claimed or decided already), or the row moved between our read and
                 # our write: whoever moved it owns it now (a release pushes it again). Drop it.
@@ -145,6 +157,48 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
     return mutate(ctx, actor, "queue.claim", {"horn_type": horn}, work, idempotency_key=idempotency_key)
 
 
+# The read-ahead: for the ids at the front of each queue, what a claim must know before it can
+# sign its event (state, version, and the last seq and hash of the row's event chain), kept in
+# Redis beside the queue, so a claim needs no read of its own. One claimer at a time refills it.
+READ_AHEAD = 512      # ids read ahead per refill
+READ_AHEAD_LOW = 128  # refill when fewer entries than this are left
+READ_AHEAD_TTL = 600  # seconds the entries live without a refill
+
+
+def _read_ahead_row(tx: Tx, candidate_id: int, horn: str, entry: str | None) -> dict | None:
+    try:
+        state, version, seq, digest = (entry or "").split("|", 3)
+        row = {"id": candidate_id, "horn_type": horn, "state": state, "version": int(version), "updated_at": None}
+        head = (int(seq), digest)
+    except ValueError:  # none, or not one of ours: read the row instead
+        return None
+    return engine.assume(tx, CANDIDATE, row, head) if state in QUEUED else None
+
+
+def refill_read_ahead(ctx: Context, horn: str) -> int:
+    """Read ahead the next READ_AHEAD ids of a partition (row and chain head in one snapshot).
+    Best effort, after a claim has committed: a failure here only means later claims read."""
+    try:
+        return _refill(ctx, horn)
+    except Exception as exc:  # noqa: BLE001 - the claim stands; say why the read-ahead did not
+        logging.getLogger(__name__).warning("read-ahead of the %s queue failed: %s", horn, exc)
+        return 0
+
+
+def _refill(ctx: Context, horn: str) -> int:
+    q = queue(ctx)
+    with q.refill_turn(horn, seconds=5) as mine:
+        ids = q.front(horn, READ_AHEAD) if mine else []
+        if not ids:
+            return 0
+        with ctx.db.read() as tx:
+            rows = engine.read_heads(tx, CANDIDATE, ids, "t.id, t.state, t.version",
+                                     "t.state IN ('PENDING', 'DISPUTED') AND t.horn_type = %s", (horn,))
+        q.read_ahead(horn, {row["id"]: f"{row['state']}|{row['version']}|{seq}|{digest}"
+                            for row, (seq, digest) in rows}, ttl=READ_AHEAD_TTL)
+        return len(rows)
+
+
 def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: int | None = None,
           idempotency_key: str | None = None) -> dict:
     """Claim one named candidate (`candidates claim ID`)."""
@@ -152,8 +206,7 @@ def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: in
         row = engine.lock(tx, CANDIDATE, candidate_id)
         claimed = engine.apply(tx, CANDIDATE, row, _claim_action(row), actor, expected_version=expected_version,
                                changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key)
-        tx.after_commit(lambda: (ctx.redis.lrem(f"raw_to_knowledge:val_queue:{row['horn_type']}", 0, row["id"]),
-                                 _notify(ctx, claimed, "claim")))
+        tx.after_commit(lambda: (queue(ctx).remove(row["horn_type"], row["id"]), _notify(ctx, claimed, "claim")))
         return public_row(claimed)
 
     return mutate(ctx, actor, "candidates.claim", {"id": int(candidate_id), "expected_version": expected_version},
