@@ -6,8 +6,13 @@ latency of one claim. In the same run it measures the floor: a bare Redis LPOP p
 PostgreSQL `UPDATE … WHERE id = … AND state = 'PENDING'` with one event insert, committed.
 Targets: p99 < 10 ms at 16 claimers; throughput at least 60% of the floor.
 
+Each row also shows the CPU time one claim costs: in the claimer process itself (client), in
+PostgreSQL's and in Redis's server processes (read from /proc over the measured seconds), which
+says where the gap to the floor is.
+
 The 100,000 candidates are written with one INSERT … SELECT (setup speed; they carry no creation
-event, which the claim does not read), and the Horn queue is rebuilt by `queue reconcile`.
+event, so their chains start at the claim), and the Horn queue is rebuilt by `queue reconcile`,
+which leaves the claims' read-ahead to fill itself as in use.
 
     python bench/claim.py [--seconds 5] [--pending 100000] [--claimers 1,4,16]
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import os
 import time
 
 from _common import bench_env, percentile, verdict
@@ -59,11 +65,12 @@ def claimer(seconds: float, start_at: float, out) -> None:
     while time.time() < start_at:
         time.sleep(0.001)
     end = start_at + seconds
+    cpu = time.process_time()
     while time.time() < end:
         t0 = time.perf_counter()
         validation.claim_next(ctx, actor, HORN)
         latencies.append(time.perf_counter() - t0)
-    out.put(latencies)
+    out.put((latencies, time.process_time() - cpu))
 
 
 def floor_worker(seconds: float, start_at: float, out) -> None:
@@ -83,6 +90,7 @@ def floor_worker(seconds: float, start_at: float, out) -> None:
     while time.time() < start_at:
         time.sleep(0.001)
     end = start_at + seconds
+    cpu = time.process_time()
     while time.time() < end:
         t0 = time.perf_counter()
         cid = int(redis.lpop(key))
@@ -96,8 +104,24 @@ def floor_worker(seconds: float, start_at: float, out) -> None:
                          (str(cid), row[0], Jsonb({"to": "IN_REVIEW"}), digest, b"x"))
         conn.commit()
         latencies.append(time.perf_counter() - t0)
+    out.put((latencies, time.process_time() - cpu))
     conn.close()
-    out.put(latencies)
+
+
+def server_cpu() -> dict[str, float]:
+    """CPU seconds used so far by every PostgreSQL and Redis server process on this machine (Linux)."""
+    used = {"postgres": 0.0, "redis-server": 0.0}
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        if name in used:
+            used[name] += (int(fields[11]) + int(fields[12])) / tick
+    return used
 
 
 def run(target, n: int, seconds: float) -> dict:
@@ -107,11 +131,20 @@ def run(target, n: int, seconds: float) -> dict:
     procs = [ctx.Process(target=target, args=(seconds, start_at, out)) for _ in range(n)]
     for p in procs:
         p.start()
-    latencies = [v for _ in procs for v in out.get(timeout=seconds + 120)]
+    time.sleep(max(0.0, start_at - time.time()))
+    before = server_cpu()
+    time.sleep(max(0.0, start_at + seconds - time.time()))
+    after = server_cpu()
+    results = [out.get(timeout=seconds + 120) for _ in procs]
     for p in procs:
         p.join()
+    latencies = [v for lat, _ in results for v in lat]
+    per_claim = 1e6 / max(len(latencies), 1)  # CPU µs per claim
     return {"claimers": n, "claims": len(latencies), "per_second": len(latencies) / seconds,
-            "p50_ms": percentile(latencies, 50) * 1000, "p99_ms": percentile(latencies, 99) * 1000}
+            "p50_ms": percentile(latencies, 50) * 1000, "p99_ms": percentile(latencies, 99) * 1000,
+            "client_us": sum(cpu for _, cpu in results) * per_claim,
+            "postgres_us": (after["postgres"] - before["postgres"]) * per_claim,
+            "redis_us": (after["redis-server"] - before["redis-server"]) * per_claim}
 
 
 def main() -> None:
@@ -123,7 +156,8 @@ def main() -> None:
     bench_env("claim")
     counts = [int(c) for c in args.claimers.split(",")]
 
-    print(f"{'what':<8} {'claimers':>8} {'claims/s':>10} {'p50 ms':>8} {'p99 ms':>8}   pending at start")
+    print(f"{'what':<8} {'claimers':>8} {'claims/s':>10} {'p50 ms':>8} {'p99 ms':>8}   "
+          f"CPU µs per claim: {'client':>6} {'postgres':>8} {'redis':>6}   pending at start")
     rows = []
     for n in counts:
         setup(args.pending)
@@ -132,8 +166,8 @@ def main() -> None:
         floor = run(floor_worker, n, args.seconds)
         rows.append((ours, floor))
         for label, r in (("claim", ours), ("floor", floor)):
-            print(f"{label:<8} {r['claimers']:>8} {r['per_second']:>10.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
-                  f"   {args.pending}")
+            print(f"{label:<8} {r['claimers']:>8} {r['per_second']:>10.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}   "
+                  f"{'':>17} {r['client_us']:>6.0f} {r['postgres_us']:>8.0f} {r['redis_us']:>6.0f}   {args.pending}")
     print()
     for ours, floor in rows:
         share = ours["per_second"] / floor["per_second"]

@@ -376,6 +376,16 @@ def test_flushall_then_reconcile_restores_every_partition_in_order(ctx, people):
     assert after == before
 
 
+def test_a_claim_after_redis_lost_its_data_rebuilds_the_queues_first(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 3)
+    validation.reconcile(ctx)  # as at start-up: the epoch mark is set
+    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+    ctx.redis.flushall()  # mid-session
+    claimed = r2k_json("--as", "bob", "queue", "claim", "--horn-type", "FACT")
+    assert claimed["id"] == ids[1]
+    assert validation.queue(ctx).ids("FACT") == [ids[2]]
+
+
 # ----------------------------------------------------------------------------- decisions
 
 def claimed_one(ctx, people, horn="FACT", text="A plain statement.", who="alice"):

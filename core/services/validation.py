@@ -151,18 +151,28 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
             tx.after_commit(lambda: q.done(horn, candidate_id, publish=(CHANNEL, _notice(claimed, "claim"))))
             return public_row(claimed)
 
-    if idempotency_key is None:
-        with ctx.db.autocommit() as tx:
-            return work(tx)
-    return mutate(ctx, actor, "queue.claim", {"horn_type": horn}, work, idempotency_key=idempotency_key)
+    def run():
+        if idempotency_key is None:
+            with ctx.db.autocommit() as tx:
+                return work(tx)
+        return mutate(ctx, actor, "queue.claim", {"horn_type": horn}, work, idempotency_key=idempotency_key)
+
+    try:
+        return run()
+    except NotFound:
+        # An empty queue may only mean that Redis lost its data (a restart, a flush) while this
+        # workstation or command was running: rebuild the queues from PostgreSQL and look again.
+        if not reconcile_if_lost(ctx):
+            raise
+    return run()
 
 
 # The read-ahead: for the ids at the front of each queue, what a claim must know before it can
 # sign its event (state, version, and the last seq and hash of the row's event chain), kept in
 # Redis beside the queue, so a claim needs no read of its own. One claimer at a time refills it.
-READ_AHEAD = 512      # ids read ahead per refill
-READ_AHEAD_LOW = 128  # refill when fewer entries than this are left
-READ_AHEAD_TTL = 600  # seconds the entries live without a refill
+READ_AHEAD = 1024      # ids read ahead per refill
+READ_AHEAD_LOW = 512   # refill when fewer entries than this are left
+READ_AHEAD_TTL = 600   # seconds the entries live without a refill
 
 
 def _read_ahead_row(tx: Tx, candidate_id: int, horn: str, entry: str | None) -> dict | None:
