@@ -83,8 +83,8 @@ def read(tx: Tx, machine: Machine, entity_id: Any, *, missing_ok: bool = False) 
 
 def assume(tx: Tx, machine: Machine, row: dict, head: tuple[int, str]) -> dict:
     """A row known without reading it here (the claim's read-ahead cache), with the head of its
-    event chain, for `apply_if_unchanged`: that writes only if the row is still at `row["version"]`,
-    and every move of the row bumps its version, so a stale row or head writes nothing."""
+    event chain, for `apply_if_unchanged`: that writes only if the row is still at `row["version"]`
+    and its chain still ends at `head`, so a stale row or head writes nothing."""
     tx.heads[(machine.name, str(row["id"]))] = head
     return row
 

@@ -7,7 +7,8 @@ in flight too long is returned to the head of its queue by the next sweep.
 Beside each partition, a small read-ahead cache (a hash, `…:{HORN_TYPE}:heads`) holds what a claim
 must know before it can sign its event (the row's state and version, its chain's last seq and
 hash) for the ids at the front of the queue, so the claim is one Redis step and one PostgreSQL
-statement. It is only a hint: the claim writes only if the row is still at the cached version.
+statement. It is only a hint: the claim writes only if the row is still at the cached version and
+its chain still ends at the cached hash; a missing or stale entry costs the claim one read.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ PREFIX = "raw_to_knowledge:val_queue:"
 GENERATION_QUEUE = "raw_to_knowledge_generation"
 GRAPH_QUEUE = "raw_to_knowledge_graph"
 
-# Pop the oldest id into flight, with its read-ahead entry (or '') and how many entries are left.
+# Pop the oldest id into flight, with its read-ahead entry ('' if none) and how many entries are left.
 _POP = """
 local id = redis.call('LPOP', KEYS[1])
 if not id then return false end
