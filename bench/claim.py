@@ -61,6 +61,11 @@ def claimer(seconds: float, start_at: float, out) -> None:
     ctx = Context()
     actor = users.resolve(ctx, "bench")
     validation.claim_next(ctx, actor, HORN)  # warm: connections, key, scripts
+    out.put(timed(seconds, start_at, lambda: validation.claim_next(ctx, actor, HORN)))
+
+
+def timed(seconds: float, start_at: float, one_claim) -> tuple[list[float], float]:
+    """From `start_at`, claim for `seconds`: each claim's latency, and the CPU this process spent."""
     latencies = []
     while time.time() < start_at:
         time.sleep(0.001)
@@ -68,9 +73,9 @@ def claimer(seconds: float, start_at: float, out) -> None:
     cpu = time.process_time()
     while time.time() < end:
         t0 = time.perf_counter()
-        validation.claim_next(ctx, actor, HORN)
+        one_claim()
         latencies.append(time.perf_counter() - t0)
-    out.put((latencies, time.process_time() - cpu))
+    return latencies, time.process_time() - cpu
 
 
 def floor_worker(seconds: float, start_at: float, out) -> None:
@@ -86,13 +91,8 @@ def floor_worker(seconds: float, start_at: float, out) -> None:
     redis, url = ctx.redis, ctx.database_url
     conn = psycopg.connect(url, autocommit=False)
     key = f"raw_to_knowledge:val_queue:{HORN}"
-    latencies = []
-    while time.time() < start_at:
-        time.sleep(0.001)
-    end = start_at + seconds
-    cpu = time.process_time()
-    while time.time() < end:
-        t0 = time.perf_counter()
+
+    def one_claim() -> None:
         cid = int(redis.lpop(key))
         row = conn.execute("UPDATE candidates SET state = 'IN_REVIEW', claimed_by = 'bench', version = version + 1 "
                            "WHERE id = %s AND state = 'PENDING' RETURNING version", (cid,)).fetchone()
@@ -103,8 +103,8 @@ def floor_worker(seconds: float, start_at: float, out) -> None:
                          "'', %s, %s, (SELECT key_id FROM signing_keys LIMIT 1))",
                          (str(cid), row[0], Jsonb({"to": "IN_REVIEW"}), digest, b"x"))
         conn.commit()
-        latencies.append(time.perf_counter() - t0)
-    out.put((latencies, time.process_time() - cpu))
+
+    out.put(timed(seconds, start_at, one_claim))
     conn.close()
 
 
