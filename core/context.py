@@ -115,7 +115,7 @@ class Context:
         return Graph(self.graph_url, self.settings.graph_user, self.settings.graph_password)
 
     def close(self) -> None:
-        for name in ("db", "graph", "llm"):
+        for name in ("db", "graph", "llm", "validation_queue"):
             if self.__dict__.get(name) is not None:
                 try:
                     self.__dict__[name].close()

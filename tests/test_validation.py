@@ -12,7 +12,7 @@ import time
 import pytest
 
 from core import events
-from core.adapters.redis_queues import heads_key
+from core.adapters.redis_queues import heads_key, inflight_key
 from core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
 from core.services import ingest, validation
 from tests.conftest import ROOT, error_of, r2k, r2k_json
@@ -260,6 +260,18 @@ def test_reconcile_drops_the_read_ahead(ctx, people):
     assert read_ahead(ctx)
     validation.reconcile(ctx)
     assert read_ahead(ctx) == {}
+
+
+def test_claims_go_on_after_redis_drops_their_connection_or_forgets_their_scripts(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 3)
+    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+    # Every other client's connection goes, the claims' own line among them (a Redis failover, say).
+    assert ctx.redis.client_kill_filter(_type="normal", skipme=True) >= 1
+    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[1]
+    ctx.redis.script_flush()  # as after a Redis restart
+    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[2]
+    assert ctx.redis.zcard(inflight_key("FACT")) == 0  # each claim also settled its pop
+    assert [c["state"] for c in validation.list_candidates(ctx, horn_type="FACT")] == ["IN_REVIEW"] * 3
 
 
 CLAIMER = """
