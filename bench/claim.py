@@ -108,9 +108,9 @@ def floor_worker(seconds: float, start_at: float, out) -> None:
     conn.close()
 
 
-def server_cpu() -> dict[str, float]:
-    """CPU seconds used so far by every PostgreSQL and Redis server process on this machine (Linux)."""
-    used = {"postgres": 0.0, "redis-server": 0.0}
+def server_cpu() -> dict[str, dict[int, float]]:
+    """CPU seconds used so far by each PostgreSQL and Redis server process on this machine (Linux)."""
+    used: dict[str, dict[int, float]] = {"postgres": {}, "redis-server": {}}
     tick = os.sysconf("SC_CLK_TCK")
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -120,8 +120,14 @@ def server_cpu() -> dict[str, float]:
             continue
         name, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
         if name in used:
-            used[name] += (int(fields[11]) + int(fields[12])) / tick
+            used[name][int(pid)] = (int(fields[11]) + int(fields[12])) / tick
     return used
+
+
+def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds spent between two readings, process by process: a server process that ended in
+    between (the last run's connections) must not count against this run."""
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
 
 
 def run(target, n: int, seconds: float) -> dict:
@@ -143,8 +149,8 @@ def run(target, n: int, seconds: float) -> dict:
     return {"claimers": n, "claims": len(latencies), "per_second": len(latencies) / seconds,
             "p50_ms": percentile(latencies, 50) * 1000, "p99_ms": percentile(latencies, 99) * 1000,
             "client_us": sum(cpu for _, cpu in results) * per_claim,
-            "postgres_us": (after["postgres"] - before["postgres"]) * per_claim,
-            "redis_us": (after["redis-server"] - before["redis-server"]) * per_claim}
+            "postgres_us": cpu_between(before["postgres"], after["postgres"]) * per_claim,
+            "redis_us": cpu_between(before["redis-server"], after["redis-server"]) * per_claim}
 
 
 def main() -> None:
