@@ -34,7 +34,7 @@ class Context:
         url = self.database_url
         db = Database(url, pool_size=self.pool_size, connect_timeout=self.settings.connect_timeout,
                       on_connect_error=lambda exc: runtime.unavailable("postgres", url, exc),
-                      signer=_LazySigner(self))
+                      signer=_LazySigner(self), on_after_commit_error=self._index_out_of_step)
         self._check_schema(db, url)
         return db
 
@@ -58,6 +58,17 @@ class Context:
 
         key_file = self.settings.signing_key_file or Path(self.settings.data_dir) / "signing_key.pem"
         return Signer(key_file)
+
+    def _index_out_of_step(self, exc: Exception) -> None:
+        """A step after a commit failed (a queue push, a job, a notice), so Redis may now miss what
+        PostgreSQL holds: drop the reconcile mark, and the next claim (or start-up) rebuilds the
+        queues and re-enqueues the work items first (DESIGN §7)."""
+        from .adapters.redis_queues import EPOCH_KEY
+
+        try:
+            self.redis.delete(EPOCH_KEY)
+        except Exception:  # noqa: BLE001 - Redis unreachable: a restart drops the mark with the data
+            pass
 
     # -- Redis ------------------------------------------------------------------------------
     @cached_property

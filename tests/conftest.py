@@ -55,6 +55,9 @@ def ctx(services):
         conn.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
         conn.execute("SET session_replication_role = DEFAULT")
     context.redis.flushdb()
+    from core.services import validation
+
+    validation.reconcile(context)  # as every workstation and worker does at start-up: the mark is set
     yield context
     context.close()
 

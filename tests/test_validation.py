@@ -263,15 +263,18 @@ def test_reconcile_drops_the_read_ahead(ctx, people):
 
 
 def test_claims_go_on_after_redis_drops_their_connection_or_forgets_their_scripts(ctx, people):
-    ids = add_many(ctx, people["root"], "FACT", 3)
+    ids = add_many(ctx, people["root"], "FACT", 4)
     assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
-    # Every other client's connection goes, the claims' own line among them (a Redis failover, say).
+    # Every other client's connection goes, the claims' own line among them (a failover, say).
     assert ctx.redis.client_kill_filter(_type="normal", skipme=True) >= 1
     assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[1]
-    ctx.redis.script_flush()  # as after a Redis restart
+    ctx.redis.script_flush()
     assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[2]
+    ctx.redis.script_flush()  # both at once, as after a Redis restart
+    ctx.redis.client_kill_filter(_type="normal", skipme=True)
+    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[3]
     assert ctx.redis.zcard(inflight_key("FACT")) == 0  # each claim also settled its pop
-    assert [c["state"] for c in validation.list_candidates(ctx, horn_type="FACT")] == ["IN_REVIEW"] * 3
+    assert [c["state"] for c in validation.list_candidates(ctx, horn_type="FACT")] == ["IN_REVIEW"] * 4
 
 
 CLAIMER = """
@@ -396,6 +399,22 @@ def test_a_claim_after_redis_lost_its_data_rebuilds_the_queues_first(ctx, people
     claimed = r2k_json("--as", "bob", "queue", "claim", "--horn-type", "FACT")
     assert claimed["id"] == ids[1]
     assert validation.queue(ctx).ids("FACT") == [ids[2]]
+
+
+def test_a_push_that_fails_after_its_commit_loses_nothing(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 3)
+    first = validation.claim_next(ctx, people["alice"], "FACT")
+    limit = ctx.redis.config_get("maxmemory")["maxmemory"]
+    ctx.redis.config_set("maxmemory", 1)  # Redis refuses every write for a moment
+    try:
+        released = validation.release(ctx, people["alice"], first["id"])  # committed; its push is refused
+    finally:
+        ctx.redis.config_set("maxmemory", limit)
+    assert released["state"] == "PENDING" and validation.get(ctx, ids[0])["state"] == "PENDING"
+    assert validation.queue(ctx).ids("FACT") == ids[1:]  # the index missed the push ...
+    # ... and knows it: the next claim rebuilds the queues first, so the released one is first again.
+    assert validation.claim_next(ctx, people["bob"], "FACT")["id"] == ids[0]
+    assert validation.queue(ctx).ids("FACT") == ids[1:]
 
 
 # ----------------------------------------------------------------------------- decisions

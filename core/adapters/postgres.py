@@ -5,11 +5,14 @@ migrations) costs ~0.25 s to import, which a CLI command with a 400 ms budget ca
 
 A unit of work is one transaction (`with db.begin() as tx:`). Work that must follow the commit
 (a queue push, a pub/sub notice) is registered with `tx.after_commit(fn)` and runs only once the
-transaction has committed, so Redis never gets ahead of the truth.
+transaction has committed, so Redis never gets ahead of the truth. Once committed, the change is
+made: a step after it that fails is logged and handed to `on_after_commit_error` (which has the
+Redis index rebuilt), never raised as if the change had failed.
 """
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from datetime import date, datetime
 from decimal import Decimal
@@ -122,11 +125,13 @@ class Database:
     """
 
     def __init__(self, url: str, *, pool_size: int | None = None, connect_timeout: float = 3.0,
-                 on_connect_error: Callable[[Exception], Exception] | None = None, signer=None):
+                 on_connect_error: Callable[[Exception], Exception] | None = None, signer=None,
+                 on_after_commit_error: Callable[[Exception], None] | None = None):
         self.url = url
         self.signer = signer
         self.connect_timeout = connect_timeout
         self._on_connect_error = on_connect_error
+        self._on_after_commit_error = on_after_commit_error
         self._lock = threading.RLock()
         self._conn: psycopg.Connection | None = None
         self._pool = None
@@ -193,7 +198,13 @@ class Database:
                     raise translated from None
                 raise
         for fn in tx._after:
-            fn()
+            try:
+                fn()
+            except Exception as exc:  # noqa: BLE001 - committed already: the rest still runs
+                logging.getLogger(__name__).warning("a step after a commit failed (%s): %s",
+                                                    getattr(fn, "__qualname__", fn), exc)
+                if self._on_after_commit_error is not None:
+                    self._on_after_commit_error(exc)
 
     def read(self) -> contextlib.AbstractContextManager[Tx]:
         """A read-only unit of work (same shape, nothing to commit)."""

@@ -23,9 +23,14 @@ from redis.exceptions import ConnectionError, LockError, NoScriptError, TimeoutE
 PREFIX = "raw_to_knowledge:val_queue:"
 GENERATION_QUEUE = "raw_to_knowledge_generation"
 GRAPH_QUEUE = "raw_to_knowledge_graph"
+# The reconcile mark: set by every reconcile; gone when Redis lost its data, or dropped when a step
+# after a commit failed (the queues may miss a push). A pop finds it gone and has them rebuilt.
+EPOCH_KEY = "raw_to_knowledge:queue_epoch"
 
-# Pop the oldest id into flight, with its read-ahead entry ('' if none) and how many entries are left.
+# Pop the oldest id into flight, with its read-ahead entry ('' if none) and how many entries are left;
+# nothing when the reconcile mark is gone (Redis lost data, or a push after a commit failed).
 _POP = """
+if redis.call('EXISTS', KEYS[4]) == 0 then return -1 end
 local id = redis.call('LPOP', KEYS[1])
 if not id then return false end
 redis.call('ZADD', KEYS[2], ARGV[1], id)
@@ -64,6 +69,10 @@ def heads_key(horn_type: str) -> str:
     return f"{PREFIX}{horn_type}:heads"
 
 
+class IndexLost(Exception):
+    """The queues may no longer hold what PostgreSQL says they should: rebuild them first."""
+
+
 class Popped(NamedTuple):
     candidate_id: int
     head: str | None  # the read-ahead entry, if the id had one
@@ -90,10 +99,11 @@ class ClaimLine:
         with self._lock:
             try:
                 return self._evalsha(script, keys, args)
-            except NoScriptError:  # Redis restarted, or its script cache was flushed
-                self._redis.script_load(script.script)
             except (ConnectionError, TimeoutError):  # the connection dropped: one new try
                 self._conn.disconnect()
+            except NoScriptError:  # the script cache was flushed
+                pass
+            self._redis.script_load(script.script)  # a restarted Redis has forgotten it too
             return self._evalsha(script, keys, args)
 
     def _evalsha(self, script, keys: list, args: list):
@@ -127,9 +137,13 @@ class ValidationQueue:
         self.redis.lpush(queue_key(horn_type), candidate_id)
 
     def pop(self, horn_type: str) -> Popped | None:
-        """The oldest id, now in flight until `done` (or a rescue after a crash), with its read-ahead entry."""
-        value = self._line.run(self._pop, [queue_key(horn_type), inflight_key(horn_type), heads_key(horn_type)],
-                               [time.time()])
+        """The oldest id, now in flight until `done` (or a rescue after a crash), with its read-ahead
+        entry; None when the partition is empty; IndexLost, popping nothing, when the reconcile mark
+        is gone."""
+        value = self._line.run(self._pop, [queue_key(horn_type), inflight_key(horn_type), heads_key(horn_type),
+                                           EPOCH_KEY], [time.time()])
+        if value == -1:
+            raise IndexLost(horn_type)
         if value is None:
             return None
         candidate_id, head, cached = value

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from .. import engine
 from ..adapters.postgres import Tx, public_row
-from ..adapters.redis_queues import ValidationQueue
+from ..adapters.redis_queues import EPOCH_KEY, IndexLost, ValidationQueue
 from ..context import CHANNEL, Context, notice
 from ..domain import HORN_TYPES, SYSTEM, Actor, parse_horn_type
 from ..errors import Forbidden, InvalidInput, NotFound
@@ -159,11 +159,10 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
 
     try:
         return run()
-    except NotFound:
-        # An empty queue may only mean that Redis lost its data (a restart, a flush) while this
-        # workstation or command was running: rebuild the queues from PostgreSQL and look again.
-        if not reconcile_if_lost(ctx):
-            raise
+    except IndexLost:
+        # Redis lost its data (a restart, a flush) or missed a push after a commit, while this
+        # workstation or command was running: rebuild the queues from PostgreSQL and pop again.
+        reconcile_if_lost(ctx)
     return run()
 
 
@@ -439,9 +438,6 @@ def queue_stats(ctx: Context) -> list[dict]:
     return out
 
 
-EPOCH_KEY = "raw_to_knowledge:queue_epoch"  # set by every reconcile; gone when Redis lost its data
-
-
 def reconcile(ctx: Context) -> list[dict]:
     """Rebuild every partition from PostgreSQL's queued rows, in their original order."""
     q = queue(ctx)
@@ -460,8 +456,9 @@ def reconcile(ctx: Context) -> list[dict]:
 
 
 def reconcile_if_lost(ctx: Context) -> bool:
-    """At start-up: when Redis has lost its data since the last reconcile, rebuild the queues
-    and re-enqueue the work items it held. One GET when nothing was lost."""
+    """At start-up, and when a claim finds the reconcile mark gone: when Redis has lost its data
+    (or missed a push) since the last reconcile, rebuild the queues and re-enqueue the work items
+    it held. One EXISTS when nothing was lost."""
     if ctx.redis.exists(EPOCH_KEY):
         return False
     from . import generation
