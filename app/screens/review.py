@@ -62,10 +62,10 @@ def decide_then_next(ctx, actor, horn: str, candidate_id: int, action: str, key:
         return {"decided": decided, "shown": next_candidate(ctx, actor, horn, f"{key}:next"), "error": None}
     except R2KError as exc:
         return {"decided": decided, "shown": None, "error": (exc.message, exc.status)}
-    except Exception as exc:
+    except Exception as exc:  # whatever it was, the decision is made and must be said so
         translated = service_error(exc, ctx)
         if translated is None:
-            raise
+            return {"decided": decided, "shown": None, "error": (f"{type(exc).__name__}: {exc}", 500)}
         return {"decided": decided, "shown": None, "error": (translated.message, translated.status)}
 
 
