@@ -35,6 +35,8 @@ def test_search_is_ranked_and_approved_only_by_default(ctx, people, answers):
     assert {a["id"] for a in widened} == {answers[0]["id"], answers[1]["id"]}
     assert registry.search(ctx, "forkl")[0]["id"] == answers[2]["id"]  # a word still being typed
     assert len(registry.search(ctx, "")) == 2  # newest first, retired excluded
+    pages = [r2k_json("--as", "bob", "registry", "search", "--limit", "1", "--offset", str(n)) for n in (0, 1, 2)]
+    assert [[a["id"] for a in page] for page in pages] == [[answers[2]["id"]], [answers[0]["id"]], []]
 
 
 def test_bad_search_input_is_a_400(ctx, people, answers):
@@ -42,6 +44,8 @@ def test_bad_search_input_is_a_400(ctx, people, answers):
     assert result.returncode == 6 and "unknown answer status" in error_of(result)["message"]
     with pytest.raises(InvalidInput):
         registry.search(ctx, "x", limit=0)
+    result = r2k("--as", "bob", "registry", "search", "x", "--offset", "-1")
+    assert result.returncode == 6 and "--offset is 0 or more" in error_of(result)["message"]
 
 
 def test_supersede_publishes_a_new_version_and_the_chain_reads_both_ways(ctx, people, answers):

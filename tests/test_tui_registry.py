@@ -60,6 +60,36 @@ async def test_search_as_you_type_finds_an_approved_answer(ctx, people):
         await wait_for(pilot, lambda: shown_ids(screen) == [3, 2, 1], what="everything again")
 
 
+async def test_results_page_fifty_at_a_time(ctx, people):
+    for i in range(1, 56):
+        validation.add(ctx, people["root"], f"Which bay holds pallet {i}?", f"Bay {i} holds pallet {i}.", "FACT")
+    for _ in range(55):
+        validation.approve(ctx, people["alice"], validation.claim_next(ctx, people["alice"], "FACT")["id"])
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_registry(pilot)
+        table = screen.query_one("#results", DataTable)
+        assert shown_ids(screen) == list(range(55, 5, -1))  # the newest 50
+        assert table.border_title == "Approved answers 1–50 · ] next 50"
+        searched = screen.searches
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: screen.searches > searched, what="the next page")
+        assert shown_ids(screen) == [5, 4, 3, 2, 1]
+        assert table.border_title == "Approved answers 51–55 · [ previous 50"
+        await pilot.press("right_square_bracket")
+        assert "last page" in message(app)
+        searched = screen.searches
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: screen.searches > searched, what="the page before")
+        assert shown_ids(screen)[0] == 55
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: shown_ids(screen) == [5, 4, 3, 2, 1], what="the second page again")
+        await pilot.press("slash")
+        await type_text(pilot, "pallet")  # a new search starts at its first page
+        await wait_for(pilot, lambda: len(shown_ids(screen)) == 50, what="the first page of the search")
+        assert table.border_title == "Approved answers 1–50 · ] next 50"
+
+
 async def test_dispute_sends_its_candidate_back_for_re_review(ctx, people):
     answers = publish(ctx, people)
     app = make_app(ctx, "alice")

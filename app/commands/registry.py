@@ -12,6 +12,7 @@ def register(commands) -> None:
     p.add_argument("query", nargs="?", default="")
     p.add_argument("--status", help="comma-separated statuses to include, or ALL")
     p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--offset", type=int, default=0, help="skip this many results (the next page)")
     p = reg.command("show", "one answer by id, whatever its status", show)
     p.add_argument("id")
     p = reg.command("chain", "the whole supersede chain of an answer, oldest first", chain)
@@ -34,7 +35,8 @@ def search(cli, args):
     from core.services import registry
 
     cli.actor
-    return Table(registry.search(cli.ctx, args.query, args.status, limit=args.limit), ANSWER_COLUMNS)
+    return Table(registry.search(cli.ctx, args.query, args.status, limit=args.limit, offset=args.offset),
+                 ANSWER_COLUMNS)
 
 
 def show(cli, args):

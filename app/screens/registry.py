@@ -1,7 +1,8 @@
 """The registry browser: search as you type, filter by status, read an answer with its supersede
 chain, and supersede, dispute or retire it (DESIGN §5.2).
 
-Results come 50 at a time from the database's full-text index; nothing is loaded in bulk.
+Results come 50 at a time from the database's full-text index (`]` and `[` page through them);
+nothing is loaded in bulk.
 """
 from __future__ import annotations
 
@@ -77,6 +78,8 @@ class RegistryScreen(WorkstationScreen):
         Binding("d", "dispute", "Dispute"),
         Binding("t", "retire", "Retire"),
         Binding("slash", "focus_search", "Search", key_display="/"),
+        Binding("right_square_bracket", "next_page", "Next 50", key_display="]"),
+        Binding("left_square_bracket", "previous_page", "Previous 50", key_display="["),
         Binding("escape", "back", "Back"),
     ]
 
@@ -84,6 +87,8 @@ class RegistryScreen(WorkstationScreen):
         super().__init__()
         self.rows: dict[int, dict] = {}
         self.selected_id: int | None = None
+        self.page_start = 0    # where the page shown starts in the results
+        self.has_more = False  # whether results follow the page shown
         self._search_seq = 0  # only the newest search may fill the table
         self._detail_seq = 0
         self.searches = 0  # results shown so far (tests wait on it)
@@ -130,14 +135,19 @@ class RegistryScreen(WorkstationScreen):
 
         self._search_seq += 1
         seq = self._search_seq
-        self.call(registry.search, self.ctx, self.query_text(), self.status_filter(), limit=LIMIT,
-                  on_done=lambda rows: self.show_results(seq, rows), group="search")
+        # One row beyond the page says whether there is a next one.
+        self.call(registry.search, self.ctx, self.query_text(), self.status_filter(), limit=LIMIT + 1,
+                  offset=self.page_start, on_done=lambda rows: self.show_results(seq, rows), group="search")
+
+    def search_anew(self) -> None:
+        self.page_start = 0
+        self.load()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id != "search":
             return
         # Search as you type, once the typing pauses: one query per pause, not one per key.
-        self.debounce("search", 0.2, self.load)
+        self.debounce("search", 0.2, self.search_anew)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "search":
@@ -145,11 +155,16 @@ class RegistryScreen(WorkstationScreen):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "status":
-            self.load()
+            self.search_anew()
 
     def show_results(self, seq: int, rows: list[dict]) -> None:
         if seq != self._search_seq:
             return  # an older search finished after a newer one started
+        if not rows and self.page_start:  # the page emptied (answers retired meanwhile): the one before
+            self.page_start = max(0, self.page_start - LIMIT)
+            self.load()
+            return
+        self.has_more, rows = len(rows) > LIMIT, rows[:LIMIT]
         table = self.query_one("#results", DataTable)
         keep = self.selected_id
         self.rows = {row["id"]: row for row in rows}
@@ -161,8 +176,7 @@ class RegistryScreen(WorkstationScreen):
                           row["horn_type"], clip(row["question"], QUESTION_WIDTH), clip(row["text"], text_width),
                           key=str(row["id"]))
         self.searches += 1
-        more = " (the first 50: narrow the search to see others)" if len(rows) == LIMIT else ""
-        table.border_title = f"{len(rows)} {self.status_label()} answers{more}".replace("  ", " ")
+        table.border_title = self.page_title(len(rows))
         if not rows:
             self.selected_id = None
             what = f"matching “{self.query_text().strip()}”" if self.query_text().strip() else "yet"
@@ -173,6 +187,17 @@ class RegistryScreen(WorkstationScreen):
         if keep in self.rows:
             table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
         self.select(int(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
+
+    def page_title(self, shown: int) -> str:
+        what = f"{self.status_label()} answers".strip()
+        if not self.page_start and not self.has_more:
+            return f"{shown} {what}"
+        title = f"{what.capitalize()} {self.page_start + 1}–{self.page_start + shown}"
+        if self.has_more:
+            title += f" · ] next {LIMIT}"
+        if self.page_start:
+            title += f" · [ previous {LIMIT}"
+        return title
 
     def status_label(self) -> str:
         status = self.status_filter()
@@ -212,6 +237,20 @@ class RegistryScreen(WorkstationScreen):
 
     def action_focus_search(self) -> None:
         self.query_one("#search", Input).focus()
+
+    def action_next_page(self) -> None:
+        if not self.has_more:
+            self.show_info("This is the last page of results.")
+            return
+        self.page_start += LIMIT
+        self.load()
+
+    def action_previous_page(self) -> None:
+        if not self.page_start:
+            self.show_info("This is the first page of results.")
+            return
+        self.page_start = max(0, self.page_start - LIMIT)
+        self.load()
 
     def target(self) -> dict | None:
         answer = self.rows.get(self.selected_id) if self.selected_id is not None else None

@@ -147,6 +147,8 @@ def search(ctx: Context, query: str, status: str | list[str] | None = None, *, l
     statuses = _statuses(status)
     if limit < 1 or limit > 1000:
         raise InvalidInput("--limit is 1–1000")
+    if offset < 0:
+        raise InvalidInput("--offset is 0 or more")
     query = (query or "").strip()
     with ctx.db.read() as tx:
         if not query:
