@@ -417,7 +417,9 @@ def list_candidates(ctx: Context, state: str | None = None, horn_type: str | Non
 # ----------------------------------------------------------------------------- queues
 
 def queue_stats(ctx: Context) -> list[dict]:
-    """Per Horn type: pending, in review, disputed awaiting re-review, oldest pending age."""
+    """Per Horn type: pending, in review, disputed awaiting re-review, oldest pending age; and how
+    many ids the Redis partition holds (`queued`), rebuilt first if Redis lost them."""
+    reconcile_if_lost(ctx)
     with ctx.db.read() as tx:
         rows = {r["horn_type"]: r for r in tx.all(
             "SELECT h AS horn_type, "
