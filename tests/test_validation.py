@@ -12,7 +12,7 @@ import time
 import pytest
 
 from core import events
-from core.adapters.redis_queues import heads_key, inflight_key
+from core.adapters.redis_queues import heads_key, inflight_key, queue_key
 from core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
 from core.services import ingest, validation
 from tests.conftest import ROOT, error_of, r2k, r2k_json
@@ -418,6 +418,23 @@ def test_a_push_that_fails_after_its_commit_loses_nothing(ctx, people):
     # ... and knows it: the next claim rebuilds the queues first, so the released one is first again.
     assert validation.claim_next(ctx, people["bob"], "FACT")["id"] == ids[0]
     assert validation.queue(ctx).ids("FACT") == ids[1:]
+
+
+def test_the_sweep_rebuilds_a_queue_that_missed_a_push_redis_never_heard_of(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 4)
+    q = validation.queue(ctx)
+    # A push lost while Redis was unreachable: the id is gone, and the reconcile mark stayed.
+    ctx.redis.lrem(queue_key("FACT"), 0, ids[1])
+    assert validation.sweep(ctx)["rebuilt"] == []  # too fresh to call lost: its push may be on its way
+    assert validation.repair_queues(ctx, settle=0) == ["FACT"]
+    assert q.ids("FACT") == ids  # back in its place
+    # Nothing missing, nothing rebuilt: an id the queue holds beyond PostgreSQL's stays until popped.
+    q.push_tail("FACT", 999999)
+    assert validation.repair_queues(ctx, settle=0) == []
+    assert q.ids("FACT") == [*ids, 999999]
+    # Claims racing the check only make Redis look fuller: a popped, uncommitted id still counts.
+    assert q.pop("FACT").candidate_id == ids[0]
+    assert validation.repair_queues(ctx, settle=0) == []
 
 
 # ----------------------------------------------------------------------------- decisions

@@ -52,7 +52,8 @@ def register(commands) -> None:
     p = queue.command("claim", "claim the oldest candidate of a partition", queue_claim, mutates=True)
     p.add_argument("--horn-type", required=True)
     queue.command("reconcile", "rebuild every partition from PostgreSQL (after Redis lost data)", queue_reconcile)
-    queue.command("sweep", "release expired claims and ids stuck in flight", queue_sweep)
+    queue.command("sweep", "release expired claims, return ids stuck in flight, rebuild queues that miss ids",
+                  queue_sweep)
 
 
 def demo_cmd(cli, args):

@@ -199,6 +199,13 @@ class ValidationQueue:
     def length(self, horn_type: str) -> int:
         return self.redis.llen(queue_key(horn_type))
 
+    def held(self, horn_type: str) -> int:
+        """Ids the partition holds: listed, or popped and not yet settled."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.llen(queue_key(horn_type))
+        pipe.zcard(inflight_key(horn_type))
+        return sum(pipe.execute())
+
     def ids(self, horn_type: str) -> list[int]:
         return [int(i) for i in self.redis.lrange(queue_key(horn_type), 0, -1)]
 

@@ -440,11 +440,11 @@ def queue_stats(ctx: Context) -> list[dict]:
     return out
 
 
-def reconcile(ctx: Context) -> list[dict]:
-    """Rebuild every partition from PostgreSQL's queued rows, in their original order."""
+def reconcile(ctx: Context, horn_types: tuple[str, ...] | list[str] = HORN_TYPES) -> list[dict]:
+    """Rebuild every partition (or those named) from PostgreSQL's queued rows, in their original order."""
     q = queue(ctx)
     out = []
-    for horn in HORN_TYPES:
+    for horn in horn_types:
         with ctx.db.read() as tx:
             ids = [r["id"] for r in tx.all(
                 "SELECT id FROM candidates WHERE horn_type = %s AND state IN ('PENDING', 'DISPUTED') "
@@ -478,6 +478,39 @@ def sweep_in_flight(ctx: Context, grace: float = IN_FLIGHT_GRACE) -> dict:
     return {h: ids for h, ids in rescued.items() if ids}
 
 
+QUEUE_SETTLE = 5.0  # seconds a push may take to follow its commit before a missing id counts as lost
+
+
+def repair_queues(ctx: Context, settle: float = QUEUE_SETTLE) -> list[str]:
+    """Rebuild the partitions that miss ids PostgreSQL has queued, and name them.
+
+    A push that failed after its commit while Redis was unreachable leaves the reconcile mark in
+    place (it could not be dropped either), so only a comparison finds it: what each partition
+    holds (listed or in flight), read first, against the rows queued in PostgreSQL more than
+    `settle` seconds ago, read second. Claims in between only make Redis look fuller, so a
+    partition is rebuilt only when something is really missing. Counting every queued row, which
+    the index answers alone, comes first; the timed count runs only when that one falls short.
+    """
+    q = queue(ctx)
+    held = {h: q.held(h) for h in HORN_TYPES}
+    with ctx.db.read() as tx:
+        queued = {r["horn_type"]: r["n"] for r in tx.all(
+            "SELECT horn_type, count(*) AS n FROM candidates WHERE state IN ('PENDING', 'DISPUTED') "
+            "GROUP BY horn_type")}
+        short = [h for h in HORN_TYPES if queued.get(h, 0) > held[h]]
+        if not short:
+            return []
+        settled = {r["horn_type"]: r["n"] for r in tx.all(
+            "SELECT horn_type, count(*) AS n FROM candidates WHERE state IN ('PENDING', 'DISPUTED') "
+            "AND horn_type = ANY(%s) AND updated_at < now() - make_interval(secs => %s) GROUP BY horn_type",
+            (short, settle))}
+    lost = [h for h in short if settled.get(h, 0) > held[h]]
+    if lost:
+        logging.getLogger(__name__).warning("the %s queue(s) missed queued candidates: rebuilt", ", ".join(lost))
+        reconcile(ctx, lost)
+    return lost
+
+
 def sweep(ctx: Context) -> dict:
-    """Release expired claims and return ids stuck in flight."""
-    return {"released": release_expired(ctx), "rescued": sweep_in_flight(ctx)}
+    """Release expired claims, return ids stuck in flight, rebuild partitions that miss ids."""
+    return {"released": release_expired(ctx), "rescued": sweep_in_flight(ctx), "rebuilt": repair_queues(ctx)}
