@@ -303,7 +303,8 @@ class ReviewScreen(WorkstationScreen):
             message, status = result["error"]
             self.current = None
             self.show_idle(f"{said}. The next candidate could not be claimed: n to try again.")
-            self.show_error(f"{said}; the next one could not be claimed. {plain_words(message, status)}", status)
+            # The lead words (403, 503 …) belong to the reason, not to the decision said first.
+            self.show_error(f"{said}; the next one could not be claimed. {plain_words(message, status)}")
         else:
             self.show_empty()
             self.show_info(f"{said}.")
