@@ -8,6 +8,8 @@ the transaction is rolled back by the unit of work, so nothing changes.
 """
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 from .adapters.postgres import Tx, adapt
@@ -150,16 +152,22 @@ def apply_if_unchanged(tx: Tx, machine: Machine, row: dict, action: str, actor: 
     (someone moved it first). Outside a transaction the statement commits by itself: one round
     trip for the whole move (the claim of DESIGN §7)."""
     values, event = _move(tx, machine, row, action, actor, fields, changes, None, idempotency_key)
-    cols = list(values)
-    sql = (f"WITH moved AS (UPDATE {machine.table} SET {', '.join(f'{c} = %s' for c in cols)} "
-           f"WHERE id = %s AND version = %s AND coalesce((SELECT e.hash FROM events e "
-           f"WHERE e.aggregate_type = %s AND e.aggregate_id = %s ORDER BY e.seq DESC LIMIT 1), %s) = %s "
-           f"RETURNING *), "
-           f"logged AS (INSERT INTO events ({EVENT_COLUMNS}) SELECT {', '.join(['%s'] * len(event))} FROM moved) "
-           f"SELECT * FROM moved")
+    cols = tuple(values)
     prev_hash = event[_PREV_HASH]
-    return tx.one(sql, [*(adapt(c, values[c]) for c in cols), row["id"], row["version"],
-                        machine.name, str(row["id"]), GENESIS, prev_hash, *event])
+    return tx.one(_conditional_move_sql(machine.table, cols, len(event)),
+                  [*(adapt(c, values[c]) for c in cols), row["id"], row["version"],
+                   machine.name, str(row["id"]), GENESIS, prev_hash, *event])
+
+
+@functools.lru_cache(maxsize=64)
+def _conditional_move_sql(table: str, cols: tuple[str, ...], n_event: int) -> str:
+    """The statement of `apply_if_unchanged` (built once per shape: a claim runs it every time)."""
+    return (f"WITH moved AS (UPDATE {table} SET {', '.join(f'{c} = %s' for c in cols)} "
+            f"WHERE id = %s AND version = %s AND coalesce((SELECT e.hash FROM events e "
+            f"WHERE e.aggregate_type = %s AND e.aggregate_id = %s ORDER BY e.seq DESC LIMIT 1), %s) = %s "
+            f"RETURNING *), "
+            f"logged AS (INSERT INTO events ({EVENT_COLUMNS}) SELECT {', '.join(['%s'] * n_event)} FROM moved) "
+            f"SELECT * FROM moved")
 
 
 def create(tx: Tx, machine: Machine, actor: Actor, values: dict, *, action: str = "create",
