@@ -37,6 +37,16 @@ class Actor:
 SYSTEM = Actor("system", "system")
 
 
+def parse_id(value, what: str) -> int:
+    """An entity id from user input; a 400 that names the entity when it is not a number."""
+    from .errors import InvalidInput
+
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"{'an' if what[0] in 'aeiou' else 'a'} {what} id is a number, got {value!r}") from None
+
+
 def parse_horn_type(value: str) -> str:
     from .errors import InvalidInput
 

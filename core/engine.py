@@ -13,7 +13,7 @@ import functools
 from typing import Any
 
 from .adapters.postgres import Tx, adapt
-from .domain import Actor
+from .domain import Actor, parse_id
 from .errors import Conflict, Forbidden, InvalidInput, NotFound, ValidationStateError
 from .events import EVENT_COLUMNS, GENESIS, append, event_values, now
 from .machines import Machine, Move
@@ -50,10 +50,7 @@ def _head(row: dict) -> tuple[int, str]:
 
 
 def _select(tx: Tx, machine: Machine, entity_id: Any, *, for_update: bool, missing_ok: bool) -> dict | None:
-    try:
-        key = int(entity_id)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"{machine.name} id must be a number, got {entity_id!r}") from None
+    key = parse_id(entity_id, machine.name.replace("_", " "))
     # One round trip: the row (locked, if asked) and the head of its event chain.
     row = tx.one(_WITH_HEAD.format(columns="t.*", table=machine.table)
                  + f"WHERE t.id = %s{' FOR UPDATE OF t' if for_update else ''}", (machine.name, key))

@@ -444,6 +444,17 @@ def claimed_one(ctx, people, horn="FACT", text="A plain statement.", who="alice"
     return validation.claim_next(ctx, people[who], horn)
 
 
+@pytest.mark.parametrize("args", [["approve"], ["revise", "--text", "T"], ["reject", "--reason", "R"],
+                                  ["escalate", "--reason", "R"], ["release"], ["claim"], ["show"]])
+def test_a_candidate_id_that_is_not_a_number_is_a_400(ctx, people, args):
+    claimed_one(ctx, people)
+    before = table_counts(ctx)
+    result = r2k("--as", "alice", "candidates", args[0], "first", *args[1:])
+    assert result.returncode == 6
+    assert error_of(result)["message"] == "a candidate id is a number, got 'first'"
+    assert table_counts(ctx) == before
+
+
 @pytest.mark.compat
 def test_approve_publishes_to_the_registry_in_the_same_transaction(ctx, people):
     c = claimed_one(ctx, people)

@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 
 from ..adapters.postgres import Tx, jsonable
 from ..context import Context
-from ..domain import Actor
+from ..domain import Actor, parse_id  # noqa: F401 - re-exported for the services
 from ..errors import Conflict, InvalidInput, NotFound
 from ..events import canonical, now
 
@@ -57,14 +57,6 @@ def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx],
 
 
 # ----------------------------------------------------------------------------- reading
-
-def parse_id(value, what: str) -> int:
-    """An entity id from user input; a 400 that names the entity when it is not a number."""
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidInput(f"a {what} id is a number, got {value!r}") from None
-
 
 def fetch(tx: Tx, table: str, what: str, entity_id) -> dict:
     """One row by id, or the 404 that names it."""
