@@ -54,7 +54,7 @@ def setup(pending: int) -> None:
     ctx.close()
 
 
-def claimer(seconds: float, start_at: float, out) -> None:
+def claimer(seconds: float, start_at: float, out, measured) -> None:
     from core.context import Context
     from core.services import users, validation
 
@@ -62,6 +62,8 @@ def claimer(seconds: float, start_at: float, out) -> None:
     actor = users.resolve(ctx, "bench")
     validation.claim_next(ctx, actor, HORN)  # warm: connections, key, scripts
     out.put(timed(seconds, start_at, lambda: validation.claim_next(ctx, actor, HORN)))
+    measured.wait(60)  # keep the connections (and their server processes' CPU) until it is read
+    ctx.close()
 
 
 def timed(seconds: float, start_at: float, one_claim) -> tuple[list[float], float]:
@@ -78,7 +80,7 @@ def timed(seconds: float, start_at: float, one_claim) -> tuple[list[float], floa
     return latencies, time.process_time() - cpu
 
 
-def floor_worker(seconds: float, start_at: float, out) -> None:
+def floor_worker(seconds: float, start_at: float, out, measured) -> None:
     """The floor: what any claim must at least do, with nothing of ours around it."""
     import hashlib
 
@@ -105,6 +107,7 @@ def floor_worker(seconds: float, start_at: float, out) -> None:
         conn.commit()
 
     out.put(timed(seconds, start_at, one_claim))
+    measured.wait(60)
     conn.close()
 
 
@@ -132,15 +135,16 @@ def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
 
 def run(target, n: int, seconds: float) -> dict:
     ctx = mp.get_context("fork")
-    out = ctx.Queue()
+    out, measured = ctx.Queue(), ctx.Event()
     start_at = time.time() + 1.5 + 0.1 * n
-    procs = [ctx.Process(target=target, args=(seconds, start_at, out)) for _ in range(n)]
+    procs = [ctx.Process(target=target, args=(seconds, start_at, out, measured)) for _ in range(n)]
     for p in procs:
         p.start()
     time.sleep(max(0.0, start_at - time.time()))
     before = server_cpu()
     time.sleep(max(0.0, start_at + seconds - time.time()))
     after = server_cpu()
+    measured.set()  # now the claimers may close their connections, ending their server processes
     results = [out.get(timeout=seconds + 120) for _ in procs]
     for p in procs:
         p.join()
