@@ -67,7 +67,7 @@ class Context:
 
         try:
             self.redis.delete(EPOCH_KEY)
-        except Exception:  # noqa: BLE001 - Redis unreachable: a restart drops the mark with the data
+        except Exception:  # noqa: BLE001 - Redis unreachable: the scheduled sweep finds what it missed
             pass
 
     # -- Redis ------------------------------------------------------------------------------

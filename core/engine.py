@@ -9,7 +9,6 @@ the transaction is rolled back by the unit of work, so nothing changes.
 from __future__ import annotations
 
 import functools
-
 from typing import Any
 
 from .adapters.postgres import Tx, adapt

@@ -218,7 +218,8 @@ def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: in
         tx.after_commit(lambda: (queue(ctx).remove(row["horn_type"], row["id"]), _notify(ctx, claimed, "claim")))
         return public_row(claimed)
 
-    return mutate(ctx, actor, "candidates.claim", {"id": parse_id(candidate_id, "candidate"), "expected_version": expected_version},
+    return mutate(ctx, actor, "candidates.claim",
+                  {"id": parse_id(candidate_id, "candidate"), "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
 
 
@@ -283,8 +284,9 @@ def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: 
         tx.after_commit(lambda: _notify(ctx, decided, action))
         return result
 
-    return mutate(ctx, actor, f"candidates.{action}", {"id": parse_id(candidate_id, "candidate"), "text": text, "reason": reason,
-                                                        "expected_version": expected_version},
+    return mutate(ctx, actor, f"candidates.{action}",
+                  {"id": parse_id(candidate_id, "candidate"), "text": text, "reason": reason,
+                   "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
 
 
@@ -312,7 +314,8 @@ def release(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: 
         released = _release_row(ctx, tx, row, actor, expected_version, idempotency_key)
         return public_row(released)
 
-    return mutate(ctx, actor, "candidates.release", {"id": parse_id(candidate_id, "candidate"), "expected_version": expected_version},
+    return mutate(ctx, actor, "candidates.release",
+                  {"id": parse_id(candidate_id, "candidate"), "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
 
 
