@@ -537,6 +537,30 @@ def test_start_up_notices_a_lost_redis_and_rebuilds_the_queues(ctx, people):
     assert validation.queue(ctx).ids("RULE") == ids
 
 
+def test_when_everyone_notices_a_lost_redis_at_once_one_rebuilds(ctx, people):
+    import threading
+
+    from core.context import Context
+
+    ids = add_many(ctx, people["root"], "FACT", 50)
+    ctx.redis.flushall()
+    start, results = threading.Barrier(4), []
+
+    def workstation():
+        own = Context(ctx.settings)
+        start.wait()
+        results.append(validation.reconcile_if_lost(own))
+        own.close()
+
+    threads = [threading.Thread(target=workstation) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert sorted(results) == [False, False, False, True]
+    assert validation.queue(ctx).ids("FACT") == ids
+
+
 def test_a_read_ahead_entry_that_is_not_ours_is_ignored(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 2)
     ctx.redis.hset(heads_key("FACT"), ids[0], "garbage")

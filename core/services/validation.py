@@ -460,6 +460,9 @@ def reconcile(ctx: Context, horn_types: tuple[str, ...] | list[str] = HORN_TYPES
     return out
 
 
+REBUILD_SECONDS = 300  # the longest one rebuild may hold the others back (1,000,000 ids take about 2 s)
+
+
 def reconcile_if_lost(ctx: Context) -> bool:
     """At start-up, and when a claim finds the reconcile mark gone: when Redis has lost its data
     (or missed a push) since the last reconcile, rebuild the queues and re-enqueue the work items
@@ -468,8 +471,12 @@ def reconcile_if_lost(ctx: Context) -> bool:
         return False
     from . import generation
 
-    reconcile(ctx)
-    generation.recover(ctx)
+    # Every workstation and worker notices a flush at once: one rebuilds, the others wait for it.
+    with ctx.redis.lock(f"{EPOCH_KEY}:rebuild", timeout=REBUILD_SECONDS, blocking_timeout=REBUILD_SECONDS):
+        if ctx.redis.exists(EPOCH_KEY):
+            return False  # rebuilt while we waited
+        reconcile(ctx)
+        generation.recover(ctx)
     return True
 
 
