@@ -2,8 +2,9 @@
 
 Pure functions, no I/O. Markdown: `#` is the title, `##`/`###` open sections; each paragraph and each
 list block is one candidate (a numbered list is one PROCEDURE); a heading ending in `?` is the
-question of the block under it; `Q:`/`A:` lines pair explicitly. Plain text: the first line is the
-title; a line in capitals or ending in `:` opens a section. JSON Lines: one `{"question", "answer"}`
+question of the block under it; `Q:`/`A:` lines pair explicitly. Plain text: a first line that reads
+like a title (short, not a sentence or a list item) is the title, else the file name is; a line in
+capitals or ending in `:` opens a section. JSON Lines: one `{"question", "answer"}`
 object per line (optional `horn_type`). A passage too short to state anything (fewer than five
 words) becomes a fragment: an unknown for the grey queue, not a candidate.
 """
@@ -91,9 +92,7 @@ def _blocks(content: str, heading_of):
             start = block[0][1]
             end = block[-1][1] + len(block[-1][0].rstrip("\r\n"))
             text = content[start:end]
-            kind = "list" if all(_LIST_ITEM.match(l) or l.startswith((" ", "\t")) for l, _ in block) \
-                and _LIST_ITEM.match(block[0][0]) else "para"
-            yield kind, text, start, end
+            yield _block_kind([line for line, _ in block]), text, start, end
             block.clear()
 
     for line in lines:
@@ -109,6 +108,18 @@ def _blocks(content: str, heading_of):
             block.append((line, pos))
         pos += len(line)
     yield from flush()
+
+
+def _block_kind(lines: list[str]) -> str:
+    return "list" if lines and _LIST_ITEM.match(lines[0]) and all(
+        _LIST_ITEM.match(line) or line.startswith((" ", "\t")) for line in lines) else "para"
+
+
+def _title_line(line: str) -> bool:
+    """Whether a plain-text document's first line names it: short, not a sentence, not a list item."""
+    line = line.strip()
+    return (0 < len(line) <= 80 and len(line.split()) <= 12 and not line.endswith((".", "!", "?", ";", ","))
+            and not _LIST_ITEM.match(line))
 
 
 def _md_heading(line: str):
@@ -134,9 +145,18 @@ def _units_from_blocks(content: str, title: str, heading_of, first_line_title: b
     for kind, text, start, end in _blocks(content, heading_of):
         if first_line_title and not title_taken:
             title_taken = True
-            out.title = text[1] if kind == "heading" else text.strip().splitlines()[0].strip()
-            topic = out.title
-            continue
+            if kind == "heading":
+                out.title = topic = text[1]
+                continue
+            first, newline, rest = text.partition("\n")
+            if _title_line(first):
+                out.title = topic = first.strip()
+                if not rest.strip():
+                    continue
+                # A title line with text right under it: the rest of the block is content.
+                start, text = start + len(first) + len(newline), rest
+                kind = _block_kind(rest.splitlines())
+            # Otherwise the first block is content like any other, and the file name names the document.
         if kind == "heading":
             level, heading = text
             if level == 1 and not title_taken:

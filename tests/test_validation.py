@@ -143,6 +143,23 @@ def test_jsonl_and_plain_text_ingest(ctx, people, tmp_path):
     assert rows["What is established about handover?"]["text"] == "The night lead writes the handover log at six."
 
 
+def test_plain_text_without_a_title_line_loses_nothing(ctx, people, tmp_path):
+    write(tmp_path / "yard-rule.txt", "Drivers must never idle engines in the yard.\n")
+    write(tmp_path / "gates.txt", "Gate Rules\nIf a gate is blocked, the yard lead opens gate four.\n\n"
+                                  "1. Stop at the barrier.\n2. Show the badge to the guard.\n")
+    ingest.ingest(ctx, people["root"], [tmp_path])
+    rows = {r["text"]: r for r in validation.list_candidates(ctx)}
+    assert rows["Drivers must never idle engines in the yard."]["horn_type"] == "CONSTRAINT"  # named by its file
+    gate = rows["If a gate is blocked, the yard lead opens gate four."]
+    assert gate["question"] == "What rule applies to gate Rules?"  # the title line names its topic
+    assert rows["1. Stop at the barrier.\n2. Show the badge to the guard."]["horn_type"] == "PROCEDURE"
+    with ctx.db.read() as tx:  # each span points at its own text, for the review screen's highlight
+        for row in rows.values():
+            ref = validation.get(ctx, row["id"])["source_refs"][0]
+            content = tx.scalar("SELECT content FROM source_documents WHERE id = %s", (ref["document_id"],))
+            assert content[ref["span"][0]:ref["span"][1]] == row["text"]
+
+
 def test_candidates_add_by_hand_and_its_bad_input(ctx, people):
     added = r2k_json("--as", "alice", "candidates", "add", "--question", "Where are pallets stored?",
                      "--text", "Pallets are stored in hall B.", "--source-ref", "walkthrough 2026-11")
