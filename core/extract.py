@@ -260,9 +260,13 @@ def extract(path: Path, content: str) -> Extracted:
     suffix = path.suffix.lower()
     title = path.stem.replace("-", " ").replace("_", " ").strip() or path.name
     if suffix in (".md", ".markdown"):
-        return extract_markdown(content, title)
-    if suffix == ".txt":
-        return extract_text(content, title)
-    if suffix == ".jsonl":
-        return extract_jsonl(content, title)
-    raise ExtractError(f"unsupported file type {suffix or '(none)'}: expected .md, .txt or .jsonl")
+        doc = extract_markdown(content, title)
+    elif suffix == ".txt":
+        doc = extract_text(content, title)
+    elif suffix == ".jsonl":
+        doc = extract_jsonl(content, title)
+    else:
+        raise ExtractError(f"unsupported file type {suffix or '(none)'}: expected .md, .txt or .jsonl")
+    if not doc.units and not doc.fragments:  # empty, or headings alone: no document to keep
+        raise ExtractError("nothing to review in it: no statement, list or question")
+    return doc

@@ -130,6 +130,17 @@ def test_ingest_of_nothing_readable_is_a_400(ctx, people, tmp_path):
     assert table_counts(ctx)["candidates"] == 0
 
 
+def test_a_file_with_nothing_to_review_is_skipped_not_stored(ctx, people, tmp_path):
+    write(tmp_path / "empty.md", "")
+    write(tmp_path / "outline.md", "# Yard handbook\n\n## Gates\n\n## Parking\n")
+    before = table_counts(ctx)
+    result = r2k("--as", "root", "ingest", str(tmp_path))
+    assert result.returncode == 6
+    for name in ("empty.md", "outline.md"):
+        assert f"{name}: nothing to review in it" in result.stderr
+    assert table_counts(ctx) == before  # no document without candidates
+
+
 def test_jsonl_and_plain_text_ingest(ctx, people, tmp_path):
     write(tmp_path / "faq.jsonl", '{"question": "Who signs refunds?", "answer": "The support lead signs refunds.", '
                                   '"horn_type": "FACT"}\n{"question": "When are refunds paid?", '
