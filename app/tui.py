@@ -77,13 +77,16 @@ class R2KApp(App):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, ctx: Context | None = None, user: str | None = None, *, listen: bool = True):
+    def __init__(self, ctx: Context | None = None, user: str | None = None, *, listen: bool = True,
+                 sweep_every: float | None = None):
         super().__init__()
         self.ctx = ctx or Context(pool_size=6)
         self.user_name = user or self.ctx.settings.acting_user
         self.actor = None  # resolved in a worker on mount
         self.actor_error: str | None = None
         self._listen = listen
+        # Seconds between offers to sweep when no worker runs (0: never); R2K_SWEEP_INTERVAL by default.
+        self._sweep_every = self.ctx.settings.sweep_interval if sweep_every is None else sweep_every
 
     def on_mount(self) -> None:
         self.sub_title = f"{self.user_name}"
@@ -91,6 +94,18 @@ class R2KApp(App):
         self.resolve_actor()
         if self._listen:
             self.listen()
+        if self._sweep_every:
+            self.set_interval(self._sweep_every, self.sweep_if_unattended)
+
+    @work(thread=True, group="sweep", exclusive=True)
+    def sweep_if_unattended(self) -> None:
+        """Expired leases and the like, when no worker is running to sweep them (a demo, say)."""
+        from core.services import sweeps
+
+        try:
+            sweeps.sweep_if_unattended(self.ctx, self._sweep_every)
+        except Exception:  # noqa: BLE001 - a service down: the screens say so; try again next time
+            pass
 
     @work(thread=True, group="actor")
     def resolve_actor(self) -> None:

@@ -61,7 +61,7 @@ async def measure(approvals: int) -> dict:
     from app.screens.review import ReviewScreen
     from app.tui import R2KApp
 
-    app = R2KApp(user="ada", listen=False)
+    app = R2KApp(user="ada", listen=False, sweep_every=0)  # no sweep in the middle of a timing
     async with app.run_test(size=(140, 45)) as pilot:
         async def until(predicate, timeout=30.0):
             deadline = time.perf_counter() + timeout

@@ -125,6 +125,19 @@ async def test_when_the_next_claim_fails_the_decision_is_still_reported_made(ctx
         await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
 
 
+async def test_with_no_worker_running_an_open_workstation_expires_leases(ctx, people):
+    ids = seed_facts(ctx, people, 2)
+    validation.claim_next(ctx, people["bob"], "FACT")  # bob claims, then walks away
+    with ctx.db.begin() as tx:
+        tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (ids[0],))
+    app = make_app(ctx, "alice", sweep_every=0.2)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_for(pilot, lambda: state(ctx, ids[0]) == "PENDING", what="the expired lease swept")
+        assert validation.queue(ctx).ids("FACT") == ids  # back at the head of its queue
+        screen = await open_review(pilot)
+        assert screen.shown_id == ids[0]
+
+
 async def test_revise_through_the_modal(ctx, people):
     ids = seed_facts(ctx, people, 2)
     app = make_app(ctx, "alice")

@@ -565,6 +565,14 @@ def test_start_up_notices_a_lost_redis_and_rebuilds_the_queues(ctx, people):
     assert validation.queue(ctx).ids("RULE") == ids
 
 
+def test_workstations_offer_to_sweep_and_one_does_per_interval(ctx, people):
+    from core.services import sweeps
+
+    first = sweeps.sweep_if_unattended(ctx, interval=30)  # no worker is running here
+    assert set(first) == {"claims", "grey", "work_items"}
+    assert sweeps.sweep_if_unattended(ctx, interval=30) is None  # another within the interval: not needed
+
+
 def test_when_everyone_notices_a_lost_redis_at_once_one_rebuilds(ctx, people):
     import threading
 

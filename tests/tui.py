@@ -21,8 +21,10 @@ async def wait_for(pilot, predicate, timeout: float = 10.0, what: str = "conditi
 
 
 def make_app(ctx, user: str, **kw):
+    """The workstation as `user`; it sweeps only when a test asks (sweep_every), so none races a test."""
     from app.tui import R2KApp
 
+    kw.setdefault("sweep_every", 0)
     return R2KApp(ctx, user, **kw)
 
 

@@ -44,21 +44,11 @@ def process_grey_task(entry_id: int, force: bool = False) -> dict:
     return grey.process(context(), int(entry_id), force=force)
 
 
-SWEEP_LOCK = "raw_to_knowledge:sweep_lock"
-
-
 def sweep_task() -> dict:
-    """The scheduled sweep: expired claim leases, ids stuck in flight, grey TTLs and retries,
-    work items a dead worker left GENERATING. One at a time across all schedulers."""
-    from core.services import generation, grey, validation
+    """The scheduled sweep (core.services.sweeps): one at a time across all schedulers."""
+    from core.services import sweeps
 
-    ctx = context()
-    if not ctx.redis.set(SWEEP_LOCK, os.getpid(), nx=True, ex=10):
-        return {"skipped": "another sweep is running"}
-    try:
-        return {"claims": validation.sweep(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx)}
-    finally:
-        ctx.redis.delete(SWEEP_LOCK)
+    return sweeps.sweep_all(context())
 
 
 def noop_task() -> None:

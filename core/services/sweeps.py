@@ -1,0 +1,38 @@
+"""The sweep (DESIGN §7): expired claim leases, ids stuck in flight, queues that miss ids, grey TTLs
+and retries, work items a dead worker left GENERATING.
+
+Workers run it on a schedule (an RQ CronScheduler, `workers/main.py`). With no worker running, as
+in `r2k demo`, an open workstation runs it instead, so leases still expire and nothing waits for a
+worker to be started: at most once per interval across all the workstations open.
+"""
+from __future__ import annotations
+
+import os
+
+from ..adapters import jobs
+from ..context import Context
+
+SWEEP_LOCK = "raw_to_knowledge:sweep_lock"              # one sweep at a time, whoever runs it
+UNATTENDED_KEY = "raw_to_knowledge:sweep_unattended"    # the last workstation sweep, for an interval
+
+
+def sweep_all(ctx: Context) -> dict:
+    """One sweep of everything; skipped while another is running."""
+    from . import generation, grey, validation
+
+    if not ctx.redis.set(SWEEP_LOCK, os.getpid(), nx=True, ex=10):
+        return {"skipped": "another sweep is running"}
+    try:
+        return {"claims": validation.sweep(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx)}
+    finally:
+        ctx.redis.delete(SWEEP_LOCK)
+
+
+def sweep_if_unattended(ctx: Context, interval: float) -> dict | None:
+    """A workstation's offer to sweep: taken only when no worker is running (they sweep on their own
+    schedule) and no workstation has swept within `interval` seconds; None when not taken."""
+    if jobs.live_workers(ctx.redis):
+        return None
+    if not ctx.redis.set(UNATTENDED_KEY, os.getpid(), nx=True, px=max(100, int(interval * 1000))):
+        return None
+    return sweep_all(ctx)
