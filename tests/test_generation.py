@@ -220,6 +220,18 @@ def test_a_worker_killed_mid_job_leaves_nothing_stuck_and_nothing_twice(ctx, peo
     assert validation.queue(ctx).length(shown["generated"][0]["horn_type"]) == 1
 
 
+def test_sweeps_while_no_worker_runs_queue_a_new_items_job_once(ctx, people):
+    item = workitems.create(ctx, people["sam"], QUESTION)
+    generation_queue = jobs.queue(ctx.redis, "generation")
+    for _ in range(3):  # a workstation sweeping every interval, with no worker to take the job
+        assert generation.recover(ctx)["requeued"] == []
+    assert generation_queue.get_job_ids() == [f"generate-{item['id']}"]
+    # A worker popped the id and died before running it (rq #1716): the next sweep queues it again.
+    ctx.redis.lrem(generation_queue.key, 0, f"generate-{item['id']}")
+    assert generation.recover(ctx)["requeued"] == [item["id"]]
+    assert generation_queue.get_job_ids() == [f"generate-{item['id']}"]
+
+
 def test_a_lost_redis_leaves_no_work_item_orphaned(ctx, people, corpus):
     items = [workitems.create(ctx, people["sam"], QUESTION) for _ in range(2)]
     ctx.redis.flushall()

@@ -28,6 +28,12 @@ def enqueue(redis, kind: str, func: str, *args, job_id: str | None = None, at_fr
                                       at_front=at_front)
 
 
+def waiting(redis, kind: str, job_id: str) -> bool:
+    """Whether the job's id sits in its queue's list now, so a worker will take it (its job hash
+    alone may say `queued` for a job a dying worker popped and never ran: rq issue #1716)."""
+    return redis.lpos(queue(redis, kind).key, job_id) is not None
+
+
 def live_workers(redis) -> int:
     from rq import Worker
 

@@ -182,12 +182,19 @@ def _store(ctx: Context, item: dict, attempt: int, prompt: str, sources: list[di
 # ----------------------------------------------------------------------------- recovery
 
 def recover(ctx: Context, *, stale_after: timedelta = STALE_GENERATING) -> dict:
-    """Re-enqueue what a lost worker or a lost Redis left behind: every NEW item, and GENERATING
-    items untouched for `stale_after` (their job died). Generation is idempotent, so a duplicate
-    job for a live run does no harm."""
+    """Re-enqueue what a lost worker or a lost Redis left behind: every NEW item whose job is not
+    waiting in the queue, and GENERATING items untouched for `stale_after` (their job died).
+    Generation is idempotent, so a duplicate job for a live run does no harm; a NEW item's job
+    still waiting is left alone, or every sweep would queue another behind it while no worker runs."""
+    from ..adapters import jobs as rq_jobs
+
     with ctx.db.read() as tx:
         rows = tx.all("SELECT id, state FROM work_items WHERE state = 'NEW' "
                       "OR (state = 'GENERATING' AND updated_at < %s) ORDER BY id", (now() - stale_after,))
+    requeued = []
     for row in rows:
+        if row["state"] == "NEW" and rq_jobs.waiting(ctx.redis, "generation", workitems.generation_job_id(row["id"])):
+            continue
         workitems.enqueue_generation(ctx, row["id"])
-    return {"requeued": [r["id"] for r in rows]}
+        requeued.append(row["id"])
+    return {"requeued": requeued}

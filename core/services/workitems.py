@@ -15,12 +15,16 @@ from . import event_history, fetch, mutate, parse_id
 STATES = sorted(WORK_ITEM.states)
 
 
+def generation_job_id(work_item_id: int) -> str:
+    return f"generate-{work_item_id}"
+
+
 def enqueue_generation(ctx: Context, work_item_id: int) -> None:
     """Queue `generate_answer_task` on RQ (after commit: the job reads what was committed)."""
     from . import jobs
 
     jobs.enqueue(ctx, "generation", "workers.tasks.generate_answer_task", work_item_id,
-                 job_id=f"generate-{work_item_id}")
+                 job_id=generation_job_id(work_item_id))
 
 
 def _new_item(ctx: Context, tx: Tx, actor: Actor, question: str, *, candidate: dict | None = None,
