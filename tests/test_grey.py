@@ -18,6 +18,13 @@ def states_of(ctx, entry_id) -> list[tuple]:
     return [(h["action"], h["from_state"], h["to_state"], h["actor"], h["reason"]) for h in grey.history(ctx, entry_id)]
 
 
+def taken_by_a_worker(ctx, entry_id):
+    """The entry's queued job leaves the queue, as when a worker takes it (tests call process() themselves)."""
+    from core.adapters import jobs
+
+    ctx.redis.lrem(jobs.queue(ctx.redis, "generation").key, 0, grey.processing_job_id(entry_id))
+
+
 def force_state(ctx, entry_id, state, **columns):
     """Put an entry in a state the automation reaches (Processing, Failed …), through the engine."""
     from core import engine
@@ -143,6 +150,7 @@ def test_retries_with_backoff_until_failed(ctx, people):
 
 def test_a_retry_is_not_taken_before_it_is_due(ctx, people):
     entry = new_entry(ctx, people, "Which insurer covers the drones?")
+    taken_by_a_worker(ctx, entry["id"])
     assert grey.process(ctx, entry["id"])["outcome"] == "retrying"
     assert grey.process(ctx, entry["id"])["outcome"] == "nothing to do"  # backoff not over
     with ctx.db.begin() as tx:
@@ -172,8 +180,24 @@ def test_new_sources_resolve_an_entry_and_open_a_work_item(ctx, people, tmp_path
         "What do the sources say about drone insurance policy?"
 
 
+def test_sweeps_while_no_worker_runs_queue_an_entry_once(ctx, people):
+    entry = new_entry(ctx, people, "Who repaints the yard lines?")
+    with ctx.db.begin() as tx:  # untouched for over a minute: a sweep makes sure it will be processed
+        tx.execute("UPDATE grey_entries SET created_at = now() - interval '2 minutes' WHERE id = %s", (entry["id"],))
+    from core.adapters import jobs
+
+    waiting = jobs.queue(ctx.redis, "generation")
+    for _ in range(3):  # its job from creation still waits: no copy queued behind it
+        assert entry["id"] not in grey.sweep(ctx)["requeued"]
+    assert waiting.get_job_ids() == [grey.processing_job_id(entry["id"])]
+    taken_by_a_worker(ctx, entry["id"])  # taken, and lost with its worker before it ran
+    assert entry["id"] in grey.sweep(ctx)["requeued"]
+    assert waiting.get_job_ids() == [grey.processing_job_id(entry["id"])]
+
+
 def test_an_entry_left_processing_by_a_dead_worker_is_recovered(ctx, people):
     entry = new_entry(ctx, people, "Who signs the lease renewal?")
+    taken_by_a_worker(ctx, entry["id"])  # the worker that then died
     force_state(ctx, entry["id"], "Processing", attempts=1)
     assert entry["id"] not in grey.sweep(ctx)["requeued"]  # a live worker may still be on it
     with ctx.db.begin() as tx:

@@ -186,14 +186,14 @@ def recover(ctx: Context, *, stale_after: timedelta = STALE_GENERATING) -> dict:
     waiting in the queue, and GENERATING items untouched for `stale_after` (their job died).
     Generation is idempotent, so a duplicate job for a live run does no harm; a NEW item's job
     still waiting is left alone, or every sweep would queue another behind it while no worker runs."""
-    from ..adapters import jobs as rq_jobs
+    from . import jobs
 
     with ctx.db.read() as tx:
         rows = tx.all("SELECT id, state FROM work_items WHERE state = 'NEW' "
                       "OR (state = 'GENERATING' AND updated_at < %s) ORDER BY id", (now() - stale_after,))
     requeued = []
     for row in rows:
-        if row["state"] == "NEW" and rq_jobs.waiting(ctx.redis, "generation", workitems.generation_job_id(row["id"])):
+        if row["state"] == "NEW" and jobs.waiting(ctx, "generation", workitems.generation_job_id(row["id"])):
             continue
         workitems.enqueue_generation(ctx, row["id"])
         requeued.append(row["id"])

@@ -32,8 +32,12 @@ def backoff(attempts: int) -> float:
     return min(BACKOFF_BASE * 2 ** max(0, attempts - 1), BACKOFF_CAP)
 
 
+def processing_job_id(entry_id: int) -> str:
+    return f"grey-{entry_id}"
+
+
 def enqueue_processing(ctx: Context, entry_id: int) -> None:
-    jobs.enqueue(ctx, "generation", "workers.tasks.process_grey_task", entry_id, job_id=f"grey-{entry_id}")
+    jobs.enqueue(ctx, "generation", "workers.tasks.process_grey_task", entry_id, job_id=processing_job_id(entry_id))
 
 
 def _history(tx: Tx, actor: Actor, entry: dict, action: str, before: str | None, after: str,
@@ -200,6 +204,8 @@ def sweep(ctx: Context) -> dict:
             "OR (state = 'Processing' AND updated_at < %s) OR (state = 'Pending' AND attempts = 0 "
             "AND created_at < %s) ORDER BY id LIMIT 500",
             (now(), now() - STALE_PROCESSING, now() - timedelta(minutes=1)))]
+    # An entry whose job still waits in the queue (no worker running, say) is not queued again.
+    due = [entry_id for entry_id in due if not jobs.waiting(ctx, "generation", processing_job_id(entry_id))]
     for entry_id in due:
         enqueue_processing(ctx, entry_id)
     if expired:
