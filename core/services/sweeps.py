@@ -2,8 +2,8 @@
 and retries, work items a dead worker left GENERATING.
 
 Workers run it on a schedule (an RQ CronScheduler, `workers/main.py`). With no worker running, as
-in `r2k demo`, an open workstation runs it instead, so leases still expire and nothing waits for a
-worker to be started: at most once per interval across all the workstations open.
+in `r2k demo`, an open workstation runs it instead, so claim leases still expire and lost queue ids
+still come back: at most once per interval across all the workstations open.
 """
 from __future__ import annotations
 
