@@ -197,14 +197,16 @@ class Database:
                 if translated is not None:
                     raise translated from None
                 raise
+        failed = None
         for fn in tx._after:
             try:
                 fn()
             except Exception as exc:  # noqa: BLE001 - committed already: the rest still runs
                 logging.getLogger(__name__).warning("a step after a commit failed (%s): %s",
                                                     getattr(fn, "__qualname__", fn), exc)
-                if self._on_after_commit_error is not None:
-                    self._on_after_commit_error(exc)
+                failed = exc
+        if failed is not None and self._on_after_commit_error is not None:
+            self._on_after_commit_error(failed)  # once per unit, however many steps failed
 
     def read(self) -> contextlib.AbstractContextManager[Tx]:
         """A read-only unit of work (same shape, nothing to commit)."""

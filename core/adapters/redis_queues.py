@@ -184,6 +184,19 @@ class ValidationQueue:
             with contextlib.suppress(LockError):  # it outlived `seconds`: someone else's turn now
                 lock.release()
 
+    @contextlib.contextmanager
+    def rebuild_turn(self, seconds: float) -> Iterator[None]:
+        """One rebuild of the queues at a time: wait up to `seconds` for another to end, then go
+        ahead anyway (a rebuild is safe to repeat); a turn lapses after `seconds` if its holder died."""
+        lock = self.redis.lock(f"{EPOCH_KEY}:rebuild", timeout=seconds)
+        held = lock.acquire(blocking_timeout=seconds)
+        try:
+            yield
+        finally:
+            if held:
+                with contextlib.suppress(LockError):  # it outlived `seconds`
+                    lock.release()
+
     def done(self, horn_type: str, candidate_id: int, publish: tuple[str, str] | None = None) -> None:
         """Settle an id popped by `pop`; `publish` (channel, message) goes out in the same round trip."""
         if publish is None:

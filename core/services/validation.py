@@ -460,7 +460,7 @@ def reconcile(ctx: Context, horn_types: tuple[str, ...] | list[str] = HORN_TYPES
     return out
 
 
-REBUILD_SECONDS = 300  # the longest one rebuild may hold the others back (1,000,000 ids take about 2 s)
+REBUILD_SECONDS = 60  # the longest one rebuild may hold the others back (1,000,000 ids take about 2 s)
 
 
 def reconcile_if_lost(ctx: Context) -> bool:
@@ -472,7 +472,7 @@ def reconcile_if_lost(ctx: Context) -> bool:
     from . import generation
 
     # Every workstation and worker notices a flush at once: one rebuilds, the others wait for it.
-    with ctx.redis.lock(f"{EPOCH_KEY}:rebuild", timeout=REBUILD_SECONDS, blocking_timeout=REBUILD_SECONDS):
+    with queue(ctx).rebuild_turn(REBUILD_SECONDS):
         if ctx.redis.exists(EPOCH_KEY):
             return False  # rebuilt while we waited
         reconcile(ctx)
