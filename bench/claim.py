@@ -14,7 +14,11 @@ The 100,000 candidates are written with one INSERT … SELECT (setup speed; they
 event, so their chains start at the claim), and the Horn queue is rebuilt by `queue reconcile`,
 which leaves the claims' read-ahead to fill itself as in use.
 
-    python bench/claim.py [--seconds 5] [--pending 100000] [--claimers 1,4,16]
+On a shared virtual machine the speed of the cores drifts by a fifth within a minute, so ours and
+the floor take turns: `--rounds` rounds of `--seconds` each, alternating, and each row pools its
+rounds (claims over the summed seconds, percentiles over every claim).
+
+    python bench/claim.py [--seconds 3] [--rounds 3] [--pending 100000] [--claimers 1,4,16]
 """
 from __future__ import annotations
 
@@ -134,6 +138,7 @@ def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
 
 
 def run(target, n: int, seconds: float) -> dict:
+    """One round: n processes running `target` for `seconds`; what they did and what it cost."""
     ctx = mp.get_context("fork")
     out, measured = ctx.Queue(), ctx.Event()
     start_at = time.time() + 1.5 + 0.1 * n
@@ -148,18 +153,29 @@ def run(target, n: int, seconds: float) -> dict:
     results = [out.get(timeout=seconds + 120) for _ in procs]
     for p in procs:
         p.join()
-    latencies = [v for lat, _ in results for v in lat]
+    return {"seconds": seconds, "latencies": [v for lat, _ in results for v in lat],
+            "client": sum(cpu for _, cpu in results),
+            "postgres": cpu_between(before["postgres"], after["postgres"]),
+            "redis": cpu_between(before["redis-server"], after["redis-server"])}
+
+
+def pooled(n: int, rounds: list[dict]) -> dict:
+    """A row of figures from rounds of the same kind: claims over the summed seconds, percentiles
+    over every claim, CPU over every claim."""
+    latencies = [v for r in rounds for v in r["latencies"]]
     per_claim = 1e6 / max(len(latencies), 1)  # CPU µs per claim
-    return {"claimers": n, "claims": len(latencies), "per_second": len(latencies) / seconds,
+    return {"claimers": n, "claims": len(latencies), "per_second": len(latencies) / sum(r["seconds"] for r in rounds),
             "p50_ms": percentile(latencies, 50) * 1000, "p99_ms": percentile(latencies, 99) * 1000,
-            "client_us": sum(cpu for _, cpu in results) * per_claim,
-            "postgres_us": cpu_between(before["postgres"], after["postgres"]) * per_claim,
-            "redis_us": cpu_between(before["redis-server"], after["redis-server"]) * per_claim}
+            "client_us": sum(r["client"] for r in rounds) * per_claim,
+            "postgres_us": sum(r["postgres"] for r in rounds) * per_claim,
+            "redis_us": sum(r["redis"] for r in rounds) * per_claim,
+            "rounds_per_second": [round(len(r["latencies"]) / r["seconds"]) for r in rounds]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pending", type=int, default=100_000)
     parser.add_argument("--claimers", default="1,4,16")
     args = parser.parse_args()
@@ -167,19 +183,24 @@ def main() -> None:
     counts = [int(c) for c in args.claimers.split(",")]
 
     # Claimers, PostgreSQL and Redis share these cores: past them, latency is mostly waiting for one.
-    print(f"this machine: {len(os.sched_getaffinity(0))} CPU cores for the claimers and both servers")
+    print(f"this machine: {len(os.sched_getaffinity(0))} CPU cores for the claimers and both servers; "
+          f"{args.pending} pending at the start of each round")
     print(f"{'what':<8} {'claimers':>8} {'claims/s':>10} {'p50 ms':>8} {'p99 ms':>8}   "
-          f"CPU µs per claim: {'client':>6} {'postgres':>8} {'redis':>6}   pending at start")
+          f"CPU µs per claim: {'client':>6} {'postgres':>8} {'redis':>6}   claims/s by round")
     rows = []
     for n in counts:
-        setup(args.pending)
-        ours = run(claimer, n, args.seconds)
-        setup(args.pending)
-        floor = run(floor_worker, n, args.seconds)
+        ours_rounds, floor_rounds = [], []
+        for _ in range(args.rounds):
+            setup(args.pending)
+            ours_rounds.append(run(claimer, n, args.seconds))
+            setup(args.pending)
+            floor_rounds.append(run(floor_worker, n, args.seconds))
+        ours, floor = pooled(n, ours_rounds), pooled(n, floor_rounds)
         rows.append((ours, floor))
         for label, r in (("claim", ours), ("floor", floor)):
             print(f"{label:<8} {r['claimers']:>8} {r['per_second']:>10.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}   "
-                  f"{'':>17} {r['client_us']:>6.0f} {r['postgres_us']:>8.0f} {r['redis_us']:>6.0f}   {args.pending}")
+                  f"{'':>17} {r['client_us']:>6.0f} {r['postgres_us']:>8.0f} {r['redis_us']:>6.0f}   "
+                  f"{' '.join(map(str, r['rounds_per_second']))}")
     print()
     for ours, floor in rows:
         share = ours["per_second"] / floor["per_second"]
