@@ -161,6 +161,7 @@ def test_a_retry_is_not_taken_before_it_is_due(ctx, people):
 
 def test_new_sources_resolve_an_entry_and_open_a_work_item(ctx, people, tmp_path):
     entry = new_entry(ctx, people, "drone insurance policy")
+    taken_by_a_worker(ctx, entry["id"])
     assert grey.process(ctx, entry["id"], force=True)["outcome"] == "retrying"
     (tmp_path / "drones.md").write_text(
         "# Drone operations\n\n## Drone insurance\n\nThe drone insurance policy is held with Northsea Mutual.\n\n"
@@ -178,6 +179,25 @@ def test_new_sources_resolve_an_entry_and_open_a_work_item(ctx, people, tmp_path
 
     assert workitems.get(ctx, resolved["work_item_id"])["question"] == \
         "What do the sources say about drone insurance policy?"
+
+
+def test_documents_ingested_while_no_worker_runs_retrigger_an_entry_once(ctx, people, tmp_path):
+    entry = new_entry(ctx, people, "drone insurance policy")
+    from core.adapters import jobs
+
+    def new_document(n):
+        (tmp_path / f"drones{n}.md").write_text(f"# Drones {n}\n\n## Insurance\n\nThe drone insurance policy "
+                                               f"number {n} is held with Northsea Mutual.\n")
+        ingest.ingest(ctx, people["root"], [tmp_path / f"drones{n}.md"])
+
+    waiting = jobs.queue(ctx.redis, "generation")
+    for n in range(3):  # its job from creation still waits, and will see these documents when it runs
+        new_document(n)
+    assert waiting.get_job_ids() == [grey.processing_job_id(entry["id"])]
+    taken_by_a_worker(ctx, entry["id"])  # a worker may have looked before the next documents came
+    for n in range(3, 6):
+        new_document(n)
+    assert waiting.get_job_ids() == [grey.retrigger_job_id(entry["id"])]
 
 
 def test_sweeps_while_no_worker_runs_queue_an_entry_once(ctx, people):

@@ -36,6 +36,10 @@ def processing_job_id(entry_id: int) -> str:
     return f"grey-{entry_id}"
 
 
+def retrigger_job_id(entry_id: int) -> str:
+    return f"grey-{entry_id}-retrigger"
+
+
 def enqueue_processing(ctx: Context, entry_id: int) -> None:
     jobs.enqueue(ctx, "generation", "workers.tasks.process_grey_task", entry_id, job_id=processing_job_id(entry_id))
 
@@ -214,15 +218,21 @@ def sweep(ctx: Context) -> dict:
 
 
 def retrigger_for_document(ctx: Context, document_id: int) -> list[int]:
-    """New sources arrived: process again, at once, the waiting entries they may answer."""
+    """New sources arrived: process again, at once, the waiting entries they may answer.
+    An entry with a job still waiting in the queue is left alone: that job will see these sources
+    when it runs (a folder of documents, ingested with no worker running, queues one job, not one
+    per document)."""
     with ctx.db.read() as tx:
         ids = [r["id"] for r in tx.all(
             "SELECT g.id FROM grey_entries g, source_documents d WHERE d.id = %s "
             "AND g.state IN ('Pending', 'Retrying') AND (SELECT count(*) FROM unnest(to_tsvector('english', g.subject)) t "
             "WHERE t.lexeme = ANY(tsvector_to_array(d.search))) >= 2", (document_id,))]
+    ids = [entry_id for entry_id in ids
+           if not any(jobs.waiting(ctx, "generation", job_id)
+                      for job_id in (processing_job_id(entry_id), retrigger_job_id(entry_id)))]
     for entry_id in ids:
         jobs.enqueue(ctx, "generation", "workers.tasks.process_grey_task", entry_id, True,
-                     job_id=f"grey-{entry_id}-retrigger")
+                     job_id=retrigger_job_id(entry_id))
     return ids
 
 
