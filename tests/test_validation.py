@@ -85,6 +85,21 @@ def test_ingest_classifies_by_logical_form_and_queues_each_candidate(ctx, people
                          "'leveller')") == 1
 
 
+def test_a_source_excerpt_opens_and_closes_on_whole_lines(ctx, people, tmp_path):
+    lines = [f"Line {n} of the yard log names the dock that opened at {n} o'clock." for n in range(1, 30)]
+    write(tmp_path / "yard.md", "# Yard log\n\n## Docks\n\n" + "\n".join(lines[:14]) + "\n\n## Gates\n\n"
+          "Gate 4 closes at ten.\n\n## Later\n\n" + "\n".join(lines[14:]) + "\n")
+    ingest.ingest(ctx, people["root"], [tmp_path / "yard.md"])
+    gate = next(r for r in validation.list_candidates(ctx) if r["text"] == "Gate 4 closes at ten.")
+    source = validation.show(ctx, gate["id"])["sources"][0]
+    excerpt, (start, end) = source["excerpt"], source["match"]
+    assert excerpt[start:end] == "Gate 4 closes at ten."
+    content = (tmp_path / "yard.md").read_text()
+    at = content.index(excerpt)  # a piece of the document, cut 300 characters or so either side
+    assert 0 < at and content[at - 1] == "\n" and excerpt.startswith("Line ")
+    assert at + len(excerpt) < len(content) and content[at + len(excerpt)] == "\n" and excerpt.endswith("o'clock.")
+
+
 def test_ingesting_the_same_file_twice_adds_nothing(ctx, people, tmp_path):
     write(tmp_path / "a.md", HANDBOOK)
     ingest.ingest(ctx, people["root"], [tmp_path / "a.md"])

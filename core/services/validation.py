@@ -377,15 +377,37 @@ def show(ctx: Context, candidate_id) -> dict:
                 continue
             span = ref.get("span") or [0, 0]
             doc = tx.one("SELECT title, path, substr(content, greatest(1, %s - 300), %s + 600) AS excerpt, "
-                         "greatest(0, %s - 300) AS excerpt_start FROM source_documents WHERE id = %s",
+                         "greatest(0, %s - 300) AS excerpt_start, length(content) AS length "
+                         "FROM source_documents WHERE id = %s",
                          (span[0] + 1, span[1] - span[0], span[0], doc_id))
             if doc:
                 start = span[0] - doc["excerpt_start"]
-                sources.append({**ref, "title": doc["title"], "excerpt": doc["excerpt"],
-                                "match": [start, start + span[1] - span[0]]})
+                excerpt, match = _whole_lines(doc["excerpt"], [start, start + span[1] - span[0]],
+                                             cut_before=doc["excerpt_start"] > 0,
+                                             cut_after=doc["excerpt_start"] + len(doc["excerpt"]) < doc["length"])
+                sources.append({**ref, "title": doc["title"], "excerpt": excerpt, "match": match})
         answer = current_answer(tx, cid)
         history_rows = event_history(tx, "candidate", cid)
     return {**public_row(row), "sources": sources, "answer": public_row(answer), "history": history_rows}
+
+
+def _whole_lines(excerpt: str, match: list[int], *, cut_before: bool, cut_after: bool) -> tuple[str, list[int]]:
+    """An excerpt cut out of a document by characters, trimmed so that it opens and closes on
+    whole lines (else whole words) and never mid-word; the match moves with it, never cut."""
+    start, end = match
+    if cut_before:
+        head = excerpt[:start]
+        brk = head.find("\n")
+        brk = brk if brk >= 0 else head.find(" ")
+        drop = brk + 1 if brk >= 0 else 0
+        excerpt, start, end = excerpt[drop:], start - drop, end - drop
+    if cut_after:
+        tail = excerpt[end:]
+        brk = tail.rfind("\n")
+        brk = brk if brk >= 0 else tail.rfind(" ")
+        if brk >= 0:
+            excerpt = excerpt[:end + brk]
+    return excerpt, [start, end]
 
 
 def history(ctx: Context, candidate_id) -> list[dict]:
