@@ -59,20 +59,45 @@ QUESTION_FOR = {
 }
 
 
-def question_for(horn_type: str, topic: str, text: str) -> str:
+def question_for(horn_type: str, topic: str, text: str, names: frozenset[tuple[str, ...]] = frozenset()) -> str:
+    """The question a unit answers, asked about its heading (its topic); `names` are the document's
+    names (`_names`), which keep their capitals inside the question."""
     if horn_type == "OPEN_ISSUE":
         asked = open_question(text)
         if asked:
             return asked
-    return QUESTION_FOR[horn_type].format(topic=_topic_phrase(topic))
+    return QUESTION_FOR[horn_type].format(topic=_topic_phrase(topic, names))
 
 
-def _topic_phrase(topic: str) -> str:
-    topic = topic.strip().rstrip(":").strip()
-    words = topic.split()
-    if words and not (len(words[0]) > 1 and words[0].isupper()):
-        words[0] = words[0][:1].lower() + words[0][1:]
-    return " ".join(words) or "this document"
+_WORD = re.compile(r"[A-Za-z][\w'-]*")
+# A run of capitalised words after a lower-case word or a comma: a name ("the Change Board").
+_NAME_RUN = re.compile(r"(?<=[a-z,;:)] )[A-Z][\w'-]*(?: [A-Z][\w'-]*)*")
+
+
+def _names(prose: str) -> frozenset[tuple[str, ...]]:
+    """The names the prose uses: runs of capitalised words mid-sentence; a single word only if the
+    prose never writes it in lower case ("Rotterdam", not "Warehouse")."""
+    lower = {w for w in _WORD.findall(prose) if w[0].islower()}
+    runs = {tuple(run.split()) for run in _NAME_RUN.findall(prose)}
+    return frozenset(run for run in runs if len(run) > 1 or run[0].lower() not in lower)
+
+
+def _topic_phrase(topic: str, names: frozenset[tuple[str, ...]] = frozenset()) -> str:
+    """A heading as it reads inside a question: "Rotterdam Warehouse" → "Rotterdam warehouse",
+    "Change Board" stays when the document names it so; acronyms and codes are kept as written."""
+    words = topic.strip().rstrip(":").strip().split()
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        run = next((k for k in range(len(words) - i, 0, -1) if tuple(words[i:i + k]) in names), 0)
+        if run:
+            out += words[i:i + run]
+            i += run
+            continue
+        word = words[i]
+        out.append(word.lower() if word[:1].isupper() and word[1:] == word[1:].lower() else word)
+        i += 1
+    return " ".join(out) or "this document"
 
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -196,15 +221,24 @@ def _units_from_blocks(content: str, title: str, heading_of, first_line_title: b
             continue
         _add(out, pending_question, body, (start, end), topic)
         pending_question = None
+    _ask_by_topic(out)
     return out
+
+
+def _ask_by_topic(out: Extracted) -> None:
+    """Units with no question of their own ask about their heading. Headings are often title case,
+    so which of their capitals are names is read from the paragraphs alone."""
+    names = _names("\n".join(text for _, _, text in out.passages))
+    for unit in out.units:
+        if not unit.question:
+            unit.question = question_for(unit.horn_type, unit.topic, unit.text, names)
 
 
 def _add(out: Extracted, question: str | None, text: str, span: tuple[int, int], topic: str,
          horn_type: str | None = None) -> None:
     horn = horn_type or classify(text)
-    if question is None:
-        question = question_for(horn, topic, text)
-    out.units.append(Unit(question=question, text=text, horn_type=horn, span=span, topic=topic))
+    # No question of its own (""): `_ask_by_topic` asks one once the whole document is read.
+    out.units.append(Unit(question=question or "", text=text, horn_type=horn, span=span, topic=topic))
 
 
 def extract_markdown(content: str, fallback_title: str) -> Extracted:

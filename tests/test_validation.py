@@ -169,6 +169,16 @@ def test_jsonl_and_plain_text_ingest(ctx, people, tmp_path):
     assert rows["What is established about handover?"]["text"] == "The night lead writes the handover log at six."
 
 
+def test_questions_keep_the_capitals_of_names_only(ctx, people, tmp_path):
+    write(tmp_path / "sites.md", "# Sites\n\n## Rotterdam Warehouse Cold Room\n\nThe cold room of the warehouse "
+                                 "in Rotterdam holds 1,800 square metres.\n\n## RTM-1 Dock Count\n\nThe RTM-1 site "
+                                 "has fourteen docks and one cold room.\n")
+    ingest.ingest(ctx, people["root"], [tmp_path / "sites.md"])
+    assert sorted(r["question"] for r in validation.list_candidates(ctx)) == [
+        "What is established about RTM-1 dock count?",
+        "What is established about Rotterdam warehouse cold room?"]
+
+
 def test_plain_text_without_a_title_line_loses_nothing(ctx, people, tmp_path):
     write(tmp_path / "yard-rule.txt", "Drivers must never idle engines in the yard.\n")
     write(tmp_path / "gates.txt", "Gate Rules\nIf a gate is blocked, the yard lead opens gate four.\n\n"
@@ -177,7 +187,7 @@ def test_plain_text_without_a_title_line_loses_nothing(ctx, people, tmp_path):
     rows = {r["text"]: r for r in validation.list_candidates(ctx)}
     assert rows["Drivers must never idle engines in the yard."]["horn_type"] == "CONSTRAINT"  # named by its file
     gate = rows["If a gate is blocked, the yard lead opens gate four."]
-    assert gate["question"] == "What rule applies to gate Rules?"  # the title line names its topic
+    assert gate["question"] == "What rule applies to gate rules?"  # the title line names its topic
     assert rows["1. Stop at the barrier.\n2. Show the badge to the guard."]["horn_type"] == "PROCEDURE"
     with ctx.db.read() as tx:  # each span points at its own text, for the review screen's highlight
         for row in rows.values():
