@@ -198,6 +198,10 @@ def test_documents_ingested_while_no_worker_runs_retrigger_an_entry_once(ctx, pe
     for n in range(3, 6):
         new_document(n)
     assert waiting.get_job_ids() == [grey.retrigger_job_id(entry["id"])]
+    with ctx.db.begin() as tx:  # untouched for over a minute: the sweep sees the retrigger waiting
+        tx.execute("UPDATE grey_entries SET created_at = now() - interval '2 minutes' WHERE id = %s", (entry["id"],))
+    assert entry["id"] not in grey.sweep(ctx)["requeued"]
+    assert waiting.get_job_ids() == [grey.retrigger_job_id(entry["id"])]
 
 
 def test_sweeps_while_no_worker_runs_queue_an_entry_once(ctx, people):

@@ -172,9 +172,11 @@ def test_jsonl_and_plain_text_ingest(ctx, people, tmp_path):
 def test_questions_keep_the_capitals_of_names_only(ctx, people, tmp_path):
     write(tmp_path / "sites.md", "# Sites\n\n## Rotterdam Warehouse Cold Room\n\nThe cold room of the warehouse "
                                  "in Rotterdam holds 1,800 square metres.\n\n## RTM-1 Dock Count\n\nThe RTM-1 site "
-                                 "has fourteen docks and one cold room.\n")
+                                 "has fourteen docks and one cold room.\n\n## Change Board Meetings\n\nEvery change "
+                                 "to the docks goes to the Change Board on Mondays.\n")
     ingest.ingest(ctx, people["root"], [tmp_path / "sites.md"])
     assert sorted(r["question"] for r in validation.list_candidates(ctx)) == [
+        "What is established about Change Board meetings?",  # a name of two words, though "change" is a word too
         "What is established about RTM-1 dock count?",
         "What is established about Rotterdam warehouse cold room?"]
 

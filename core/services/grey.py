@@ -40,6 +40,13 @@ def retrigger_job_id(entry_id: int) -> str:
     return f"grey-{entry_id}-retrigger"
 
 
+def job_waiting(ctx: Context, entry_id: int) -> bool:
+    """Whether a processing job of the entry (its own, or a retrigger) still waits in the queue:
+    it will see the entry as it is when it runs, so another one adds nothing."""
+    return any(jobs.waiting(ctx, "generation", job_id)
+               for job_id in (processing_job_id(entry_id), retrigger_job_id(entry_id)))
+
+
 def enqueue_processing(ctx: Context, entry_id: int) -> None:
     jobs.enqueue(ctx, "generation", "workers.tasks.process_grey_task", entry_id, job_id=processing_job_id(entry_id))
 
@@ -209,7 +216,7 @@ def sweep(ctx: Context) -> dict:
             "AND created_at < %s) ORDER BY id LIMIT 500",
             (now(), now() - STALE_PROCESSING, now() - timedelta(minutes=1)))]
     # An entry whose job still waits in the queue (no worker running, say) is not queued again.
-    due = [entry_id for entry_id in due if not jobs.waiting(ctx, "generation", processing_job_id(entry_id))]
+    due = [entry_id for entry_id in due if not job_waiting(ctx, entry_id)]
     for entry_id in due:
         enqueue_processing(ctx, entry_id)
     if expired:
@@ -227,9 +234,7 @@ def retrigger_for_document(ctx: Context, document_id: int) -> list[int]:
             "SELECT g.id FROM grey_entries g, source_documents d WHERE d.id = %s "
             "AND g.state IN ('Pending', 'Retrying') AND (SELECT count(*) FROM unnest(to_tsvector('english', g.subject)) t "
             "WHERE t.lexeme = ANY(tsvector_to_array(d.search))) >= 2", (document_id,))]
-    ids = [entry_id for entry_id in ids
-           if not any(jobs.waiting(ctx, "generation", job_id)
-                      for job_id in (processing_job_id(entry_id), retrigger_job_id(entry_id)))]
+    ids = [entry_id for entry_id in ids if not job_waiting(ctx, entry_id)]
     for entry_id in ids:
         jobs.enqueue(ctx, "generation", "workers.tasks.process_grey_task", entry_id, True,
                      job_id=retrigger_job_id(entry_id))
