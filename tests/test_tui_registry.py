@@ -36,7 +36,9 @@ async def open_registry(pilot) -> RegistryScreen:
 
 
 async def highlight_answer(pilot, screen, answer_id: int) -> None:
+    await pilot.press("down")  # from the search box to the results
     table = screen.query_one("#results", DataTable)
+    assert screen.focused is table
     table.move_cursor(row=table.get_row_index(str(answer_id)))
     await wait_for(pilot, lambda: screen.selected_id == answer_id, what=f"answer {answer_id}")
 
@@ -47,17 +49,21 @@ async def test_search_as_you_type_finds_an_approved_answer(ctx, people):
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
         assert shown_ids(screen) == [3, 2, 1]  # an empty query lists the newest first
-        await pilot.press("slash")
-        assert isinstance(app.focused, Input)
+        assert app.focused is screen.query_one("#search", Input)  # typing searches at once
         await type_text(pilot, "forkl")  # half a word: prefix matching while typing
         await wait_for(pilot, lambda: shown_ids(screen) == [answers[1]["id"]], what="the forklift answer")
         detail = screen.query_one("#detail-body", Static).content.plain
         assert "Only staff with a valid forklift certification" in detail
-        await type_text(pilot, "ift certification")
+        await type_text(pilot, "ift certification")  # t, s and d are letters here, not the table's keys
         await wait_for(pilot, lambda: screen.query_one("#search", Input).value == "forklift certification"
                        and shown_ids(screen) == [answers[1]["id"]], what="the whole words")
+        assert app.screen is screen  # no retire or dispute modal opened
+        await pilot.press("enter")  # to the results, where the keys act
+        assert isinstance(app.focused, DataTable)
+        await pilot.press("slash")  # and back
         await pilot.press("ctrl+a", "ctrl+k")  # clear the search
         await wait_for(pilot, lambda: shown_ids(screen) == [3, 2, 1], what="everything again")
+        assert registry.show(ctx, answers[1]["id"])["status"] == "APPROVED"
 
 
 async def test_results_page_fifty_at_a_time(ctx, people):
@@ -71,6 +77,7 @@ async def test_results_page_fifty_at_a_time(ctx, people):
         table = screen.query_one("#results", DataTable)
         assert shown_ids(screen) == list(range(55, 5, -1))  # the newest 50
         assert table.border_title == "Approved answers 1–50 · ] next 50"
+        await pilot.press("enter")  # from the search box to the results
         searched = screen.searches
         await pilot.press("right_square_bracket")
         await wait_for(pilot, lambda: screen.searches > searched, what="the next page")
@@ -148,6 +155,7 @@ async def test_retire_and_cancel(ctx, people):
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
         assert screen.selected_id == answers[2]["id"]
+        await pilot.press("enter")  # from the search box to the results
         await open_modal(pilot, "t", ReasonModal)
         await pilot.press("escape")  # cancel: nothing changes
         await wait_for(pilot, lambda: app.screen is screen, what="back on the registry")
@@ -175,6 +183,7 @@ async def test_a_specialist_is_refused_in_place(ctx, people):
     app = make_app(ctx, "sam")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
+        await pilot.press("enter")  # from the search box to the results
         await open_modal(pilot, "d", ReasonModal)
         await type_text(pilot, "looks wrong")
         await pilot.press("enter")

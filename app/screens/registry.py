@@ -78,6 +78,7 @@ class RegistryScreen(WorkstationScreen):
         Binding("d", "dispute", "Dispute"),
         Binding("t", "retire", "Retire"),
         Binding("slash", "focus_search", "Search", key_display="/"),
+        Binding("down", "focus_results", "Results", show=False),  # from the search box (the table has its own)
         Binding("right_square_bracket", "next_page", "Next 50", key_display="]"),
         Binding("left_square_bracket", "previous_page", "Previous 50", key_display="["),
         Binding("escape", "back", "Back"),
@@ -96,7 +97,7 @@ class RegistryScreen(WorkstationScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="registry-bar"):
-            yield Input(placeholder="Search the registry (words or a phrase)…", id="search")
+            yield Input(placeholder="Search the registry (words or a phrase); enter or ↓ for the results", id="search")
             yield Select([(s.title() if s != "ALL" else "All statuses", s) for s in FILTERS], value="APPROVED",
                          allow_blank=False, id="status")
         yield ResultsTable(id="results", cursor_type="row", zebra_stripes=True)
@@ -118,7 +119,10 @@ class RegistryScreen(WorkstationScreen):
         self.query_one("#detail", VerticalScroll).border_title = "Answer"
         self.query_one("#chain-pane", VerticalScroll).border_title = "Supersede chain (oldest first)"
         self.query_one("#detail-body", Static).update(Text("Nothing selected.", style="dim"))
-        table.focus()
+        # Typing starts a search at once: a validator who opens the registry and types a word must
+        # not have its letters taken as the table's keys (t retires, d disputes). Enter or ↓ reach the
+        # results, where those keys act.
+        self.query_one("#search", Input).focus()
         # WorkstationScreen.on_mount (called after this one) searches
 
     # -- searching -----------------------------------------------------------------------------
@@ -237,6 +241,10 @@ class RegistryScreen(WorkstationScreen):
 
     def action_focus_search(self) -> None:
         self.query_one("#search", Input).focus()
+
+    def action_focus_results(self) -> None:
+        if self.focused is self.query_one("#search", Input):
+            self.query_one("#results", DataTable).focus()
 
     def action_next_page(self) -> None:
         if not self.has_more:
