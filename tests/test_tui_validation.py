@@ -10,7 +10,7 @@ from app.screens.review import ReviewScreen
 from app.widgets.modals import ReasonModal, TextModal
 from core.services import ingest, validation, workitems
 from tests.conftest import redis_snapshot
-from tests.tui import make_app, message, open_modal, open_screen, type_text, wait_for
+from tests.tui import keys_together, make_app, message, open_modal, open_screen, type_text, wait_for
 
 HANDBOOK = """# Dock Handbook
 
@@ -139,7 +139,7 @@ async def test_with_no_worker_running_an_open_workstation_expires_leases(ctx, pe
 
 
 async def test_revise_through_the_modal(ctx, people):
-    ids = seed_facts(ctx, people, 2)
+    ids = seed_facts(ctx, people, 3)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
@@ -153,12 +153,18 @@ async def test_revise_through_the_modal(ctx, people):
         assert revised["state"] == "REVISED"
         assert revised["text"] == "A plain fact number 1. Checked"
 
+        # Words typed ahead of ctrl+s (fast typing, a paste over SSH) are all saved.
+        modal = await open_modal(pilot, "e", TextModal)
+        await keys_together(pilot, "space", "O", "K", "ctrl+s")
+        await wait_for(pilot, lambda: screen.shown_id == ids[2], what="the third candidate")
+        assert validation.get(ctx, ids[1])["text"] == "A plain fact number 2. OK"
+
         # The Save button does the same as ctrl+s.
         modal = await open_modal(pilot, "e", TextModal)
-        modal.query_one("#text", TextArea).text = "Fact two, reworded."
+        modal.query_one("#text", TextArea).text = "Fact three, reworded."
         await pilot.click("#submit")
         await wait_for(pilot, lambda: screen.has_class("idle") and not screen.busy, what="the empty queue")
-        assert validation.get(ctx, ids[1])["text"] == "Fact two, reworded."
+        assert validation.get(ctx, ids[2])["text"] == "Fact three, reworded."
         assert "The FACT queue is empty. n to try again, escape to go back." in str(
             screen.query_one("#idle", Static).content)
 
@@ -261,6 +267,21 @@ async def test_approving_an_open_issue_is_refused_in_place(ctx, people, tmp_path
         assert "handbook.md" in sources.plain
         highlighted = [sources.plain[s.start:s.end] for s in sources.spans if "yellow" in str(s.style)]
         assert highlighted == ["It is not yet decided whether telematics units will score drivers."]
+
+
+async def test_keys_typed_ahead_open_the_queue_they_reach(ctx, people):
+    fact = seed_facts(ctx, people, 1)[0]
+    rule = validation.add(ctx, people["root"], "A rule?", "If it rains, the dock closes.", "RULE")["id"]
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        picker = await open_picker(pilot)
+        table = picker.query_one("#queue-table", DataTable)
+        assert table.cursor_row == table.get_row_index("FACT")  # the first queue alice reviews
+        await keys_together(pilot, "down", "enter")  # quicker than the screen draws
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.ready,
+                       what="a review screen")
+        assert app.screen.horn == "RULE" and app.screen.shown_id == rule
+        assert state(ctx, rule) == "IN_REVIEW" and state(ctx, fact) == "PENDING"
 
 
 async def test_a_partition_without_authority_is_shown_but_closed(ctx, people):

@@ -71,6 +71,19 @@ async def type_text(pilot, text: str):
     await pilot.press(*[{" ": "space"}.get(c, c) for c in text])
 
 
+async def keys_together(pilot, *keys: str):
+    """Keys that arrive at once, as typed-ahead keys or a paste do over SSH: all are queued before
+    the app handles the first (Pilot's `press` lets the app go idle after each key)."""
+    from textual import events
+
+    chars = {"space": " ", "enter": "\r", "tab": "\t"}
+    for key in keys:
+        event = events.Key(key, chars.get(key, key if len(key) == 1 else None))
+        event.set_sender(pilot.app)
+        pilot.app._driver.send_message(event)
+    await pilot.pause()
+
+
 async def open_modal(pilot, key: str, modal_type):
     """Press `key` and wait for the modal it opens."""
     app = pilot.app

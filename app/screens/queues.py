@@ -26,12 +26,19 @@ def short_meaning(horn: str) -> str:
     return HORN_MEANING[horn].split(";")[0]
 
 
+class QueueTable(DataTable):
+    """The partitions. Enter is the table's own key, so it acts on the row the keys before it
+    reached: keys typed ahead (down, down, enter, arriving together over SSH) are handled in order
+    by the table, whereas a priority binding on the screen ran before the table had moved and
+    opened the queue the cursor had left."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Open queue")]
+
+
 class QueuePickerScreen(WorkstationScreen):
     TITLE = "Validation queues"
     RELOAD_ON = ("candidate", "queue", "ingest", "answer", "actor")
     BINDINGS = [
-        # Priority: the table would otherwise take enter for itself and the Footer would not show it.
-        Binding("enter", "open_queue", "Open queue", priority=True),
         Binding("r", "reload", "Refresh"),
         Binding("escape", "back", "Back"),
     ]
@@ -45,7 +52,7 @@ class QueuePickerScreen(WorkstationScreen):
         yield Header()
         with Vertical(id="queues"):
             yield Static("Pick a Horn-type queue: enter claims its next candidate", classes="panel-title")
-            yield DataTable(id="queue-table", cursor_type="row", zebra_stripes=True)
+            yield QueueTable(id="queue-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="authority")
             yield Static("", id="message")
         yield Footer()
@@ -120,7 +127,7 @@ class QueuePickerScreen(WorkstationScreen):
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()  # a mouse click on a row; enter arrives as the priority binding
+        event.stop()  # enter, or a click on the row under the cursor
         self.action_open_queue()
 
     def action_open_queue(self) -> None:

@@ -171,7 +171,9 @@ class TextModal(DialogModal):
     Dismisses with the text, or (text, reason) when `with_reason`; None when cancelled.
     """
 
-    BINDINGS = [Binding("ctrl+s", "submit", "Save", priority=True)]
+    # Not a priority binding: one would run before the text area had taken the keys typed just
+    # before it (fast typing, a paste, keys arriving together over SSH) and save the text without them.
+    BINDINGS = [Binding("ctrl+s", "submit", "Save")]
     SUBMIT = "Save"
     KIND = "text-modal"
 
