@@ -261,6 +261,12 @@ async def test_approving_an_open_issue_is_refused_in_place(ctx, people, tmp_path
         assert app.screen.query_one("#message", Static).has_class("error")
         assert state(ctx, shown) == "IN_REVIEW"
         assert screen.shown_id == shown
+        screen.show_info("")
+        await pilot.press("e")  # revising is refused before the modal asks for any typing
+        await wait_for(pilot, lambda: "Not possible now" in message(app), what="the 422 for revise")
+        assert "'revise' is not allowed" in message(app) and "escalate it" in message(app)
+        assert app.screen is screen
+        assert state(ctx, shown) == "IN_REVIEW"
 
         # The sources show the passage the candidate came from, highlighted.
         sources = screen.query_one("#sources", Static).content

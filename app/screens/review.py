@@ -254,9 +254,15 @@ class ReviewScreen(WorkstationScreen):
         if not self.ready_for("revise"):
             return
         from app.widgets.modals import TextModal
+        from core.errors import ValidationStateError
+        from core.machines.candidate import not_open_issue
 
-        cid = self.current["id"]
-        self.app.push_screen(TextModal(f"Revise candidate {cid}", self.current["text"]),
+        cur = self.current
+        cid = cur["id"]
+        if why_not := not_open_issue(cur, {}):  # refused before any typing, not after (the core's own rule)
+            self.show_error(ValidationStateError("candidate", cid, cur["state"], "revise", why_not).message, 422)
+            return
+        self.app.push_screen(TextModal(f"Revise candidate {cid}", cur["text"]),
                              lambda text: text is not None and self.decide("revise", text=text))
 
     def action_reject(self) -> None:
