@@ -1,6 +1,8 @@
 """The dashboard: live counts of everything in flight, and the services' health."""
 from __future__ import annotations
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
@@ -123,5 +125,12 @@ class CountsPanel(Static):
 
     def show(self, counts: dict) -> None:
         known = [s for s in self.states] + sorted(set(counts) - set(self.states))
-        self.update("\n".join(
-            f"{s:<20}{counts.get(s, 0):>6}" if counts.get(s) else f"[dim]{s:<20}{0:>6}[/]" for s in known))
+        # A grid, not padded text: in a narrow terminal (80 columns over SSH) a long state name is cut
+        # short with an ellipsis and its count stays on its line, instead of wrapping under it.
+        grid = Table.grid(expand=True, padding=(0, 1))
+        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        grid.add_column(justify="right", no_wrap=True)
+        for state in known:
+            style = "" if counts.get(state) else "dim"
+            grid.add_row(Text(state, style=style), Text(str(counts.get(state, 0)), style=style))
+        self.update(grid)

@@ -97,7 +97,7 @@ class RegistryScreen(WorkstationScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="registry-bar"):
-            yield Input(placeholder="Search the registry (words or a phrase); enter or ↓ for the results", id="search")
+            yield Input(placeholder="Search the registry · enter or ↓: the results", id="search")
             yield Select([(s.title() if s != "ALL" else "All statuses", s) for s in FILTERS], value="APPROVED",
                          allow_blank=False, id="status")
         yield ResultsTable(id="results", cursor_type="row", zebra_stripes=True)
