@@ -239,6 +239,25 @@ def test_help_lists_the_commands():
         assert name in result.stdout
 
 
+def test_every_command_and_option_says_what_it_is_for():
+    import argparse
+
+    from app.cli import build_parser
+
+    def commands(parser, path=()):
+        for action in parser._actions:  # argparse keeps its subcommands only here
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from commands(sub, (*path, name))
+        yield path, parser
+
+    silent = [f"r2k {' '.join(path)} {action.option_strings[0] if action.option_strings else action.dest}"
+              for path, parser in commands(build_parser()) for action in parser._actions
+              if not isinstance(action, argparse._SubParsersAction) and not action.help]
+    assert silent == []
+    assert "only this Horn type" in r2k("candidates", "list", "--help").stdout
+
+
 def test_core_never_imports_textual():
     code = ("import pkgutil, importlib, sys, core\n"
             "for m in pkgutil.walk_packages(core.__path__, 'core.'):\n"

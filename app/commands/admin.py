@@ -16,8 +16,9 @@ def register(commands) -> None:
 
     users = commands.group("users", "users and their authority (local administration)")
     add = users.command("add", "add a user", users_add, mutates=True)
-    add.add_argument("name")
-    add.add_argument("--role", required=True, choices=["validator", "specialist", "admin"])
+    add.add_argument("name", help="the user's name, as given to --as or R2K_USER")
+    add.add_argument("--role", required=True, choices=["validator", "specialist", "admin"],
+                     help="validator (reviews candidates), specialist (grey queue, work items) or admin")
     add.add_argument("--horn-types", default="", metavar="H[,H…]",
                      help="for validators: the Horn types they hold authority for, e.g. FACT,RULE")
     users.command("list", "list users", users_list)

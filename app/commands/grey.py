@@ -9,41 +9,42 @@ GREY_COLUMNS = ["id", "state", "subject", "assignee", "attempts", "max_attempts"
 def register(commands) -> None:
     g = commands.group("grey", "the grey queue: unknowns whose evidence is not yet sufficient")
     p = g.command("add", "add an entry by hand", add, mutates=True)
-    p.add_argument("--subject", required=True)
-    p.add_argument("--detail", default="")
-    p.add_argument("--ttl", type=int, metavar="SECONDS")
-    p.add_argument("--max-attempts", type=int)
+    p.add_argument("--subject", required=True, help="what is unknown, in one line")
+    p.add_argument("--detail", default="", help="what is known so far")
+    p.add_argument("--ttl", type=int, metavar="SECONDS", help="expires after this long unresolved (default 7 days)")
+    p.add_argument("--max-attempts", type=int, metavar="N", help="automated retries before it fails (default 5)")
     p = g.command("list", "list entries", list_cmd)
-    p.add_argument("--state")
-    p.add_argument("--assignee")
-    p.add_argument("--text")
-    p.add_argument("--limit", type=int, default=200)
+    p.add_argument("--state", help="only this state: Pending, Processing, Retrying, UnderReview, Escalated, "
+                                   "Resolved, Rejected, Failed, Expired or Dismissed")
+    p.add_argument("--assignee", metavar="USER", help="only entries assigned to this user")
+    p.add_argument("--text", help="only entries whose subject or detail holds these words")
+    p.add_argument("--limit", type=int, default=200, help="at most this many (default 200)")
     for name, what in [("show", "an entry with its history and valid next states"),
                        ("transitions", "the valid next states from the current one"),
                        ("history", "every transition: who, when, from, to, why")]:
         p = g.command(name, what, read)
-        p.add_argument("id")
+        p.add_argument("id", help="the entry's id")
     p = g.command("assign", "assign for review (UnderReview)", move, mutates=True)
-    p.add_argument("id")
-    p.add_argument("--assignee", required=True)
-    p.add_argument("--notes")
+    p.add_argument("id", help="the entry's id")
+    p.add_argument("--assignee", required=True, metavar="USER", help="who reviews it")
+    p.add_argument("--notes", help="what the reviewer should know")
     for name, what, reason in [
             ("unassign", "back to Pending", False), ("deescalate", "back to UnderReview", False),
             ("escalate", "escalate (notifies specialists)", True), ("reopen", "reopen a rejected or dismissed entry", None),
             ("dismiss", "dismiss a pending entry", None), ("reset", "reset a failed entry to Pending", None)]:
         p = g.command(name, what, move, mutates=True)
-        p.add_argument("id")
+        p.add_argument("id", help="the entry's id")
         if reason is True:
-            p.add_argument("--reason", required=True)
+            p.add_argument("--reason", required=True, help="why, in words the next reader understands")
         elif reason is None:
-            p.add_argument("--reason")
+            p.add_argument("--reason", help="why (kept in the entry's history)")
     p = g.command("reject", "reject as invalid or not actionable", move, mutates=True)
-    p.add_argument("id")
-    p.add_argument("--reason", required=True)
-    p.add_argument("--by", dest="rejected_by", required=True, metavar="USER")
+    p.add_argument("id", help="the entry's id")
+    p.add_argument("--reason", required=True, help="why it is invalid or not actionable")
+    p.add_argument("--by", dest="rejected_by", required=True, metavar="USER", help="who decided to reject it")
     p = g.command("resolve", "resolve: the evidence is now sufficient", move, mutates=True)
-    p.add_argument("id")
-    p.add_argument("--resolution")
+    p.add_argument("id", help="the entry's id")
+    p.add_argument("--resolution", help="what settled it")
 
 
 def add(cli, args):
