@@ -198,6 +198,28 @@ def test_plain_text_without_a_title_line_loses_nothing(ctx, people, tmp_path):
             assert content[ref["span"][0]:ref["span"][1]] == row["text"]
 
 
+def test_the_demo_loads_its_corpus_and_users_once(ctx):
+    first = r2k("demo", "--no-tui")
+    assert first.returncode == 0, first.stderr
+    assert "30 document(s), 276 candidate(s): FACT 119, RULE 52, CONSTRAINT 38, PROCEDURE 37, OPEN_ISSUE 30" \
+        in first.stdout  # the README's figures
+    assert "added now: ada, ben, cleo, dev, sam, root" in first.stdout
+    stats = {row["horn_type"]: row for row in validation.queue_stats(ctx)}
+    assert {h: (row["pending"], row["queued"]) for h, row in stats.items()} == {
+        "FACT": (119, 119), "RULE": (52, 52), "CONSTRAINT": (38, 38), "PROCEDURE": (37, 37), "OPEN_ISSUE": (30, 30)}
+    from core.services import users
+
+    assert users.resolve(ctx, "ada").holds("RULE") and not users.resolve(ctx, "ada").holds("CONSTRAINT")
+    assert users.resolve(ctx, "sam").role == "specialist" and users.resolve(ctx, "root").role == "admin"
+
+    again = r2k_json("demo", "--no-tui")  # idempotent: nothing added, nothing queued twice
+    assert again["users_added"] == [] and again["ingest"]["documents"] == 0
+    assert len(again["ingest"]["duplicates"]) == 30
+    assert {row["horn_type"]: (row["pending"], row["queued"]) for row in validation.queue_stats(ctx)} == {
+        h: (row["pending"], row["queued"]) for h, row in stats.items()}
+    assert "already loaded, nothing added (30 documents)" in r2k("demo", "--no-tui").stdout
+
+
 def test_candidates_add_by_hand_and_its_bad_input(ctx, people):
     added = r2k_json("--as", "alice", "candidates", "add", "--question", "Where are pallets stored?",
                      "--text", "Pallets are stored in hall B.", "--source-ref", "walkthrough 2026-11")

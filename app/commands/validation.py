@@ -63,12 +63,35 @@ def demo_cmd(cli, args):
 
     summary = load(cli.ctx, by=cli.actor_name)
     if args.no_tui:
-        return summary
+        people = ", ".join(f"{u['name']} ({u['role']}{': ' + ', '.join(u['horn_types']) if u['horn_types'] else ''})"
+                           for u in summary["users"])
+        corpus = summary["ingest"]
+        if corpus["documents"] or corpus["skipped"]:
+            lines = ["demo corpus:", *(f"  {line}" for line in ingest_lines(corpus))]
+        else:
+            lines = [f"demo corpus: already loaded, nothing added ({len(corpus['duplicates'])} documents)"]
+        lines.append(f"users: {people}" + (f"; added now: {', '.join(summary['users_added'])}"
+                                           if summary["users_added"] else "; all there already"))
+        lines.append(f"open the workstation: r2k --as {summary['users'][0]['name']}")
+        return Text(summary, "\n".join(lines))
     from ..tui import run_tui
 
     user = getattr(args, "as_user", None) or summary["users"][0]["name"]
     run_tui(user=user)
     return None
+
+
+def ingest_lines(summary: dict) -> list[str]:
+    """An ingest summary in words: what went in, by Horn type, and what was skipped and why."""
+    lines = [f"{summary['documents']} document(s), {summary['candidates_total']} candidate(s): " +
+             ", ".join(f"{h} {n}" for h, n in summary["candidates"].items()),
+             f"{summary['fragments']} fragment(s) sent to the grey queue"]
+    if summary["duplicates"]:
+        lines.append(f"{len(summary['duplicates'])} already ingested (same content), skipped")
+    for s in summary["skipped"]:
+        where = s["path"] + (f":{s['line']}" if s.get("line") else "")
+        lines.append(f"skipped {where}: {s['reason']}")
+    return lines
 
 
 def ingest_cmd(cli, args):
@@ -83,14 +106,7 @@ def ingest_cmd(cli, args):
         summary = ingest.ingest(cli.ctx, cli.actor, args.paths, on_file=on_file)
     finally:
         progress.stop()
-    lines = [f"{summary['documents']} document(s), {summary['candidates_total']} candidate(s): " +
-             ", ".join(f"{h} {n}" for h, n in summary["candidates"].items()),
-             f"{summary['fragments']} fragment(s) sent to the grey queue"]
-    if summary["duplicates"]:
-        lines.append(f"{len(summary['duplicates'])} already ingested (same content), skipped")
-    for s in summary["skipped"]:
-        where = s["path"] + (f":{s['line']}" if s.get("line") else "")
-        lines.append(f"skipped {where}: {s['reason']}")
+    lines = ingest_lines(summary)
     for s in summary["skipped"]:
         print(f"r2k: skipped {s['path']}{':' + str(s['line']) if s.get('line') else ''}: {s['reason']}",
               file=sys.stderr)
