@@ -14,7 +14,7 @@ import pytest
 from core import events
 from core.adapters.redis_queues import heads_key, inflight_key, queue_key
 from core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
-from core.services import ingest, validation
+from core.services import ingest, registry, validation, workitems
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
 HANDBOOK = """# Dock handbook
@@ -560,6 +560,21 @@ def test_reject_and_escalate(ctx, people):
     escalated = r2k_json("--as", "alice", "candidates", "escalate", str(c2["id"]), "--reason", "needs an expert")
     assert escalated["candidate"]["state"] == "ESCALATED"
     assert (escalated["work_item"]["state"], escalated["work_item"]["candidate_id"]) == ("NEW", c2["id"])
+
+
+def test_decisions_say_what_they_did_in_words(ctx, people):
+    c = claimed_one(ctx, people)
+    said = r2k("--as", "alice", "candidates", "escalate", str(c["id"]), "--reason", "needs an expert")
+    item = workitems.list_items(ctx)[0]
+    assert said.stdout.strip() == f"Escalated candidate {c['id']}: work item {item['id']} created."
+    c = claimed_one(ctx, people)
+    said = r2k("--as", "alice", "candidates", "release", str(c["id"]))
+    assert said.stdout.strip() == f"Released candidate {c['id']}: back at the head of the FACT queue."
+    c = validation.claim_next(ctx, people["alice"], "FACT")
+    said = r2k("--as", "alice", "candidates", "approve", str(c["id"]))
+    answer = registry.search(ctx, "")[0]
+    assert said.stdout.strip() == f"Approved candidate {c['id']}: answer {answer['id']} published."
+    assert "released: 0" in r2k("queue", "sweep").stdout
 
 
 @pytest.mark.parametrize("args,status,words", [

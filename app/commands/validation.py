@@ -155,15 +155,20 @@ def cand_claim(cli, args):
 def cand_decide(cli, args):
     from core.services import validation
 
+    from ..widgets.format import decision_said
+
     action = args.candidates_command
-    return validation.decide(cli.ctx, cli.actor, args.id, action, text=getattr(args, "text", None),
-                             reason=getattr(args, "reason", None), **cli.opts())
+    decided = validation.decide(cli.ctx, cli.actor, args.id, action, text=getattr(args, "text", None),
+                                reason=getattr(args, "reason", None), **cli.opts())
+    return Text(decided, decision_said(action, decided["candidate"]["id"], decided) + ".")
 
 
 def cand_release(cli, args):
     from core.services import validation
 
-    return validation.release(cli.ctx, cli.actor, args.id, **cli.opts())
+    released = validation.release(cli.ctx, cli.actor, args.id, **cli.opts())
+    return Text(released, f"Released candidate {released['id']}: back at the head of the "
+                          f"{released['horn_type']} queue.")
 
 
 def queue_stats(cli, args):
@@ -195,4 +200,8 @@ def queue_sweep(cli, args):
     from core.services import validation
 
     cli.actor
-    return validation.sweep(cli.ctx)
+    swept = validation.sweep(cli.ctx)
+    rescued = sum(len(ids) for ids in swept["rescued"].values())
+    return Text(swept, f"expired claims released: {len(swept['released'])}\n"
+                       f"ids stuck in flight returned to their queues: {rescued}\n"
+                       f"partitions rebuilt: {', '.join(swept['rebuilt']) or 'none'}")

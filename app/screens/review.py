@@ -15,13 +15,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, Static
 
-from app.widgets.format import ago, new_key, parse_time
+from app.widgets.format import ago, decision_said, new_key, parse_time
 from core.domain import HORN_MEANING
 
 from .base import Changed, WorkstationScreen, plain_words
 
 BLANK_LINES = re.compile(r"\n[ \t]*(\n[ \t]*)+")
-PAST = {"approve": "Approved", "revise": "Revised", "reject": "Rejected", "escalate": "Escalated"}
 DOING = {"approve": "Approving", "revise": "Revising", "reject": "Rejecting", "escalate": "Escalating",
          "release": "Releasing", "claim": "Claiming"}
 
@@ -293,14 +292,7 @@ class ReviewScreen(WorkstationScreen):
 
     def decided(self, action: str, candidate_id: int, result: dict) -> None:
         self.busy = False
-        decided = result["decided"]
-        said = f"{PAST[action]} candidate {candidate_id}"
-        if decided.get("answer"):
-            said += f": answer {decided['answer']['id']} published"
-        elif decided.get("work_item"):
-            said += f": work item {decided['work_item']['id']} created"
-        elif decided.get("retired"):
-            said += f": disputed answer {decided['retired']['id']} retired"
+        said = decision_said(action, candidate_id, result["decided"])
         shown = result["shown"]
         if shown is not None:
             self.render_candidate(shown)

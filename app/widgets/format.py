@@ -78,3 +78,20 @@ def plural(n: int, one: str, many: str | None = None) -> str:
 def new_key() -> str:
     """One idempotency key per key press (DESIGN §6): a retried call never applies twice."""
     return uuid.uuid4().hex
+
+
+PAST = {"approve": "Approved", "revise": "Revised", "reject": "Rejected", "escalate": "Escalated"}
+
+
+def decision_said(action: str, candidate_id: int, decided: dict) -> str:
+    """What a decision did, in a validator's words: the review screen's line and the CLI's output."""
+    said = f"{PAST[action]} candidate {candidate_id}"
+    if answer := decided.get("answer"):
+        said += f": answer {answer['id']} published"
+        if answer.get("supersedes_id"):
+            said += f", superseding disputed answer {answer['supersedes_id']}"
+    elif item := decided.get("work_item"):
+        said += f": work item {item['id']} created"
+    elif retired := decided.get("retired"):
+        said += f": disputed answer {retired['id']} retired"
+    return said
