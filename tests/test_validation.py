@@ -100,6 +100,22 @@ def test_a_source_excerpt_opens_and_closes_on_whole_lines(ctx, people, tmp_path)
     assert at + len(excerpt) < len(content) and content[at + len(excerpt)] == "\n" and excerpt.endswith("o'clock.")
 
 
+def test_candidates_show_reads_as_text_in_a_terminal(ctx, people, tmp_path):
+    write(tmp_path / "yard.md", "# Yard log\n\n## Gates\n\nGate 4 closes at ten.\n\n## Docks\n\nDock 2 is for reefers.\n")
+    ingest.ingest(ctx, people["root"], [tmp_path / "yard.md"])
+    gate = next(r for r in validation.list_candidates(ctx) if r["text"] == "Gate 4 closes at ten.")
+    shown = r2k("--as", "alice", "candidates", "show", str(gate["id"]))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"Candidate {gate['id']} · FACT · PENDING · version 1"
+    at = (tmp_path / "yard.md").read_text().index("Gate 4")
+    assert f"  [1] Yard log  {tmp_path / 'yard.md'}, characters {at}–{at + 21}" in lines
+    assert "      > Gate 4 closes at ten." in lines  # the passage itself, not the JSON of the source
+    assert "Dock 2" not in shown.stdout
+    assert lines[-1].split()[:4] == ["1", "extract", "PENDING", "root"]
+    assert r2k_json("--as", "alice", "candidates", "show", str(gate["id"]))["sources"][0]["excerpt"].startswith("#")
+
+
 def test_ingesting_the_same_file_twice_adds_nothing(ctx, people, tmp_path):
     write(tmp_path / "a.md", HANDBOOK)
     ingest.ingest(ctx, people["root"], [tmp_path / "a.md"])

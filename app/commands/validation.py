@@ -136,7 +136,40 @@ def cand_show(cli, args):
     from core.services import validation
 
     cli.actor  # reading needs a known user too (§10)
-    return validation.show(cli.ctx, args.id)
+    shown = validation.show(cli.ctx, args.id)
+    return Text(shown, candidate_text(shown))
+
+
+def candidate_text(c: dict) -> str:
+    """A candidate as a validator reads it in a terminal: what it says, where it comes from (the
+    passage itself; --json has the surrounding excerpt), what became of it, and its history."""
+    import textwrap
+
+    from ..output import render_text
+
+    def block(label: str, text: str) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), 100, initial_indent=f"{label:<10}",
+                             subsequent_indent=" " * 10) or [label]
+
+    lines = [f"Candidate {c['id']} · {c['horn_type']} · {c['state']} · version {c['version']}",
+             *block("Question", c["question"]), *block("Answer", c["text"])]
+    if c.get("claimed_by"):
+        lines.append(f"{'Claimed':<10}by {c['claimed_by']}, lease until {c['lease_expires_at']}")
+    if c.get("answer"):
+        a = c["answer"]
+        lines.append(f"{'Published':<10}answer {a['id']} ({a['status']})")
+    lines += ["", f"Sources ({len(c['sources'])})" if c["sources"] else "Sources: none (added by hand)"]
+    for i, src in enumerate(c["sources"], 1):
+        where = src.get("path") or src.get("ref") or ""
+        if src.get("span"):
+            where += f", characters {src['span'][0]}–{src['span'][1]}"
+        lines.append(f"  [{i}] " + "  ".join(part for part in (src.get("title"), where) if part))
+        if src.get("excerpt") and src.get("match"):
+            passage = src["excerpt"][src["match"][0]:src["match"][1]]
+            lines += textwrap.wrap(" ".join(passage.split()), 100, initial_indent="      > ",
+                                   subsequent_indent="        ")
+    lines += ["", "History", render_text(Table(c["history"], ["seq", "action", "from", "to", "actor", "at", "reason"]))]
+    return "\n".join(lines)
 
 
 def cand_history(cli, args):
