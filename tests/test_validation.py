@@ -591,6 +591,10 @@ def test_decisions_say_what_they_did_in_words(ctx, people):
     answer = registry.search(ctx, "")[0]
     assert said.stdout.strip() == f"Approved candidate {c['id']}: answer {answer['id']} published."
     assert "released: 0" in r2k("queue", "sweep").stdout
+    validation.add(ctx, people["root"], "What holds?", "A plain statement.", "FACT")
+    stats = r2k("--as", "alice", "queue", "stats").stdout.splitlines()
+    assert stats[0].split() == ["HORN_TYPE", "PENDING", "IN_REVIEW", "DISPUTED", "QUEUED", "OLDEST_PENDING"]
+    assert stats[1].split() == ["FACT", "1", "0", "0", "1", "<1m"] and stats[2].split() == ["RULE", "0", "0", "0", "0", "—"]
 
 
 @pytest.mark.parametrize("args,status,words", [

@@ -207,9 +207,14 @@ def cand_release(cli, args):
 def queue_stats(cli, args):
     from core.services import validation
 
+    from ..output import render_text
+    from ..widgets.format import span
+
     cli.actor
-    return Table(validation.queue_stats(cli.ctx),
-                 ["horn_type", "pending", "in_review", "disputed", "queued", "oldest_pending_age_seconds"])
+    stats = validation.queue_stats(cli.ctx)
+    shown = [{**row, "oldest_pending": span(row["oldest_pending_age_seconds"])} for row in stats]
+    return Text(stats, render_text(Table(shown, ["horn_type", "pending", "in_review", "disputed", "queued",
+                                                 "oldest_pending"])))
 
 
 def queue_claim(cli, args):
