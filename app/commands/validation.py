@@ -62,6 +62,7 @@ def demo_cmd(cli, args):
     from core.demo import load
 
     summary = load(cli.ctx, by=cli.actor_name)
+    user = getattr(args, "as_user", None) or summary["users"][0]["name"]
     if args.no_tui:
         people = ", ".join(f"{u['name']} ({u['role']}{': ' + ', '.join(u['horn_types']) if u['horn_types'] else ''})"
                            for u in summary["users"])
@@ -72,11 +73,10 @@ def demo_cmd(cli, args):
             lines = [f"demo corpus: already loaded, nothing added ({len(corpus['duplicates'])} documents)"]
         lines.append(f"users: {people}" + (f"; added now: {', '.join(summary['users_added'])}"
                                            if summary["users_added"] else "; all there already"))
-        lines.append(f"open the workstation: r2k --as {summary['users'][0]['name']}")
+        lines.append(f"open the workstation: r2k --as {user}")
         return Text(summary, "\n".join(lines))
     from ..tui import run_tui
 
-    user = getattr(args, "as_user", None) or summary["users"][0]["name"]
     run_tui(user=user)
     return None
 
