@@ -77,6 +77,18 @@ def test_dispute_sends_the_candidate_back_to_the_head_and_readout_flags_it(ctx, 
     assert readout[answers[1]["id"]]["disputed"] is False
 
 
+def test_registry_moves_say_what_they_did_in_words(ctx, people, answers):
+    said = r2k("--as", "bob", "registry", "dispute", str(answers[0]["id"]), "--reason", "14 days elsewhere")
+    assert said.stdout.strip() == (f"Answer {answers[0]['id']} is DISPUTED; its candidate is back at the head "
+                                   "of the FACT queue for re-review.")
+    said = r2k("--as", "alice", "registry", "supersede", str(answers[1]["id"]), "--text", "Frankfurt and Dublin.",
+               "--reason", "second region")
+    assert said.stdout.strip() == f"Published answer 4, superseding answer {answers[1]['id']}."
+    said = r2k("--as", "alice", "registry", "retire", str(answers[2]["id"]), "--reason", "fleet sold")
+    assert said.stdout.strip() == f"Answer {answers[2]['id']} is RETIRED: out of search and readout, kept for audit."
+    assert [registry.show(ctx, a["id"])["status"] for a in answers] == ["DISPUTED", "SUPERSEDED", "RETIRED"]
+
+
 def test_re_review_approval_publishes_a_version_that_supersedes_the_disputed_one(ctx, people, answers):
     registry.dispute(ctx, people["bob"], answers[0]["id"], "check the number")
     claimed = validation.claim_next(ctx, people["alice"], "FACT")

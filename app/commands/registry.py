@@ -1,7 +1,7 @@
 """registry: search, read and move published answers."""
 from __future__ import annotations
 
-from ..output import Table
+from ..output import Table, Text
 
 ANSWER_COLUMNS = ["id", "status", "horn_type", "question", "text", "supersedes_id", "version"]
 
@@ -66,11 +66,16 @@ def readout(cli, args):
 def supersede(cli, args):
     from core.services import registry
 
-    return registry.supersede(cli.ctx, cli.actor, args.id, args.text, args.reason, **cli.opts())
+    from ..widgets.format import registry_move_said
+
+    row = registry.supersede(cli.ctx, cli.actor, args.id, args.text, args.reason, **cli.opts())
+    return Text(row, registry_move_said("supersede", row["supersedes_id"], row))
 
 
 def move(cli, args):
     from core.services import registry
 
-    action = getattr(registry, args.registry_command)
-    return action(cli.ctx, cli.actor, args.id, args.reason, **cli.opts())
+    from ..widgets.format import registry_move_said
+
+    row = getattr(registry, args.registry_command)(cli.ctx, cli.actor, args.id, args.reason, **cli.opts())
+    return Text(row, registry_move_said(args.registry_command, row["id"], row))

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from app.widgets.format import clip, new_key
+from app.widgets.format import clip, new_key, registry_move_said
 
 from .base import WorkstationScreen
 
@@ -310,12 +310,7 @@ class RegistryScreen(WorkstationScreen):
                   exclusive=False)
 
     def mutated(self, action: str, old: dict, row: dict) -> None:
+        self.show_info(registry_move_said(action, old["id"], row))
         if action == "supersede":
-            self.show_info(f"Published answer {row['id']}, superseding answer {old['id']}.")
             self.selected_id = row["id"]  # follow the new version
-        elif action == "dispute":
-            self.show_info(f"Answer {old['id']} is DISPUTED; its candidate is back at the head of the "
-                           f"{old['horn_type']} queue for re-review.")
-        else:
-            self.show_info(f"Answer {old['id']} is RETIRED: out of search and readout, kept for audit.")
         self.load()

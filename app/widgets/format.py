@@ -95,3 +95,13 @@ def decision_said(action: str, candidate_id: int, decided: dict) -> str:
     elif retired := decided.get("retired"):
         said += f": disputed answer {retired['id']} retired"
     return said
+
+
+def registry_move_said(action: str, answer_id: int, row: dict) -> str:
+    """What a registry move did (`row`: the answer it returned), in the browser's and the CLI's words."""
+    if action == "supersede":
+        return f"Published answer {row['id']}, superseding answer {answer_id}."
+    if action == "dispute":
+        return (f"Answer {answer_id} is DISPUTED; its candidate is back at the head of the "
+                f"{row['horn_type']} queue for re-review.")
+    return f"Answer {answer_id} is RETIRED: out of search and readout, kept for audit."
