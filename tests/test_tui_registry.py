@@ -52,6 +52,7 @@ async def test_search_as_you_type_finds_an_approved_answer(ctx, people):
         assert app.focused is screen.query_one("#search", Input)  # typing searches at once
         await type_text(pilot, "forkl")  # half a word: prefix matching while typing
         await wait_for(pilot, lambda: shown_ids(screen) == [answers[1]["id"]], what="the forklift answer")
+        assert screen.query_one("#results", DataTable).border_title == "1 approved answer"
         detail = screen.query_one("#detail-body", Static).content.plain
         assert "Only staff with a valid forklift certification" in detail
         await type_text(pilot, "ift certification")  # t, s and d are letters here, not the table's keys
@@ -63,6 +64,7 @@ async def test_search_as_you_type_finds_an_approved_answer(ctx, people):
         await pilot.press("slash")  # and back
         await pilot.press("ctrl+a", "ctrl+k")  # clear the search
         await wait_for(pilot, lambda: shown_ids(screen) == [3, 2, 1], what="everything again")
+        assert screen.query_one("#results", DataTable).border_title == "3 approved answers"
         assert registry.show(ctx, answers[1]["id"])["status"] == "APPROVED"
 
 

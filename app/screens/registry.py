@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from app.widgets.format import clip, new_key, registry_move_said
+from app.widgets.format import clip, new_key, plural, registry_move_said
 
 from .base import WorkstationScreen
 
@@ -195,7 +195,7 @@ class RegistryScreen(WorkstationScreen):
     def page_title(self, shown: int) -> str:
         what = f"{self.status_label()} answers".strip()
         if not self.page_start and not self.has_more:
-            return f"{shown} {what}"
+            return plural(shown, what[:-1], what)  # "1 approved answer", "3 approved answers"
         title = f"{what.capitalize()} {self.page_start + 1}–{self.page_start + shown}"
         if self.has_more:
             title += f" · ] next {LIMIT}"
