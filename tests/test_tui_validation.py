@@ -385,7 +385,10 @@ async def test_a_disputed_answer_comes_back_first_and_approving_it_publishes_a_n
         await pilot.press("a")
         await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
         assert registry.show(ctx, answer["id"])["status"] == "SUPERSEDED"
-        assert registry.chain(ctx, answer["id"])[-1]["status"] == "APPROVED"
+        newest = registry.chain(ctx, answer["id"])[-1]
+        assert newest["status"] == "APPROVED"
+        assert (f"Approved candidate {ids[0]}: answer {newest['id']} published, superseding disputed answer "
+                f"{answer['id']}. Now showing candidate {ids[1]}.") in message(app)
 
 
 async def test_an_unknown_user_opens_no_queue(ctx, people):

@@ -6,6 +6,7 @@ import sys
 from ..output import Table, Text
 
 CANDIDATE_COLUMNS = ["id", "horn_type", "state", "question", "claimed_by", "version"]
+HISTORY_COLUMNS = ["seq", "action", "from", "to", "actor", "at", "reason"]
 
 
 def register(commands) -> None:
@@ -168,7 +169,7 @@ def candidate_text(c: dict) -> str:
             passage = src["excerpt"][src["match"][0]:src["match"][1]]
             lines += textwrap.wrap(" ".join(passage.split()), 100, initial_indent="      > ",
                                    subsequent_indent="        ")
-    lines += ["", "History", render_text(Table(c["history"], ["seq", "action", "from", "to", "actor", "at", "reason"]))]
+    lines += ["", "History", render_text(Table(c["history"], HISTORY_COLUMNS))]
     return "\n".join(lines)
 
 
@@ -176,7 +177,7 @@ def cand_history(cli, args):
     from core.services import validation
 
     cli.actor
-    return Table(validation.history(cli.ctx, args.id), ["seq", "action", "from", "to", "actor", "at", "reason"])
+    return Table(validation.history(cli.ctx, args.id), HISTORY_COLUMNS)
 
 
 def cand_claim(cli, args):
