@@ -386,6 +386,12 @@ def ensure(settings: Settings, part: str) -> str:
         return state["url"]
 
 
+def superuser_url(settings: Settings) -> str:
+    """A URL connecting as the database superuser: for administration and for tests that play an
+    insider with database access. Never used on the request path."""
+    return ensure(settings, "postgres")
+
+
 def up(settings: Settings) -> list[PartStatus]:
     for part in PARTS:
         ensure(settings, part)

@@ -63,6 +63,23 @@ def ctx(services):
 
 
 @pytest.fixture
+def superuser(ctx):
+    """SQL as the database superuser, the insider of the tamper tests: `superuser(sql, params)`
+    runs one statement in autocommit and returns its rows (None for a statement without rows)."""
+    import psycopg
+    from psycopg.rows import dict_row
+
+    from core import runtime
+
+    with psycopg.connect(runtime.superuser_url(ctx.settings), autocommit=True, row_factory=dict_row) as conn:
+        def run(sql: str, params=None):
+            cursor = conn.execute(sql, params)
+            return cursor.fetchall() if cursor.description else None
+
+        yield run
+
+
+@pytest.fixture
 def people(ctx):
     """The users a session needs: validators with different authority, a specialist, an admin."""
     from core.services import users
