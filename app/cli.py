@@ -117,7 +117,9 @@ class Cli:
 # ----------------------------------------------------------------------------- entry
 
 def fail(error: R2KError) -> int:
-    print(json.dumps(error.as_dict(), ensure_ascii=False), file=sys.stderr)
+    from .safe import dumps  # an error may echo what was given: a bad id, a stored text
+
+    print(dumps(error.as_dict()), file=sys.stderr)
     return exit_code(error.status)
 
 
@@ -135,7 +137,9 @@ def run(argv: list[str]) -> int:
         if getattr(args, "json", False):
             from core.adapters.postgres import jsonable
 
-            print(json.dumps(jsonable(json_form(result)), ensure_ascii=False, default=str))
+            from .safe import dumps
+
+            print(dumps(jsonable(json_form(result)), default=str))
         elif result is not None:
             print(render_text(result))
         return code

@@ -1,8 +1,13 @@
-"""How command results print: a whole JSON document with --json, readable text otherwise."""
+"""How command results print: a whole JSON document with --json, readable text otherwise.
+
+Both are terminal-safe: stored text reaches the terminal with its controls shown as visible
+escapes (`render_text`), or escaped as JSON allows (`app.safe.dumps`).
+"""
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from .safe import dumps, visible
 
 
 class Table:
@@ -23,14 +28,16 @@ def _cell(value: Any, width: int = 60) -> str:
     if value is None:
         return ""
     if isinstance(value, (list, dict)):
-        value = json.dumps(value, ensure_ascii=False)
-    text = str(value).replace("\n", " ")
+        value = dumps(value)
+    # Escaped before measuring, so the columns line up with what is printed.
+    text = visible(str(value)).replace("\n", " ")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def render_text(result: Any) -> str:
+    """The text form of a command's result, safe to print: controls are visible escapes."""
     if isinstance(result, Text):
-        return result.text
+        return visible(result.text)
     if isinstance(result, Table):
         if not result.rows:
             return (result.title + "\n" if result.title else "") + "(none)"
@@ -42,11 +49,11 @@ def render_text(result: Any) -> str:
         return "\n".join(lines)
     if isinstance(result, dict):
         width = max((len(k) for k in result), default=0)
-        return "\n".join(f"{k.ljust(width)}  {_cell(v, 400) if not isinstance(v, str) else v}"
+        return "\n".join(f"{visible(k).ljust(width)}  {_cell(v, 400) if not isinstance(v, str) else visible(v)}"
                          for k, v in result.items())
     if isinstance(result, list):
         return "\n".join(render_text(r) + ("\n" if isinstance(r, dict) else "") for r in result).rstrip()
-    return str(result)
+    return visible(str(result))
 
 
 def json_form(result: Any) -> Any:
@@ -55,3 +62,4 @@ def json_form(result: Any) -> Any:
     if isinstance(result, Text):
         return result.data
     return result
+
