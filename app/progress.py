@@ -13,7 +13,9 @@ class Progress:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeRemainingColumn
 
-            self._progress = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            # Plain text, not markup: a description may name a file, and a file name may hold "[".
+            self._progress = RichProgress(TextColumn("{task.description}", markup=False), BarColumn(),
+                                          MofNCompleteColumn(),
                                           TimeRemainingColumn(), console=Console(stderr=True), transient=True)
             self._progress.start()
             self._task = self._progress.add_task(description, total=total)

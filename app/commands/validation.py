@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..output import Table, Text
+from ..safe import visible
 
 CANDIDATE_COLUMNS = ["id", "horn_type", "state", "question", "claimed_by", "version"]
 HISTORY_COLUMNS = ["seq", "action", "from", "to", "actor", "at", "reason"]
@@ -101,7 +102,7 @@ def ingest_cmd(cli, args):
     progress = cli.progress().start("ingesting", None)
 
     def on_file(path, index, total):
-        progress.update(index, total, f"ingesting {path.name}" if path.name else "done")
+        progress.update(index, total, f"ingesting {visible(path.name)}" if path.name else "done")
 
     try:
         summary = ingest.ingest(cli.ctx, cli.actor, args.paths, on_file=on_file)
@@ -109,7 +110,8 @@ def ingest_cmd(cli, args):
         progress.stop()
     lines = ingest_lines(summary)
     for s in summary["skipped"]:
-        print(f"r2k: skipped {s['path']}{':' + str(s['line']) if s.get('line') else ''}: {s['reason']}",
+        # A file name, or a reason quoting the file, may hold controls.
+        print(visible(f"r2k: skipped {s['path']}{':' + str(s['line']) if s.get('line') else ''}: {s['reason']}"),
               file=sys.stderr)
     if summary["skipped"] and not summary["documents"] and not summary["duplicates"]:
         from core.errors import InvalidInput
@@ -143,13 +145,14 @@ def cand_show(cli, args):
 
 def candidate_text(c: dict) -> str:
     """A candidate as a validator reads it in a terminal: what it says, where it comes from (the
-    passage itself; --json has the surrounding excerpt), what became of it, and its history."""
+    passage itself; --json has the surrounding excerpt), what became of it, and its history.
+    Stored texts are made visible before they are wrapped, so the lines keep their width."""
     import textwrap
 
     from ..output import render_text
 
     def block(label: str, text: str) -> list[str]:
-        return textwrap.wrap(" ".join(text.split()), 100, initial_indent=f"{label:<10}",
+        return textwrap.wrap(" ".join(visible(text).split()), 100, initial_indent=f"{label:<10}",
                              subsequent_indent=" " * 10) or [label]
 
     lines = [f"Candidate {c['id']} · {c['horn_type']} · {c['state']} · version {c['version']}",
@@ -167,7 +170,7 @@ def candidate_text(c: dict) -> str:
         lines.append(f"  [{i}] " + "  ".join(part for part in (src.get("title"), where) if part))
         if src.get("excerpt") and src.get("match"):
             passage = src["excerpt"][src["match"][0]:src["match"][1]]
-            lines += textwrap.wrap(" ".join(passage.split()), 100, initial_indent="      > ",
+            lines += textwrap.wrap(" ".join(visible(passage).split()), 100, initial_indent="      > ",
                                    subsequent_indent="        ")
     lines += ["", "History", render_text(Table(c["history"], HISTORY_COLUMNS))]
     return "\n".join(lines)
