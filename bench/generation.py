@@ -50,20 +50,18 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def time_noop(env: dict, processes: int, jobs: int) -> float:
-    from rq import Queue
-
-    from core.adapters.jobs import QUEUES
+    from core.adapters import jobs as rq_jobs
     from core.context import Context
 
     ctx = Context()
-    queue = Queue(QUEUES["generation"], connection=ctx.redis)
+    queue = rq_jobs.queue(ctx.redis, "generation")
     proc = start_workers(env, processes)
     try:
         finished = queue.finished_job_registry
         before = finished.count
         start = time.perf_counter()
         for _ in range(jobs):
-            queue.enqueue("workers.tasks.noop_task", result_ttl=300)
+            queue.enqueue(rq_jobs.task("noop_task"), result_ttl=300)
         while finished.count - before < jobs:
             time.sleep(0.01)
         return time.perf_counter() - start

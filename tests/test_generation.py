@@ -212,7 +212,7 @@ def test_a_worker_killed_mid_job_leaves_nothing_stuck_and_nothing_twice(ctx, peo
         llm.mode = "answer"
         # What the scheduled sweep does once the item has gone untouched too long:
         assert generation.recover(ctx, stale_after=timedelta(0))["requeued"] == [item["id"]]
-        jobs.enqueue(ctx.redis, "generation", "workers.tasks.generate_answer_task", item["id"])  # a duplicate
+        jobs.enqueue(ctx.redis, "generation", "generate_answer_task", item["id"])  # a duplicate
         run_worker({"R2K_LLM_URL": llm.url})
     shown = workitems.show(ctx, item["id"])
     assert shown["state"] == "READY_FOR_REVIEW"

@@ -1,5 +1,8 @@
 """The RQ task functions. Each is a thin call into a core service with this process's Context.
 
+Each is named in `core.adapters.jobs.TASKS`, the only functions workers run. Their arguments and
+results travel as JSON (ids, flags, dicts of them).
+
 Each worker process keeps one Context across its jobs; it is made after the fork (keyed by pid),
 so no process ever shares a socket with another.
 """

@@ -1,8 +1,12 @@
-"""RQ, the job queues of DESIGN §7: `raw_to_knowledge_generation` and `raw_to_knowledge_graph`.
+"""RQ, r2k's job queues: `raw_to_knowledge_generation` and `raw_to_knowledge_graph`.
 
-Jobs are enqueued by dotted path so enqueuing never imports the worker code. Every job may be
-retried (RQ's Retry, also applied by RQ to the jobs of a worker that died mid-job); the database
-state of the entity, not the job, decides what a retry redoes.
+`TASKS` is the one registry of r2k's RQ tasks: core enqueues by these names (an unknown name is an
+error at once, not a job that fails later) and workers run no function outside it. Jobs name their
+task by dotted path, so enqueuing never imports the worker code. Job data, results and meta are
+JSON: RQ's default serializer, pickle, would run whatever code a writer to Redis put there.
+
+Every job may be retried (RQ's Retry, also applied by RQ to the jobs of a worker that died mid-job);
+the database state of the entity, not the job, decides what a retry redoes.
 """
 from __future__ import annotations
 
@@ -11,21 +15,51 @@ from .redis_queues import GENERATION_QUEUE, GRAPH_QUEUE
 QUEUES = {"generation": GENERATION_QUEUE, "graph": GRAPH_QUEUE}
 JOB_TIMEOUT = {"generation": 300, "graph": 120}
 
+# Every RQ task of r2k, by name, and the function its jobs name (workers/tasks.py).
+TASKS = {
+    "generate_answer_task": "workers.tasks.generate_answer_task",
+    "sync_graph_task": "workers.tasks.sync_graph_task",
+    "detect_contradictions_task": "workers.tasks.detect_contradictions_task",
+    "process_grey_task": "workers.tasks.process_grey_task",
+    "sweep_task": "workers.tasks.sweep_task",  # enqueued by the workers' own scheduler
+    "noop_task": "workers.tasks.noop_task",    # benches only: RQ's own cost for a job
+}
+TASK_PATHS = frozenset(TASKS.values())
+
+# RQ's JSONSerializer, named by path so that importing this module does not import RQ.
+SERIALIZER = "rq.serializers.JSONSerializer"
+
+
+def task(name: str) -> str:
+    """The dotted path of r2k's task `name`."""
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise ValueError(f"unknown task {name!r}: expected one of {', '.join(TASKS)}") from None
+
 
 def queue(redis, kind: str):
     from rq import Queue
 
     if kind not in QUEUES:
         raise ValueError(f"unknown queue {kind!r}: expected one of {', '.join(QUEUES)}")
-    return Queue(QUEUES[kind], connection=redis)
+    return Queue(QUEUES[kind], connection=redis, serializer=SERIALIZER)
 
 
-def enqueue(redis, kind: str, func: str, *args, job_id: str | None = None, at_front: bool = False):
+def enqueue(redis, kind: str, task_name: str, *args, job_id: str | None = None, at_front: bool = False):
     from rq import Retry
 
+    func = task(task_name)
     return queue(redis, kind).enqueue(func, *args, job_id=job_id, retry=Retry(max=3, interval=[2, 10, 60]),
                                       job_timeout=JOB_TIMEOUT[kind], result_ttl=3600, failure_ttl=7 * 86400,
                                       at_front=at_front)
+
+
+def job(redis, job_id: str):
+    """The job with this id, read as JSON (RQ's NoSuchJobError when there is none)."""
+    from rq.job import Job
+
+    return Job.fetch(job_id, connection=redis, serializer=SERIALIZER)
 
 
 def waiting(redis, kind: str, job_id: str) -> bool:

@@ -27,7 +27,7 @@ def subject_of(question: str) -> str:
 
 
 def enqueue_sync(ctx: Context, answer_id: int) -> None:
-    jobs.enqueue(ctx, "graph", "workers.tasks.sync_graph_task", answer_id)
+    jobs.enqueue(ctx, "graph", "sync_graph_task", answer_id)
 
 
 def sync_answer(ctx: Context, answer_id: int) -> dict:
@@ -50,7 +50,7 @@ def sync_answer(ctx: Context, answer_id: int) -> dict:
         graph.run("MATCH (a:Answer {id: $id}) MERGE (o:Answer {id: $old}) MERGE (a)-[:SUPERSEDES]->(o)",
                   id=answer["id"], old=answer["supersedes_id"])
     if answer["status"] == "APPROVED":
-        jobs.enqueue(ctx, "graph", "workers.tasks.detect_contradictions_task", answer["id"])
+        jobs.enqueue(ctx, "graph", "detect_contradictions_task", answer["id"])
     return {"answer": answer_id, "synced": True, "subject": subject}
 
 

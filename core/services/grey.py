@@ -48,7 +48,7 @@ def job_waiting(ctx: Context, entry_id: int) -> bool:
 
 
 def enqueue_processing(ctx: Context, entry_id: int) -> None:
-    jobs.enqueue(ctx, "generation", "workers.tasks.process_grey_task", entry_id, job_id=processing_job_id(entry_id))
+    jobs.enqueue(ctx, "generation", "process_grey_task", entry_id, job_id=processing_job_id(entry_id))
 
 
 def _history(tx: Tx, actor: Actor, entry: dict, action: str, before: str | None, after: str,
@@ -236,7 +236,7 @@ def retrigger_for_document(ctx: Context, document_id: int) -> list[int]:
             "WHERE t.lexeme = ANY(tsvector_to_array(d.search))) >= 2", (document_id,))]
     ids = [entry_id for entry_id in ids if not job_waiting(ctx, entry_id)]
     for entry_id in ids:
-        jobs.enqueue(ctx, "generation", "workers.tasks.process_grey_task", entry_id, True,
+        jobs.enqueue(ctx, "generation", "process_grey_task", entry_id, True,
                      job_id=retrigger_job_id(entry_id))
     return ids
 

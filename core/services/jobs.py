@@ -5,8 +5,9 @@ from ..adapters import jobs as rq_jobs
 from ..context import Context
 
 
-def enqueue(ctx: Context, kind: str, func: str, *args, job_id: str | None = None):
-    return rq_jobs.enqueue(ctx.redis, kind, func, *args, job_id=job_id)
+def enqueue(ctx: Context, kind: str, task: str, *args, job_id: str | None = None):
+    """Queue r2k's task named `task` (a name of `core.adapters.jobs.TASKS`; any other raises ValueError)."""
+    return rq_jobs.enqueue(ctx.redis, kind, task, *args, job_id=job_id)
 
 
 def waiting(ctx: Context, kind: str, job_id: str) -> bool:

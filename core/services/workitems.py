@@ -23,7 +23,7 @@ def enqueue_generation(ctx: Context, work_item_id: int) -> None:
     """Queue `generate_answer_task` on RQ (after commit: the job reads what was committed)."""
     from . import jobs
 
-    jobs.enqueue(ctx, "generation", "workers.tasks.generate_answer_task", work_item_id,
+    jobs.enqueue(ctx, "generation", "generate_answer_task", work_item_id,
                  job_id=generation_job_id(work_item_id))
 
 
