@@ -29,6 +29,14 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=_default_data_dir)
     user: str | None = None
     signing_key_file: Path | None = None
+    # The audit trail's trust roots and checkpoints (core/audit.py). trusted_keys: a file of public
+    # keys `audit verify` accepts besides the data dir's own (rotated or remote signers). A
+    # checkpoint every 5000 events or 60 s: one costs a few hundred ms at most (bench/audit.py), so
+    # that is well under 1% of the time those events took to write, and an insider's change to the
+    # log can hide for at most a minute before it is anchored.
+    trusted_keys: Path | None = None
+    checkpoint_events: int = Field(default=5000, ge=1)
+    checkpoint_seconds: float = Field(default=60.0, gt=0)
 
     # LLM (DESIGN §8); no URL means the built-in extractive generator.
     llm_url: str | None = None

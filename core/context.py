@@ -34,7 +34,7 @@ class Context:
         url = self.database_url
         db = Database(url, pool_size=self.pool_size, connect_timeout=self.settings.connect_timeout,
                       on_connect_error=lambda exc: runtime.unavailable("postgres", url, exc),
-                      signer=_LazySigner(self), on_after_commit_error=self._index_out_of_step)
+                      signer=_LazySigner(self), on_after_commit_error=self._index_out_of_step, on_events_committed=lambda n: __import__("core.audit").audit.after_commit(self, n))  # noqa: E501 - a checkpoint when due
         self._check_schema(db, url)
         return db
 

@@ -3,7 +3,14 @@
 Each aggregate (one candidate, one answer, one grey entry …) has its own chain: event `seq` n
 carries the hash of event n-1, so writers of different entities never wait on each other.
 An event's hash is SHA-256 over a canonical JSON of its fields; the hash is signed with the
-process's Ed25519 key, whose public half is registered in `signing_keys` so any machine can verify.
+process's Ed25519 key, whose public half is registered in `signing_keys` so any machine can see
+which key signed what.
+
+`signing_keys` is a table, and whoever can write the events table can write it too, so verify
+never trusts it: a signature counts only under a key of the trust store, which lives outside the
+database (the data dir's own key, and the file R2K_TRUSTED_KEYS names). Removals that leave every
+chain well-formed (a cut tail, a whole chain gone) are found against the signed checkpoints of
+core/audit.py.
 
 Every projection row is written together with an event whose payload's `set` holds the columns it
 wrote; replay folds those `set`s per aggregate and compares the result with the tables.
@@ -20,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .adapters.postgres import Database, Tx, jsonable
+from .errors import InvalidInput
 
 GENESIS = ""
 
@@ -109,6 +117,7 @@ def event_values(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any,
     read the chain head (engine.apply_if_unchanged): either way the head cannot move under it.
     """
     signer.register(tx)
+    tx.events_appended += 1  # counted for the checkpoint after the commit (core.audit)
     aggregate_id = str(aggregate_id)
     seq, prev_hash = chain_head(tx, aggregate_type, aggregate_id)
     seq += 1
@@ -130,6 +139,101 @@ def append(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any, type_
                                      idempotency_key=idempotency_key, at=at))
 
 
+# ----------------------------------------------------------------------------- trust store
+
+TRUSTED_KEYS_FORMAT = ("one key a line: the 32-byte raw Ed25519 public key in hex (64 digits) or base64 "
+                       "(44 characters), optionally followed by a comment; lines starting with # are comments")
+
+
+def key_id_of(public_key: bytes) -> str:
+    return hashlib.sha256(public_key).hexdigest()[:16]
+
+
+def _decode_key(token: str) -> bytes | None:
+    import base64
+    import binascii
+
+    if len(token) == 64:
+        try:
+            return bytes.fromhex(token)
+        except ValueError:
+            pass
+    try:
+        raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw if len(raw) == 32 else None
+
+
+def parse_trusted_keys(path: Path) -> dict[str, bytes]:
+    """The file of trusted public keys (R2K_TRUSTED_KEYS): key id -> raw public key.
+
+    Format: TRUSTED_KEYS_FORMAT, e.g.
+        # rotated 2026-11, host ops-2
+        3Jc8…base64…=  ops-2 signing key
+        9f1c…64 hex digits…
+    """
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InvalidInput(f"the trusted keys file {path} (R2K_TRUSTED_KEYS) cannot be read: "
+                           f"{exc.strerror or exc}") from None
+    keys: dict[str, bytes] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        body = line.strip()
+        if not body or body.startswith("#"):
+            continue
+        token = body.split(None, 1)[0]
+        raw = _decode_key(token)
+        if raw is not None:
+            try:
+                Ed25519PublicKey.from_public_bytes(raw)
+            except ValueError:
+                raw = None
+        if raw is None:
+            shown = token if len(token) <= 24 else token[:21] + "…"
+            raise InvalidInput(f"{path} line {number}: {shown!r} is not an Ed25519 public key; "
+                               f"the format is {TRUSTED_KEYS_FORMAT}")
+        keys[key_id_of(raw)] = raw
+    return keys
+
+
+def own_public_key(settings) -> bytes | None:
+    """The public half of the data dir's signing key, when this host has one (never generated here)."""
+    from cryptography.hazmat.primitives import serialization
+
+    key_file = Path(settings.signing_key_file or Path(settings.data_dir) / "signing_key.pem")
+    try:
+        pem = key_file.read_bytes()
+    except FileNotFoundError:
+        return None
+    key = serialization.load_pem_private_key(pem, password=None)
+    return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def trust_store(settings) -> dict[str, bytes]:
+    """The keys whose signatures count: key id -> raw Ed25519 public key."""
+    keys = parse_trusted_keys(settings.trusted_keys) if settings.trusted_keys else {}
+    own = own_public_key(settings)
+    if own is not None:
+        keys[key_id_of(own)] = own
+    return keys
+
+
+def verify_signature(public_key: bytes, signature: bytes, digest: str) -> bool:
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, digest.encode())
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
 # ----------------------------------------------------------------------------- verify
 
 @dataclass
@@ -145,28 +249,68 @@ class Broken:
                 "aggregate_id": self.aggregate_id, "seq": self.seq, "problem": self.problem}
 
 
-def verify(db: Database, batch: int = 5000) -> dict:
-    """Recompute every chain and signature; name the first broken link of each broken chain."""
+def verify(db: Database, batch: int = 5000, *, settings=None, anchor: dict | None = None,
+           anchor_name: str = "--anchor") -> dict:
+    """Recompute every chain and signature (under the trust store's keys only) and name the first
+    broken link of each broken chain; then compare every chain with the heads the newest trusted
+    checkpoint (or `anchor`) fixed, naming each chain that is shorter, missing or ends elsewhere.
+    One streaming pass over the events."""
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+    from . import audit
+    from .config import get_settings
+
+    settings = settings or get_settings()
+    trust = trust_store(settings)
+    keys = {key_id: Ed25519PublicKey.from_public_bytes(raw) for key_id, raw in trust.items()}
     broken: list[Broken] = []
-    checked = 0
+    damaged: list[dict] = []
+    checked = chains = 0
+    untrusted: set[str] = set()
     with db.connection() as conn:
-        keys = {r["key_id"]: Ed25519PublicKey.from_public_bytes(bytes(r["public_key"]))
-                for r in conn.execute("SELECT key_id, public_key FROM signing_keys").fetchall()}
-        heads: dict[tuple[str, str], tuple[int, str]] = {}
-        bad_chains: set[tuple[str, str]] = set()
+        listed = {r["key_id"] for r in conn.execute("SELECT key_id FROM signing_keys").fetchall()}
+        with conn.transaction():
+            checkpoints = audit.inspect(conn, settings, trust, anchor, anchor_name)
+        anchored = dict(checkpoints.heads)
+        number = checkpoints.anchor["number"] if checkpoints.anchor else None
+
+        def finish(chain, last_seq: int, at_anchor: str | None) -> None:
+            if chain not in anchored:
+                return
+            seq, digest = anchored.pop(chain)
+            entry = {"aggregate_type": chain[0], "aggregate_id": chain[1], "anchored_seq": seq,
+                     "found_seq": last_seq, "checkpoint": number}
+            if at_anchor is None and last_seq < seq:
+                damaged.append({**entry, "problem": f"shorter than anchored: it ends at seq {last_seq}, "
+                                                    f"checkpoint {number} anchored seq {seq}"})
+            elif at_anchor is None:
+                damaged.append({**entry, "problem": f"the event at its anchored seq {seq} is missing "
+                                                    f"(checkpoint {number})"})
+            elif at_anchor != digest:
+                damaged.append({**entry, "problem": f"different head: its event seq {seq} is not the one "
+                                                    f"checkpoint {number} anchored"})
+
         with conn.transaction():
             cursor = conn.cursor(name="verify_events")
             cursor.itersize = batch
             cursor.execute("SELECT * FROM events ORDER BY aggregate_type, aggregate_id, seq")
+            chain = None
+            expected_seq, expected_prev, bad, last_seq, target, at_anchor = 0, GENESIS, False, 0, None, None
             for ev in cursor:
                 checked += 1
-                chain = (ev["aggregate_type"], ev["aggregate_id"])
-                if chain in bad_chains:
+                here = (ev["aggregate_type"], ev["aggregate_id"])
+                if here != chain:
+                    if chain is not None:
+                        finish(chain, last_seq, at_anchor)
+                    chain, chains = here, chains + 1
+                    expected_seq, expected_prev, bad, at_anchor = 0, GENESIS, False, None
+                    target = anchored.get(here)
+                last_seq = ev["seq"]
+                if target is not None and ev["seq"] == target[0]:
+                    at_anchor = ev["hash"]
+                if bad:
                     continue
-                expected_seq, expected_prev = heads.get(chain, (0, GENESIS))
                 problem = None
                 if ev["seq"] != expected_seq + 1:
                     problem = f"sequence gap: expected seq {expected_seq + 1}, found {ev['seq']}"
@@ -181,7 +325,12 @@ def verify(db: Database, batch: int = 5000) -> dict:
                     else:
                         key = keys.get(ev["key_id"])
                         if key is None:
-                            problem = f"signed by unknown key {ev['key_id']}"
+                            if ev["key_id"] in listed:
+                                untrusted.add(ev["key_id"])
+                                problem = (f"signed by untrusted key {ev['key_id']}: it is in signing_keys "
+                                           f"but not in the trust store")
+                            else:
+                                problem = f"signed by unknown key {ev['key_id']}: not in the trust store"
                         else:
                             try:
                                 key.verify(bytes(ev["signature"]), ev["hash"].encode())
@@ -189,12 +338,21 @@ def verify(db: Database, batch: int = 5000) -> dict:
                                 problem = "signature does not verify"
                 if problem:
                     broken.append(Broken(ev["id"], ev["aggregate_type"], ev["aggregate_id"], ev["seq"], problem))
-                    bad_chains.add(chain)
+                    bad = True
                 else:
-                    heads[chain] = (ev["seq"], ev["hash"])
+                    expected_seq, expected_prev = ev["seq"], ev["hash"]
+            if chain is not None:
+                finish(chain, last_seq, at_anchor)
             cursor.close()
-    return {"ok": not broken, "events": checked, "chains": len(heads) + len(bad_chains),
-            "broken": [b.as_dict() for b in broken]}
+    for (aggregate_type, aggregate_id), (seq, _) in sorted(anchored.items()):
+        damaged.append({"aggregate_type": aggregate_type, "aggregate_id": aggregate_id, "anchored_seq": seq,
+                        "found_seq": None, "checkpoint": number,
+                        "problem": f"missing: checkpoint {number} anchored it at seq {seq}, the database "
+                                   f"has no event of it"})
+    damaged.sort(key=lambda d: (d["aggregate_type"], d["aggregate_id"]))
+    return {"ok": not broken and not damaged and not checkpoints.problems, "events": checked, "chains": chains,
+            "broken": [b.as_dict() for b in broken], "damaged_chains": damaged, "anchor": checkpoints.anchor,
+            "checkpoints": checkpoints.as_dict(), "trusted_keys": sorted(trust), "untrusted_keys": sorted(untrusted)}
 
 
 # ----------------------------------------------------------------------------- replay

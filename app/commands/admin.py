@@ -24,7 +24,14 @@ def register(commands) -> None:
     users.command("list", "list users", users_list)
 
     audit = commands.group("audit", "the signed event log")
-    audit.command("verify", "recompute every hash chain and signature; name the first broken link", audit_verify)
+    verify = audit.command("verify", "recompute every hash chain and signature under the trusted keys; name "
+                           "the first broken link, and every chain cut short or gone since a checkpoint",
+                           audit_verify)
+    verify.add_argument("--anchor", metavar="FILE",
+                        help="a checkpoint saved from `r2k audit anchor --json` (default: the newest trusted "
+                             "checkpoint in the database and the data dir)")
+    audit.command("anchor", "write a checkpoint of the events so far, if any are new, and print the latest: "
+                  "keep it off this host, to check the log against later", audit_anchor)
 
     replay = commands.command("replay", "rebuild every projection from the events and compare", replay_cmd)
     replay.add_argument("--verify", action="store_true", help="report differences (exit 1 when any)")
@@ -96,16 +103,65 @@ def users_list(cli, args):
 
 
 def audit_verify(cli, args):
-    from core import events
+    from core import audit, events
 
-    report = events.verify(cli.ctx.db)
+    anchor_path = getattr(args, "anchor", None)
+    anchor = audit.read_anchor(anchor_path) if anchor_path else None
+    report = events.verify(cli.ctx.db, settings=cli.ctx.settings, anchor=anchor,
+                           anchor_name=f"--anchor {anchor_path}" if anchor_path else "--anchor")
+    return Text(report, _verify_said(report)), (0 if report["ok"] else 1)
+
+
+def _anchor_said(anchor: dict | None) -> str:
+    if anchor is None:
+        return "no checkpoint yet, so a chain cut short or deleted could not be checked"
+    source = {"database and file": "the database and the data dir's file", "database": "the database",
+              "file": "the data dir's file"}.get(anchor["source"], anchor["source"])
+    return (f"checkpoint {anchor['number']} ({anchor['events']} events in {anchor['chains']} chains, "
+            f"{anchor['created_at']}, from {source})")
+
+
+def _verify_said(report: dict) -> str:
+    """Each damaged chain and checkpoint on a line of its own, in words."""
     if report["ok"]:
-        text = f"ok: {report['events']} events in {report['chains']} chains, every hash and signature verifies"
-    else:
-        text = "\n".join([f"BROKEN: {len(report['broken'])} chain(s) of {report['chains']}"] + [
-            f"  event {b['event_id']} ({b['aggregate_type']} {b['aggregate_id']} seq {b['seq']}): {b['problem']}"
-            for b in report["broken"]])
-    return Text(report, text), (0 if report["ok"] else 1)
+        return (f"ok: {report['events']} events in {report['chains']} chains, every hash and signature verifies "
+                f"under the trusted keys; checked against {_anchor_said(report['anchor'])}")
+    chains = {(b["aggregate_type"], b["aggregate_id"]) for b in report["broken"]}
+    chains |= {(d["aggregate_type"], d["aggregate_id"]) for d in report["damaged_chains"]}
+    lines = [f"BROKEN: {len(chains)} chain(s) of {report['chains']} damaged, "
+             f"{len(report['checkpoints']['problems'])} checkpoint problem(s); "
+             f"checked against {_anchor_said(report['anchor'])}"]
+    lines += [f"  event {b['event_id']} ({b['aggregate_type']} {b['aggregate_id']} seq {b['seq']}): {b['problem']}"
+              for b in report["broken"]]
+    lines += [f"  chain {d['aggregate_type']} {d['aggregate_id']}: {d['problem']}" for d in report["damaged_chains"]]
+    lines += [f"  {p['problem']}" for p in report["checkpoints"]["problems"]]
+    return "\n".join(lines)
+
+
+def audit_anchor(cli, args):
+    from core import audit
+    from core.errors import Conflict, NotFound
+
+    outcome = audit.write_checkpoint(cli.ctx, force=True)
+    latest = outcome.latest
+    if latest is None:
+        if outcome.refused:
+            raise Conflict("no checkpoint written: " + "; ".join(outcome.refused))
+        if outcome.written is None and "still being written" in (outcome.skipped or ""):
+            raise Conflict(f"no checkpoint written: {outcome.skipped}")
+        raise NotFound("no checkpoint yet: the event log is empty")
+    lines = [f"checkpoint {latest['number']}" + (" (written now)" if outcome.written else "")
+             + f": {latest['events']} events in {latest['chains']} chains, up to event {latest['watermark']}",
+             f"  root       {latest['root']}",
+             f"  hash       {latest['hash']}",
+             f"  signed by  key {latest['key_id']} at {latest['created_at']}",
+             "keep it off this host (`r2k audit anchor --json > anchor.json`), and check the log against it "
+             "with `r2k audit verify --anchor anchor.json`"]
+    if outcome.refused:
+        lines[1:1] = ["  NOT a fresh checkpoint: the log no longer matches the latest one:"] + \
+                     [f"    {p}" for p in outcome.refused]
+        return Text({**latest, "refused": outcome.refused}, "\n".join(lines)), 1
+    return Text(latest, "\n".join(lines))
 
 
 def replay_cmd(cli, args):

@@ -70,6 +70,7 @@ class Tx:
         self.conn = conn
         self.signer = signer  # the event log's signing key (core.events.Signer)
         self.heads: dict[tuple[str, str], tuple[int, str]] = {}  # event chain heads seen in this transaction
+        self.events_appended = 0  # events this unit wrote (core.events counts them): for on_events_committed
         self._after: list[Callable[[], None]] = []
 
     def execute(self, sql: str, params: Any = None) -> psycopg.Cursor:
@@ -126,12 +127,14 @@ class Database:
 
     def __init__(self, url: str, *, pool_size: int | None = None, connect_timeout: float = 3.0,
                  on_connect_error: Callable[[Exception], Exception] | None = None, signer=None,
-                 on_after_commit_error: Callable[[Exception], None] | None = None):
+                 on_after_commit_error: Callable[[Exception], None] | None = None,
+                 on_events_committed: Callable[[int], None] | None = None):
         self.url = url
         self.signer = signer
         self.connect_timeout = connect_timeout
         self._on_connect_error = on_connect_error
         self._on_after_commit_error = on_after_commit_error
+        self._on_events_committed = on_events_committed  # the audit checkpoint's trigger (core.audit)
         self._lock = threading.RLock()
         self._conn: psycopg.Connection | None = None
         self._pool = None
@@ -197,6 +200,9 @@ class Database:
                 if translated is not None:
                     raise translated from None
                 raise
+            # A unit nested in another one on this connection committed only a savepoint: its
+            # events are not committed yet, so they must not be checkpointed.
+            committed = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         failed = None
         for fn in tx._after:
             try:
@@ -207,6 +213,11 @@ class Database:
                 failed = exc
         if failed is not None and self._on_after_commit_error is not None:
             self._on_after_commit_error(failed)  # once per unit, however many steps failed
+        if tx.events_appended and committed and self._on_events_committed is not None:
+            try:
+                self._on_events_committed(tx.events_appended)
+            except Exception as exc:  # noqa: BLE001 - the events are committed: a checkpoint is not the change
+                logging.getLogger(__name__).error("the audit checkpoint after a commit failed: %s", exc)
 
     def read(self) -> contextlib.AbstractContextManager[Tx]:
         """A read-only unit of work (same shape, nothing to commit)."""

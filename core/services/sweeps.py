@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from .. import audit
 from ..adapters import jobs
 from ..context import Context
 
@@ -23,7 +24,9 @@ def sweep_all(ctx: Context) -> dict:
     if not ctx.redis.set(SWEEP_LOCK, os.getpid(), nx=True, ex=10):
         return {"skipped": "another sweep is running"}
     try:
-        return {"claims": validation.sweep(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx)}
+        swept = {"claims": validation.sweep(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx)}
+        audit.checkpoint_if_due(ctx)  # the time-based checkpoint, when nothing commits; logs its own failure
+        return swept
     finally:
         ctx.redis.delete(SWEEP_LOCK)
 

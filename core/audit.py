@@ -1,0 +1,685 @@
+"""Signed checkpoints of the event log, so removing events cannot pass unseen.
+
+Hash chains and signatures show that no event was altered; they cannot show that the tail of a
+chain, or a whole chain, was not deleted. A checkpoint fixes what existed: the number of events, a
+Merkle root over the head (type, id, seq, hash) of every chain, and the previous checkpoint's hash,
+signed by the data dir's key. It is written every `checkpoint_events` events or
+`checkpoint_seconds` seconds, stored in PostgreSQL and appended to a file in the data dir
+(`audit/checkpoints.jsonl`), and `r2k audit anchor` prints the latest to be kept off the host.
+`audit verify` (core/events.py) checks the database's chains against the newest checkpoint it
+trusts and names every chain that is shorter, missing or ends elsewhere.
+
+The root is a two-level Merkle tree: chains fall into BUCKETS buckets by a hash of (type, id);
+a bucket's digest is the RFC 6962 Merkle tree hash of its sorted leaves (leaf = H(0x00‖leaf),
+node = H(0x01‖left‖right)); the root is the Merkle tree hash of the bucket digests in order. A
+checkpoint recomputes only the buckets its new events touched.
+
+Each checkpoint's record holds its delta (the new head of every chain that moved since the
+previous one), so a verifier folds the deltas from the first checkpoint to rebuild the heads any
+checkpoint anchored and checks them against its signed root, trusting no table.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import Conflict, InvalidInput
+from .events import GENESIS, canonical, event_hash, hashed_fields, trust_store, verify_signature
+
+log = logging.getLogger(__name__)
+
+BUCKETS = 4096            # 2^12: a perfect top tree of 8191 nodes; ~25 chains a bucket at 100,000 chains
+LOCK_KEY = 72731003       # pg_advisory_xact_lock: one checkpoint writer at a time (migrations take 72731001)
+CHECK_INTERVAL = 1.0      # seconds: a process looks whether a checkpoint is due at most this often
+WATERMARK_WAIT = "200ms"  # the longest the writer waits for in-flight inserts (new ones queue behind it)
+
+HEADER = ("number", "watermark", "events", "chains", "buckets", "root", "prev_hash", "delta_digest",
+          "created_at", "key_id")
+
+_EMPTY = hashlib.sha256(b"").digest()
+
+
+def _h(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+# ----------------------------------------------------------------------------- the Merkle tree
+
+def leaf_hash(aggregate_type: str, aggregate_id: str, seq: int, digest: str) -> bytes:
+    return _h(b"\x00" + canonical([aggregate_type, aggregate_id, seq, digest]))
+
+
+def bucket_of(aggregate_type: str, aggregate_id: str, buckets: int = BUCKETS) -> int:
+    return int.from_bytes(_h(f"{aggregate_type}\x00{aggregate_id}".encode())[:4], "big") % buckets
+
+
+def tree_hash(leaves: list[bytes]) -> bytes:
+    """RFC 6962's Merkle tree hash over leaves already hashed with the 0x00 prefix."""
+    n = len(leaves)
+    if n == 0:
+        return _EMPTY
+    if n == 1:
+        return leaves[0]
+    k = 1 << ((n - 1).bit_length() - 1)  # the largest power of two below n
+    return _h(b"\x01" + tree_hash(leaves[:k]) + tree_hash(leaves[k:]))
+
+
+def bucket_digest(leaves: dict[tuple[str, str], bytes]) -> bytes:
+    """A bucket's digest: its leaves in (type, id) order (sorted here, never by a collation)."""
+    return tree_hash([leaves[k] for k in sorted(leaves)])
+
+
+class BucketTree:
+    """The top tree over the bucket digests: a perfect binary tree kept level by level, so a
+    changed bucket costs log2(BUCKETS) hashes instead of the whole tree."""
+
+    def __init__(self, digests: dict[int, bytes] | None = None, buckets: int = BUCKETS):
+        if buckets < 1 or buckets & (buckets - 1):
+            raise InvalidInput(f"a checkpoint's bucket count is a power of two, not {buckets}")
+        self.buckets = buckets
+        level = [_h(b"\x00" + _EMPTY)] * buckets
+        for bucket, digest in (digests or {}).items():
+            level[bucket] = _h(b"\x00" + digest)
+        self.levels = [level]
+        while len(level) > 1:
+            level = [_h(b"\x01" + level[i] + level[i + 1]) for i in range(0, len(level), 2)]
+            self.levels.append(level)
+
+    def update(self, digests: dict[int, bytes]) -> None:
+        dirty = set()
+        for bucket, digest in digests.items():
+            self.levels[0][bucket] = _h(b"\x00" + digest)
+            dirty.add(bucket // 2)
+        for depth in range(1, len(self.levels)):
+            below, here = self.levels[depth - 1], self.levels[depth]
+            for i in dirty:
+                here[i] = _h(b"\x01" + below[2 * i] + below[2 * i + 1])
+            dirty = {i // 2 for i in dirty}
+
+    @property
+    def root(self) -> str:
+        return self.levels[-1][0].hex()
+
+
+# ----------------------------------------------------------------------------- records
+
+def record_hash(record: dict) -> str:
+    return hashlib.sha256(canonical({k: record.get(k) for k in HEADER})).hexdigest()
+
+
+def delta_digest(delta: list) -> str:
+    return hashlib.sha256(canonical(delta)).hexdigest()
+
+
+def header(record: dict) -> dict:
+    """A checkpoint as `audit anchor` prints it: everything but the delta (its digest is signed)."""
+    return {**{k: record.get(k) for k in HEADER}, "hash": record.get("hash"), "signature": record.get("signature")}
+
+
+def record_problems(record: dict, trust: dict[str, bytes]) -> list[str]:
+    """What is wrong with a checkpoint record on its own: its hash, its signer, its signature."""
+    if not isinstance(record, dict) or any(k not in record for k in (*HEADER, "hash", "signature")):
+        return ["it is not a whole checkpoint record"]
+    if record_hash(record) != record["hash"]:
+        return ["its content does not match its hash (altered after it was signed)"]
+    if record["key_id"] not in trust:
+        return [f"it is signed by untrusted key {record['key_id']}: not in the trust store"]
+    try:
+        signature = bytes.fromhex(record["signature"])
+    except (TypeError, ValueError):
+        return ["its signature does not verify"]
+    if not verify_signature(trust[record["key_id"]], signature, record["hash"]):
+        return ["its signature does not verify"]
+    return []
+
+
+def checkpoint_file(settings) -> Path:
+    return Path(settings.data_dir) / "audit" / "checkpoints.jsonl"
+
+
+def _append_to_file(settings, record: dict) -> None:
+    """One line per checkpoint, the whole record with its delta, outside the database."""
+    path = checkpoint_file(settings)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # concurrent writers' lines never interleave
+        os.write(fd, (json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _last_file_record(settings) -> dict | None:
+    """The file's last line, read from the end (the file grows with every checkpoint)."""
+    path = checkpoint_file(settings)
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            end = pos = handle.tell()
+            tail = b""
+            while pos > 0 and tail.count(b"\n") < 2:
+                step = min(65536, pos)
+                pos -= step
+                handle.seek(pos)
+                tail = handle.read(step) + tail
+            lines = [line for line in tail[: end - pos].split(b"\n") if line.strip()]
+            return json.loads(lines[-1]) if lines else None
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return {"unreadable": str(exc)}
+
+
+# ----------------------------------------------------------------------------- writing
+
+@dataclass
+class Outcome:
+    written: dict | None = None            # the new checkpoint's header, when one was written
+    latest: dict | None = None             # the newest checkpoint's header after the attempt
+    refused: list[str] = field(default_factory=list)  # why none was written despite new events
+    skipped: str | None = None             # why none was needed or possible now
+
+    def as_dict(self) -> dict:
+        return {"written": self.written["number"] if self.written else None,
+                "latest": self.latest["number"] if self.latest else None,
+                "refused": self.refused, "skipped": self.skipped}
+
+
+def _latest(tx) -> dict | None:
+    row = tx.one("SELECT record FROM audit_checkpoints ORDER BY number DESC LIMIT 1")
+    return row["record"] if row else None
+
+
+def _due_sql() -> str:
+    return ("SELECT (SELECT coalesce(max(id), 0) FROM events) AS max_id, "
+            "coalesce((SELECT now() - created_at >= make_interval(secs => %(seconds)s) FROM events "
+            "WHERE id > %(watermark)s ORDER BY id LIMIT 1), false) AS old_enough")
+
+
+def _is_due(tx, settings, watermark: int, upto: int | None = None) -> bool:
+    """N events since the last checkpoint (counted by id: an insert rolled back counts too, so a
+    checkpoint is never later than N events), or an unanchored event older than M seconds."""
+    row = tx.one(_due_sql(), {"seconds": float(settings.checkpoint_seconds), "watermark": watermark})
+    top = upto if upto is not None else row["max_id"]
+    return top > watermark and (top - watermark >= settings.checkpoint_events or row["old_enough"])
+
+
+def write_checkpoint(ctx, *, force: bool = False) -> Outcome:
+    """Write a checkpoint of every event committed so far (when due, or whenever there is a new
+    event with `force`), unless the log no longer matches the previous checkpoint."""
+    db, settings = ctx.db, ctx.settings
+    # The exact watermark: SHARE waits for every transaction still inserting events (they hold
+    # ROW EXCLUSIVE from before their ids were drawn), so every event up to max(id) is committed.
+    # Held for one statement; inserts that arrive meanwhile wait at most WATERMARK_WAIT.
+    try:
+        with db.begin() as tx:
+            tx.execute(f"SET LOCAL lock_timeout = '{WATERMARK_WAIT}'")
+            watermark = tx.scalar("SELECT r2k_events_watermark()")
+    except Conflict:
+        return Outcome(skipped=f"events were still being written after {WATERMARK_WAIT}; try again")
+    trust = trust_store(settings)
+    with db.begin() as tx:
+        tx.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        last = _latest(tx)  # read under the lock: another writer may have just written one
+        previous_mark = last["watermark"] if last else 0
+        if watermark <= previous_mark:
+            return Outcome(latest=header(last) if last else None, skipped="no event since the latest checkpoint")
+        if not force and not _is_due(tx, settings, previous_mark, watermark):
+            return Outcome(latest=header(last) if last else None, skipped="not due")
+        problems, plan = _plan(tx, settings, trust, last, previous_mark, watermark)
+        if problems:
+            return Outcome(latest=header(last) if last else None, refused=problems)
+        record = _sign(ctx, last, watermark, plan)
+        _store(tx, record, plan)
+    try:
+        _append_to_file(settings, record)
+    except OSError as exc:  # committed already; verify compares what the file has
+        log.error("audit checkpoint %d is in the database but not in %s: %s", record["number"],
+                  checkpoint_file(settings), exc)
+    return Outcome(written=header(record), latest=header(record))
+
+
+@dataclass
+class _Plan:
+    delta: list          # [[type, id, seq, hash]], sorted
+    heads: list          # rows for audit_heads: (type, id, seq, hash, bucket, leaf)
+    buckets: dict        # bucket -> new digest
+    root: str
+    events: int
+    chains: int
+
+
+def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark: int) -> tuple[list[str], _Plan | None]:
+    """The next checkpoint from the previous one and the events since, with every reason it would
+    bless damage: the state it builds on must match the previous signed root, and each chain's new
+    events must continue exactly from its anchored head."""
+    problems: list[str] = []
+    file_last = _last_file_record(settings)
+    if file_last is not None:
+        if "unreadable" in file_last:
+            problems.append(f"{checkpoint_file(settings)} cannot be read: {file_last['unreadable']}")
+        elif last is None or file_last.get("number", 0) > last["number"]:
+            problems.append(f"checkpoint {file_last.get('number')} is in {checkpoint_file(settings)} but "
+                            f"missing from the database")
+        elif file_last.get("number") == last["number"] and header(file_last) != header(last):
+            problems.append(f"checkpoint {last['number']} differs between the database and "
+                            f"{checkpoint_file(settings)}")
+    if last is not None:
+        problems += [f"checkpoint {last['number']}: {p}" for p in record_problems(last, trust)]
+    stored = {r["bucket"]: bytes(r["digest"]) for r in tx.all("SELECT bucket, digest FROM audit_buckets")}
+    tree = BucketTree(stored)
+    if last is None:
+        if stored or tx.scalar("SELECT count(*) FROM audit_heads"):
+            problems.append("audit_heads holds anchored heads but the database holds no checkpoint")
+    elif tree.root != last["root"]:
+        problems.append(f"the anchored heads in the database (audit_buckets) do not match checkpoint "
+                        f"{last['number']}'s signed root")
+    if problems:
+        return problems, None
+
+    events = tx.all("SELECT id, aggregate_type, aggregate_id, seq, type, actor, payload, created_at, "
+                    "idempotency_key, prev_hash, hash, signature, key_id FROM events "
+                    "WHERE id > %s AND id <= %s ORDER BY aggregate_type, aggregate_id, seq",
+                    (previous_mark, watermark))
+    chains: dict[tuple[str, str], list[dict]] = {}
+    for ev in events:
+        chains.setdefault((ev["aggregate_type"], ev["aggregate_id"]), []).append(ev)
+    keys = list(chains)
+    anchored = {(r["aggregate_type"], r["aggregate_id"]): r for r in tx.all(
+        "SELECT h.* FROM audit_heads h JOIN unnest(%s::text[], %s::text[]) AS k(t, i) "
+        "ON h.aggregate_type = k.t AND h.aggregate_id = k.i", ([k[0] for k in keys], [k[1] for k in keys]))}
+    new_heads = []
+    for chain, evs in chains.items():
+        name = f"{chain[0]} {chain[1]}"
+        row = anchored.get(chain)
+        seq, prev = (row["seq"], row["hash"]) if row else (0, GENESIS)
+        if row is not None and (bytes(row["leaf"]) != leaf_hash(*chain, row["seq"], row["hash"])
+                                or row["bucket"] != bucket_of(*chain)):
+            problems.append(f"chain {name}: its anchored head in audit_heads was changed")
+            continue
+        for ev in evs:
+            if row is not None and ev["seq"] <= row["seq"]:
+                problems.append(f"chain {name} is shorter than anchored: a new event has seq {ev['seq']}, "
+                                f"checkpoint {last['number']} anchored seq {row['seq']}")
+                break
+            if ev["seq"] != seq + 1:
+                problems.append(f"chain {name}: seq {ev['seq']} follows seq {seq} (an event is missing)")
+                break
+            if ev["prev_hash"] != prev:
+                problems.append(f"chain {name}: seq {ev['seq']} does not link to the previous event")
+                break
+            if event_hash(hashed_fields(ev["aggregate_type"], ev["aggregate_id"], ev["seq"], ev["type"],
+                                        ev["actor"], ev["payload"], ev["created_at"], ev["idempotency_key"],
+                                        ev["prev_hash"])) != ev["hash"]:
+                problems.append(f"chain {name}: seq {ev['seq']} does not match its hash")
+                break
+            seq, prev = ev["seq"], ev["hash"]
+        else:
+            # The hashes link every new event to the head, so the head's signature vouches for them all.
+            tail = evs[-1]
+            key = trust.get(tail["key_id"])
+            if key is None or not verify_signature(key, bytes(tail["signature"]), tail["hash"]):
+                problems.append(f"chain {name}: seq {tail['seq']} is not signed by a trusted key")
+                continue
+            new_heads.append((chain, row, seq, prev))
+    if problems:
+        return problems, None
+
+    touched = {bucket_of(*chain) for chain, *_ in new_heads}
+    leaves: dict[int, dict[tuple[str, str], bytes]] = {b: {} for b in touched}
+    for r in tx.all("SELECT aggregate_type, aggregate_id, bucket, leaf FROM audit_heads WHERE bucket = ANY(%s)",
+                    (sorted(touched),)):
+        leaves[r["bucket"]][(r["aggregate_type"], r["aggregate_id"])] = bytes(r["leaf"])
+    for bucket in touched:
+        if bucket_digest(leaves[bucket]) != stored.get(bucket, _EMPTY):
+            problems.append(f"the anchored heads of bucket {bucket} in audit_heads were changed")
+    if problems:
+        return problems, None
+
+    delta, rows = [], []
+    count = last["events"] if last else 0
+    chain_count = last["chains"] if last else 0
+    for chain, row, seq, digest in new_heads:
+        bucket = bucket_of(*chain)
+        leaf = leaf_hash(*chain, seq, digest)
+        leaves[bucket][chain] = leaf
+        delta.append([chain[0], chain[1], seq, digest])
+        rows.append((chain[0], chain[1], seq, digest, bucket, leaf))
+        count += seq - (row["seq"] if row else 0)
+        chain_count += row is None
+    digests = {b: bucket_digest(leaves[b]) for b in touched}
+    tree.update(digests)
+    delta.sort()
+    return [], _Plan(delta, rows, digests, tree.root, count, chain_count)
+
+
+def _sign(ctx, last: dict | None, watermark: int, plan: _Plan) -> dict:
+    signer = ctx.signer
+    record = {"number": (last["number"] if last else 0) + 1, "watermark": watermark, "events": plan.events,
+              "chains": plan.chains, "buckets": BUCKETS, "root": plan.root,
+              "prev_hash": last["hash"] if last else GENESIS, "delta_digest": delta_digest(plan.delta),
+              "created_at": datetime.now(timezone.utc).isoformat(), "key_id": signer.key_id}
+    record["hash"] = record_hash(record)
+    record["signature"] = signer.sign(record["hash"]).hex()
+    record["delta"] = plan.delta
+    return record
+
+
+def _store(tx, record: dict, plan: _Plan) -> None:
+    from psycopg.types.json import Jsonb
+
+    columns = list(zip(*plan.heads)) if plan.heads else [[]] * 6
+    tx.execute("INSERT INTO audit_heads (aggregate_type, aggregate_id, seq, hash, bucket, leaf) "
+               "SELECT * FROM unnest(%s::text[], %s::text[], %s::int[], %s::text[], %s::int[], %s::bytea[]) "
+               "ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET seq = EXCLUDED.seq, "
+               "hash = EXCLUDED.hash, bucket = EXCLUDED.bucket, leaf = EXCLUDED.leaf",
+               [list(c) for c in columns])
+    buckets = sorted(plan.buckets)
+    tx.execute("INSERT INTO audit_buckets (bucket, digest) SELECT * FROM unnest(%s::int[], %s::bytea[]) "
+               "ON CONFLICT (bucket) DO UPDATE SET digest = EXCLUDED.digest",
+               (buckets, [plan.buckets[b] for b in buckets]))
+    tx.execute("INSERT INTO audit_checkpoints (number, watermark, created_at, hash, record, delta) "
+               "VALUES (%s, %s, %s, %s, %s, %s)",
+               (record["number"], record["watermark"], record["created_at"], record["hash"],
+                Jsonb(header(record)), Jsonb(record["delta"])))
+
+
+# ----------------------------------------------------------------------------- when to write
+
+_state_lock = threading.Lock()
+_last_check: float | None = None
+_refused_until = 0.0
+
+
+def checkpoint_if_due(ctx) -> dict | None:
+    """Write a checkpoint when one is due (the sweep, and after commits); never raises: the
+    events are committed either way, and a failure here is logged and retried at the next check."""
+    global _refused_until
+    if time.monotonic() < _refused_until:
+        return None
+    try:
+        with ctx.db.read() as tx:
+            last = tx.one("SELECT watermark FROM audit_checkpoints ORDER BY number DESC LIMIT 1")
+            if not _is_due(tx, ctx.settings, last["watermark"] if last else 0):
+                return None
+        outcome = write_checkpoint(ctx)
+    except Exception as exc:  # noqa: BLE001 - see above
+        log.error("the audit checkpoint failed: %s: %s", type(exc).__name__, exc)
+        return {"error": str(exc)}
+    if outcome.refused:
+        log.error("no audit checkpoint written: %s", "; ".join(outcome.refused))
+        # Damage is not going away by itself: look again after a checkpoint interval, not every second.
+        _refused_until = time.monotonic() + float(ctx.settings.checkpoint_seconds)
+    return outcome.as_dict()
+
+
+def after_commit(ctx, count: int) -> None:
+    """Database.on_events_committed: `count` events were committed. Looks whether a checkpoint is
+    due at most once per CHECK_INTERVAL in a process (the first look at once, so a single command
+    checkpoints when due); the claim's fast path pays a clock read, not a query."""
+    global _last_check
+    now = time.monotonic()
+    with _state_lock:
+        if _last_check is not None and now - _last_check < CHECK_INTERVAL:
+            return
+        _last_check = now
+    checkpoint_if_due(ctx)
+
+
+# ----------------------------------------------------------------------------- checking
+
+@dataclass
+class Inspection:
+    """What the checkpoints say: their problems, and the heads the chosen anchor fixed."""
+    problems: list[dict] = field(default_factory=list)  # {"number", "problem"}
+    anchor: dict | None = None
+    heads: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
+    database: int = 0
+    file: int = 0
+    checked: int = 0
+
+    def add(self, number: int | None, problem: str) -> None:
+        self.problems.append({"number": number, "problem": problem})
+
+    def as_dict(self) -> dict:
+        return {"database": self.database, "file": self.file, "checked": self.checked, "problems": self.problems}
+
+
+def read_anchor(path: Path) -> dict:
+    """A checkpoint printed by `audit anchor --json` (or a line of a checkpoints file; of several
+    lines, the newest)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InvalidInput(f"the anchor file {path} cannot be read: {exc.strerror or exc}") from None
+    records = []
+    try:
+        records = [json.loads(text)]
+    except ValueError:
+        try:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except ValueError:
+            raise InvalidInput(f"the anchor file {path} is not JSON: give the output of "
+                               f"`r2k audit anchor --json`") from None
+    records = [r for r in records if isinstance(r, dict) and isinstance(r.get("number"), int)]
+    if not records:
+        raise InvalidInput(f"the anchor file {path} holds no checkpoint: give the output of "
+                           f"`r2k audit anchor --json`")
+    return max(records, key=lambda r: r["number"])
+
+
+def _scan_file(path: Path, inspection: Inspection) -> dict[int, tuple[dict, int]]:
+    """Every record of the checkpoints file: number -> (header, offset of its line)."""
+    found: dict[int, tuple[dict, int]] = {}
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return found
+    with handle:
+        offset = 0
+        for n, line in enumerate(handle, 1):
+            start, offset = offset, offset + len(line)
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                number = record["number"]
+                ok = isinstance(number, int) and delta_digest(record["delta"]) == record.get("delta_digest")
+            except (ValueError, KeyError, TypeError):
+                inspection.add(None, f"line {n} of {path} is not a checkpoint record")
+                continue
+            if not ok:
+                inspection.add(number if isinstance(number, int) else None,
+                               f"checkpoint {number} in {path} (line {n}): its delta does not match its digest")
+                continue
+            if number in found and header(found[number][0]) != header(record):
+                inspection.add(number, f"checkpoint {number} appears twice in {path}, differently")
+                continue
+            found[number] = (header(record), start)
+    return found
+
+
+def _file_delta(path: Path, offset: int) -> list:
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        return json.loads(handle.readline())["delta"]
+
+
+class _Fold:
+    """The heads of every chain as the checkpoints' deltas, applied in order, make them."""
+
+    def __init__(self, buckets: int):
+        self.buckets = buckets
+        self.heads: dict[tuple[str, str], tuple[int, str]] = {}
+        self.leaves: dict[int, dict[tuple[str, str], bytes]] = {}
+        self.tree = BucketTree(buckets=buckets)
+        self.events = 0
+
+    def apply(self, delta: Any) -> str | None:
+        touched = set()
+        for entry in delta if isinstance(delta, list) else [None]:
+            if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)
+                    and isinstance(entry[1], str) and isinstance(entry[2], int) and isinstance(entry[3], str)):
+                return "its delta is malformed"
+            t, i, seq, digest = entry
+            before = self.heads.get((t, i))
+            if before is not None and seq <= before[0]:
+                return f"it moves chain {t} {i} back from seq {before[0]} to seq {seq}"
+            self.heads[(t, i)] = (seq, digest)
+            self.events += seq - (before[0] if before else 0)
+            bucket = bucket_of(t, i, self.buckets)
+            self.leaves.setdefault(bucket, {})[(t, i)] = leaf_hash(t, i, seq, digest)
+            touched.add(bucket)
+        self.tree.update({b: bucket_digest(self.leaves[b]) for b in touched})
+        return None
+
+
+def inspect(conn, settings, trust: dict[str, bytes], anchor: dict | None = None,
+            anchor_name: str = "--anchor") -> Inspection:
+    """Check every checkpoint (database and file copies, signatures, links, roots) and rebuild
+    the heads of the anchor: `anchor` if given, else the newest checkpoint that checks out."""
+    out = Inspection()
+    path = checkpoint_file(settings)
+    in_file = _scan_file(path, out)
+    in_db = {r["number"]: r for r in conn.execute("SELECT number, hash, record FROM audit_checkpoints "
+                                                    "ORDER BY number").fetchall()}
+    out.database, out.file = len(in_db), len(in_file)
+    for number in sorted(in_file.keys() - in_db.keys()):
+        out.add(number, f"checkpoint {number} is in {path} but missing from the database")
+    for number in sorted(in_file.keys() & in_db.keys()):
+        if header(in_file[number][0]) != header(in_db[number]["record"]):
+            out.add(number, f"checkpoint {number} differs between the database and {path}")
+    anchor_problems = record_problems(anchor, trust) if anchor is not None else []
+    for p in anchor_problems:
+        out.add(anchor.get("number") if isinstance(anchor, dict) else None, f"the {anchor_name} checkpoint: {p}")
+
+    numbers = sorted(in_db.keys() | in_file.keys())
+    fold: _Fold | None = None
+    chosen: dict | None = None   # the last checkpoint that checks out
+    snapshot = None              # the heads at the --anchor checkpoint, when older than the last
+    deltas = _db_deltas(conn)
+    stop = None
+    for number in range(1, (numbers[-1] if numbers else 0) + 1):
+        copies = []  # (where, header, delta loader)
+        if number in in_db:
+            record = in_db[number]["record"]
+            wrong = record_problems(record, trust)
+            if not wrong and in_db[number]["hash"] != record.get("hash"):
+                wrong = ["its hash column does not match its record"]
+            for p in wrong:
+                out.add(number, f"checkpoint {number} in the database: {p}")
+            if not wrong:
+                copies.append(("database", record, lambda n=number: deltas(n)))
+        if number in in_file:
+            record, offset = in_file[number]
+            wrong = record_problems(record, trust)
+            for p in wrong:
+                out.add(number, f"checkpoint {number} in {path}: {p}")
+            if not wrong:
+                copies.append(("file", record, lambda o=offset: _file_delta(path, o)))
+        if number not in in_db and number not in in_file:
+            out.add(number, f"checkpoint {number} is missing from the database and {path}")
+        if not copies:
+            stop = number
+            break
+        if len(copies) == 2 and header(copies[0][1]) == header(copies[1][1]):
+            where, record, load = copies[0]
+            source = "database and file"
+        else:  # one good copy, or two that differ: the file's is outside the database's reach
+            where, record, load = copies[-1]
+            source = where
+        problem = None
+        if record["prev_hash"] != (chosen["hash"] if chosen else GENESIS):
+            problem = f"it does not follow checkpoint {number - 1} (its prev_hash differs)"
+        elif chosen and record["watermark"] < chosen["watermark"]:
+            problem = f"its watermark is below checkpoint {number - 1}'s"
+        else:
+            if fold is None:
+                try:
+                    fold = _Fold(record["buckets"])
+                except InvalidInput as exc:
+                    problem = str(exc)
+            if fold is not None and problem is None:
+                delta = load()
+                if delta_digest(delta) != record["delta_digest"]:
+                    problem = f"its delta in the {where} does not match its signed digest"
+                else:
+                    problem = fold.apply(delta)
+                if problem is None and fold.tree.root != record["root"]:
+                    problem = "its recorded heads do not match its signed root"
+                if problem is None and (fold.events != record["events"] or len(fold.heads) != record["chains"]):
+                    problem = "its event and chain counts do not match its heads"
+        if problem:
+            out.add(number, f"checkpoint {number}: {problem}")
+            stop = number
+            break
+        chosen = {**record, "source": source}
+        out.checked += 1
+        if anchor is not None and not anchor_problems and number == anchor.get("number") \
+                and numbers and number < numbers[-1]:
+            snapshot = (dict(fold.heads), chosen)
+    if stop is not None and numbers and stop < numbers[-1]:
+        out.add(stop, f"checkpoints {stop + 1} to {numbers[-1]} were not checked: they build on checkpoint {stop}")
+
+    if anchor is not None and not anchor_problems:
+        number = anchor["number"]
+        have = snapshot[1] if snapshot else (chosen if chosen and chosen["number"] == number else None)
+        if have is None:
+            if number not in in_db and number not in in_file:
+                out.add(number, f"the {anchor_name} checkpoint {number} is missing from the database and {path}")
+            else:
+                out.add(number, f"the {anchor_name} checkpoint {number} could not be rebuilt from the "
+                                f"checkpoints before it")
+        elif header(have) != header(anchor):
+            out.add(number, f"checkpoint {number} here differs from the {anchor_name} checkpoint")
+        else:
+            out.anchor = {**header(anchor), "source": anchor_name}
+            out.heads = snapshot[0] if snapshot else fold.heads
+            return out
+    if chosen is not None:
+        out.anchor = {**header(chosen), "source": chosen["source"]}
+        out.heads = fold.heads
+    return out
+
+
+def _db_deltas(conn):
+    """Deltas from the database, asked for in increasing checkpoint order, read one at a time
+    through a server-side cursor (they hold one entry per chain that moved)."""
+    state: dict[str, Any] = {}
+
+    def get(number: int) -> list:
+        if "rows" not in state:
+            state["rows"], state["pending"] = _stream(conn), None
+        while True:
+            row = state["pending"] or next(state["rows"], None)
+            state["pending"] = None
+            if row is None or row[0] > number:
+                state["pending"] = row
+                return []
+            if row[0] == number:
+                return row[1]
+
+    return get
+
+
+def _stream(conn) -> Iterator[tuple[int, list]]:
+    cursor = conn.cursor(name="audit_deltas")
+    cursor.itersize = 50
+    cursor.execute("SELECT number, delta FROM audit_checkpoints ORDER BY number")
+    try:
+        for row in cursor:
+            yield row["number"], row["delta"]
+    finally:
+        cursor.close()
