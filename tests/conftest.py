@@ -40,7 +40,8 @@ def services(data_dir):
 
 TABLES = ("idempotency_keys", "events", "signing_keys", "durable_tasks", "grey_transitions", "grey_entries",
           "conflict_flags", "generated_candidates", "work_items", "approved_answers", "validation_records",
-          "candidates", "source_passages", "source_documents", "users")
+          "candidates", "source_passages", "source_documents", "users", "audit_checkpoints", "audit_heads",
+          "audit_buckets")
 
 
 @pytest.fixture
@@ -54,6 +55,7 @@ def ctx(services):
         conn.execute("SET session_replication_role = replica")
         conn.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
         conn.execute("SET session_replication_role = DEFAULT")
+    (Path(services.data_dir) / "audit" / "checkpoints.jsonl").unlink(missing_ok=True)  # their copy outside it
     context.redis.flushdb()
     from core.services import validation
 

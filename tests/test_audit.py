@@ -1,0 +1,470 @@
+"""An audit log a database writer cannot fool: every damage an insider with SQL access as the database
+superuser can do to the event log is named by `audit verify` or `replay --verify`, run as a user runs
+them. Every tampering goes through the `superuser` fixture, never through the application's connection.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime
+
+import pytest
+
+from core import audit, events
+from core.services import validation
+from tests.conftest import ROOT, error_of, r2k, r2k_json
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def world(ctx, people) -> None:
+    """Three FACT candidates; candidate 1 claimed and approved (answer 1, validation record 1),
+    candidate 2 claimed: chains candidate 1 (create, claim, approve), candidate 2 (create, claim),
+    candidate 3 (create), answer 1, validation_record 1, and the five users."""
+    for i in range(3):
+        validation.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
+    validation.claim_next(ctx, people["alice"], "FACT")
+    validation.approve(ctx, people["alice"], 1)
+    validation.claim_next(ctx, people["alice"], "FACT")
+
+
+def chain(superuser, aggregate_type: str, aggregate_id) -> list[dict]:
+    return superuser("SELECT * FROM events WHERE aggregate_type = %s AND aggregate_id = %s ORDER BY seq",
+                     (aggregate_type, str(aggregate_id)))
+
+
+def tamper(superuser, *statements) -> None:
+    """Statements run as the database superuser with the event log's append-only trigger off."""
+    superuser("ALTER TABLE events DISABLE TRIGGER events_append_only")
+    try:
+        for statement in statements:
+            sql, params = statement if isinstance(statement, tuple) else (statement, None)
+            superuser(sql, params)
+    finally:
+        superuser("ALTER TABLE events ENABLE TRIGGER events_append_only")
+
+
+def verify(*extra: str, env: dict | None = None) -> tuple[int, dict]:
+    result = r2k("--json", "audit", "verify", "--as", "root", *extra, env=env)
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def verify_text(*extra: str) -> str:
+    return r2k("audit", "verify", "--as", "root", *extra).stdout
+
+
+def anchor() -> dict:
+    return r2k_json("audit", "anchor", "--as", "root")
+
+
+def replay() -> tuple[int, dict]:
+    result = r2k("--json", "replay", "--verify", "--as", "root")
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def damaged(report: dict) -> list[tuple[str, str, str]]:
+    return [(d["aggregate_type"], d["aggregate_id"], d["problem"]) for d in report["damaged_chains"]]
+
+
+def broken(report: dict) -> list[tuple[str, str, int, str]]:
+    return [(b["aggregate_type"], b["aggregate_id"], b["seq"], b["problem"]) for b in report["broken"]]
+
+
+def file_lines(ctx) -> list[dict]:
+    path = audit.checkpoint_file(ctx.settings)
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+# ----------------------------------------------------------------------------- chains altered
+
+def test_a_changed_middle_event_is_named(ctx, people, superuser):
+    world(ctx, people)
+    assert verify()[1]["ok"] is True
+    middle = chain(superuser, "candidate", 1)[1]
+    tamper(superuser, ("UPDATE events SET actor = 'mallory' WHERE id = %s", (middle["id"],)))
+    code, report = verify()
+    assert code == 1 and report["ok"] is False
+    assert [b["event_id"] for b in report["broken"]] == [middle["id"]]
+    assert broken(report) == [("candidate", "1", 2, "content does not match its hash (altered after it was written)")]
+    assert f"event {middle['id']} (candidate 1 seq 2): content does not match its hash" in verify_text()
+
+
+def test_a_deleted_middle_event_is_named(ctx, people, superuser):
+    world(ctx, people)
+    middle = chain(superuser, "candidate", 1)[1]
+    tamper(superuser, ("DELETE FROM events WHERE id = %s", (middle["id"],)))
+    code, report = verify()
+    assert code == 1
+    assert broken(report) == [("candidate", "1", 3, "sequence gap: expected seq 2, found 3")]
+
+
+def test_a_deleted_tail_event_is_named_against_the_checkpoint(ctx, people, superuser):
+    world(ctx, people)
+    written = anchor()
+    assert (written["number"], written["chains"]) == (1, 10)  # 3 candidates, answer, record, 5 users
+    tail = chain(superuser, "candidate", 1)[-1]
+    tamper(superuser, ("DELETE FROM events WHERE id = %s", (tail["id"],)))
+    code, report = verify()
+    assert code == 1
+    assert report["broken"] == []  # what is left of the chain is well-formed: only the checkpoint knows
+    assert damaged(report) == [("candidate", "1", "shorter than anchored: it ends at seq 2, "
+                                                  "checkpoint 1 anchored seq 3")]
+    assert report["anchor"]["number"] == 1 and report["anchor"]["source"] == "database and file"
+    assert "  chain candidate 1: shorter than anchored: it ends at seq 2, checkpoint 1 anchored seq 3" \
+        in verify_text().splitlines()
+
+
+def test_two_swapped_events_are_named(ctx, people, superuser):
+    world(ctx, people)
+    second, third = chain(superuser, "candidate", 1)[1:3]
+    tamper(superuser,
+           ("UPDATE events SET seq = -1 WHERE id = %s", (second["id"],)),
+           ("UPDATE events SET seq = 2 WHERE id = %s", (third["id"],)),
+           ("UPDATE events SET seq = 3 WHERE id = %s", (second["id"],)))
+    code, report = verify()
+    assert code == 1
+    assert [(b["event_id"], b["seq"], b["problem"]) for b in report["broken"]] == [
+        (third["id"], 2, "prev_hash does not match the previous event's hash")]
+
+
+# ----------------------------------------------------------------------------- projections altered
+
+def test_an_answer_text_changed_behind_its_trigger_is_found_by_replay(ctx, people, superuser):
+    world(ctx, people)
+    assert replay()[0] == 0
+    superuser("ALTER TABLE approved_answers DISABLE TRIGGER approved_answers_immutable")
+    try:
+        superuser("UPDATE approved_answers SET text = 'A forged fact.' WHERE id = 1")
+    finally:
+        superuser("ALTER TABLE approved_answers ENABLE TRIGGER approved_answers_immutable")
+    code, report = replay()
+    assert code == 1
+    assert report["differences"] == [{"aggregate_type": "answer", "id": "1", "column": "text",
+                                      "from_events": "Fact 0.", "in_table": "A forged fact."}]
+    assert verify()[0] == 0  # the log itself is whole: the table lies about it
+
+
+def test_a_changed_state_column_is_found_by_replay(ctx, people, superuser):
+    world(ctx, people)
+    superuser("UPDATE candidates SET state = 'APPROVED' WHERE id = 3")
+    code, report = replay()
+    assert code == 1
+    assert report["differences"] == [{"aggregate_type": "candidate", "id": "3", "column": "state",
+                                      "from_events": "PENDING", "in_table": "APPROVED"}]
+    lines = r2k("replay", "--verify", "--as", "root").stdout.splitlines()
+    assert "  candidate 3.state: events say 'PENDING', table has 'APPROVED'" in lines
+
+
+def test_replay_names_events_whose_row_is_missing(ctx, people, superuser):
+    world(ctx, people)
+    bob = people["bob"]
+    with ctx.db.read() as tx:
+        bob_id = tx.scalar("SELECT id FROM users WHERE name = 'bob'")
+    superuser("DELETE FROM users WHERE id = %s", (bob_id,))
+    code, report = replay()
+    assert code == 1 and bob.name == "bob"
+    assert report["differences"] == [{"aggregate_type": "user", "id": str(bob_id), "column": None,
+                                      "problem": "events exist but the row is missing"}]
+
+
+# ----------------------------------------------------------------------------- removals
+
+def test_an_undone_approval_is_named_though_replay_agrees(ctx, people, superuser):
+    for i in range(2):
+        validation.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
+    validation.claim_next(ctx, people["alice"], "FACT")
+    before = superuser("SELECT * FROM candidates WHERE id = 1")[0]
+    last_before = superuser("SELECT max(id) AS id FROM events")[0]["id"]
+    validation.approve(ctx, people["alice"], 1)
+    assert anchor()["number"] == 1
+    added = superuser("SELECT aggregate_type, aggregate_id FROM events WHERE id > %s ORDER BY id", (last_before,))
+    assert sorted({(e["aggregate_type"], e["aggregate_id"]) for e in added}) == [
+        ("answer", "1"), ("candidate", "1"), ("validation_record", "1")]
+
+    # The insider erases the approval: its events, the answer, the record, and the row rolled back.
+    tamper(superuser, ("DELETE FROM events WHERE id > %s", (last_before,)))
+    superuser("ALTER TABLE approved_answers DISABLE TRIGGER approved_answers_immutable")
+    try:
+        superuser("DELETE FROM approved_answers WHERE id = 1")
+    finally:
+        superuser("ALTER TABLE approved_answers ENABLE TRIGGER approved_answers_immutable")
+    superuser("DELETE FROM validation_records WHERE id = 1")
+    superuser("UPDATE candidates SET state = %s, version = %s, updated_at = %s, claimed_by = %s, "
+              "lease_expires_at = %s WHERE id = 1", (before["state"], before["version"], before["updated_at"],
+                                                     before["claimed_by"], before["lease_expires_at"]))
+
+    assert replay()[0] == 0  # the projections agree with what is left of the log
+    code, report = verify()
+    assert code == 1 and report["broken"] == []
+    assert damaged(report) == [
+        ("answer", "1", "missing: checkpoint 1 anchored it at seq 1, the database has no event of it"),
+        ("candidate", "1", "shorter than anchored: it ends at seq 2, checkpoint 1 anchored seq 3"),
+        ("validation_record", "1", "missing: checkpoint 1 anchored it at seq 1, the database has no event of it")]
+    text = verify_text().splitlines()
+    assert "  chain answer 1: missing: checkpoint 1 anchored it at seq 1, the database has no event of it" in text
+    assert "  chain candidate 1: shorter than anchored: it ends at seq 2, checkpoint 1 anchored seq 3" in text
+
+
+def test_a_record_deleted_with_its_whole_chain_is_named(ctx, people, superuser):
+    world(ctx, people)
+    anchor()
+    tamper(superuser, "DELETE FROM events WHERE aggregate_type = 'candidate' AND aggregate_id = '3'")
+    superuser("DELETE FROM candidates WHERE id = 3")
+    assert replay()[0] == 0
+    code, report = verify()
+    assert code == 1 and report["broken"] == []
+    assert damaged(report) == [("candidate", "3", "missing: checkpoint 1 anchored it at seq 1, the database "
+                                                  "has no event of it")]
+
+
+def test_the_anchor_kept_off_the_host_names_what_both_copies_on_it_lost(ctx, people, superuser, tmp_path):
+    world(ctx, people)
+    kept = tmp_path / "anchor.json"
+    kept.write_text(r2k("--json", "audit", "anchor", "--as", "root").stdout)
+    # An insider with the host too: the tail, the checkpoint rows and the data dir's file, all gone.
+    tamper(superuser, "DELETE FROM events WHERE aggregate_type = 'candidate' AND aggregate_id = '1' AND seq = 3")
+    superuser("ALTER TABLE audit_checkpoints DISABLE TRIGGER audit_checkpoints_append_only")
+    superuser("DELETE FROM audit_checkpoints")
+    superuser("ALTER TABLE audit_checkpoints ENABLE TRIGGER audit_checkpoints_append_only")
+    superuser("DELETE FROM audit_heads")
+    superuser("DELETE FROM audit_buckets")
+    audit.checkpoint_file(ctx.settings).unlink()
+    assert verify()[0] == 0  # nothing on the host remembers
+    code, report = verify("--anchor", str(kept))
+    assert code == 1
+    assert [p["problem"] for p in report["checkpoints"]["problems"]] == [
+        f"the --anchor {kept} checkpoint 1 is missing from the database and {audit.checkpoint_file(ctx.settings)}"]
+
+
+# ----------------------------------------------------------------------------- keys
+
+def _resign(superuser, event: dict, actor: str, key) -> str:
+    """Re-hash and re-sign an event under `actor` with `key`, registering the key in signing_keys."""
+    from cryptography.hazmat.primitives import serialization
+
+    public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    key_id = events.key_id_of(public)
+    superuser("INSERT INTO signing_keys (key_id, public_key) VALUES (%s, %s)", (key_id, public))
+    digest = events.event_hash(events.hashed_fields(
+        event["aggregate_type"], event["aggregate_id"], event["seq"], event["type"], actor, event["payload"],
+        event["created_at"], event["idempotency_key"], event["prev_hash"]))
+    tamper(superuser, ("UPDATE events SET actor = %s, hash = %s, signature = %s, key_id = %s WHERE id = %s",
+                       (actor, digest, key.sign(digest.encode()), key_id, event["id"])))
+    return key_id
+
+
+def test_an_approval_resigned_by_a_key_added_to_signing_keys_is_untrusted(ctx, people, superuser):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    world(ctx, people)
+    anchor()
+    approval = chain(superuser, "candidate", 1)[-1]
+    assert (approval["type"], approval["actor"]) == ("approve", "alice")
+    key_id = _resign(superuser, approval, "mallory", Ed25519PrivateKey.generate())
+    code, report = verify()
+    assert code == 1
+    assert broken(report) == [("candidate", "1", 3, f"signed by untrusted key {key_id}: it is in signing_keys "
+                                                    f"but not in the trust store")]
+    assert report["untrusted_keys"] == [key_id]
+    assert damaged(report) == [("candidate", "1", "different head: its event seq 3 is not the one checkpoint 1 "
+                                                  "anchored")]
+    assert f"signed by untrusted key {key_id}" in verify_text()
+
+
+def test_a_key_in_the_trusted_keys_file_is_trusted_and_a_bad_line_is_a_400(ctx, people, superuser, tmp_path):
+    import base64
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    world(ctx, people)
+    remote = Ed25519PrivateKey.generate()
+    key_id = _resign(superuser, chain(superuser, "candidate", 3)[-1], "remote-signer", remote)
+    public = remote.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    trusted = tmp_path / "trusted_keys"
+    trusted.write_text(f"# the ops-2 host, rotated 2026-11\n\n{base64.b64encode(public).decode()}  ops-2\n"
+                       f"{'ab' * 32} an old key, hex\n")
+    assert verify()[0] == 1
+    code, report = verify(env={"R2K_TRUSTED_KEYS": str(trusted)})
+    assert code == 0 and report["broken"] == [] and key_id in report["trusted_keys"]
+
+    trusted.write_text(f"{base64.b64encode(public).decode()}\n# fine so far\nnot-a-key  oops\n")
+    result = r2k("--json", "audit", "verify", "--as", "root", env={"R2K_TRUSTED_KEYS": str(trusted)})
+    assert result.returncode == 6
+    error = error_of(result)
+    assert error["status"] == 400 and f"{trusted} line 3: 'not-a-key' is not an Ed25519 public key" in error["message"]
+
+
+# ----------------------------------------------------------------------------- checkpoints
+
+def test_checkpoint_problems_are_named(ctx, people, superuser):
+    world(ctx, people)
+    anchor()
+    validation.claim_next(ctx, people["alice"], "FACT")
+    second = anchor()
+    assert second["number"] == 2 and len(file_lines(ctx)) == 2
+    path = audit.checkpoint_file(ctx.settings)
+
+    # Checkpoint 2 removed from the database: the file still has it, and still anchors candidate 3's claim.
+    superuser("ALTER TABLE audit_checkpoints DISABLE TRIGGER audit_checkpoints_append_only")
+    try:
+        superuser("DELETE FROM audit_checkpoints WHERE number = 2")
+        tamper(superuser, "DELETE FROM events WHERE aggregate_type = 'candidate' AND aggregate_id = '3' AND seq = 2")
+        code, report = verify()
+        assert code == 1
+        assert [p["problem"] for p in report["checkpoints"]["problems"]] == [
+            f"checkpoint 2 is in {path} but missing from the database"]
+        assert (report["anchor"]["number"], report["anchor"]["source"]) == (2, "file")
+        assert damaged(report) == [("candidate", "3", "shorter than anchored: it ends at seq 1, "
+                                                      "checkpoint 2 anchored seq 2")]
+
+        # Checkpoint 1 altered in the database: it no longer matches its hash, nor the file.
+        superuser("UPDATE audit_checkpoints SET record = jsonb_set(record, '{events}', '1') WHERE number = 1")
+        problems = [p["problem"] for p in verify()[1]["checkpoints"]["problems"]]
+        assert f"checkpoint 1 differs between the database and {path}" in problems
+        assert "checkpoint 1 in the database: its content does not match its hash (altered after it was signed)" \
+            in problems
+    finally:
+        superuser("ALTER TABLE audit_checkpoints ENABLE TRIGGER audit_checkpoints_append_only")
+
+
+def test_a_checkpoint_signed_by_an_untrusted_key_or_with_a_wrong_root_is_named(ctx, people, superuser):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from psycopg.types.json import Jsonb
+
+    world(ctx, people)
+    first = anchor()
+    path = audit.checkpoint_file(ctx.settings)
+
+    def forge(sign, root: str) -> dict:
+        record = {**first, "number": 2, "prev_hash": first["hash"], "root": root, "delta": [],
+                  "delta_digest": audit.delta_digest([])}
+        record["key_id"], signature = sign(record)
+        record["hash"] = audit.record_hash(record)
+        record["signature"] = signature(record["hash"]).hex()
+        return record
+
+    mallory = Ed25519PrivateKey.generate()
+    untrusted = forge(lambda r: ("deadbeefdeadbeef", lambda h: mallory.sign(h.encode())), first["root"])
+    superuser("INSERT INTO audit_checkpoints (number, watermark, created_at, hash, record, delta) "
+              "VALUES (2, %s, now(), %s, %s, '[]')", (untrusted["watermark"], untrusted["hash"],
+                                                      Jsonb(audit.header(untrusted))))
+    code, report = verify()
+    assert code == 1
+    assert [p["problem"] for p in report["checkpoints"]["problems"]] == [
+        "checkpoint 2 in the database: it is signed by untrusted key deadbeefdeadbeef: not in the trust store"]
+    assert report["anchor"]["number"] == 1  # the newest checkpoint it trusts
+
+    # Signed by the data dir's own key (a writer gone wrong), but the heads it lists are not its root.
+    wrong = forge(lambda r: (ctx.signer.key_id, ctx.signer.sign), "00" * 32)
+    with open(path, "a") as handle:
+        handle.write(json.dumps({**wrong, "number": 3, "prev_hash": wrong["hash"]}) + "\n")
+    with open(path, "a") as handle:
+        handle.write(json.dumps(wrong) + "\n")
+    problems = [p["problem"] for p in verify()[1]["checkpoints"]["problems"]]
+    assert "checkpoint 2: its recorded heads do not match its signed root" in problems
+    assert f"checkpoint 2 differs between the database and {path}" in problems
+
+
+def test_the_writer_never_signs_a_chain_cut_back(ctx, people, superuser):
+    world(ctx, people)
+    anchor()
+    # Candidate 2's claim erased and its row put back in the queue; then it is claimed again.
+    claim = chain(superuser, "candidate", 2)[-1]
+    tamper(superuser, ("DELETE FROM events WHERE id = %s", (claim["id"],)))
+    superuser("UPDATE candidates SET state = 'PENDING', claimed_by = NULL, lease_expires_at = NULL, version = 1 "
+              "WHERE id = 2")
+    validation.reconcile(ctx)
+    assert validation.claim_next(ctx, people["bob"], "FACT")["id"] == 2
+    result = r2k("audit", "anchor", "--as", "root")
+    assert result.returncode == 1
+    assert "NOT a fresh checkpoint" in result.stdout
+    assert ("chain candidate 2 is shorter than anchored: a new event has seq 2, checkpoint 1 anchored seq 2"
+            in result.stdout)
+    assert superuser("SELECT count(*) AS n FROM audit_checkpoints")[0]["n"] == 1
+    code, report = verify()
+    assert code == 1
+    assert damaged(report) == [("candidate", "2", "different head: its event seq 2 is not the one checkpoint 1 "
+                                                  "anchored")]
+
+
+def test_ordinary_commands_write_a_checkpoint_every_n_events(ctx, people):
+    few = {"R2K_CHECKPOINT_EVENTS": "1000"}
+    r2k_json("candidates", "add", "--question", "Q0?", "--text", "Fact 0.", "--horn-type", "FACT", "--as", "root",
+             env=few)
+    assert file_lines(ctx) == []  # 6 events: none due
+    env = {"R2K_CHECKPOINT_EVENTS": "8"}
+    for i in range(1, 4):
+        r2k_json("candidates", "add", "--question", f"Q{i}?", "--text", f"Fact {i}.", "--horn-type", "FACT",
+                 "--as", "root", env=env)
+    with ctx.db.read() as tx:
+        rows = tx.all("SELECT number, watermark, record FROM audit_checkpoints ORDER BY number")
+        total = tx.scalar("SELECT count(*) FROM events")
+    # 5 users + 1 candidate, then one candidate a command: the command that wrote event 8 checkpointed
+    # it; the next one's event 9 is not due yet.
+    assert [(r["number"], r["watermark"], r["record"]["events"]) for r in rows] == [(1, 8, 8)]
+    assert total == 9
+    assert [line["number"] for line in file_lines(ctx)] == [1]
+    assert file_lines(ctx)[0]["delta"] == sorted(file_lines(ctx)[0]["delta"])
+    mode = audit.checkpoint_file(ctx.settings).stat().st_mode & 0o777
+    assert (mode, audit.checkpoint_file(ctx.settings).parent.stat().st_mode & 0o777) == (0o600, 0o700)
+    assert verify()[1]["anchor"]["number"] == 1
+
+
+def test_processes_checkpointing_at_once_never_write_the_same_number(ctx, people):
+    env = {"R2K_CHECKPOINT_EVENTS": "1"}  # every command that writes an event checkpoints
+    for round_ in range(3):
+        procs = [subprocess.Popen([sys.executable, "-m", "app", "--json", "--as", "root", *args], cwd=ROOT,
+                                  env={**__import__("os").environ, **env}, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+                 for args in [["audit", "anchor"]] * 3 + [
+                     ["candidates", "add", "--question", f"Q{round_}-{k}?", "--text", f"Fact {round_}-{k}.",
+                      "--horn-type", "FACT"] for k in range(3)]]
+        outs = [p.communicate(timeout=120) for p in procs]
+        assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    with ctx.db.read() as tx:
+        numbers = [r["number"] for r in tx.all("SELECT number FROM audit_checkpoints ORDER BY number")]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 3
+    assert sorted(line["number"] for line in file_lines(ctx)) == numbers
+    code, report = verify()
+    assert code == 0, report
+    assert report["checkpoints"]["checked"] == len(numbers) and report["anchor"]["events"] <= report["events"]
+
+
+# ----------------------------------------------------------------------------- counting
+
+def test_chains_are_counted_once_when_some_are_broken(ctx, people, superuser):
+    world(ctx, people)
+    code, report = verify()
+    assert (code, report["chains"], report["events"]) == (0, 10, 13)
+    # Candidate 1 breaks after its first good event, candidate 3 at its first.
+    tamper(superuser,
+           ("UPDATE events SET actor = 'mallory' WHERE id = %s", (chain(superuser, "candidate", 1)[1]["id"],)),
+           ("UPDATE events SET actor = 'mallory' WHERE id = %s", (chain(superuser, "candidate", 3)[0]["id"],)))
+    code, report = verify()
+    assert (code, report["chains"], report["events"], len(report["broken"])) == (1, 10, 13, 2)
+    assert events.verify(ctx.db)["chains"] == 10
+    assert r2k("audit", "verify", "--as", "root").stdout.startswith("BROKEN: 2 chain(s) of 10 damaged")
+
+
+def test_anchor_prints_the_latest_checkpoint_in_words(ctx, request):
+    assert error_of(r2k("audit", "anchor"))["status"] == 404  # no event yet, no checkpoint
+    world(ctx, request.getfixturevalue("people"))
+    text = r2k("audit", "anchor", "--as", "root").stdout.splitlines()
+    assert text[0].startswith("checkpoint 1 (written now): 13 events in 10 chains, up to event ")
+    again = anchor()
+    assert again["number"] == 1 and set(again) == {*audit.HEADER, "hash", "signature"}
+    assert datetime.fromisoformat(again["created_at"]).tzinfo is not None
+    assert r2k("audit", "anchor", "--as", "root").stdout.splitlines()[0].startswith("checkpoint 1: 13 events")
+
+
+@pytest.mark.parametrize("content,words", [("{", "is not JSON"), ('{"a": 1}', "holds no checkpoint")])
+def test_a_bad_anchor_file_is_a_400_naming_it(ctx, people, tmp_path, content, words):
+    bad = tmp_path / "anchor.json"
+    bad.write_text(content)
+    result = r2k("audit", "verify", "--as", "root", "--anchor", str(bad))
+    assert result.returncode == 6
+    assert error_of(result)["status"] == 400 and f"the anchor file {bad} {words}" in error_of(result)["message"]
