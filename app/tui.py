@@ -17,6 +17,7 @@ from textual.command import Hit, Hits, Provider
 import styles
 from core.context import CHANNEL, Context
 
+from .safe import visible
 from .screens.base import Changed
 
 STYLES = sorted(Path(styles.__file__).resolve().parent.glob("*.tcss"))
@@ -89,7 +90,7 @@ class R2KApp(App):
         self._sweep_every = self.ctx.settings.sweep_interval if sweep_every is None else sweep_every
 
     def on_mount(self) -> None:
-        self.sub_title = f"{self.user_name}"
+        self.sub_title = visible(self.user_name, multiline=False)  # as given to --as, checked later
         self.push_screen(screen_class("dashboard")())
         self.resolve_actor()
         if self._listen:
@@ -122,13 +123,13 @@ class R2KApp(App):
     def _actor_resolved(self, actor) -> None:
         self.actor = actor
         roles = actor.role + (f" · {', '.join(sorted(actor.horn_types))}" if actor.horn_types else "")
-        self.sub_title = f"{actor.name} ({roles})"
+        self.sub_title = visible(f"{actor.name} ({roles})", multiline=False)
         self._broadcast({"kind": "actor"})
 
     def _actor_failed(self, message: str) -> None:
         self.actor_error = message
-        self.sub_title = f"{self.user_name} (unknown user)"
-        self.notify(message, severity="error", timeout=10)
+        self.sub_title = visible(f"{self.user_name} (unknown user)", multiline=False)
+        self.notify(visible(message), severity="error", timeout=10, markup=False)
         self._broadcast({"kind": "actor"})
 
     @work(thread=True, group="pubsub", exclusive=True)
@@ -165,9 +166,10 @@ class R2KApp(App):
         """Specialists hear about an escalation at once, wherever they are."""
         if self.actor is None or self.actor.role not in ("specialist", "admin") or event.get("actor") == self.actor.name:
             return
-        self.notify(f"Grey entry {event.get('id')} escalated by {event.get('actor')}: {event.get('subject')}"
-                    + (f" — {event['reason']}" if event.get("reason") else ""),
-                    title="Escalation", severity="warning", timeout=10)
+        # The subject and reason are stored text: plain, not markup, controls made visible.
+        said = (f"Grey entry {event.get('id')} escalated by {event.get('actor')}: {event.get('subject')}"
+                + (f" — {event['reason']}" if event.get("reason") else ""))
+        self.notify(visible(said), title="Escalation", severity="warning", timeout=10, markup=False)
         self.grey_badge = getattr(self, "grey_badge", 0) + 1
 
     def action_open_screen(self, name: str) -> None:

@@ -9,7 +9,9 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
 
+from app.safe import visible
 from app.widgets.format import plural
+from app.widgets.text import plain
 
 
 class Changed(Message):
@@ -62,14 +64,16 @@ class ServiceCalls:
             self.show_error(message, status)
 
     def show_error(self, message: str, status: int = 0) -> None:
-        """Say what went wrong, in place (the screen's message line), in a validator's words."""
+        """Say what went wrong, in place (the screen's message line), in a validator's words.
+
+        Messages are plain text, never markup: they may quote stored text or what was typed."""
         text = plain_words(message, status)
         try:
             line = self.query_one("#message", Static)
         except Exception:
-            self.app.notify(text, severity="error", timeout=6)
+            self.app.notify(visible(text), severity="error", timeout=6, markup=False)
             return
-        line.update(text)
+        line.update(plain(text))
         line.set_class(True, "error")
         line.set_class(False, "info")
 
@@ -77,9 +81,9 @@ class ServiceCalls:
         try:
             line = self.query_one("#message", Static)
         except Exception:
-            self.app.notify(message, timeout=3)
+            self.app.notify(visible(message), timeout=3, markup=False)
             return
-        line.update(message)
+        line.update(plain(message))
         line.set_class(False, "error")
         line.set_class(True, "info")
 

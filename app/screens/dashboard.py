@@ -8,6 +8,8 @@ from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
+from app.safe import visible
+from app.widgets.text import lines as text_lines, markup
 from core.domain import HORN_TYPES
 
 from .base import WorkstationScreen
@@ -89,6 +91,7 @@ class DashboardScreen(WorkstationScreen):
         self.add_class("loaded")
 
     def show_health(self, health: dict) -> None:
+        # The urls and details (a driver's error message, say) go in as plain text, never as markup.
         lines = []
         for part in health["services"]:
             if part["answers"]:
@@ -98,17 +101,18 @@ class DashboardScreen(WorkstationScreen):
                 mark, where, detail = "[yellow]○[/]", "not started", "starts on first use"
             else:
                 mark, where, detail = "[red]●[/]", part["url"] or "not running", part["detail"]
-            lines.append(f"{mark} {part['name']:<9} {part['mode']:<9} {where}  [dim]{detail}[/]")
+            lines.append(markup(f"{mark} $name $mode $where  [dim]$detail[/]", name=f"{visible(part['name']):<9}",
+                                mode=f"{visible(part['mode']):<9}", where=where, detail=detail))
         breaker = health.get("breaker")
         if breaker:
             mark = {"closed": "[green]●[/]", "half_open": "[yellow]●[/]"}.get(breaker["state"], "[red]●[/]")
-            lines.append(f"{mark} {'llm':<9} circuit {breaker['shown']}  [dim]{breaker['url']} · "
-                         f"{breaker['failures']} consecutive failures[/]")
+            lines.append(markup(f"{mark} {'llm':<9} circuit {breaker['shown']}  [dim]$url · "
+                                f"{breaker['failures']} consecutive failures[/]", url=breaker["url"]))
         if health.get("workers") is not None:
             depth = health.get("queues") or {}
-            lines.append(f"  {'workers':<9} {health['workers']} live  [dim]queued: " +
-                         ", ".join(f"{k} {v}" for k, v in depth.items()) + "[/]")
-        self.query_one("#services", Static).update("\n".join(lines))
+            lines.append(markup(f"  {'workers':<9} {health['workers']} live  [dim]queued: $queued[/]",
+                                queued=", ".join(f"{k} {v}" for k, v in depth.items())))
+        self.query_one("#services", Static).update(text_lines(lines))
 
 
 class CountsPanel(Static):
@@ -132,5 +136,5 @@ class CountsPanel(Static):
         grid.add_column(justify="right", no_wrap=True)
         for state in known:
             style = "" if counts.get(state) else "dim"
-            grid.add_row(Text(state, style=style), Text(str(counts.get(state, 0)), style=style))
+            grid.add_row(Text(visible(state), style=style), Text(str(counts.get(state, 0)), style=style))
         self.update(grid)

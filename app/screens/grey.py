@@ -14,12 +14,14 @@ from functools import partial
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.markup import escape
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
+from app.safe import visible
 from app.widgets.format import age, clip, new_key, plural, until
 from app.widgets.modals import Field, FieldsModal
+from app.widgets.text import cell, lines, markup, plain
 from core.errors import ValidationStateError
 from core.machines.grey import GREY
 
@@ -167,7 +169,7 @@ class GreyQueueScreen(ListDetailScreen):
 
     def action_toggle_mine(self) -> None:
         self.mine = not self.mine
-        self.query_one("#grey-mine", Static).update(f"Mine only ({self.me})" if self.mine else "All assignees")
+        self.query_one("#grey-mine", Static).update(plain(f"Mine only ({self.me})" if self.mine else "All assignees"))
         self.query_one("#grey-mine", Static).set_class(self.mine, "active")
         self.load()
 
@@ -189,8 +191,8 @@ class GreyQueueScreen(ListDetailScreen):
         return partial(grey.list_entries, self.ctx, *self.filters(), limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
-        return (str(row["id"]), state_cell(row["state"]), escape(clip(row["subject"], SUBJECT_WIDTH)),
-                escape(row["assignee"] or ""), f"{row['attempts']}/{row['max_attempts']}",
+        return (str(row["id"]), state_cell(row["state"]), cell(row["subject"], SUBJECT_WIDTH),
+                cell(row["assignee"]), f"{row['attempts']}/{row['max_attempts']}",
                 until(row["expires_at"], now) if row["state"] in EXPIRING else "")
 
     def empty_text(self) -> str:
@@ -201,7 +203,7 @@ class GreyQueueScreen(ListDetailScreen):
 
         return partial(grey.show, self.ctx, row_id)
 
-    def render_detail(self, entry: dict) -> str:
+    def render_detail(self, entry: dict) -> Content:
         return render_entry(entry)
 
     def show_detail(self, entry: dict) -> None:
@@ -281,7 +283,7 @@ class GreyQueueScreen(ListDetailScreen):
         required = set(GREY.find(action, row["state"]).needs)
         form = [Field(f.name, f.label, required=f.required or f.name in required, placeholder=f.placeholder)
                 for f in ask]
-        self.ask(FieldsModal(title.format(id=row["id"]), form, hint=escape(clip(row["subject"], 70))),
+        self.ask(FieldsModal(title.format(id=row["id"]), form, hint=plain(row["subject"], 70)),
                  lambda values: self.send(row, action, key, {**fields, **values}))
 
     def send(self, row: dict, action: str, key: str, fields: dict) -> None:
@@ -298,37 +300,43 @@ class GreyQueueScreen(ListDetailScreen):
 
 
 def state_cell(state: str) -> str:
-    return f"[b]⚑ {state}[/b]" if state == "Escalated" else state
+    return f"[b]⚑ {state}[/b]" if state == "Escalated" else cell(state)
 
 
-def render_entry(entry: dict) -> str:
-    """The detail pane's text (Textual markup; every stored text escaped)."""
+def render_entry(entry: dict) -> Content:
+    """The detail pane: markup written here, every stored text put in as plain text with its
+    controls made visible."""
     now = datetime.now(timezone.utc)
-    e = escape
+    m = markup
     mark = "⚑ " if entry["state"] == "Escalated" else ""
-    lines = [f"[b]{mark}Entry {entry['id']} · {entry['state']}[/b] [dim]v{entry['version']} · {e(entry['origin'])}"
+    out = [m(f"[b]{mark}Entry {entry['id']} · $state[/b] [dim]v{entry['version']} · $origin"
              + (f" · work item {entry['work_item_id']}" if entry.get("work_item_id") else "") + "[/dim]",
-             "", f"[b]Subject[/b]  {e(entry['subject'])}"]
+             state=entry["state"], origin=entry["origin"]),
+           m(""), m("[b]Subject[/b]  $subject", subject=entry["subject"])]
     if entry.get("detail"):
-        lines.append(f"[b]Detail[/b]   {e(entry['detail'])}")
-    lines.append("")
+        out.append(m("[b]Detail[/b]   $detail", detail=entry["detail"]))
+    out.append(m(""))
     expires = until(entry.get("expires_at"), now) if entry["state"] in EXPIRING else ""
-    lines.append(f"[b]Assignee[/b] {e(entry.get('assignee') or '—')}    [b]Attempts[/b] "
+    out.append(m("[b]Assignee[/b] $assignee    [b]Attempts[/b] "
                  f"{entry['attempts']}/{entry['max_attempts']}    [b]Expires[/b] "
-                 + (f"in {expires}" if expires and expires != "overdue" else expires or "—"))
+                 + (f"in {expires}" if expires and expires != "overdue" else expires or "—"),
+                 assignee=entry.get("assignee") or "—"))
     for label, column in (("Notes", "notes"), ("Reason", "reason"), ("Rejected by", "rejected_by"),
                           ("Resolution", "resolution")):
         if entry.get(column):
-            lines.append(f"[b]{label}[/b]  {e(entry[column])}")
-    lines.append("")
+            out.append(m(f"[b]{label}[/b]  $value", value=entry[column]))
+    out.append(m(""))
     moves = entry.get("transitions") or []
-    lines.append("[b]Next[/b]" if moves else "[b]Next[/b]     [dim]none: terminal[/dim]")
-    for m in moves:
-        lines.append(f"  [b]{ACTION_KEYS.get(m['action'], '?'):>3}[/b] {m['action']} → {m['to']}")
-    lines += ["", "[b]History[/b]"]
+    out.append(m("[b]Next[/b]" if moves else "[b]Next[/b]     [dim]none: terminal[/dim]"))
+    for move in moves:
+        out.append(m(f"  [b]{ACTION_KEYS.get(move['action'], '?'):>3}[/b] {move['action']} → {move['to']}"))
+    out += [m(""), m("[b]History[/b]")]
     for h in entry.get("history") or []:
-        lines.append(f"  {h['action']:<10} {(h['from_state'] or '·'):>11} → {h['to_state']:<11} "
-                     f"{e(clip(h['actor'], 8)):<8} {age(h['created_at'], now):>4}")
+        # Padded after visible(), so the columns line up with what is drawn.
+        out.append(m("  $action $before → $after $actor "
+                     f"{age(h['created_at'], now):>4}",
+                     action=f"{visible(h['action']):<10}", before=f"{visible(h['from_state'] or '·'):>11}",
+                     after=f"{visible(h['to_state']):<11}", actor=f"{clip(visible(h['actor']), 8):<8}"))
         if h.get("reason"):
-            lines.append(f"  [dim]           {e(clip(h['reason'], 200))}[/dim]")
-    return "\n".join(lines)
+            out.append(m("  [dim]           $reason[/dim]", reason=clip(h["reason"], 200)))
+    return lines(out)

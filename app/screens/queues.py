@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Header, Static
 
 from app.widgets.format import span
+from app.widgets.text import plain
 from core.domain import HORN_MEANING, HORN_TYPES
 
 from .base import WorkstationScreen
@@ -102,7 +103,7 @@ class QueuePickerScreen(WorkstationScreen):
             }
             for column, value in cells.items():
                 table.update_cell(horn, column, value)
-        self.query_one("#authority", Static).update(self.authority_line())
+        self.query_one("#authority", Static).update(plain(self.authority_line()))  # it names the user
         if not self._cursor_placed and self.actor is not None:
             # Start on the first queue this user may review, once; after that the cursor is theirs.
             self._cursor_placed = True

@@ -12,7 +12,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
+from app.safe import visible
 from app.widgets.format import clip, new_key, plural, registry_move_said
+from app.widgets.text import cell
 
 from .base import WorkstationScreen
 
@@ -23,20 +25,21 @@ STATUS_STYLE = {"APPROVED": "green", "DISPUTED": "yellow", "SUPERSEDED": "dim", 
 
 
 def detail_text(answer: dict) -> Text:
+    """An answer as stored (a Rich Text reads no markup; visible() keeps its controls off the terminal)."""
     out = Text()
     out.append(f"Answer {answer['id']}", style="bold")
-    out.append(f"  {answer['status']}", style="bold " + STATUS_STYLE.get(answer["status"], ""))
-    out.append(f"  {answer['horn_type']}  version {answer['version']}\n", style="")
+    out.append(f"  {visible(answer['status'])}", style="bold " + STATUS_STYLE.get(answer["status"], ""))
+    out.append(f"  {visible(answer['horn_type'])}  version {answer['version']}\n", style="")
     out.append("Question: ", style="bold")
-    out.append(f"{answer['question']}\n\n")
-    out.append(answer["text"])
+    out.append(f"{visible(answer['question'])}\n\n")
+    out.append(visible(answer["text"]))
     out.append("\n\n")
-    out.append(f"published by {answer.get('published_by') or '—'} from candidate {answer['candidate_id']}"
+    out.append(f"published by {visible(answer.get('published_by')) or '—'} from candidate {answer['candidate_id']}"
                + (f", superseding answer {answer['supersedes_id']}" if answer.get("supersedes_id") else ""),
                style="dim")
     if answer.get("reason"):
         out.append("\nreason: ", style="bold")
-        out.append(answer["reason"])
+        out.append(visible(answer["reason"]))
     return out
 
 
@@ -49,11 +52,11 @@ def chain_text(chain: list[dict], current_id: int, width: int = 60) -> Text:
         here = row["id"] == current_id
         out.append("▶ " if here else "  ", style="bold")
         out.append(f"answer {row['id']}  ", style="bold" if here else "")
-        out.append(row["status"], style=STATUS_STYLE.get(row["status"], ""))
-        out.append(f"  by {row.get('published_by') or '—'}", style="dim")
+        out.append(visible(row["status"]), style=STATUS_STYLE.get(row["status"], ""))
+        out.append(f"  by {visible(row.get('published_by')) or '—'}", style="dim")
         if here:
             out.append("  (this one)", style="bold")
-        out.append(f"\n    {clip(row['text'], max(20, width - 4))}", style="" if here else "dim")
+        out.append(f"\n    {clip(visible(row['text']), max(20, width - 4))}", style="" if here else "dim")
     return out
 
 
@@ -175,15 +178,15 @@ class RegistryScreen(WorkstationScreen):
         table.clear()
         # The text takes what the other columns leave of the table's width (cells, padding, scrollbar).
         text_width = max(20, table.size.width - 2 * 5 - (6 + 10 + 10 + QUESTION_WIDTH) - 4)
-        for row in rows:
-            table.add_row(str(row["id"]), Text(row["status"], style=STATUS_STYLE.get(row["status"], "")),
-                          row["horn_type"], clip(row["question"], QUESTION_WIDTH), clip(row["text"], text_width),
-                          key=str(row["id"]))
+        for row in rows:  # a string cell is read as markup: stored text is escaped
+            table.add_row(str(row["id"]), Text(visible(row["status"]), style=STATUS_STYLE.get(row["status"], "")),
+                          cell(row["horn_type"]), cell(row["question"], QUESTION_WIDTH),
+                          cell(row["text"], text_width), key=str(row["id"]))
         self.searches += 1
         table.border_title = self.page_title(len(rows))
         if not rows:
             self.selected_id = None
-            what = f"matching “{self.query_text().strip()}”" if self.query_text().strip() else "yet"
+            what = f"matching “{visible(self.query_text().strip())}”" if self.query_text().strip() else "yet"
             self.query_one("#detail-body", Static).update(Text(f"No {self.status_label()} answers {what}.",
                                                                style="dim"))
             self.query_one("#chain", Static).update("")

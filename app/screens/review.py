@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Header, Static
 
+from app.safe import visible
 from app.widgets.format import ago, decision_said, new_key, parse_time
 from core.domain import HORN_MEANING
 
@@ -81,7 +82,8 @@ def lease_text(expires: datetime | None, now: datetime) -> Text:
 
 
 def sources_text(sources: list[dict]) -> Text:
-    """Each source's title and path, then its excerpt with the matching passage highlighted."""
+    """Each source's title and path, then its excerpt with the matching passage highlighted
+    (stored text: controls shown as visible escapes)."""
     if not sources:
         return Text("No source passages: this candidate was added by hand.", style="dim")
     out = Text()
@@ -91,18 +93,21 @@ def sources_text(sources: list[dict]) -> Text:
         excerpt = source.get("excerpt")
         if excerpt is None:
             out.append(f"[{number}] ", style="bold")
-            out.append(str(source.get("ref") or source.get("path") or "a reference without a document"))
+            out.append(visible(str(source.get("ref") or source.get("path") or "a reference without a document")))
             continue
-        out.append(f"[{number}] {source.get('title') or 'untitled'}", style="bold")
+        out.append(f"[{number}] {visible(source.get('title')) or 'untitled'}", style="bold")
         if source.get("path"):
-            out.append(f"  {source['path']}", style="dim")
+            out.append(f"  {visible(source['path'])}", style="dim")
         out.append("\n")
         start, end = (source.get("match") or [0, 0])[:2]
         start, end = max(0, min(start, len(excerpt))), max(0, min(end, len(excerpt)))
+        # A CR LF line ending stays in one part, so it reads as a line break and not as a lone CR.
+        start -= excerpt[start - 1:start + 1] == "\r\n"
+        end -= excerpt[end - 1:end + 1] == "\r\n"
         # Blank lines are squeezed in each part separately, so the match keeps its own offsets.
-        out.append(squeeze(excerpt[:start]).lstrip())
-        out.append(squeeze(excerpt[start:end]), style="bold black on yellow")
-        out.append(squeeze(excerpt[end:]).rstrip())
+        out.append(squeeze(visible(excerpt[:start])).lstrip())
+        out.append(squeeze(visible(excerpt[start:end])), style="bold black on yellow")
+        out.append(squeeze(visible(excerpt[end:])).rstrip())
     return out
 
 
@@ -115,15 +120,15 @@ def history_text(history: list[dict], now: datetime) -> Text:
     for i, event in enumerate(history):
         if i:
             out.append("\n")
-        out.append(f"{event['action']:<14}", style="bold")
+        out.append(f"{visible(event['action']):<14}", style="bold")
         if event.get("from") or event.get("to"):
-            out.append(f" {event.get('from') or '—'} → {event.get('to') or '—'}")
-        out.append(f"  by {event.get('actor') or 'system'}", style="cyan")
+            out.append(visible(f" {event.get('from') or '—'} → {event.get('to') or '—'}"))
+        out.append(f"  by {visible(event.get('actor')) or 'system'}", style="cyan")
         out.append(f"  {ago(event.get('at'), now)}", style="dim")
         if event.get("reason"):
-            out.append(f"  reason: {event['reason']}")
+            out.append(f"  reason: {visible(event['reason'])}")
         if event.get("revised_text"):
-            out.append(f"  revised to: {event['revised_text']}", style="italic")
+            out.append(f"  revised to: {visible(event['revised_text'])}", style="italic")
     return out or Text("No history.", style="dim")
 
 
@@ -393,22 +398,24 @@ class ReviewScreen(WorkstationScreen):
         self.current = data
         mine = data["state"] == "IN_REVIEW" and self.actor is not None and data.get("claimed_by") == self.actor.name
         self.lease_expires = parse_time(data.get("lease_expires_at")) if mine else None  # only our own lease
-        claimant = f" · claimed by {data['claimed_by']}" if data.get("claimed_by") else ""
+        # Stored text below goes through visible(): a Rich Text reads no markup, but would pass
+        # ESC, C1 and bidi controls to the terminal.
+        claimant = f" · claimed by {visible(data['claimed_by'])}" if data.get("claimed_by") else ""
         self.query_one("#review-head", Static).update(Text.assemble(
-            (f"{data['horn_type']} queue", "bold"), f" · candidate {data['id']} · {data['state']}",
+            (f"{visible(data['horn_type'])} queue", "bold"), f" · candidate {data['id']} · {visible(data['state'])}",
             f" · version {data['version']}{claimant}"))
         self.query_one("#lease", Static).update(lease_text(self.lease_expires, now))
-        horn = Text.assemble((data["horn_type"], "bold"), " — ", HORN_MEANING.get(data["horn_type"], ""))
+        horn = Text.assemble((visible(data["horn_type"]), "bold"), " — ", HORN_MEANING.get(data["horn_type"], ""))
         answer = data.get("answer")
         if answer and answer.get("status") == "DISPUTED":
             # A re-review: say what is at stake, since the keys settle the dispute (§5.1).
             horn.append(f"\nRe-review: its published answer {answer['id']} is DISPUTED", style="bold yellow")
             if answer.get("reason"):
-                horn.append(f" ({answer['reason']})", style="yellow")
+                horn.append(f" ({visible(answer['reason'])})", style="yellow")
             horn.append(". Approve or revise publishes a new version; reject retires it.", style="yellow")
         self.query_one("#horn", Static).update(horn)
-        self.query_one("#question", Static).update(Text(data["question"]))
-        self.query_one("#answer-text", Static).update(Text(data["text"]))
+        self.query_one("#question", Static).update(Text(visible(data["question"])))
+        self.query_one("#answer-text", Static).update(Text(visible(data["text"])))
         sources = data.get("sources") or []
         panel = self.query_one("#sources", Static)
         panel.border_title = f"Sources ({len(sources)})"

@@ -13,11 +13,13 @@ from functools import partial
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.markup import escape
+from textual.content import Content
 from textual.widgets import DataTable, Footer, Header, Select, Static
 
+from app.safe import visible
 from app.widgets.format import age, clip, new_key, plural
 from app.widgets.modals import Field, FieldsModal
+from app.widgets.text import cell, lines, markup, plain
 from core.machines.work_item import WORK_ITEM
 
 from .base import ListDetailScreen
@@ -109,8 +111,9 @@ class WorkItemsScreen(ListDetailScreen):
         line = self.query_one("#wi-breaker", Static)
         text = f"LLM circuit {breaker['shown']} · {breaker['failures']}/{breaker['threshold']} failures"
         if breaker["state"] != "closed" and breaker.get("last_error"):
-            text += f" · last: {escape(clip(breaker['last_error'], 40))}"
-        line.update(text + f"  [dim]{escape(clip(breaker['url'], 40))}[/dim]")
+            text += " · last: $error"
+        line.update(markup(text + "  [dim]$url[/dim]", error=clip(breaker.get("last_error"), 40),
+                           url=clip(breaker["url"], 40)))
         for name in ("closed", "open", "half_open"):
             line.set_class(breaker["state"] == name, f"breaker-{name}")
         workers = status["workers"]
@@ -143,9 +146,9 @@ class WorkItemsScreen(ListDetailScreen):
         return partial(workitems.list_items, self.ctx, self.state_filter(), limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
-        return (str(row["id"]), row["state"], escape(clip(row["reason"], 18)),
+        return (str(row["id"]), cell(row["state"]), cell(row["reason"], 18),
                 "" if row["source_count"] is None else str(row["source_count"]), str(row["attempts"]),
-                age(row["created_at"], now), escape(clip(row["question"], QUESTION_WIDTH)))
+                age(row["created_at"], now), cell(row["question"], QUESTION_WIDTH))
 
     def empty_text(self) -> str:
         state = self.state_filter()
@@ -156,7 +159,7 @@ class WorkItemsScreen(ListDetailScreen):
 
         return partial(workitems.show, self.ctx, row_id)
 
-    def render_detail(self, item: dict) -> str:
+    def render_detail(self, item: dict) -> Content:
         return render_item(item)
 
     # -- actions -----------------------------------------------------------------------------
@@ -201,7 +204,7 @@ class WorkItemsScreen(ListDetailScreen):
 
         self.ask(FieldsModal(f"Rework item {row['id']}: what should the next attempt fix?",
                              [Field("reason", "Reason (goes into the prompt)", required=True)],
-                             hint=escape(clip(row["question"], 70))), rework)
+                             hint=plain(row["question"], 70)), rework)
 
     def action_close_item(self) -> None:
         from core.services import workitems
@@ -220,7 +223,7 @@ class WorkItemsScreen(ListDetailScreen):
             send(None)  # the core says why not (422 or 403), in place
             return
         self.ask(FieldsModal(f"Close item {row['id']} (final)", [Field("reason", "Why close")],
-                             hint=escape(clip(row["question"], 70))), lambda values: send(values.get("reason")))
+                             hint=plain(row["question"], 70)), lambda values: send(values.get("reason")))
 
     def acted(self, item: dict, what: str) -> None:
         self.show_info(f"Work item {item['id']} {what} ({item['state']}).")
@@ -238,36 +241,44 @@ def pipeline_status(ctx) -> dict:
     return {"breaker": generation.breaker_status(ctx), "workers": jobs.live_workers(ctx.redis)}
 
 
-def render_item(item: dict) -> str:
-    """The detail pane's text (Textual markup; every stored text escaped)."""
+def render_item(item: dict) -> Content:
+    """The detail pane: markup written here, every stored text put in as plain text with its
+    controls made visible."""
     now = datetime.now(timezone.utc)
-    e = escape
-    lines = [f"[b]Work item {item['id']} · {item['state']}[/b] [dim]v{item['version']} · by {e(item['created_by'])}"
-             f" {age(item['created_at'], now)} ago[/dim]", "", f"[b]Question[/b]  {e(item['question'])}"]
+    m = markup
+    out = [m(f"[b]Work item {item['id']} · $state[/b] [dim]v{item['version']} · by $by"
+             f" {age(item['created_at'], now)} ago[/dim]", state=item["state"], by=item["created_by"]),
+           m(""), m("[b]Question[/b]  $question", question=item["question"])]
     facts = [f"attempts {item['attempts']}", f"sources {item['source_count'] if item['source_count'] is not None else '—'}"]
     if item.get("horn_type"):
-        facts.append(f"Horn type {item['horn_type']}")
+        facts.append("Horn type $horn")
     if item.get("candidate_id"):
         facts.append(f"from candidate {item['candidate_id']}")
-    lines.append("[dim]" + " · ".join(facts) + "[/dim]")
+    out.append(m("[dim]" + " · ".join(facts) + "[/dim]", horn=item.get("horn_type")))
     if item.get("reason"):
-        lines.append(f"[b]Reason[/b]    {e(item['reason'])}")
+        out.append(m("[b]Reason[/b]    $reason", reason=item["reason"]))
     generated = item.get("generated") or []
     for g in reversed(generated):
-        lines += ["", f"[b]Generated, attempt {g['attempt']}[/b] [dim]{g['state']} · model {e(g['model'])}"
-                  + (f" · candidate {g['candidate_id']}" if g.get("candidate_id") else "")
-                  + (f" · {g['horn_type']}" if g.get("horn_type") else "") + "[/dim]", e(g["text"]), "",
-                  f"[b]Sources[/b] ({len(g.get('sources') or [])})"]
+        out += [m(""), m(f"[b]Generated, attempt {g['attempt']}[/b] [dim]$state · model $model"
+                         + (f" · candidate {g['candidate_id']}" if g.get("candidate_id") else "")
+                         + (" · $horn" if g.get("horn_type") else "") + "[/dim]",
+                         state=g["state"], model=g["model"], horn=g.get("horn_type")),
+                m("$text", text=g["text"]), m(""), m(f"[b]Sources[/b] ({len(g.get('sources') or [])})")]
         for number, source in enumerate(g.get("sources") or [], start=1):
-            lines.append(f"  [b]\\[{number}][/b] {e(source.get('title') or '')}")
+            out.append(m(f"  [b]\\[{number}][/b] $title", title=source.get("title") or ""))
             if source.get("text"):
-                lines.append(f"      [dim]{e(clip(source['text'], SOURCE_SHOWN))}[/dim]")
+                out.append(m("      [dim]$text[/dim]", text=clip(source["text"], SOURCE_SHOWN)))
         prompt = g.get("prompt") or ""
-        lines += ["", "[b]Prompt[/b]", e(prompt if len(prompt) <= PROMPT_SHOWN else prompt[:PROMPT_SHOWN] + "…")]
+        out += [m(""), m("[b]Prompt[/b]"),
+                m("$prompt", prompt=prompt if len(prompt) <= PROMPT_SHOWN else prompt[:PROMPT_SHOWN] + "…")]
     if not generated:
-        lines += ["", "[dim]Nothing generated yet.[/dim]"]
-    lines += ["", "[b]History[/b]"]
+        out += [m(""), m("[dim]Nothing generated yet.[/dim]")]
+    out += [m(""), m("[b]History[/b]")]
     for h in item.get("history") or []:
-        lines.append(f"  {h['action']:<9} {(h['from'] or '·'):>18} → {(h['to'] or ''):<18} {e(h['actor']):<7}"
-                     f" {age(h['at'], now):>4}" + (f"  [dim]{e(clip(h['reason'], 50))}[/dim]" if h.get("reason") else ""))
-    return "\n".join(lines)
+        # Padded after visible(), so the columns line up with what is drawn.
+        out.append(m(f"  $action $before → $after $actor {age(h['at'], now):>4}"
+                     + ("  [dim]$reason[/dim]" if h.get("reason") else ""),
+                     action=f"{visible(h['action']):<9}", before=f"{visible(h['from'] or '·'):>18}",
+                     after=f"{visible(h['to']):<18}", actor=f"{visible(h['actor']):<7}",
+                     reason=clip(h.get("reason"), 50)))
+    return lines(out)

@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, Static, TextArea
+
+from app.safe import visible
 
 REASON_NEEDED = "A reason is needed: type one, or escape to cancel."
 
@@ -61,11 +64,13 @@ class Field:
 
 class FieldsModal(FormModal):
     """Ask for one or more short texts (a reason, an assignee, a subject). Enter moves on (and
-    confirms on the last field). Dismisses with {name: text or None}, or None when cancelled."""
+    confirms on the last field). Dismisses with {name: text or None}, or None when cancelled.
+    The title is markup written in code; a hint quoting stored text is given as Content
+    (`app.widgets.text.plain`)."""
 
     ERROR = ".fields-error"
 
-    def __init__(self, title: str, fields: list[Field], *, hint: str = ""):
+    def __init__(self, title: str, fields: list[Field], *, hint: str | Content = ""):
         super().__init__()
         self.form_title = title
         self.fields = fields
@@ -168,7 +173,9 @@ class ReasonModal(DialogModal):
 class TextModal(DialogModal):
     """Edit a text (revise, supersede), optionally with a reason.
 
-    Dismisses with the text, or (text, reason) when `with_reason`; None when cancelled.
+    Dismisses with the text, or (text, reason) when `with_reason`; None when cancelled. The text
+    is stored text: the editor shows its controls as visible escapes (a TextArea draws ESC raw), so
+    what is saved is what the reviewer saw, escapes and all.
     """
 
     # Not a priority binding: one would run before the text area had taken the keys typed just
@@ -185,7 +192,7 @@ class TextModal(DialogModal):
 
     def boxes(self) -> ComposeResult:
         yield Label("Text", classes="modal-label")
-        yield TextArea(self.text, id="text", soft_wrap=True)
+        yield TextArea(visible(self.text), id="text", soft_wrap=True)
         if self.with_reason:
             yield from self.reason_box("Reason", self.reason_placeholder)
 
