@@ -31,9 +31,10 @@ class Settings(BaseSettings):
     signing_key_file: Path | None = None
     # The audit trail's trust roots and checkpoints (core/audit.py). trusted_keys: a file of public
     # keys `audit verify` accepts besides the data dir's own (rotated or remote signers). A
-    # checkpoint every 5000 events or 60 s: one costs a few hundred ms at most (bench/audit.py), so
-    # that is well under 1% of the time those events took to write, and an insider's change to the
-    # log can hide for at most a minute before it is anchored.
+    # checkpoint every 5000 events or 60 s: 60 s bounds how long a fresh event can be removed
+    # without trace, yet a quiet system writes at most one small checkpoint a minute; 5000 events
+    # keep a busy system's checkpoint near half a second of one core at 100,000 chains (about 0.1 ms
+    # an event, bench/audit.py) and its delta (one line of the file) near half a megabyte.
     trusted_keys: Path | None = None
     checkpoint_events: int = Field(default=5000, ge=1)
     checkpoint_seconds: float = Field(default=60.0, gt=0)
