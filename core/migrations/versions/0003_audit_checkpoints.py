@@ -9,7 +9,7 @@ checkpoints' deltas).
 `r2k_events_watermark()` takes `LOCK TABLE events IN SHARE MODE`, which waits for every
 transaction still inserting events, then returns max(id): every event up to it is committed.
 It is SECURITY DEFINER because a SHARE lock needs UPDATE or ownership of the table, which the
-application's role is not meant to hold on an append-only table.
+application's role is not meant to hold on an append-only table; that role needs EXECUTE on it.
 
 Revision ID: 0003
 Revises: 0002
@@ -59,6 +59,9 @@ BEGIN
     LOCK TABLE events IN SHARE MODE;
     RETURN coalesce((SELECT max(id) FROM events), 0);
 END $$;
+-- A caller holding the lock in a long transaction would stop every insert of events: only the
+-- roles granted EXECUTE (and the owner) may take it.
+REVOKE EXECUTE ON FUNCTION r2k_events_watermark() FROM PUBLIC;
 """
 
 
