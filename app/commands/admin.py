@@ -24,9 +24,10 @@ def register(commands) -> None:
     users.command("list", "list users", users_list)
 
     audit = commands.group("audit", "the signed event log")
-    verify = audit.command("verify", "recompute every hash chain and signature under the trusted keys; name "
-                           "the first broken link, and every chain cut short or gone since a checkpoint",
-                           audit_verify)
+    verify = audit.command("verify", "recompute every hash chain and signature under the trusted keys (the data "
+                           "dir's own, and R2K_TRUSTED_KEYS: a file of one public key a line, hex or base64, # "
+                           "for comments); name the first broken link, and every chain cut short or gone since "
+                           "a checkpoint", audit_verify)
     verify.add_argument("--anchor", metavar="FILE",
                         help="a checkpoint saved from `r2k audit anchor --json` (default: the newest trusted "
                              "checkpoint in the database and the data dir)")
