@@ -425,6 +425,7 @@ def test_processes_checkpointing_at_once_never_write_the_same_number(ctx, people
                       "--horn-type", "FACT"] for k in range(3)]]
         outs = [p.communicate(timeout=120) for p in procs]
         assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+        assert not [err for _, err in outs if "checkpoint" in err]  # a failed one after a commit is only logged
     with ctx.db.read() as tx:
         numbers = [r["number"] for r in tx.all("SELECT number FROM audit_checkpoints ORDER BY number")]
     assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 3
@@ -432,6 +433,56 @@ def test_processes_checkpointing_at_once_never_write_the_same_number(ctx, people
     code, report = verify()
     assert code == 0, report
     assert report["checkpoints"]["checked"] == len(numbers) and report["anchor"]["events"] <= report["events"]
+
+
+def test_a_checkpoint_is_written_when_an_event_waited_m_seconds_by_a_command_or_the_sweep(ctx, people):
+    import time
+
+    from core.context import Context
+    from core.services import sweeps
+
+    time.sleep(1.2)  # the people's events are now older than a second
+    r2k_json("users", "list", "--as", "root", env={"R2K_CHECKPOINT_SECONDS": "1"})
+    assert file_lines(ctx) == []  # a command that writes no event does not look
+    r2k_json("candidates", "add", "--question", "Q?", "--text", "Fact.", "--horn-type", "FACT", "--as", "root",
+             env={"R2K_CHECKPOINT_SECONDS": "1"})
+    assert [(c["number"], c["events"]) for c in file_lines(ctx)] == [(1, 6)]
+
+    validation.add(ctx, people["root"], "Q2?", "Fact 2.", "FACT")
+    time.sleep(1.2)
+    quick = Context(ctx.settings.model_copy(update={"checkpoint_seconds": 1.0}))
+    try:
+        sweeps.sweep_all(quick)
+    finally:
+        quick.close()
+    assert [(c["number"], c["events"]) for c in file_lines(ctx)] == [(1, 6), (2, 7)]
+
+
+def test_the_database_reports_committed_events_once_per_outermost_unit(ctx, people):
+    from core.adapters.postgres import Database
+
+    seen = []
+
+    def fail(count):
+        seen.append(count)
+        raise RuntimeError("a checkpoint that fails")
+
+    db = Database(ctx.database_url, signer=ctx.signer, on_events_committed=fail)
+    try:
+        with db.begin() as tx:
+            events.append(tx, tx.signer, "probe", 1, "one", "root", {})
+            events.append(tx, tx.signer, "probe", 2, "two", "root", {})
+        assert seen == [2]  # the failure was logged; the unit's events are committed
+        with db.begin() as outer:
+            with db.begin() as inner:  # the same connection: a savepoint, not a commit
+                events.append(inner, inner.signer, "probe", 3, "three", "root", {})
+            assert seen == [2]
+            events.append(outer, outer.signer, "probe", 4, "four", "root", {})
+        assert seen == [2, 1]
+        with db.read() as tx:
+            assert tx.scalar("SELECT count(*) FROM events WHERE aggregate_type = 'probe'") == 4
+    finally:
+        db.close()
 
 
 # ----------------------------------------------------------------------------- counting
