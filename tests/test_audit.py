@@ -5,6 +5,7 @@ them. Every tampering goes through the `superuser` fixture, never through the ap
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from datetime import datetime
@@ -160,12 +161,10 @@ def test_a_changed_state_column_is_found_by_replay(ctx, people, superuser):
 
 def test_replay_names_events_whose_row_is_missing(ctx, people, superuser):
     world(ctx, people)
-    bob = people["bob"]
-    with ctx.db.read() as tx:
-        bob_id = tx.scalar("SELECT id FROM users WHERE name = 'bob'")
+    bob_id = superuser("SELECT id FROM users WHERE name = 'bob'")[0]["id"]
     superuser("DELETE FROM users WHERE id = %s", (bob_id,))
     code, report = replay()
-    assert code == 1 and bob.name == "bob"
+    assert code == 1
     assert report["differences"] == [{"aggregate_type": "user", "id": str(bob_id), "column": None,
                                       "problem": "events exist but the row is missing"}]
 
@@ -418,7 +417,7 @@ def test_processes_checkpointing_at_once_never_write_the_same_number(ctx, people
     env = {"R2K_CHECKPOINT_EVENTS": "1"}  # every command that writes an event checkpoints
     for round_ in range(3):
         procs = [subprocess.Popen([sys.executable, "-m", "app", "--json", "--as", "root", *args], cwd=ROOT,
-                                  env={**__import__("os").environ, **env}, stdout=subprocess.PIPE,
+                                  env={**os.environ, **env}, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
                  for args in [["audit", "anchor"]] * 3 + [
                      ["candidates", "add", "--question", f"Q{round_}-{k}?", "--text", f"Fact {round_}-{k}.",
@@ -523,7 +522,6 @@ def test_a_bad_anchor_file_is_a_400_naming_it(ctx, people, tmp_path, content, wo
 
 def test_the_buckets_and_the_root_are_rfc_6962_merkle_tree_hashes():
     import hashlib
-    import os
 
     def sha(data: bytes) -> bytes:
         return hashlib.sha256(data).digest()
