@@ -545,3 +545,14 @@ def test_the_buckets_and_the_root_are_rfc_6962_merkle_tree_hashes():
     digests[7] = os.urandom(32)
     tree.update({7: digests[7]})
     assert tree.root == mth([sha(b"\x00" + digests.get(b, sha(b""))) for b in range(audit.BUCKETS)]).hex()
+
+
+def test_a_stored_id_cannot_print_a_line_of_its_own(ctx, people, superuser):
+    key_id = superuser("SELECT key_id FROM signing_keys")[0]["key_id"]
+    superuser("INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, prev_hash, "
+              "hash, signature, key_id) VALUES ('candidate', %s, 1, 'create', 'x', '{}', now(), '', 'h', 'x', %s)",
+              ("9\nok: every hash and signature verifies\x1b[2J", key_id))
+    lines = verify_text().splitlines()
+    assert lines[0].startswith("BROKEN: 1 chain(s) of 6 damaged")
+    assert len(lines) == 2 and lines[1].startswith("  event 6 (candidate 9\\nok: every hash and signature verifies"
+                                                   "\\x1b[2J seq 1): content does not match its hash")

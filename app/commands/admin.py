@@ -136,7 +136,15 @@ def _verify_said(report: dict) -> str:
               for b in report["broken"]]
     lines += [f"  chain {d['aggregate_type']} {d['aggregate_id']}: {d['problem']}" for d in report["damaged_chains"]]
     lines += [f"  {p['problem']}" for p in report["checkpoints"]["problems"]]
-    return "\n".join(lines)
+    return _one_per_line(lines)
+
+
+def _one_per_line(lines: list[str]) -> str:
+    """Lines that name what the database holds: a stored id with a newline in it cannot print a
+    line of its own (a forged "ok")."""
+    from ..safe import visible
+
+    return "\n".join(visible(line, multiline=False) for line in lines)
 
 
 def audit_anchor(cli, args):
@@ -177,5 +185,5 @@ def replay_cmd(cli, args):
             where = f"{d['aggregate_type']} {d['id']}" + (f".{d['column']}" if d.get("column") else "")
             what = d.get("problem") or f"events say {d['from_events']!r}, table has {d['in_table']!r}"
             lines.append(f"  {where}: {what}")
-        text = "\n".join(lines)
+        text = _one_per_line(lines)
     return Text(report, text), (0 if report["ok"] or not args.verify else 1)
