@@ -36,7 +36,8 @@ EVIL = f"{CLEAR} title {TITLE} clipboard {CLIPBOARD} {HIDDEN} end"
 OTHERS = "csi \x9b2J del \x7f rlo \u202eabc\u202c cr a\rb"
 # A link as Rich markup (DataTable cells) and as Textual markup (Static, notify), styles, a stray close.
 MARKUP = '[link=https://evil.example]click me[/link] [link="https://evil.example"]here[/link] [bold red]loud[/] [/]'
-MARKUP_SHOWN = ("[link=https://evil.example]click", '[link="https://evil.example"]here[/link]', "red]loud[/]")  # unwrapped
+# Pieces of it without spaces, so a pane that wraps keeps each on one line.
+MARKUP_SHOWN = ("[link=https://evil.example]click", '[link="https://evil.example"]here[/link]', "red]loud[/]")
 
 # What must never reach a terminal from stored text (newline and tab aside).
 FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
