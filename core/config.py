@@ -22,6 +22,7 @@ class Settings(BaseSettings):
 
     # Each URL that is set replaces its embedded part (DESIGN §3).
     database_url: str | None = None
+    database_owner_url: str | None = None  # migrations run as this role when set (else database_url)
     redis_url: str | None = None
     graph_url: str | None = None
     graph_user: str | None = None

@@ -9,7 +9,7 @@ import threading
 from functools import cached_property
 from pathlib import Path
 
-from . import runtime
+from . import embedded
 from .config import Settings, get_settings, mask_url
 from .errors import ServiceUnavailable
 
@@ -17,15 +17,17 @@ CHANNEL = "raw_to_knowledge:events"
 
 
 class Context:
-    def __init__(self, settings: Settings | None = None, *, pool_size: int | None = None):
+    def __init__(self, settings: Settings | None = None, *, pool_size: int | None = None,
+                 check_schema: bool = True):
         self.settings = settings or get_settings()
         self.pool_size = pool_size
+        self.check_schema = check_schema  # off only for `db upgrade`, which brings the schema up itself
         self._lock = threading.Lock()
 
     # -- PostgreSQL -------------------------------------------------------------------------
     @cached_property
     def database_url(self) -> str:
-        return runtime.ensure(self.settings, "postgres")
+        return embedded.ensure(self.settings, "postgres")
 
     @cached_property
     def db(self):
@@ -33,9 +35,11 @@ class Context:
 
         url = self.database_url
         db = Database(url, pool_size=self.pool_size, connect_timeout=self.settings.connect_timeout,
-                      on_connect_error=lambda exc: runtime.unavailable("postgres", url, exc),
-                      signer=_LazySigner(self), on_after_commit_error=self._index_out_of_step, on_events_committed=lambda n: __import__("core.audit").audit.after_commit(self, n))  # noqa: E501 - a checkpoint when due
-        self._check_schema(db, url)
+                      on_connect_error=lambda exc: embedded.unavailable("postgres", url, exc),
+                      signer=_LazySigner(self), on_after_commit_error=self._index_out_of_step,
+                      on_events_committed=self._events_committed)
+        if self.check_schema:
+            self._check_schema(db, url)
         return db
 
     def _check_schema(self, db, url: str) -> None:
@@ -46,7 +50,7 @@ class Context:
         if revision == migrations.HEAD:
             return
         if not self.settings.database_url:
-            migrations.upgrade(url)  # the embedded default keeps itself current (§3)
+            embedded.prepare_database(self.settings)  # the embedded default keeps itself current
             return
         raise ServiceUnavailable(
             f"the database at {mask_url(url)} is at schema {revision or 'none'}, this r2k needs "
@@ -58,6 +62,12 @@ class Context:
 
         key_file = self.settings.signing_key_file or Path(self.settings.data_dir) / "signing_key.pem"
         return Signer(key_file)
+
+    def _events_committed(self, count: int) -> None:
+        """Events were committed: a signed checkpoint of the log when one is due (core/audit.py)."""
+        from . import audit
+
+        audit.after_commit(self, count)
 
     def _index_out_of_step(self, exc: Exception) -> None:
         """A step after a commit failed (a queue push, a job, a notice), so Redis may now miss what
@@ -73,7 +83,7 @@ class Context:
     # -- Redis ------------------------------------------------------------------------------
     @cached_property
     def redis_url(self) -> str:
-        return runtime.ensure(self.settings, "redis")
+        return embedded.ensure(self.settings, "redis")
 
     @cached_property
     def redis(self):
@@ -85,7 +95,7 @@ class Context:
         try:
             client.ping()
         except redis.exceptions.RedisError as exc:
-            raise runtime.unavailable("redis", url, exc) from None
+            raise embedded.unavailable("redis", url, exc) from None
         return client
 
     @cached_property
@@ -117,13 +127,13 @@ class Context:
     # -- graph ------------------------------------------------------------------------------
     @cached_property
     def graph_url(self) -> str:
-        return runtime.ensure(self.settings, "graph")
+        return embedded.ensure(self.settings, "graph")
 
     @cached_property
     def graph(self):
-        from .adapters.graph import Graph
+        from .adapters.graph import connect
 
-        return Graph(self.graph_url, self.settings.graph_user, self.settings.graph_password)
+        return connect(self.graph_url, self.settings.graph_user, self.settings.graph_password)
 
     def close(self) -> None:
         for name in ("db", "graph", "llm", "validation_queue"):
@@ -161,13 +171,16 @@ def service_error(exc: BaseException, ctx: Context | None) -> ServiceUnavailable
     def url_of(part: str) -> str:
         if ctx is not None and f"{'database' if part == 'postgres' else part}_url" in ctx.__dict__:
             return ctx.__dict__[f"{'database' if part == 'postgres' else part}_url"]
-        return runtime.configured_url(settings, part) or f"embedded {part}"
+        return embedded.configured_url(settings, part) or f"embedded {part}"
 
     if module.startswith(("psycopg", "sqlalchemy")) and type(exc).__name__ in (
             "OperationalError", "InterfaceError", "PoolTimeout"):
-        return runtime.unavailable("postgres", url_of("postgres"), exc)
+        return embedded.unavailable("postgres", url_of("postgres"), exc)
     if module.startswith("redis") and type(exc).__name__ in ("ConnectionError", "TimeoutError", "BusyLoadingError"):
-        return runtime.unavailable("redis", url_of("redis"), exc)
-    if module.startswith("neo4j") and type(exc).__name__ in ("ServiceUnavailable", "SessionExpired"):
-        return runtime.unavailable("graph", url_of("graph"), exc)
+        return embedded.unavailable("redis", url_of("redis"), exc)
+    from .adapters.graph import GraphUnavailable
+
+    if isinstance(exc, GraphUnavailable) or (
+            module.startswith("neo4j") and type(exc).__name__ in ("ServiceUnavailable", "SessionExpired")):
+        return embedded.unavailable("graph", url_of("graph"), exc)
     return None

@@ -28,14 +28,14 @@ def data_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def services(data_dir):
     """Start (or reach) PostgreSQL, Redis and the graph once; stop the embedded ones at the end."""
-    from core import migrations, runtime
+    from core import embedded
     from core.config import get_settings
 
     settings = get_settings()
-    runtime.up(settings)
-    migrations.upgrade(runtime.ensure(settings, "postgres"))  # external servers are migrated here
+    embedded.up(settings)
+    embedded.prepare_database(settings)  # external servers are migrated here
     yield settings
-    runtime.down(settings)
+    embedded.purge(settings)
 
 
 TABLES = ("idempotency_keys", "events", "signing_keys", "durable_tasks", "grey_transitions", "grey_entries",
@@ -47,11 +47,16 @@ TABLES = ("idempotency_keys", "events", "signing_keys", "durable_tasks", "grey_t
 @pytest.fixture
 def ctx(services):
     """A fresh world: empty tables and Redis, and a Context on them."""
+    import psycopg
+
+    from core import audit, embedded
     from core.context import Context
 
+    audit.wait_pending()  # a checkpoint the previous test's commits started writes into its own world
     context = Context(services, pool_size=8)
-    with context.db.connection() as conn:
-        # Replica mode silences the append-only triggers for this cleanup only.
+    # As the superuser: the application's own role may neither truncate nor silence the append-only
+    # triggers (replica mode does, for this cleanup only).
+    with psycopg.connect(embedded.superuser_url(services), autocommit=True) as conn:
         conn.execute("SET session_replication_role = replica")
         conn.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
         conn.execute("SET session_replication_role = DEFAULT")
@@ -71,9 +76,9 @@ def superuser(ctx):
     import psycopg
     from psycopg.rows import dict_row
 
-    from core import runtime
+    from core import embedded
 
-    with psycopg.connect(runtime.superuser_url(ctx.settings), autocommit=True, row_factory=dict_row) as conn:
+    with psycopg.connect(embedded.superuser_url(ctx.settings), autocommit=True, row_factory=dict_row) as conn:
         def run(sql: str, params=None):
             cursor = conn.execute(sql, params)
             return cursor.fetchall() if cursor.description else None

@@ -1,15 +1,46 @@
-"""The registry mirrored into the graph over Bolt (DESIGN §9): idempotent sync, supersede links,
-contradictions on one subject, and requests kept small enough for the embedded server."""
+"""The registry mirrored into the graph: idempotent sync, supersede links, contradictions on one
+subject, and requests kept small. Every test runs through both adapters: FalkorDB's own protocol
+(the embedded graph) and Bolt (the neo4j driver), the latter against a Bolt-enabled FalkorDB
+started only for these tests (FalkorDB's Bolt port listens on every interface without asking for
+a password, which is why the embedded graph never opens one)."""
 from __future__ import annotations
+
+import subprocess
+import time
 
 import pytest
 
-from core.adapters.graph import MAX_STRING, Graph, GraphRequestTooLarge
+from core.adapters.graph import MAX_STRING, BoltGraph, FalkorGraph, GraphRequestTooLarge, GraphUnavailable, connect
 from core.services import graph_sync, registry, validation
 
 
-@pytest.fixture
-def graph(ctx):
+@pytest.fixture(scope="module")
+def bolt_url(services, tmp_path_factory):
+    """A throwaway FalkorDB with its Bolt port, for the Bolt adapter's compatibility run."""
+    from core.embedded import common, redis as embedded_redis
+
+    workdir = tmp_path_factory.mktemp("bolt-graph")
+    port = common.free_port(28379)
+    bolt = common.free_port(28687, {port})
+    binaries = embedded_redis.bin_dir()
+    subprocess.run([str(binaries / "redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--daemonize", "yes",
+                    "--dir", str(workdir), "--pidfile", str(workdir / "server.pid"), "--save", "",
+                    "--logfile", str(workdir / "server.log"),
+                    "--loadmodule", str(binaries / "falkordb.so"), "BOLT_PORT", str(bolt)], check=True)
+    url = f"bolt://127.0.0.1:{bolt}"
+    deadline = time.monotonic() + 15
+    while not common.answers_tcp(bolt) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield url
+    common.stop_pid(int((workdir / "server.pid").read_text()), "redis-server")
+
+
+@pytest.fixture(params=["falkordb", "bolt"])
+def graph(request, ctx):
+    """The context's graph through one adapter, emptied."""
+    if request.param == "bolt":
+        ctx.__dict__["graph"] = BoltGraph(request.getfixturevalue("bolt_url"))
+    assert isinstance(ctx.graph, BoltGraph if request.param == "bolt" else FalkorGraph)
     ctx.graph.run("MATCH (n) DETACH DELETE n")
     return ctx.graph
 
@@ -71,12 +102,30 @@ def test_answers_on_one_subject_that_disagree_are_flagged_once(ctx, people, grap
                       "detail": "30 vs 14 day(s)", "status": "OPEN"}]
 
 
-def test_graph_connection_failure_is_a_clear_503(ctx):
+@pytest.mark.parametrize("url", ["bolt://127.0.0.1:9", "falkor://127.0.0.1:9"])
+def test_graph_connection_failure_is_a_clear_503(ctx, url):
     from core.context import service_error
 
-    graph = Graph("bolt://127.0.0.1:9", timeout=1)
-    with pytest.raises(Exception) as raised:
-        graph.ping()
-    graph.close()
+    with pytest.raises(GraphUnavailable) as raised:
+        graph = connect(url, timeout=1)
+        try:
+            graph.ping()
+        finally:
+            graph.close()
     error = service_error(raised.value, ctx)
     assert error is not None and error.status == 503 and "graph" in error.message
+
+
+def test_the_embedded_graph_is_falkordb_with_a_password_and_no_bolt_port(ctx):
+    import redis
+
+    from core.embedded import common
+
+    state = common.read_state(ctx.settings, "graph")
+    assert ctx.graph.protocol == "FalkorDB" and ctx.graph_url.startswith("falkor://")
+    assert "bolt_port" not in state
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        redis.Redis(port=state["port"]).ping()
+    listening = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
+    mine = [line for line in listening.splitlines() if f"pid={state['pid']}," in line]
+    assert mine and all("127.0.0.1:" in line.split()[3] for line in mine), mine

@@ -1,21 +1,35 @@
-"""The graph over Bolt (DESIGN §9), through the official neo4j driver.
+"""The graph: one small Cypher vocabulary over two protocols.
 
-Binding on every call, from what FalkorDB's experimental Bolt server survives: auto-commit
-statements only (an explicit transaction costs ~44 ms), each idempotent (MERGE); requests kept
-small (at most 20 rows per batch, every string property cut to 200 characters), because one
-request of more than a few KB crashed the server. The graph holds structure, never full texts.
+- FalkorDB's own protocol (the `falkordb` client), for the embedded graph and any FalkorDB server:
+  `falkor://[:password@]host:port[/graph]` (also `falkors://`, `redis://`, `rediss://`).
+- Bolt through the official `neo4j` driver, for Neo4j or any Bolt server: `bolt://…`, `neo4j://…`.
+
+Both run the same statements: auto-commit, each idempotent (MERGE), parameters for every value.
+Requests are kept small (at most 20 rows per batch, every string property cut to 200 characters):
+FalkorDB's experimental Bolt server crashed on requests over a few KB, and the graph holds structure,
+never full texts, so the same discipline costs nothing on the other protocol. Connection failures of
+either surface as `GraphUnavailable`, which the CLI turns into a 503 naming the graph.
 """
 from __future__ import annotations
 
 from typing import Any, Iterable
+from urllib.parse import unquote, urlsplit
 
 MAX_BATCH = 20
 MAX_STRING = 200
 MAX_REQUEST_BYTES = 3000
+GRAPH_NAME = "r2k"
+
+FALKOR_SCHEMES = ("falkor", "falkors", "redis", "rediss")
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
 class GraphRequestTooLarge(ValueError):
     pass
+
+
+class GraphUnavailable(ConnectionError):
+    """The graph server did not answer (either protocol)."""
 
 
 def short(value: Any) -> Any:
@@ -40,6 +54,56 @@ def batches(rows: Iterable[dict], size: int = MAX_BATCH) -> Iterable[list[dict]]
         yield batch
 
 
+def _checked(query: str, params: dict) -> dict:
+    """The parameters cut short; refuses a request too large for a Bolt server to survive."""
+    params = short(params)
+    size = len(query) + len(repr(params))
+    if size > MAX_REQUEST_BYTES:
+        raise GraphRequestTooLarge(f"graph request of ~{size} bytes exceeds {MAX_REQUEST_BYTES}: batch it")
+    return params
+
+
+class FalkorGraph:
+    """FalkorDB over its own protocol (Redis commands `GRAPH.QUERY`)."""
+
+    protocol = "FalkorDB"
+
+    def __init__(self, url: str, user: str | None = None, password: str | None = None, timeout: float = 5.0):
+        import redis
+        from falkordb import FalkorDB
+
+        parts = urlsplit(url)
+        self.url = url
+        name = parts.path.strip("/") or GRAPH_NAME
+        try:
+            self._db = FalkorDB(host=parts.hostname or "127.0.0.1", port=parts.port or 6379,
+                                username=user or (unquote(parts.username) if parts.username else None),
+                                password=password or (unquote(parts.password) if parts.password else None),
+                                ssl=parts.scheme in ("falkors", "rediss"), socket_timeout=timeout,
+                                socket_connect_timeout=timeout)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+            raise GraphUnavailable(str(exc)) from None
+        self._graph = self._db.select_graph(name)
+        self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+                        redis.exceptions.BusyLoadingError)
+
+    def run(self, query: str, **params: Any) -> list[dict]:
+        """One auto-commit statement; rows as dicts keyed by the RETURN names."""
+        params = _checked(query, params)
+        try:
+            result = self._graph.query(query, params)
+        except self._errors as exc:
+            raise GraphUnavailable(str(exc)) from None
+        names = [column[1] if isinstance(column, (list, tuple)) else column for column in result.header]
+        return [dict(zip(names, row)) for row in result.result_set]
+
+    def ping(self) -> None:
+        self.run("RETURN 1 AS ok")
+
+    def close(self) -> None:
+        self._db.connection.close()
+
+
 _patched = False
 
 
@@ -62,28 +126,47 @@ def _close_without_goodbye() -> None:
     _patched = True
 
 
-class Graph:
+class BoltGraph:
+    """Any Bolt server (Neo4j 5, FalkorDB's Bolt port) through the official neo4j driver."""
+
+    protocol = "Bolt"
+
     def __init__(self, url: str, user: str | None = None, password: str | None = None, timeout: float = 5.0):
         from neo4j import GraphDatabase
 
         _close_without_goodbye()
-        auth = (user, password) if user else None
+        auth = (user, password or "") if user else None
         self.url = url
         self._driver = GraphDatabase.driver(url, auth=auth, connection_timeout=timeout,
                                             connection_acquisition_timeout=timeout * 2,
                                             max_transaction_retry_time=0)
 
     def run(self, query: str, **params: Any) -> list[dict]:
-        """One auto-commit statement; refuses a request too large for the server to survive."""
-        params = short(params)
-        size = len(query) + len(repr(params))
-        if size > MAX_REQUEST_BYTES:
-            raise GraphRequestTooLarge(f"graph request of ~{size} bytes exceeds {MAX_REQUEST_BYTES}: batch it")
-        with self._driver.session() as session:
-            return session.run(query, params).data()
+        from neo4j.exceptions import ServiceUnavailable, SessionExpired
+
+        params = _checked(query, params)
+        try:
+            with self._driver.session() as session:
+                return session.run(query, params).data()
+        except (ServiceUnavailable, SessionExpired) as exc:
+            raise GraphUnavailable(str(exc)) from None
 
     def ping(self) -> None:
         self.run("RETURN 1 AS ok")
 
     def close(self) -> None:
         self._driver.close()
+
+
+def connect(url: str, user: str | None = None, password: str | None = None,
+            timeout: float = 5.0) -> FalkorGraph | BoltGraph:
+    """The adapter the URL's scheme names."""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme in BOLT_SCHEMES:
+        return BoltGraph(url, user, password, timeout)
+    if scheme in FALKOR_SCHEMES:
+        return FalkorGraph(url, user, password, timeout)
+    from ..errors import ServiceUnavailable
+
+    raise ServiceUnavailable(f"R2K_GRAPH_URL has an unknown scheme {scheme!r}: use falkor://host:port (FalkorDB) "
+                             f"or bolt://host:port (Neo4j, any Bolt server)")

@@ -24,9 +24,9 @@ def counts(ctx: Context) -> dict:
 
 def health(ctx: Context) -> dict:
     """Each service part, the LLM breaker and the live RQ workers; never raises."""
-    from .. import runtime
+    from .. import embedded
 
-    parts = [p.as_dict() for p in runtime.status(ctx.settings)]
+    parts = [p.as_dict() for p in embedded.status(ctx.settings)]
     extra: dict = {"breaker": None, "workers": None, "queues": None}
     try:
         from ..adapters import jobs

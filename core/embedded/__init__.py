@@ -1,0 +1,218 @@
+"""The embedded servers: start on first use, reuse from later commands, stop on demand.
+
+Three parts live in the data dir when their URL is not configured (`R2K_DATABASE_URL`,
+`R2K_REDIS_URL`, `R2K_GRAPH_URL`): PostgreSQL (`postgres.py`), and two `redis-server` processes,
+one for queues and one with FalkorDB for the graph (`redis.py`). Every one listens on 127.0.0.1
+only and requires a credential generated at its first start into the data dir.
+
+Each running part is described by `run/<part>.json` (pid, port; never a password). A command first
+reads that file and checks the pid is alive and is the right program (the fast path, no lock);
+otherwise it takes `run/services.lock` (an flock, so two commands starting together never start two
+servers), checks again, and starts the part, on the port it had before when that port is free.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Settings, mask_url
+from ..errors import ServiceUnavailable
+from . import common, postgres, redis
+from .common import run_dir  # noqa: F401 - part of this package's API
+
+PARTS = ("postgres", "redis", "graph")
+NAMES = {"postgres": "PostgreSQL", "redis": "Redis", "graph": "the graph"}
+ENV = {"postgres": "R2K_DATABASE_URL", "redis": "R2K_REDIS_URL", "graph": "R2K_GRAPH_URL"}
+
+
+@dataclass
+class PartStatus:
+    name: str
+    mode: str  # "embedded" or "external"
+    url: str | None  # never with its password
+    answers: bool
+    detail: str = ""
+    pid: int | None = None
+    credential: str = ""  # which credential is used, never the credential itself
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "mode": self.mode, "url": self.url, "answers": self.answers,
+                "detail": self.detail, "pid": self.pid, "credential": self.credential}
+
+
+def configured_url(settings: Settings, part: str) -> str | None:
+    return {"postgres": settings.database_url, "redis": settings.redis_url, "graph": settings.graph_url}[part]
+
+
+def _alive(state: dict | None) -> bool:
+    # A server started by an older r2k (no credential) is not ours to use: it is stopped and started again.
+    return bool(state) and state.get("secure") == 1 and common.process_is(state.get("pid"), state.get("program", ""))
+
+
+def _url(settings: Settings, part: str, state: dict) -> str:
+    if part == "postgres":
+        return postgres.url(settings, state, postgres.APP)
+    return redis.url(part, state, common.secret(settings, redis.SECRET[part]))
+
+
+def _running(settings: Settings, part: str) -> dict:
+    """The state of the embedded `part`, started (under the lock) when it is not running."""
+    state = common.read_state(settings, part)
+    if _alive(state):
+        return state
+    with common.services_lock(settings):
+        state = common.read_state(settings, part)
+        if _alive(state):
+            return state
+        common.tighten(common.data_dir(settings), skip={Path(settings.data_dir) / "postgres"})
+        if state and common.process_is(state.get("pid"), state.get("program", "")):
+            _stop(part, state)  # started by an older r2k, without a credential
+        previous = (state or {}).get("port")
+        if part == "postgres":
+            state = postgres.start(settings, prefer_port=previous)
+        else:
+            other = common.read_state(settings, "graph" if part == "redis" else "redis") or {}
+            taken = {other.get("port")} - {None}
+            state = redis.start(settings, part, taken, prefer_port=previous)
+        common.write_state(settings, part, state)
+        if part == "postgres":
+            prepare_database(settings)
+        return state
+
+
+def ensure(settings: Settings, part: str) -> str:
+    """The URL the application uses for `part`: the configured one, or the embedded server's
+    (started if needed), with the application's credential."""
+    return configured_url(settings, part) or _url(settings, part, _running(settings, part))
+
+
+def owner_url(settings: Settings) -> str:
+    """Who migrations run as: `R2K_DATABASE_OWNER_URL`, else the configured URL, else the embedded
+    database's owner role."""
+    if settings.database_url:
+        return settings.database_owner_url or settings.database_url
+    return postgres.url(settings, _running(settings, "postgres"), postgres.OWNER)
+
+
+def superuser_url(settings: Settings) -> str:
+    """The embedded cluster's superuser (for administration and for tests that play an insider with
+    database access); with a configured database, the owner URL. Never used on the request path."""
+    if settings.database_url:
+        return owner_url(settings)
+    return postgres.url(settings, _running(settings, "postgres"), postgres.SUPERUSER)
+
+
+def prepare_database(settings: Settings) -> None:
+    """Bring the database to the current schema as its owner; for the embedded one, grant the app
+    role what it needs on the tables the migrations made."""
+    from .. import migrations
+
+    url = owner_url(settings)
+    migrations.upgrade(url)
+    if not settings.database_url:
+        postgres.grant_app(url)
+
+
+def up(settings: Settings) -> list[PartStatus]:
+    for part in PARTS:
+        ensure(settings, part)
+    return status(settings)
+
+
+def _stop(part: str, state: dict) -> None:
+    if part == "postgres":
+        postgres.stop(state)
+    common.stop_pid(state.get("pid"), state.get("program", ""))
+
+
+def down(settings: Settings) -> list[dict]:
+    stopped = []
+    with common.services_lock(settings):
+        for part in PARTS:
+            if configured_url(settings, part):
+                continue
+            state = common.read_state(settings, part)
+            if state and common.process_is(state.get("pid"), state.get("program", "")):
+                _stop(part, state)
+                stopped.append(part)
+            common.state_path(settings, part).unlink(missing_ok=True)
+    return [{"name": p, "stopped": p in stopped} for p in PARTS]
+
+
+def purge(settings: Settings) -> None:
+    """Stop the embedded servers and remove what lives outside the data dir (a throwaway data dir)."""
+    down(settings)
+    postgres.purge(settings)
+
+
+def credential(settings: Settings, part: str) -> str:
+    """Which credential `part` is reached with, in words; never the credential itself."""
+    url = configured_url(settings, part)
+    if url:
+        from urllib.parse import urlsplit
+
+        try:
+            has_password = urlsplit(url).password is not None
+        except ValueError:
+            has_password = False
+        if part == "graph" and settings.graph_password:
+            has_password = True
+        return f"password from {ENV[part]}" if has_password else f"none in {ENV[part]}"
+    if part == "postgres":
+        return f"scram-sha-256 as {postgres.APP}, password in {common.secret_path(settings, postgres.SECRETS[postgres.APP])}"
+    return f"password in {common.secret_path(settings, redis.SECRET[part])}"
+
+
+def status(settings: Settings) -> list[PartStatus]:
+    """Each part, embedded or external, where it listens and whether it answers. Starts nothing."""
+    result = []
+    for part in PARTS:
+        url = configured_url(settings, part)
+        if url:
+            ok, detail = probe(part, url, settings)
+            result.append(PartStatus(part, "external", mask_url(url), ok, detail, credential=credential(settings, part)))
+            continue
+        state = common.read_state(settings, part)
+        if not _alive(state):
+            result.append(PartStatus(part, "embedded", None, False, "not running"))
+            continue
+        url = _url(settings, part, state)
+        ok, detail = probe(part, url, settings)
+        result.append(PartStatus(part, "embedded", mask_url(url), ok, detail, state.get("pid"),
+                                 credential(settings, part)))
+    return result
+
+
+def probe(part: str, url: str, settings: Settings, timeout: float = 2.0) -> tuple[bool, str]:
+    """Does the service at `url` answer a trivial request?"""
+    try:
+        if part == "postgres":
+            import psycopg
+
+            with psycopg.connect(url, connect_timeout=max(1, int(timeout))) as conn:
+                version = conn.execute("SHOW server_version").fetchone()[0]
+            return True, f"PostgreSQL {version}"
+        if part == "redis":
+            import redis as redis_py
+
+            client = redis_py.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+            try:
+                info = client.info("server")
+            finally:
+                client.close()
+            return True, f"Redis {info.get('redis_version', '?')}"
+        from ..adapters.graph import connect
+
+        graph = connect(url, settings.graph_user, settings.graph_password, timeout=timeout)
+        try:
+            graph.ping()
+        finally:
+            graph.close()
+        return True, graph.protocol
+    except Exception as exc:  # noqa: BLE001 - a probe reports what failed; it never raises
+        return False, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:200]
+
+
+def unavailable(part: str, url: str, exc: Exception) -> ServiceUnavailable:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return ServiceUnavailable(f"{NAMES[part]} at {mask_url(url)} does not answer: {reason}")

@@ -1,0 +1,343 @@
+"""The embedded PostgreSQL: a private cluster from the `pgserver` package's binaries (or the machine's
+own `initdb`/`pg_ctl`), on 127.0.0.1 only, every connection authenticated with scram-sha-256.
+
+Three roles, each with a password generated into the data dir's `secrets/`:
+
+- ``postgres``, the cluster's superuser: creates the other two and nothing else;
+- ``r2k_owner`` owns the database and its tables; migrations run as it;
+- ``r2k_app`` is what every command, workstation and worker connects as: neither superuser nor
+  owner, so it cannot disable the append-only triggers, run programs (`COPY … TO PROGRAM`) or
+  touch another database. It may read, insert and update the tables, and only insert into the
+  append-only ones.
+
+PostgreSQL never runs as root. Started by root, it runs as the system account ``r2k-postgres``, and
+its cluster lives under /var/lib/r2k-postgres, outside the data dir: the data dir stays 0700 and
+root's home is never opened to another account.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import ServiceUnavailable
+from . import common
+
+PORT_BASE = 25432
+DATABASE = "r2k"
+SUPERUSER, OWNER, APP = "postgres", "r2k_owner", "r2k_app"
+SECRETS = {SUPERUSER: "postgres-superuser", OWNER: "postgres-owner", APP: "postgres-app"}
+PROGRAM = "postgres"
+OS_ACCOUNT = "r2k-postgres"
+SYSTEM_BASE = Path("/var/lib/r2k-postgres")
+
+HBA_SECURE = ("# r2k: TCP on loopback only; every role signs in with its password (scram-sha-256).\n"
+              "host all all 127.0.0.1/32 scram-sha-256\n"
+              "host all all ::1/128 scram-sha-256\n")
+# Only for the first start of a cluster made by an older r2k, which trusted loopback: long enough to
+# give the superuser its password, then HBA_SECURE replaces it.
+HBA_LEGACY = "host all postgres 127.0.0.1/32 trust\n"
+
+
+# ----------------------------------------------------------------------------- where things are
+
+def bin_dir() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("pgserver")
+    if spec is not None and spec.submodule_search_locations:
+        pkg = Path(list(spec.submodule_search_locations)[0])
+        if (pkg / "pginstall" / "bin" / "pg_ctl").exists():
+            return pkg / "pginstall" / "bin"
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).resolve().parent
+    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"), reverse=True)
+    return candidates[0].parent if candidates else None
+
+
+def os_account() -> str | None:
+    """None when we are not root; else the system account PostgreSQL runs as (created if missing)."""
+    if os.geteuid() != 0:
+        return None
+    import pwd
+
+    try:
+        pwd.getpwnam(OS_ACCOUNT)
+        return OS_ACCOUNT
+    except KeyError:
+        pass
+    result = subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", str(SYSTEM_BASE),
+                             "--shell", "/usr/sbin/nologin", OS_ACCOUNT], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise ServiceUnavailable(
+            f"PostgreSQL never runs as root, and the system account {OS_ACCOUNT} could not be created "
+            f"({result.stderr.strip() or 'useradd failed'}): create it, run r2k as an ordinary user, or set "
+            f"R2K_DATABASE_URL")
+    return OS_ACCOUNT
+
+
+def cluster_dir(settings: Settings, account: str | None) -> Path:
+    """Where the cluster lives: in the data dir, or (run by root) under SYSTEM_BASE, recorded in the
+    data dir so a moved data dir keeps its cluster."""
+    if account is None:
+        return common.data_dir(settings) / "postgres"
+    pointer = common.data_dir(settings) / "postgres.cluster"
+    if pointer.exists():
+        return Path(pointer.read_text().strip())
+    key = hashlib.sha256(str(Path(settings.data_dir).resolve()).encode()).hexdigest()[:16]
+    path = SYSTEM_BASE / "clusters" / key
+    inside = common.data_dir(settings) / "postgres"
+    if (inside / "PG_VERSION").exists() and not path.exists():
+        # A cluster an older r2k kept inside the data dir, which the account could only reach
+        # by opening the data dir and its parents to everyone: moved out instead.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(inside), str(path))
+    common.write_private(pointer, str(path) + "\n")
+    return path
+
+
+def _run_as(account: str | None, args: list[str], **kwargs) -> subprocess.CompletedProcess:
+    if account:
+        import pwd
+
+        # Drop root's groups too: with gid 0 a root-owned directory could still be open to it.
+        kwargs.update(user=account, group=pwd.getpwnam(account).pw_gid, extra_groups=[])
+    return common.run_private(args, **kwargs)
+
+
+def _runnable_bin_dir(binaries: Path, account: str | None) -> Path:
+    """Binaries the account can run: where they are, or (a venv inside root's home, which it cannot
+    enter) a copy of the installation under SYSTEM_BASE, made once."""
+    if account is None or _run_as(account, [str(binaries / "postgres"), "--version"], cwd="/").returncode == 0:
+        return binaries
+    install = binaries.parent
+    key = hashlib.sha256(str(install).encode()).hexdigest()[:12]
+    target = SYSTEM_BASE / "pginstall" / key
+    if not (target / "bin" / "postgres").exists():
+        tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(install, tmp, symlinks=True)
+        for dirpath, dirnames, filenames in os.walk(tmp):  # public software: readable, never writable
+            os.chmod(dirpath, 0o755)
+            for name in filenames:
+                path = os.path.join(dirpath, name)
+                if not os.path.islink(path):
+                    os.chmod(path, 0o755 if os.access(path, os.X_OK) else 0o644)
+        os.replace(tmp, target)
+    return target / "bin"
+
+
+def _system_dirs(account: str) -> None:
+    """SYSTEM_BASE and its clusters/ are traversable, not listable; each cluster is its account's."""
+    for path, mode in ((SYSTEM_BASE, 0o711), (SYSTEM_BASE / "clusters", 0o711), (SYSTEM_BASE / "pginstall", 0o755)):
+        path.mkdir(parents=True, exist_ok=True)
+        path.chmod(mode)
+
+
+# ----------------------------------------------------------------------------- URLs
+
+def url(settings: Settings, state: dict, role: str, database: str = DATABASE) -> str:
+    password = common.secret(settings, SECRETS[role])
+    return f"postgresql://{role}:{password}@127.0.0.1:{state['port']}/{database}"
+
+
+# ----------------------------------------------------------------------------- start and stop
+
+def start(settings: Settings, prefer_port: int | None = None) -> dict:
+    binaries = bin_dir()
+    if binaries is None:
+        raise ServiceUnavailable(
+            "no embedded PostgreSQL: the pgserver package (Python < 3.13) is not installed and no "
+            "initdb/pg_ctl was found; set R2K_DATABASE_URL to a PostgreSQL server")
+    account = os_account()
+    if account:
+        _system_dirs(account)
+        binaries = _runnable_bin_dir(binaries, account)
+    pgdata = cluster_dir(settings, account)
+    pgdata.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if account:
+        shutil.chown(pgdata, account, account)
+    pgdata.chmod(0o700)
+    fresh = not (pgdata / "PG_VERSION").exists()
+    legacy = not fresh and not common.has_secret(settings, SECRETS[SUPERUSER])
+    passwords = {role: common.secret(settings, name) for role, name in SECRETS.items()}
+    if fresh:
+        _initdb(binaries, pgdata, account, passwords[SUPERUSER])
+    _write_hba(pgdata, account, HBA_LEGACY if legacy else HBA_SECURE)
+    _remove_stale_pidfile(pgdata)
+    port = _pg_ctl_start(binaries, pgdata, account, prefer_port)
+    state = {"pid": int((pgdata / "postmaster.pid").read_text().splitlines()[0]), "port": port,
+             "program": PROGRAM, "pgdata": str(pgdata), "bin_dir": str(binaries), "os_user": account, "secure": 1}
+    if legacy:
+        _give_superuser_its_password(port, passwords[SUPERUSER])
+        _write_hba(pgdata, account, HBA_SECURE)
+        _reload(settings, state)
+    _bootstrap(settings, state, passwords)
+    return state
+
+
+def _initdb(binaries: Path, pgdata: Path, account: str | None, superuser_password: str) -> None:
+    # initdb reads the superuser's password from a file the account can read, removed at once.
+    fd, pwfile = tempfile.mkstemp(prefix="r2k-pw-")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(superuser_password + "\n")
+        if account:
+            shutil.chown(pwfile, account, account)
+        result = _run_as(account, [str(binaries / "initdb"), "-D", str(pgdata), "-U", SUPERUSER, "--pwfile", pwfile,
+                                   "--auth=scram-sha-256", "--encoding=UTF8", "--locale=C"], cwd=str(pgdata))
+    finally:
+        os.unlink(pwfile)
+    if result.returncode != 0:
+        raise ServiceUnavailable(f"initdb failed in {pgdata}: {result.stderr.strip()[-500:]}")
+
+
+def _write_hba(pgdata: Path, account: str | None, text: str) -> None:
+    path = pgdata / "pg_hba.conf"
+    common.write_private(path, text)
+    if account:
+        shutil.chown(path, account, account)
+
+
+def _remove_stale_pidfile(pgdata: Path) -> None:
+    """A postmaster.pid whose process is gone (or is no longer postgres) is stale: remove it."""
+    pidfile = pgdata / "postmaster.pid"
+    if not pidfile.exists():
+        return
+    try:
+        stale_pid = int(pidfile.read_text().splitlines()[0])
+    except (ValueError, IndexError):
+        stale_pid = None
+    if not common.process_is(stale_pid, PROGRAM):
+        pidfile.unlink()
+
+
+def _pg_ctl_start(binaries: Path, pgdata: Path, account: str | None, prefer_port: int | None) -> int:
+    log = pgdata / "server.log"
+    tried: set[int] = set()
+    result = None
+    for _attempt in range(3):  # another program may take the free port between our check and its bind
+        port = prefer_port if prefer_port and prefer_port not in tried and common.port_free(prefer_port) \
+            else common.free_port(PORT_BASE, tried)
+        tried.add(port)
+        options = (f"-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' "
+                   f"-c password_encryption=scram-sha-256 -c max_connections=200 -c shared_buffers=128MB")
+        result = _run_as(account, [str(binaries / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "60",
+                                   "-o", options, "start"], cwd=str(pgdata))
+        if result.returncode == 0:
+            return port
+    tail = log.read_text(errors="replace")[-800:] if log.exists() else result.stderr
+    raise ServiceUnavailable(f"embedded PostgreSQL did not start: {tail.strip()}")
+
+
+def _connect(target: str, **kw):
+    import psycopg
+
+    return psycopg.connect(target, autocommit=True, connect_timeout=10, **kw)
+
+
+def _give_superuser_its_password(port: int, password: str) -> None:
+    from psycopg import sql
+
+    with _connect(f"postgresql://{SUPERUSER}@127.0.0.1:{port}/postgres") as conn:
+        conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(SUPERUSER), sql.Literal(password)))
+
+
+def _reload(settings: Settings, state: dict) -> None:
+    with _connect(url(settings, state, SUPERUSER, "postgres")) as conn:
+        conn.execute("SELECT pg_reload_conf()")
+
+
+def _bootstrap(settings: Settings, state: dict, passwords: dict[str, str]) -> None:
+    """The owner and app roles with their passwords, the database owned by the owner and open to
+    these two only. Idempotent: run at every start, so the roles always match the secrets files."""
+    from psycopg import sql
+
+    with _connect(url(settings, state, SUPERUSER, "postgres")) as conn:
+        for role in (OWNER, APP):
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+            conn.execute(sql.SQL("{} ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS "
+                                 "PASSWORD {}").format(sql.SQL("ALTER" if exists else "CREATE"), sql.Identifier(role),
+                                                       sql.Literal(passwords[role])))
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone():
+            conn.execute(sql.SQL("ALTER DATABASE {} OWNER TO {}").format(sql.Identifier(DATABASE), sql.Identifier(OWNER)))
+        else:
+            conn.execute(sql.SQL("CREATE DATABASE {} OWNER {} ENCODING 'UTF8' TEMPLATE template0").format(
+                sql.Identifier(DATABASE), sql.Identifier(OWNER)))
+        for database in (DATABASE, "postgres", "template1"):
+            conn.execute(sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(sql.Identifier(database)))
+        conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}, {}").format(
+            sql.Identifier(DATABASE), sql.Identifier(OWNER), sql.Identifier(APP)))
+    with _connect(url(settings, state, SUPERUSER)) as conn:
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        conn.execute(sql.SQL("ALTER SCHEMA public OWNER TO {}").format(sql.Identifier(OWNER)))
+        _hand_objects_to_owner(conn)
+
+
+def _hand_objects_to_owner(conn) -> None:
+    """Tables, sequences and functions a cluster made by an older r2k created as the superuser go to
+    the owner role (a fresh cluster has none)."""
+    from psycopg import sql
+
+    objects = conn.execute(
+        "SELECT 'TABLE' AS kind, c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND pg_get_userbyid(c.relowner) <> %s "
+        "UNION ALL SELECT 'SEQUENCE', c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'public' AND c.relkind = 'S' AND pg_get_userbyid(c.relowner) <> %s "
+        "UNION ALL SELECT 'FUNCTION', p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n "
+        "ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND pg_get_userbyid(p.proowner) <> %s",
+        (OWNER, OWNER, OWNER)).fetchall()
+    for kind, name in objects:
+        target = sql.SQL(name) if kind == "FUNCTION" else sql.Identifier(name)
+        conn.execute(sql.SQL("ALTER {} {} OWNER TO {}").format(sql.SQL(kind), target, sql.Identifier(OWNER)))
+
+
+GRANTS = """
+GRANT USAGE ON SCHEMA public TO {app};
+GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO {app};
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {app};
+ALTER DEFAULT PRIVILEGES FOR ROLE {owner} IN SCHEMA public GRANT SELECT, INSERT, UPDATE ON TABLES TO {app};
+ALTER DEFAULT PRIVILEGES FOR ROLE {owner} IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO {app};
+REVOKE INSERT, UPDATE ON alembic_version FROM {app};
+"""
+
+
+def grant_app(owner_url: str) -> None:
+    """After migrations (as the owner): what the app may do. Tables with an append-only trigger
+    (the event log, its keys and checkpoints) take inserts only, so the trigger is not the only guard."""
+    from psycopg import sql
+
+    with _connect(owner_url) as conn:
+        conn.execute(GRANTS.format(app=APP, owner=OWNER))
+        append_only = [r[0] for r in conn.execute(
+            "SELECT DISTINCT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "JOIN pg_proc p ON p.oid = t.tgfoid WHERE p.proname = 'r2k_refuse_change' AND NOT t.tgisinternal "
+            "AND t.tgtype & 16 <> 0").fetchall()]  # 16: the trigger fires on UPDATE
+        for table in append_only:
+            conn.execute(sql.SQL("REVOKE UPDATE ON {} FROM {}").format(sql.Identifier(table), sql.Identifier(APP)))
+        # The checkpoint writer's watermark takes a SHARE lock on the events as their owner; only
+        # the app may call it (its migration closes it to PUBLIC).
+        if conn.execute("SELECT to_regprocedure('r2k_events_watermark()')").fetchone()[0]:
+            conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION r2k_events_watermark() TO {}").format(sql.Identifier(APP)))
+
+
+def stop(state: dict) -> None:
+    pgdata, binaries = state.get("pgdata"), state.get("bin_dir")
+    if pgdata and binaries and Path(pgdata, "postmaster.pid").exists():
+        _run_as(state.get("os_user"), [str(Path(binaries) / "pg_ctl"), "-D", pgdata, "-m", "fast", "-w", "stop"],
+                cwd="/")
+
+
+def purge(settings: Settings) -> None:
+    """Remove a cluster kept outside the data dir (run by root); for throwaway data dirs (tests)."""
+    pointer = Path(settings.data_dir) / "postgres.cluster"
+    if pointer.exists():
+        path = Path(pointer.read_text().strip())
+        if path.parent == SYSTEM_BASE / "clusters":
+            shutil.rmtree(path, ignore_errors=True)
+        pointer.unlink()
