@@ -54,9 +54,12 @@ class Commands:
         sub.required = True
         return Commands(sub)
 
-    def command(self, name: str, help_text: str, handler: Callable, *, mutates: bool = False) -> argparse.ArgumentParser:
+    def command(self, name: str, help_text: str, handler: Callable, *, mutates: bool = False,
+                authority: str = "user", checks_schema: bool = True) -> argparse.ArgumentParser:
+        """A leaf command. `authority`: "user" (a known user, reads included), "admin", or "own"
+        (the handler checks, for commands that must also work before the database answers)."""
         parser = self._subparsers.add_parser(name, help=help_text, description=help_text, parents=[COMMON])
-        parser.set_defaults(handler=handler)
+        parser.set_defaults(handler=handler, authority=authority, checks_schema=checks_schema)
         if mutates:
             mutating(parser)
         return parser
@@ -87,7 +90,7 @@ class Cli:
         if self._ctx is None:
             from core.context import Context
 
-            self._ctx = Context()
+            self._ctx = Context(check_schema=getattr(self.args, "checks_schema", True))
         return self._ctx
 
     @property
@@ -96,11 +99,32 @@ class Cli:
 
     @property
     def actor(self):
+        """The acting user, a known one (403 otherwise); while no admin exists, the data dir's owner."""
         if self._actor is None:
             from core.services import users
 
-            self._actor = users.resolve(self.ctx, self.actor_name)
+            self._actor = users.acting(self.ctx, self.actor_name)
         return self._actor
+
+    def admin(self, what: str = "administer r2k"):
+        """The acting user, who must be an admin (403 otherwise)."""
+        from core.services import users
+
+        self._actor = users.acting(self.ctx, self.actor_name, admin=True, what=what)
+        return self._actor
+
+    def authorize(self) -> None:
+        """Every command acts as a known user, and administration as an admin, before it does anything."""
+        level = getattr(self.args, "authority", "user")
+        if level == "admin":
+            self.admin(f"run `r2k {' '.join(self.command_path())}`")
+        elif level == "user":
+            self.actor
+
+    def command_path(self) -> list[str]:
+        path = [self.args.command]
+        sub = getattr(self.args, f"{self.args.command}_command", None)
+        return path + ([sub] if sub else [])
 
     def opts(self) -> dict:
         """The mutating options every command accepts (§10)."""
@@ -130,6 +154,7 @@ def run(argv: list[str]) -> int:
         if getattr(args, "command", None) is None:
             raise InvalidInput("no command given: run `r2k --help`, or `r2k` alone for the workstation")
         cli = Cli(args)
+        cli.authorize()
         result = args.handler(cli, args)
         code = 0
         if isinstance(result, tuple):  # (result, exit code) for reports such as audit verify
@@ -163,6 +188,8 @@ def run(argv: list[str]) -> int:
         return 1
     finally:
         if cli is not None and cli._ctx is not None:
+            if "core.audit" in sys.modules:  # a checkpoint this command's commit started
+                sys.modules["core.audit"].wait_pending()
             cli._ctx.close()
 
 

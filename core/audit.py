@@ -432,17 +432,34 @@ def checkpoint_if_due(ctx) -> dict | None:
     return outcome.as_dict()
 
 
+_pending: threading.Thread | None = None
+
+
 def after_commit(ctx, count: int) -> None:
     """Database.on_events_committed: `count` events were committed. Looks whether a checkpoint is
     due at most once per CHECK_INTERVAL in a process (the first look at once, so a single command
-    checkpoints when due); the claim's fast path pays a clock read, not a query."""
-    global _last_check
+    checkpoints when due); the claim's fast path pays a clock read, not a query. The look, and the
+    checkpoint it may write (half a second at 100,000 chains), run in a thread of their own, so the
+    change that crossed the threshold returns at once; a command waits for it before it exits
+    (`wait_pending`)."""
+    global _last_check, _pending
     now = time.monotonic()
     with _state_lock:
         if _last_check is not None and now - _last_check < CHECK_INTERVAL:
             return
+        if _pending is not None and _pending.is_alive():
+            return
         _last_check = now
-    checkpoint_if_due(ctx)
+        _pending = threading.Thread(target=checkpoint_if_due, args=(ctx,), name="r2k audit checkpoint", daemon=True)
+        _pending.start()
+
+
+def wait_pending(timeout: float = 30.0) -> None:
+    """Let a checkpoint started after this process's last commit finish (a command about to exit)."""
+    with _state_lock:
+        pending = _pending
+    if pending is not None:
+        pending.join(timeout)
 
 
 # ----------------------------------------------------------------------------- checking

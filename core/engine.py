@@ -33,8 +33,12 @@ def check_needs(machine: Machine, m: Move, fields: dict) -> None:
 
 def check_who(machine: Machine, m: Move, actor: Actor, row: dict) -> None:
     if not m.who(actor, row):
-        label = f"{machine.name} {row['id']}" if row.get("id") is not None else f"a {machine.name}"
-        raise Forbidden(f"{actor.name} ({actor.role}) may not {m.action} {label}: only {m.who.description} may")
+        refuse(machine, m, actor, row)
+
+
+def refuse(machine: Machine, m: Move, actor: Actor, row: dict):
+    label = f"{machine.name} {row['id']}" if row.get("id") is not None else f"a {machine.name}"
+    raise Forbidden(f"{actor.name} ({actor.role}) may not {m.action} {label}: only {m.who.description} may")
 
 
 # The head (last seq and hash) of each selected row's event chain, in the same snapshot as the row.
@@ -93,10 +97,22 @@ def check_version(machine: Machine, row: dict, expected_version: int | None) -> 
                        f"someone changed it first; reload and try again")
 
 
+def check_standing(machine: Machine, action: str, actor: Actor, row: dict) -> None:
+    """Authority first: an actor whom no move of `action` could ever allow on this entity (role,
+    Horn type) is refused before its version or state is looked at, so a 409 or 422 never tells
+    them anything about it."""
+    moves = machine.moves_of(action)
+    if moves and not any(m.who.stands(actor, row) for m in moves):
+        refuse(machine, moves[0], actor, row)
+
+
 def plan(machine: Machine, row: dict, action: str, actor: Actor, fields: dict | None = None,
          expected_version: int | None = None) -> Move:
-    """Every check of `apply`, without writing: the move that would be made."""
+    """Every check of `apply`, without writing: the move that would be made. In this order:
+    authority (403), version (409), state (422), the move's own rule of who (403), fields (400),
+    guard (422)."""
     fields = fields or {}
+    check_standing(machine, action, actor, row)
     check_version(machine, row, expected_version)
     m = machine.find(action, row[machine.column], row["id"])
     check_who(machine, m, actor, row)

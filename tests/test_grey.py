@@ -48,8 +48,8 @@ def test_triage_walk_with_history(ctx, people):
     assert (assigned["state"], assigned["assignee"], assigned["notes"]) == ("UnderReview", "sam", "taking it")
     assert r2k_json("--as", "sam", "grey", "escalate", eid, "--reason", "security relevant")["state"] == "Escalated"
     assert r2k_json("--as", "root", "grey", "deescalate", eid)["state"] == "UnderReview"
-    rejected = r2k_json("--as", "sam", "grey", "reject", eid, "--reason", "not actionable", "--by", "sam")
-    assert (rejected["state"], rejected["rejected_by"]) == ("Rejected", "sam")
+    rejected = r2k_json("--as", "sam", "grey", "reject", eid, "--reason", "not actionable")
+    assert (rejected["state"], rejected["rejected_by"]) == ("Rejected", "sam")  # who acts is who rejected
     assert r2k_json("--as", "sam", "grey", "reopen", eid, "--reason", "new evidence")["state"] == "Pending"
     assert r2k_json("--as", "sam", "grey", "dismiss", eid, "--reason", "duplicate")["state"] == "Dismissed"
     assert r2k_json("--as", "sam", "grey", "reopen", eid)["state"] == "Pending"  # from Dismissed, no reason needed
@@ -73,7 +73,8 @@ def test_triage_walk_with_history(ctx, people):
     ([], ["assign", "{id}", "--assignee", "  "], 6, "assignee"),
     ([], ["assign", "{id}", "--assignee", "ghost"], 6, "not a known user"),
     ([("assign", {"assignee": "sam"})], ["escalate", "{id}", "--reason", " "], 6, "reason"),
-    ([("assign", {"assignee": "sam"})], ["reject", "{id}", "--reason", "x", "--by", " "], 6, "rejected_by"),
+    ([("assign", {"assignee": "sam"})], ["reject", "{id}", "--reason", "x", "--by", "mallory"], 6,
+     "unrecognized arguments: --by"),
     ([("assign", {"assignee": "sam"}), ("reject", {"reason": "x", "rejected_by": "sam"})],
      ["reopen", "{id}"], 6, "reason"),
     ([], ["escalate", "{id}", "--reason", "why"], 5, "Pending"),
@@ -90,6 +91,14 @@ def test_bad_moves_and_missing_requirements_change_nothing(ctx, people, setup, a
     assert result.returncode == code, result.stderr
     assert words in error_of(result)["message"]
     assert (grey.get(ctx, entry["id"]), grey.history(ctx, entry["id"])) == before
+
+
+def test_rejected_by_is_the_acting_user_whatever_a_caller_passes(ctx, people):
+    entry = new_entry(ctx, people)
+    grey.transition(ctx, people["sam"], entry["id"], "assign", assignee="sam")
+    rejected = grey.transition(ctx, people["root"], entry["id"], "reject", reason="noise", rejected_by="mallory")
+    assert rejected["rejected_by"] == "root"
+    assert grey.history(ctx, entry["id"])[-1]["actor"] == "root"
 
 
 def test_validators_do_not_triage(ctx, people):

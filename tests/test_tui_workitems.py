@@ -178,8 +178,8 @@ async def test_close_and_the_core_refusals_in_place(ctx, people):
         await after(pilot, "'close' is not allowed")
 
 
-async def test_new_item_and_a_validator_refused(ctx, people):
-    app = make_app(ctx, "alice")
+async def test_a_specialist_creates_an_item_and_queues_it(ctx, people):
+    app = make_app(ctx, "sam")
     async with app.run_test(size=(140, 45)) as pilot:
         await open_items(pilot)
         assert "No work items yet" in text_of(app, "#wi-detail")
@@ -193,10 +193,22 @@ async def test_new_item_and_a_validator_refused(ctx, people):
         await pilot.press("g")
         await after(pilot, "queued for generation")
 
-        await pilot.press("c")  # closing is for specialists: the 403 in place
+
+async def test_an_item_without_a_horn_type_is_for_specialists(ctx, people):
+    workitems.create(ctx, people["sam"], "Why?")
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_items(pilot)
+        await wait_for(pilot, lambda: app.screen.item is not None, what="the item's detail")
+        # An item without a Horn type is for specialists: a validator's keys get the 403 in place.
+        await pilot.press("c")
         said = await after(pilot, "Not allowed")
         assert "specialist" in said
+        await pilot.press("n")
+        await answer_modal(pilot, "Mine?")
+        await after(pilot, "Not allowed")
         assert workitems.get(ctx, 1)["state"] == "NEW"
+        assert len(workitems.list_items(ctx)) == 1
 
 
 async def test_breaker_and_workers_in_view(ctx, people):

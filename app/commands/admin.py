@@ -7,15 +7,17 @@ from ..output import Table, Text
 def register(commands) -> None:
     services = commands.group("services", "manage the embedded services (PostgreSQL, Redis, graph)")
     services.command("up", "start every embedded service that no R2K_*_URL replaces", services_up)
-    services.command("down", "stop the embedded services", services_down)
-    services.command("status", "each service, embedded or external, where it listens, whether it answers",
-                     services_status)
+    services.command("down", "stop the embedded services (an admin)", services_down, authority="admin")
+    services.command("status", "each service, embedded or external, where it listens, whether it answers, "
+                     "and which credential it is reached with", services_status, authority="own")
 
     db = commands.group("db", "the database schema")
-    db.command("upgrade", "apply the schema migrations (Alembic) up to the newest", db_upgrade)
+    db.command("upgrade", "apply the schema migrations (Alembic) up to the newest (an admin)", db_upgrade,
+               authority="admin", checks_schema=False)
 
     users = commands.group("users", "users and their authority (local administration)")
-    add = users.command("add", "add a user", users_add, mutates=True)
+    add = users.command("add", "add a user (an admin; while no admin exists, the data dir's owner)", users_add,
+                        mutates=True, authority="admin")
     add.add_argument("name", help="the user's name, as given to --as or R2K_USER")
     add.add_argument("--role", required=True, choices=["validator", "specialist", "admin"],
                      help="validator (reviews candidates), specialist (grey queue, work items) or admin")
@@ -43,27 +45,29 @@ def _status_rows(parts) -> list[dict]:
 
 
 def services_up(cli, args):
-    from core import runtime
+    from core import embedded
 
-    runtime.up(cli.ctx.settings)
+    embedded.up(cli.ctx.settings)
     return services_status(cli, args)
 
 
 def services_down(cli, args):
-    from core import runtime
+    from core import embedded
 
-    return Table(runtime.down(cli.ctx.settings), ["name", "stopped"])
+    return Table(embedded.down(cli.ctx.settings), ["name", "stopped"])
 
 
 def services_status(cli, args):
-    from core import runtime
+    from core import embedded
 
-    rows = _status_rows(runtime.status(cli.ctx.settings))
+    rows = _status_rows(embedded.status(cli.ctx.settings))
+    if next(r["answers"] for r in rows if r["name"] == "postgres"):
+        cli.actor  # a known user, once the database can tell; a server that is down is the operator's to see
     redis_answers = next(r["answers"] for r in rows if r["name"] == "redis")
     breaker = _breaker_row(cli) if redis_answers else None  # status never starts a service
     if breaker:
         rows.append(breaker)
-    return Table(rows, ["name", "mode", "url", "answers", "detail"])
+    return Table(rows, ["name", "mode", "url", "answers", "credential", "detail"])
 
 
 def _breaker_row(cli) -> dict | None:
@@ -93,8 +97,7 @@ def users_add(cli, args):
     from core.services import users
 
     horns = [h for h in args.horn_types.split(",") if h.strip()]
-    return users.add(cli.ctx, args.name, args.role, horns, by=cli.actor_name,
-                     idempotency_key=args.idempotency_key)
+    return users.add(cli.ctx, args.name, args.role, horns, by=cli.actor, idempotency_key=args.idempotency_key)
 
 
 def users_list(cli, args):

@@ -38,10 +38,9 @@ def register(commands) -> None:
             p.add_argument("--reason", required=True, help="why, in words the next reader understands")
         elif reason is None:
             p.add_argument("--reason", help="why (kept in the entry's history)")
-    p = g.command("reject", "reject as invalid or not actionable", move, mutates=True)
+    p = g.command("reject", "reject as invalid or not actionable (recorded as rejected by you)", move, mutates=True)
     p.add_argument("id", help="the entry's id")
     p.add_argument("--reason", required=True, help="why it is invalid or not actionable")
-    p.add_argument("--by", dest="rejected_by", required=True, metavar="USER", help="who decided to reject it")
     p = g.command("resolve", "resolve: the evidence is now sufficient", move, mutates=True)
     p.add_argument("id", help="the entry's id")
     p.add_argument("--resolution", help="what settled it")
@@ -74,6 +73,6 @@ def read(cli, args):
 def move(cli, args):
     from core.services import grey
 
-    fields = {k: getattr(args, k) for k in ("assignee", "notes", "reason", "rejected_by", "resolution")
+    fields = {k: getattr(args, k) for k in ("assignee", "notes", "reason", "resolution")
               if getattr(args, k, None) is not None}
     return grey.transition(cli.ctx, cli.actor, args.id, args.grey_command, **fields, **cli.opts())

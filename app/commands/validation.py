@@ -11,8 +11,9 @@ HISTORY_COLUMNS = ["seq", "action", "from", "to", "actor", "at", "reason"]
 
 
 def register(commands) -> None:
-    demo = commands.command("demo", "load the demo corpus and users (idempotent), then open the workstation",
-                            demo_cmd)
+    demo = commands.command("demo", "load the demo corpus and users (idempotent; loading needs an admin, or "
+                            "the data dir's owner while no admin exists), then open the workstation", demo_cmd,
+                            authority="own")
     demo.add_argument("--no-tui", action="store_true", help="only load; do not open the workstation")
 
     ingest = commands.command("ingest", "ingest Markdown, plain-text and JSON Lines files or folders",
@@ -61,9 +62,11 @@ def register(commands) -> None:
 
 
 def demo_cmd(cli, args):
-    from core.demo import load
+    from core.demo import load, loaded
 
-    summary = load(cli.ctx, by=cli.actor_name)
+    # Loading adds users and documents: an admin's job. Once loaded, a rerun only opens the workstation.
+    by = cli.actor if loaded(cli.ctx) else cli.admin("load the demo")
+    summary = load(cli.ctx, by=by)
     user = getattr(args, "as_user", None) or summary["users"][0]["name"]
     if args.no_tui:
         people = ", ".join(f"{u['name']} ({u['role']}{': ' + ', '.join(u['horn_types']) if u['horn_types'] else ''})"

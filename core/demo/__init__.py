@@ -15,8 +15,24 @@ def demo_users() -> list[dict]:
     return json.loads((HERE / "users.json").read_text())
 
 
-def load(ctx: Context, by: str = "demo") -> dict:
-    """Add the demo users and ingest the corpus; running it again adds nothing."""
+def _corpus_hashes() -> set[str]:
+    import hashlib
+
+    return {hashlib.sha256(path.read_bytes()).hexdigest() for path in CORPUS.iterdir() if path.is_file()}
+
+
+def loaded(ctx: Context) -> bool:
+    """Whether every demo user and document is there already (then `load` adds nothing)."""
+    with ctx.db.read() as tx:
+        users = {r["name"] for r in tx.all("SELECT name FROM users WHERE name = ANY(%s)",
+                                           ([u["name"] for u in demo_users()],))}
+        hashes = {r["content_hash"] for r in tx.all("SELECT content_hash FROM source_documents "
+                                                    "WHERE content_hash = ANY(%s)", (list(_corpus_hashes()),))}
+    return len(users) == len(demo_users()) and hashes == _corpus_hashes()
+
+
+def load(ctx: Context, by: Actor) -> dict:
+    """Add the demo users and ingest the corpus, as `by` (an admin); running it again adds nothing."""
     from ..services import ingest, users
 
     added = []
@@ -26,5 +42,5 @@ def load(ctx: Context, by: str = "demo") -> dict:
         if user["name"] not in existing:
             users.add(ctx, user["name"], user["role"], user["horn_types"], by=by)
             added.append(user["name"])
-    summary = ingest.ingest(ctx, Actor("root", "admin"), [CORPUS])
+    summary = ingest.ingest(ctx, by, [CORPUS])
     return {"users": demo_users(), "users_added": added, "ingest": summary}

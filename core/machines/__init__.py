@@ -16,29 +16,49 @@ NEW: frozenset[str] = frozenset()  # the source of a creation move: the entity d
 
 @dataclass(frozen=True)
 class Who:
-    """Who may make a move: a name for messages and a predicate over (actor, row)."""
+    """Who may make a move: a name for messages and a predicate over (actor, row).
+
+    `standing` is the part that does not depend on the entity's state (role and Horn-type
+    authority): the engine checks it before anything else, so someone without authority learns
+    nothing about an entity from a 422 that names its state. By default it is the predicate itself;
+    a rule that also looks at the row's state-dependent columns (who claimed it) names its standing.
+    """
 
     description: str
     allows: Callable[[Actor, dict], bool]
+    standing: Callable[[Actor, dict], bool] | None = None
 
     def __call__(self, actor: Actor, row: dict) -> bool:
         return self.allows(actor, row)
+
+    def stands(self, actor: Actor, row: dict) -> bool:
+        return (self.standing or self.allows)(actor, row)
 
 
 def _horn_authority(actor: Actor, row: dict) -> bool:
     return actor.is_system or actor.holds(row.get("horn_type"))
 
 
+def _holds(actor: Actor, row: dict) -> bool:
+    return actor.holds(row.get("horn_type"))
+
+
+def _horn_or_specialist(actor: Actor, row: dict) -> bool:
+    return actor.is_system or actor.role in ("specialist", "admin") or actor.holds(row.get("horn_type"))
+
+
 # The roles of DESIGN §4. The system actor (workers, sweepers) is named where it may act.
 class WHO:
     SYSTEM = Who("the system", lambda a, r: a.is_system)
     HORN_AUTHORITY = Who("a validator with authority for its Horn type", _horn_authority)
-    CLAIMANT = Who("the validator who claimed it", lambda a, r: a.name == r.get("claimed_by"))
+    CLAIMANT = Who("the validator who claimed it", lambda a, r: a.name == r.get("claimed_by"), standing=_holds)
     CLAIMANT_OR_SYSTEM = Who("the validator who claimed it, or the system when the lease expires",
-                             lambda a, r: a.is_system or a.name == r.get("claimed_by"))
+                             lambda a, r: a.is_system or a.name == r.get("claimed_by"), standing=_horn_authority)
     SYSTEM_OR_SPECIALIST = Who("a specialist, an admin or the system",
                                lambda a, r: a.is_system or a.role in ("specialist", "admin"))
     SYSTEM_OR_VALIDATOR = Who("the system or a validator with authority for its Horn type", _horn_authority)
+    HORN_AUTHORITY_OR_SPECIALIST = Who("a validator with authority for its Horn type, a specialist or an admin",
+                                       _horn_or_specialist)
     VALIDATOR_OR_ADMIN = Who("a validator with authority for its Horn type, or an admin",
                              lambda a, r: a.role == "admin" or (a.role == "validator" and a.holds(r.get("horn_type"))))
     ANY_USER = Who("any known user", lambda a, r: True)
@@ -103,6 +123,10 @@ class Machine:
         if found is None:
             raise ValueError(f"{self.name} has no creation move {action!r}")
         return found
+
+    def moves_of(self, action: str) -> list[Move]:
+        """Every move named `action`, whatever state it leaves from."""
+        return [m for m in self.moves if m.action == action and m.sources]
 
     def find(self, action: str, state: str, entity_id=None) -> Move:
         found = self._index.get((action, state))

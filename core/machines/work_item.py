@@ -10,14 +10,14 @@ CIRCUIT_OPEN = "LLM circuit open"
 
 WORK_ITEM = Machine("work_item", "work_items", "state", [
     # action      from                                            to                    who                        needs
-    move("create",   NEW,                                          "NEW",                WHO.ANY_USER,              needs=("question",)),
+    move("create",   NEW,                                          "NEW",                WHO.HORN_AUTHORITY_OR_SPECIALIST, needs=("question",)),
     move("generate", "NEW",                                        "GENERATING",         WHO.SYSTEM),
-    move("rework",   "NEEDS_REWORK",                               "GENERATING",         WHO.ANY_USER,              needs=("reason",)),
+    move("rework",   "NEEDS_REWORK",                               "GENERATING",         WHO.HORN_AUTHORITY_OR_SPECIALIST, needs=("reason",)),
     move("generated", "GENERATING",                                "PENDING_VALIDATION", WHO.SYSTEM),
     move("classify", "PENDING_VALIDATION",                         "IN_CLASSIFICATION",  WHO.SYSTEM),
     move("ready",    {"PENDING_VALIDATION", "IN_CLASSIFICATION"},  "READY_FOR_REVIEW",   WHO.SYSTEM),
     move("validate", "READY_FOR_REVIEW",                           "VALIDATED",          WHO.SYSTEM),
     move("reject",   "READY_FOR_REVIEW",                           "NEEDS_REWORK",       WHO.SYSTEM,                needs=("reason",)),
     move("escalate", {"GENERATING", "READY_FOR_REVIEW"},           "ESCALATED",          WHO.SYSTEM,                needs=("reason",)),
-    move("close",    {"NEW", "VALIDATED", "NEEDS_REWORK", "ESCALATED"}, "CLOSED",        WHO.SYSTEM_OR_SPECIALIST),
+    move("close",    {"NEW", "VALIDATED", "NEEDS_REWORK", "ESCALATED"}, "CLOSED",        WHO.HORN_AUTHORITY_OR_SPECIALIST),
 ], terminal=frozenset({"CLOSED"}))

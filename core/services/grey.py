@@ -116,6 +116,8 @@ def transition(ctx: Context, actor: Actor, entry_id, action: str, *, expected_ve
     if action not in _WRITES:
         raise InvalidInput(f"unknown grey action {action!r}: expected one of {', '.join(sorted(_WRITES))}")
     fields = {k: v for k, v in fields.items() if v is not None}
+    if action == "reject":
+        fields["rejected_by"] = actor.name  # who rejects is whoever acts, never a name they type
 
     def work(tx):
         entry = engine.lock(tx, GREY, parse_id(entry_id, "grey entry"))

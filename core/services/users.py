@@ -1,20 +1,24 @@
 """Users and their authority (DESIGN §4). `users` commands are local administration."""
 from __future__ import annotations
 
+import os
 import re
 
 from .. import engine
 from ..adapters.postgres import public_row
 from ..context import Context
-from ..domain import HORN_TYPES, ROLES, Actor, parse_horn_type
+from ..domain import HORN_TYPES, ROLES, SYSTEM, Actor, parse_horn_type
 from ..errors import Conflict, Forbidden, InvalidInput
 from . import mutate
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 
-def add(ctx: Context, name: str, role: str, horn_types: list[str] | None = None, *, by: str = "admin",
+def add(ctx: Context, name: str, role: str, horn_types: list[str] | None = None, *, by: Actor = SYSTEM,
         idempotency_key: str | None = None) -> dict:
+    """Add a user. Only an admin (or the system, for set-up code) may."""
+    if not (by.is_system or by.role == "admin"):
+        raise Forbidden(f"{by.name} ({by.role}) may not add users: only an admin may")
     name = (name or "").strip()
     if not NAME.match(name):
         raise InvalidInput(f"user name {name!r} must be 1–64 letters, digits, '.', '_', '@' or '-'")
@@ -25,15 +29,14 @@ def add(ctx: Context, name: str, role: str, horn_types: list[str] | None = None,
         raise InvalidInput("a validator needs --horn-types (for example FACT,RULE)")
     if role != "validator" and horns:
         raise InvalidInput(f"only validators hold Horn-type authority; a {role} takes no --horn-types")
-    actor = Actor(by, "local")
 
     def work(tx):
         if tx.one("SELECT 1 FROM users WHERE name = %s", (name,)):
             raise Conflict(f"user {name} already exists")
         return public_row(engine.record(tx, "user", "users", {"name": name, "role": role, "horn_types": horns},
-                                        actor, event_type="user_added"))
+                                        by, event_type="user_added"))
 
-    return mutate(ctx, actor, "users.add", {"name": name, "role": role, "horn_types": horns}, work,
+    return mutate(ctx, by, "users.add", {"name": name, "role": role, "horn_types": horns}, work,
                   idempotency_key=idempotency_key)
 
 
@@ -50,3 +53,31 @@ def resolve(ctx: Context, name: str | None) -> Actor:
     if row is None:
         raise Forbidden(f"unknown user {name!r}: an admin adds users with `r2k users add NAME --role ROLE`")
     return Actor(row["name"], row["role"], frozenset(row["horn_types"] or []))
+
+
+def admin_exists(ctx: Context) -> bool:
+    with ctx.db.read() as tx:
+        return tx.one("SELECT 1 FROM users WHERE role = 'admin' LIMIT 1") is not None
+
+
+def owns_data_dir(ctx: Context) -> bool:
+    """Is this process the OS account that owns the data dir (and so holds its credentials)?"""
+    try:
+        return os.stat(ctx.settings.data_dir).st_uid == os.geteuid()
+    except OSError:
+        return False
+
+
+def acting(ctx: Context, name: str | None, *, admin: bool = False, what: str = "administer r2k") -> Actor:
+    """The acting user for a command, with `admin=True` an admin. While no admin exists, the OS
+    account that owns the data dir administers it (that is how the first admin gets added); anyone
+    else gets the 403 of an unknown user."""
+    try:
+        actor = resolve(ctx, name)
+    except Forbidden:
+        if owns_data_dir(ctx) and not admin_exists(ctx):
+            return Actor((name or "").strip() or "operator", "admin")
+        raise
+    if admin and actor.role != "admin":
+        raise Forbidden(f"{actor.name} ({actor.role}) may not {what}: only an admin may")
+    return actor

@@ -18,7 +18,7 @@ from ..adapters.postgres import Tx, public_row
 from ..adapters.redis_queues import EPOCH_KEY, IndexLost, ValidationQueue
 from ..context import CHANNEL, Context, notice
 from ..domain import HORN_TYPES, SYSTEM, Actor, parse_horn_type
-from ..errors import Forbidden, InvalidInput, NotFound
+from ..errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..events import now
 from ..machines.candidate import CANDIDATE
 from . import event_history, fetch, mutate, parse_id
@@ -254,6 +254,10 @@ def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: 
     def work(tx):
         row = engine.lock(tx, CANDIDATE, candidate_id)
         fields = {"revised_text": text, "reason": reason}
+        # Authority, version and state first (403, 409, 422), then whether the claim still holds.
+        engine.plan(CANDIDATE, row, action, actor, {k: v for k, v in fields.items() if v is not None},
+                    expected_version)
+        check_lease(row)
         changes = {"claimed_by": None, "lease_expires_at": None}
         if action == "revise" and text is not None:
             changes["text"] = text.strip()
@@ -288,6 +292,15 @@ def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: 
                   {"id": parse_id(candidate_id, "candidate"), "text": text, "reason": reason,
                    "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
+
+
+def check_lease(row: dict) -> None:
+    """A decision needs a claim that still holds: once its lease ran out, the candidate belongs back
+    in its queue (the sweep releases it), and another validator may already be about to claim it."""
+    expires = row.get("lease_expires_at")
+    if row["state"] == "IN_REVIEW" and expires is not None and expires <= now():
+        raise Conflict(f"your claim on candidate {row['id']} expired at {expires:%Y-%m-%d %H:%M:%S %Z}: "
+                       f"nothing was decided; claim it again to decide it")
 
 
 def approve(ctx, actor, candidate_id, **kw) -> dict:

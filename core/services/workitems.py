@@ -7,7 +7,8 @@ from .. import engine
 from ..adapters.postgres import Tx, public_row
 from ..context import Context
 from ..domain import SYSTEM, Actor, parse_horn_type
-from ..errors import InvalidInput
+from ..errors import Forbidden, InvalidInput
+from ..machines import WHO
 from ..machines.candidate import CANDIDATE
 from ..machines.work_item import WORK_ITEM
 from . import event_history, fetch, mutate, parse_id
@@ -28,10 +29,12 @@ def enqueue_generation(ctx: Context, work_item_id: int) -> None:
 
 
 def _new_item(ctx: Context, tx: Tx, actor: Actor, question: str, *, candidate: dict | None = None,
-              horn_type: str | None = None, idempotency_key: str | None = None) -> dict:
+              horn_type: str | None = None, created_by: str | None = None,
+              idempotency_key: str | None = None) -> dict:
     item = engine.create(tx, WORK_ITEM, actor, {
         "question": question.strip(), "candidate_id": candidate["id"] if candidate else None,
-        "horn_type": horn_type, "created_by": actor.name}, action="create", idempotency_key=idempotency_key)
+        "horn_type": horn_type, "created_by": created_by or actor.name}, action="create",
+        idempotency_key=idempotency_key)
     tx.after_commit(lambda: (enqueue_generation(ctx, item["id"]),
                              ctx.notify("work_item", action="create", id=item["id"], state=item["state"])))
     return item
@@ -61,7 +64,10 @@ def escalated(ctx: Context, tx: Tx, candidate: dict, actor: Actor, reason: str) 
             tx.after_commit(lambda: ctx.notify("work_item", action="escalate", id=moved["id"], state=moved["state"]))
             return moved
     horn = candidate["horn_type"] if candidate["horn_type"] != "OPEN_ISSUE" else None
-    return _new_item(ctx, tx, actor, candidate["question"], candidate=candidate, horn_type=horn)
+    # The item follows from the validator's escalation (which the engine authorised and recorded as
+    # theirs), so the system opens it, in their name.
+    return _new_item(ctx, tx, SYSTEM, candidate["question"], candidate=candidate, horn_type=horn,
+                     created_by=actor.name)
 
 
 def origin_disputed_answer(tx: Tx, candidate: dict) -> dict | None:
@@ -146,6 +152,10 @@ def close(ctx: Context, actor: Actor, work_item_id, *, reason: str | None = None
 def generate(ctx: Context, actor: Actor, work_item_id) -> dict:
     """Ask the workers to (re)run generation for a NEW item (`workitems generate`)."""
     item = get(ctx, work_item_id)
+    who = WHO.HORN_AUTHORITY_OR_SPECIALIST
+    if not who(actor, item):  # authority before state
+        raise Forbidden(f"{actor.name} ({actor.role}) may not generate for work item {item['id']}: "
+                        f"only {who.description} may")
     if item["state"] not in ("NEW", "GENERATING"):
         engine.plan(WORK_ITEM, item, "generate", SYSTEM)  # raises the 422 that names the state
     enqueue_generation(ctx, item["id"])
