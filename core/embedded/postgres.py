@@ -110,25 +110,39 @@ def _run_as(account: str | None, args: list[str], **kwargs) -> subprocess.Comple
     return common.run_private(args, **kwargs)
 
 
+def _can_run(account: str, program: Path) -> bool:
+    try:
+        return _run_as(account, [str(program), "--version"], cwd="/").returncode == 0
+    except OSError:  # exec refused: a directory on the way is closed to the account
+        return False
+
+
 def _runnable_bin_dir(binaries: Path, account: str | None) -> Path:
-    """Binaries the account can run: where they are, or (a venv inside root's home, which it cannot
-    enter) a copy of the installation under SYSTEM_BASE, made once."""
-    if account is None or _run_as(account, [str(binaries / "postgres"), "--version"], cwd="/").returncode == 0:
+    """Binaries the account can run: where they are, or (a venv inside root's home or a private
+    temporary directory, which it cannot enter) a copy of the installation under SYSTEM_BASE, made
+    once. pgserver's binaries find their libraries at $ORIGIN/../../../pgserver.libs: the copy keeps
+    that layout."""
+    if account is None or _can_run(account, binaries / "postgres"):
         return binaries
-    install = binaries.parent
+    install = binaries.parent                       # …/pgserver/pginstall
+    libs = install.parent.parent / f"{install.parent.name}.libs"  # …/pgserver.libs
     key = hashlib.sha256(str(install).encode()).hexdigest()[:12]
-    target = SYSTEM_BASE / "pginstall" / key
+    root = SYSTEM_BASE / "pginstall" / key
+    target = root / install.parent.name / install.name
     if not (target / "bin" / "postgres").exists():
-        tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
+        tmp = root.with_name(root.name + f".{os.getpid()}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(install, tmp, symlinks=True)
+        shutil.copytree(install, tmp / install.parent.name / install.name, symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, tmp / libs.name, symlinks=True)
         for dirpath, dirnames, filenames in os.walk(tmp):  # public software: readable, never writable
             os.chmod(dirpath, 0o755)
             for name in filenames:
                 path = os.path.join(dirpath, name)
                 if not os.path.islink(path):
                     os.chmod(path, 0o755 if os.access(path, os.X_OK) else 0o644)
-        os.replace(tmp, target)
+        shutil.rmtree(root, ignore_errors=True)
+        os.replace(tmp, root)
     return target / "bin"
 
 
