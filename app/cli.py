@@ -36,9 +36,26 @@ def _common() -> argparse.ArgumentParser:
 COMMON = _common()
 
 
+def bounded_int(option: str, bounds: tuple[int, int], unit: str = "") -> Callable[[str], int]:
+    """An argparse type: a whole number within `bounds` (from `core.limits`), else the 400 that names
+    the option and its range ("--ttl is 1–31,536,000 seconds, got 2147483648"). It raises the
+    InvalidInput itself, which argparse lets through, so the message is not wrapped in argparse's."""
+    from core.limits import number
+
+    def parse(value: str) -> int:
+        return number(value, option, bounds, unit)
+
+    parse.__name__ = "whole number"
+    return parse
+
+
 def mutating(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("--idempotency-key", metavar="KEY", help="a repeat within 24 h returns the first result")
-    parser.add_argument("--expected-version", metavar="N", type=int, help="fail with 409 unless the entity is at N")
+    from core.limits import VERSION
+
+    parser.add_argument("--idempotency-key", metavar="KEY", help="a repeat within 24 h returns the first result "
+                        "(at most 200 characters)")
+    parser.add_argument("--expected-version", metavar="N", type=bounded_int("--expected-version", VERSION),
+                        help="fail with 409 unless the entity is at N")
     return parser
 
 

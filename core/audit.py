@@ -484,17 +484,23 @@ class Inspection:
 def read_anchor(path: Path) -> dict:
     """A checkpoint printed by `audit anchor --json` (or a line of a checkpoints file; of several
     lines, the newest)."""
+    from .limits import JSONTooDeep, loads_json
+
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidInput(f"the anchor file {path} cannot be read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL in the name, or bytes that are not UTF-8: no checkpoint either way
+        raise InvalidInput(f"the anchor file {path} cannot be read: {exc}") from None
     records = []
     try:
-        records = [json.loads(text)]
+        records = [loads_json(text)]
     except ValueError:
         try:
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            records = [loads_json(line) for line in text.splitlines() if line.strip()]
+        except JSONTooDeep as exc:
+            raise InvalidInput(f"the anchor file {path} is not a checkpoint: {exc}") from None
         except ValueError:
             raise InvalidInput(f"the anchor file {path} is not JSON: give the output of "
                                f"`r2k audit anchor --json`") from None

@@ -40,11 +40,19 @@ SYSTEM = Actor("system", "system")
 def parse_id(value, what: str) -> int:
     """An entity id from user input; a 400 that names the entity when it is not a number."""
     from .errors import InvalidInput
+    from .limits import ID, said
 
+    article = "an" if what[0] in "aeiou" else "a"
     try:
-        return int(value)
+        number = int(value)
     except (TypeError, ValueError):
-        raise InvalidInput(f"{'an' if what[0] in 'aeiou' else 'a'} {what} id is a number, got {value!r}") from None
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:39] + "…"
+        raise InvalidInput(f"{article} {what} id is a number, got {shown}") from None
+    if not ID[0] <= number <= ID[1]:  # ids are bigserial: a larger number is no id, not a database error
+        digits = str(number)
+        shown = digits if len(digits) <= 40 else digits[:20] + "…"
+        raise InvalidInput(f"{article} {what} id is {said(ID)}, got {shown}")
+    return number
 
 
 def parse_horn_type(value: str) -> str:

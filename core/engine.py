@@ -92,7 +92,10 @@ def assume(tx: Tx, machine: Machine, row: dict, head: tuple[int, str]) -> dict:
 
 
 def check_version(machine: Machine, row: dict, expected_version: int | None) -> None:
-    if expected_version is not None and int(expected_version) != row["version"]:
+    from .limits import VERSION, optional_number
+
+    expected_version = optional_number(expected_version, "--expected-version", VERSION)
+    if expected_version is not None and expected_version != row["version"]:
         raise Conflict(f"{machine.name} {row['id']} is at version {row['version']}, not {expected_version}: "
                        f"someone changed it first; reload and try again")
 

@@ -7,6 +7,9 @@ like a title (short, not a sentence or a list item) is the title, else the file 
 capitals or ending in `:` opens a section. JSON Lines: one `{"question", "answer"}`
 object per line (optional `horn_type`). A passage too short to state anything (fewer than five
 words) becomes a fragment: an unknown for the grey queue, not a candidate.
+
+A document that breaks a limit of `core.limits` (a NUL, a lone surrogate, a question or answer too
+long, JSON nested too deep) is refused whole, with the line where it does: never half of it.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import limits
 from .classify import classify, open_question
 from .domain import HORN_TYPES
 
@@ -88,8 +92,9 @@ def _topic_phrase(topic: str, names: frozenset[tuple[str, ...]] = frozenset()) -
     words = topic.strip().rstrip(":").strip().split()
     out: list[str] = []
     i = 0
+    longest = max(map(len, names), default=0)  # no longer run can be a name: linear in the heading
     while i < len(words):
-        run = next((k for k in range(len(words) - i, 0, -1) if tuple(words[i:i + k]) in names), 0)
+        run = next((k for k in range(min(len(words) - i, longest), 0, -1) if tuple(words[i:i + k]) in names), 0)
         if run:
             out += words[i:i + run]
             i += run
@@ -100,7 +105,9 @@ def _topic_phrase(topic: str, names: frozenset[tuple[str, ...]] = frozenset()) -
     return " ".join(out) or "this document"
 
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# The closing #s are stripped in code: as `(.*?)\s*#*\s*$` the pattern backtracks cubically
+# through a heading with a long run of blanks inside it.
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _Q = re.compile(r"^\s*(?:\*\*)?Q(?:uestion)?:(?:\*\*)?\s*(.+)$", re.I)
 _A = re.compile(r"^\s*(?:\*\*)?A(?:nswer)?:(?:\*\*)?\s*(.*)$", re.I)
@@ -149,7 +156,7 @@ def _title_line(line: str) -> bool:
 
 def _md_heading(line: str):
     m = _HEADING.match(line)
-    return (len(m.group(1)), m.group(2)) if m else None
+    return (len(m.group(1)), m.group(2).rstrip().rstrip("#").rstrip()) if m else None
 
 
 def _txt_heading(line: str):
@@ -261,9 +268,13 @@ def extract_jsonl(content: str, fallback_title: str) -> Extracted:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = limits.loads_json(line)
+        except limits.JSONTooDeep as exc:
+            raise ExtractError(str(exc), number) from None
         except json.JSONDecodeError as exc:
             raise ExtractError(f"malformed JSON: {exc.msg} at column {exc.colno}", number) from None
+        except RecursionError:  # only if the interpreter's stack is smaller than the depth limit
+            raise ExtractError("JSON nested too deeply", number) from None
         if not isinstance(obj, dict):
             raise ExtractError("each line must be a JSON object", number)
         question = obj.get("question")
@@ -272,6 +283,14 @@ def extract_jsonl(content: str, fallback_title: str) -> Extracted:
             raise ExtractError('missing "question" (a non-empty string)', number)
         if not isinstance(answer, str) or not answer.strip():
             raise ExtractError('missing "answer" (a non-empty string)', number)
+        for name, value, what, limit in (("question", question, "a question", limits.QUESTION),
+                                         ("answer", answer, "an answer", limits.ANSWER)):
+            why = limits.refused_character(value)  # "\u0000" and lone "\ud800" are valid JSON
+            if why:
+                raise ExtractError(f'"{name}" {why}', number)
+            why = limits.too_long(what, limit, len(value.strip()))
+            if why:
+                raise ExtractError(why, number)
         horn = obj.get("horn_type")
         if horn is not None and (not isinstance(horn, str) or horn.upper() not in HORN_TYPES):
             raise ExtractError(f"unknown horn_type {horn!r}: expected one of {', '.join(HORN_TYPES)}", number)
@@ -290,17 +309,37 @@ def extract_jsonl(content: str, fallback_title: str) -> Extracted:
     return doc
 
 
+def _line(content: str, offset: int) -> int:
+    return content.count("\n", 0, offset) + 1
+
+
+def _within_limits(doc: Extracted) -> None:
+    """Each passage, question and answer of a Markdown or text document within its limit; else the
+    first that is not, with its line. (JSON Lines records are checked as they are read.)"""
+    for start, _, text in doc.passages:
+        why = limits.too_long("an answer", limits.ANSWER, len(text.strip()))
+        if why:
+            raise ExtractError(why, _line(doc.content, start))
+    for unit in doc.units:
+        why = (limits.too_long("a question", limits.QUESTION, len(unit.question.strip()))
+               or limits.too_long("an answer", limits.ANSWER, len(unit.text.strip())))
+        if why:
+            raise ExtractError(why, _line(doc.content, unit.span[0]))
+
+
 def extract(path: Path, content: str) -> Extracted:
     suffix = path.suffix.lower()
     title = path.stem.replace("-", " ").replace("_", " ").strip() or path.name
-    if suffix in (".md", ".markdown"):
-        doc = extract_markdown(content, title)
-    elif suffix == ".txt":
-        doc = extract_text(content, title)
-    elif suffix == ".jsonl":
+    if suffix not in MEDIA_TYPES:
+        raise ExtractError(f"unsupported file type {suffix or '(none)'}: expected .md, .txt or .jsonl")
+    at = limits.first_refused(content)
+    if at >= 0:
+        raise ExtractError(f"the file {limits.refused_character(content)}", _line(content, at))
+    if suffix == ".jsonl":
         doc = extract_jsonl(content, title)
     else:
-        raise ExtractError(f"unsupported file type {suffix or '(none)'}: expected .md, .txt or .jsonl")
+        doc = (extract_text if suffix == ".txt" else extract_markdown)(content, title)
+        _within_limits(doc)
     if not doc.units and not doc.fragments:  # empty, or headings alone: no document to keep
         raise ExtractError("nothing to review in it: no statement, list or question")
     return doc

@@ -1,6 +1,9 @@
 """registry: search, read and move published answers."""
 from __future__ import annotations
 
+from core import limits
+
+from ..cli import bounded_int
 from ..output import Table, Text
 
 ANSWER_COLUMNS = ["id", "status", "horn_type", "question", "text", "supersedes_id", "version"]
@@ -9,26 +12,31 @@ ANSWER_COLUMNS = ["id", "status", "horn_type", "question", "text", "supersedes_i
 def register(commands) -> None:
     reg = commands.group("registry", "the registry of approved answers (never deletes)")
     p = reg.command("search", "ranked full-text search (APPROVED only unless --status)", search)
-    p.add_argument("query", nargs="?", default="", help="words or a phrase; none lists the newest answers")
+    p.add_argument("query", nargs="?", default="", help="words or a phrase; none lists the newest answers "
+                                                        f"(at most {limits.QUERY:,} characters)")
     p.add_argument("--status", help="comma-separated statuses to include, or ALL")
-    p.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
-    p.add_argument("--offset", type=int, default=0, help="skip this many results (the next page)")
+    p.add_argument("--limit", type=bounded_int("--limit", limits.SEARCH_LIMIT), default=20,
+                   help=f"at most this many (default 20; {limits.said(limits.SEARCH_LIMIT)})")
+    p.add_argument("--offset", type=bounded_int("--offset", limits.OFFSET), default=0,
+                   help=f"skip this many results (the next page; {limits.said(limits.OFFSET)})")
     p = reg.command("show", "one answer by id, whatever its status", show)
     p.add_argument("id", help="the answer's id")
     p = reg.command("chain", "the whole supersede chain of an answer, oldest first", chain)
     p.add_argument("id", help="the id of any answer in the chain")
     p = reg.command("readout", "what the registry answers: disputed answers flagged, retired never", readout)
-    p.add_argument("query", help="words or a phrase")
-    p.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    p.add_argument("query", help=f"words or a phrase (at most {limits.QUERY:,} characters)")
+    p.add_argument("--limit", type=bounded_int("--limit", limits.SEARCH_LIMIT), default=20,
+                   help=f"at most this many (default 20; {limits.said(limits.SEARCH_LIMIT)})")
     p = reg.command("supersede", "publish a new version of an answer", supersede, mutates=True)
     p.add_argument("id", help="the id of an APPROVED or DISPUTED answer")
-    p.add_argument("--text", required=True, help="the new version's text")
-    p.add_argument("--reason", required=True, help="why the answer changes")
+    p.add_argument("--text", required=True, help=f"the new version's text (at most {limits.ANSWER:,} characters)")
+    p.add_argument("--reason", required=True, help=f"why the answer changes (at most {limits.REASON:,} characters)")
     for name, what in [("dispute", "dispute an answer: its candidate returns for re-review"),
                        ("retire", "retire an answer: out of all search and readout, kept for audit")]:
         p = reg.command(name, what, move, mutates=True)
         p.add_argument("id", help="the answer's id")
-        p.add_argument("--reason", required=True, help="why, in words the next reader understands")
+        p.add_argument("--reason", required=True, help="why, in words the next reader understands "
+                                                       f"(at most {limits.REASON:,} characters)")
 
 
 def search(cli, args):

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import sys
 
+from core import limits
+
+from ..cli import bounded_int
 from ..output import Table, Text
 from ..safe import visible
 
@@ -19,21 +22,25 @@ def register(commands) -> None:
     ingest = commands.command("ingest", "ingest Markdown, plain-text and JSON Lines files or folders",
                               ingest_cmd, mutates=False)
     ingest.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .md, .markdown, .txt or .jsonl file, or a folder of them (searched recursively)")
+                        help="a .md, .markdown, .txt or .jsonl file, or a folder of them (searched recursively); "
+                             f"a file is at most {limits.DOCUMENT_BYTES // 2**20} MB")
 
     cands = commands.group("candidates", "candidate answers and their validation")
     add = cands.command("add", "add one candidate by hand", cand_add, mutates=True)
-    add.add_argument("--question", required=True, help="the question the candidate answers")
-    add.add_argument("--text", required=True, help="the candidate answer")
+    add.add_argument("--question", required=True,
+                     help=f"the question the candidate answers (at most {limits.QUESTION:,} characters)")
+    add.add_argument("--text", required=True, help=f"the candidate answer (at most {limits.ANSWER:,} characters)")
     add.add_argument("--horn-type", help="FACT, RULE, CONSTRAINT, PROCEDURE or OPEN_ISSUE (default: classified)")
-    add.add_argument("--source-ref", help="where it comes from (free text)")
+    add.add_argument("--source-ref", help=f"where it comes from (free text, at most {limits.SOURCE_REF:,} characters)")
     lst = cands.command("list", "list candidates", cand_list)
     lst.add_argument("--state", help="only this state: PENDING, IN_REVIEW, APPROVED, REVISED, REJECTED, ESCALATED, "
                      "DISPUTED, CLOSED, SUPERSEDED or RETIRED")
     lst.add_argument("--horn-type", help="only this Horn type: FACT, RULE, CONSTRAINT, PROCEDURE or OPEN_ISSUE")
     lst.add_argument("--claimed-by", metavar="USER", help="only candidates this user has claimed")
-    lst.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
-    lst.add_argument("--offset", type=int, default=0, help="skip this many (the next page)")
+    lst.add_argument("--limit", type=bounded_int("--limit", limits.LIST_LIMIT), default=100,
+                     help=f"at most this many (default 100; {limits.said(limits.LIST_LIMIT)})")
+    lst.add_argument("--offset", type=bounded_int("--offset", limits.OFFSET), default=0,
+                     help=f"skip this many (the next page; {limits.said(limits.OFFSET)})")
     for name, help_text in [("show", "a candidate with its sources, answer and history"),
                             ("history", "every transition of a candidate")]:
         p = cands.command(name, help_text, cand_show if name == "show" else cand_history)
@@ -44,11 +51,13 @@ def register(commands) -> None:
     p.add_argument("id", help="the id of a candidate you have claimed")
     p = cands.command("revise", "approve with revised text (publishes the revision)", cand_decide, mutates=True)
     p.add_argument("id", help="the id of a candidate you have claimed")
-    p.add_argument("--text", required=True, help="the revised answer, as it will be published")
+    p.add_argument("--text", required=True,
+                   help=f"the revised answer, as it will be published (at most {limits.ANSWER:,} characters)")
     for name, what in [("reject", "reject a claimed candidate"), ("escalate", "escalate: a work item generates an answer")]:
         p = cands.command(name, what, cand_decide, mutates=True)
         p.add_argument("id", help="the id of a candidate you have claimed")
-        p.add_argument("--reason", required=True, help="why, in words the next reader understands")
+        p.add_argument("--reason", required=True, help="why, in words the next reader understands "
+                                                       f"(at most {limits.REASON:,} characters)")
     p = cands.command("release", "give a claimed candidate back to the head of its queue", cand_release, mutates=True)
     p.add_argument("id", help="the id of a candidate you have claimed")
 

@@ -1,6 +1,9 @@
 """workitems and worker: the generation pipeline."""
 from __future__ import annotations
 
+from core import limits
+
+from ..cli import bounded_int
 from ..output import Table
 
 
@@ -9,24 +12,28 @@ def register(commands) -> None:
     p = wi.command("list", "list work items", list_cmd)
     p.add_argument("--state", help="only this state: NEW, GENERATING, PENDING_VALIDATION, IN_CLASSIFICATION, "
                                    "READY_FOR_REVIEW, VALIDATED, NEEDS_REWORK, ESCALATED or CLOSED")
-    p.add_argument("--limit", type=int, default=200, help="at most this many (default 200)")
+    p.add_argument("--limit", type=bounded_int("--limit", limits.LIST_LIMIT), default=200,
+                   help=f"at most this many (default 200; {limits.said(limits.LIST_LIMIT)})")
     p = wi.command("show", "a work item with its sources, prompt and generated text", show)
     p.add_argument("id", help="the work item's id")
     p = wi.command("create", "a work item by hand", create, mutates=True)
-    p.add_argument("--question", required=True, help="the question an answer is needed for")
+    p.add_argument("--question", required=True,
+                   help=f"the question an answer is needed for (at most {limits.QUESTION:,} characters)")
     p.add_argument("--horn-type", help="FACT, RULE, CONSTRAINT, PROCEDURE or OPEN_ISSUE, if known")
     p = wi.command("generate", "enqueue generation for a NEW work item", generate)
     p.add_argument("id", help="the work item's id")
     p = wi.command("rework", "regenerate a NEEDS_REWORK item with the reason in the prompt", rework, mutates=True)
     p.add_argument("id", help="the work item's id")
-    p.add_argument("--reason", required=True, help="what was wrong with the generated answer")
+    p.add_argument("--reason", required=True,
+                   help=f"what was wrong with the generated answer (at most {limits.REASON:,} characters)")
     p = wi.command("close", "close a work item", close, mutates=True)
     p.add_argument("id", help="the work item's id")
-    p.add_argument("--reason", help="why it is closed")
+    p.add_argument("--reason", help=f"why it is closed (at most {limits.REASON:,} characters)")
 
     w = commands.command("worker", "run RQ workers on the generation and graph queues", worker)
     w.add_argument("--queues", default="generation,graph", help="comma-separated: generation, graph")
-    w.add_argument("--processes", type=int, default=1, help="worker processes (RQ WorkerPool)")
+    w.add_argument("--processes", type=bounded_int("--processes", limits.PROCESSES), default=1,
+                   help=f"worker processes (RQ WorkerPool; {limits.said(limits.PROCESSES)})")
     w.add_argument("--burst", action="store_true", help="stop when the queues are empty")
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from .. import engine
+from .. import engine, limits
 from ..adapters.breaker import CircuitBreaker
-from ..adapters.llm import ChatClient, LLMError, build_prompt, extractive
+from ..adapters.llm import ChatClient, Generation, LLMError, build_prompt, extractive
 from ..adapters.postgres import Tx
 from ..classify import classify
 from ..context import Context
@@ -120,7 +120,18 @@ def _generate(ctx: Context, work_item_id: int, llm: ChatClient | None) -> dict:
     else:
         generation = extractive(question, sources)
 
+    generation = _storable(generation)
+    too_long = limits.too_long("an answer", limits.ANSWER, len(generation.text.strip()))
+    if too_long:
+        # Cut short, it could read as a whole answer: it goes back to a person instead.
+        return _escalate(ctx, item, f"the generated answer is too long: {too_long}", sources=len(sources))
     return _store(ctx, item, attempt, prompt, sources, generation)
+
+
+def _storable(generation: Generation) -> Generation:
+    """What a model wrote, as PostgreSQL can store it: no NUL, no lone surrogate, a short model name."""
+    return Generation(text=limits.scrub(str(generation.text)),
+                      model=limits.clip(limits.scrub(str(generation.model)), 200))
 
 
 def _was_reworked(ctx: Context, item: dict) -> bool:
@@ -137,7 +148,7 @@ def _escalate(ctx: Context, item: dict, reason: str, *, sources: int) -> dict:
         if reason == NO_CONTENT:
             from . import grey
 
-            grey.create_entry(ctx, tx, SYSTEM, subject=current["question"],
+            grey.create_entry(ctx, tx, SYSTEM, subject=limits.clip(current["question"], limits.GREY_SUBJECT),
                               detail=f"Work item {current['id']} found {sources} source(s); at least 2 are needed.",
                               origin="no_content", work_item_id=current["id"])
         tx.after_commit(lambda: ctx.notify("work_item", action="escalate", id=moved["id"], state=moved["state"],

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from .. import engine
+from .. import engine, limits
 from ..adapters.postgres import Tx, public_row
 from ..context import Context
 from ..domain import SYSTEM, Actor
@@ -61,16 +61,14 @@ def _history(tx: Tx, actor: Actor, entry: dict, action: str, before: str | None,
 def create_entry(ctx: Context, tx: Tx, actor: Actor, *, subject: str, detail: str = "", origin: str = "manual",
                  ttl_seconds: int | None = None, max_attempts: int | None = None,
                  work_item_id: int | None = None, idempotency_key: str | None = None) -> dict:
-    ttl = DEFAULT_TTL if ttl_seconds is None else int(ttl_seconds)
-    attempts = DEFAULT_MAX_ATTEMPTS if max_attempts is None else int(max_attempts)
-    if ttl < 1:
-        raise InvalidInput("--ttl is a positive number of seconds")
-    if attempts < 1:
-        raise InvalidInput("--max-attempts is at least 1")
-    if not (subject or "").strip():
+    ttl = DEFAULT_TTL if ttl_seconds is None else limits.number(ttl_seconds, "--ttl", limits.TTL_SECONDS, "seconds")
+    attempts = DEFAULT_MAX_ATTEMPTS if max_attempts is None else limits.number(max_attempts, "--max-attempts",
+                                                                               limits.MAX_ATTEMPTS)
+    if not (limits.text(subject, "a grey subject", limits.GREY_SUBJECT) or "").strip():
         raise InvalidInput("a grey entry needs a subject (--subject)")
+    limits.text(detail, "a grey detail", limits.GREY_DETAIL)
     entry = engine.create(tx, GREY, actor, {
-        "subject": subject.strip()[:500], "detail": (detail or "").strip(), "origin": origin, "ttl_seconds": ttl,
+        "subject": subject.strip(), "detail": (detail or "").strip(), "origin": origin, "ttl_seconds": ttl,
         "expires_at": now() + timedelta(seconds=ttl), "max_attempts": attempts, "work_item_id": work_item_id,
         "created_by": actor.name}, action="add", idempotency_key=idempotency_key)
     _history(tx, actor, entry, "add", None, entry["state"], None)
@@ -110,12 +108,17 @@ _WRITES = {
 }
 
 
+_FIELD_SAID = {"assignee": "an assignee", "notes": "a note", "reason": "a reason", "resolution": "a resolution"}
+
+
 def transition(ctx: Context, actor: Actor, entry_id, action: str, *, expected_version: int | None = None,
                idempotency_key: str | None = None, **fields) -> dict:
     """One triage action on an entry; the reason and assignee rules are the machine's."""
     if action not in _WRITES:
         raise InvalidInput(f"unknown grey action {action!r}: expected one of {', '.join(sorted(_WRITES))}")
     fields = {k: v for k, v in fields.items() if v is not None}
+    for name, value in fields.items():
+        limits.text(value, _FIELD_SAID.get(name, name), limits.QUERY if name == "assignee" else limits.REASON)
     if action == "reject":
         fields["rejected_by"] = actor.name  # who rejects is whoever acts, never a name they type
 
@@ -285,10 +288,14 @@ def list_entries(ctx: Context, state: str | None = None, assignee: str | None = 
         params.append(match)
     if assignee:
         where.append("assignee = %s")
-        params.append(assignee)
-    if text and text.strip():
-        where.append("(search @@ websearch_to_tsquery('english', %s) OR subject ILIKE %s)")
-        params += [text, f"%{text.strip()}%"]
+        params.append(limits.text(assignee, "an assignee", limits.QUERY))
+    if text and limits.text(text, "a filter", limits.QUERY).strip():
+        # The words, or else the text as typed: a % or _ in it is a character, not a pattern.
+        where.append("(search @@ websearch_to_tsquery('english', %s) OR subject ILIKE %s OR detail ILIKE %s)")
+        pattern = limits.literal_pattern(text.strip())
+        params += [text, pattern, pattern]
+    limit = limits.number(limit, "--limit", limits.LIST_LIMIT)
+    offset = limits.number(offset, "--offset", limits.OFFSET)
     sql = (f"SELECT id, subject, state, origin, assignee, attempts, max_attempts, expires_at, next_attempt_at, "
            f"created_at, updated_at, version FROM grey_entries {'WHERE ' + ' AND '.join(where) if where else ''} "
            f"ORDER BY (state = 'Escalated') DESC, id DESC LIMIT %s OFFSET %s")

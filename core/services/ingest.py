@@ -1,18 +1,22 @@
 """Ingest raw documents: store each as a source, split it into classified candidates, queue them.
 
 Each document is one transaction (the source, its passages, its candidates and their events), so
-a failure never leaves half a document. A file that cannot be read (missing, not UTF-8, malformed
-JSON line) is reported with its path and line and skipped; the others go in. The same content
-twice adds nothing (content hash).
+a failure never leaves half a document. A file that cannot be read (missing, not UTF-8, larger than
+a document may be, malformed or too deeply nested JSON line, a NUL, a question or answer over its
+limit) is reported with its path and line and skipped; the others go in. The same content twice
+adds nothing (content hash).
 """
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .. import engine
+import psycopg
+
+from .. import engine, limits
 from ..context import Context
 from ..domain import HORN_TYPES, Actor
 from ..errors import InvalidInput
@@ -45,15 +49,36 @@ def collect(paths: Iterable[str | Path], summary: Summary) -> list[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            summary.skipped.append({"path": str(path), "line": None, "reason": "no such file or folder"})
+            summary.skipped.append({"path": shown(path), "line": None, "reason": "no such file or folder"})
     return files
+
+
+def shown(path: Path) -> str:
+    """The path as text that can be stored and printed: bytes of a file name that are not UTF-8
+    (which Python keeps as lone surrogates) written as \\xNN."""
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeError:
+        return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def read(path: Path) -> tuple[bytes, str]:
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            raw = handle.read(limits.DOCUMENT_BYTES + 1)  # never more than a document may be
     except OSError as exc:
         raise ExtractError(f"unreadable: {exc.strerror or exc}") from None
+    if len(raw) > limits.DOCUMENT_BYTES:
+        size = max(len(raw), _size(path))
+        raise ExtractError(f"a document is at most {limits.DOCUMENT_BYTES // 2**20} MB "
+                           f"({limits.DOCUMENT_BYTES:,} bytes); this one has {size:,} bytes")
     try:
         return raw, raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -70,13 +95,18 @@ def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
     for index, path in enumerate(files):
         if on_file:
             on_file(path, index, len(files))
+        name = shown(path)
         try:
             raw, content = read(path)
-            doc = extract(path, content)
+            doc = extract(Path(name), content)
+            store(ctx, actor, Path(name), raw, doc, summary)
         except ExtractError as exc:
-            summary.skipped.append({"path": str(path), "line": exc.line, "reason": str(exc)})
-            continue
-        store(ctx, actor, path, raw, doc, summary)
+            summary.skipped.append({"path": name, "line": exc.line, "reason": str(exc)})
+        except (InvalidInput, psycopg.DataError, psycopg.errors.ProgramLimitExceeded) as exc:
+            # What the checks above missed and the database refused: this file's transaction rolled
+            # back whole, and the next file is read.
+            reason = exc.message if isinstance(exc, InvalidInput) else f"the database refused it: {exc}"
+            summary.skipped.append({"path": name, "line": None, "reason": reason.splitlines()[0]})
     if on_file:
         on_file(Path(""), len(files), len(files))
     return summary.as_dict()
@@ -103,10 +133,11 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
                    "span": [unit.span[0], unit.span[1]]}
             created.append(validation.create_candidate(tx, actor, unit.question, unit.text, unit.horn_type,
                                                        [ref], origin="extracted", document_id=document["id"]))
-        for fragment in doc.fragments:
-            grey.create_entry(ctx, tx, actor, subject=f"{doc.title}: {fragment.topic}",
-                              detail=f"Passage in {path.name} could not become a candidate: "
-                                     f"\u201c{fragment.text}\u201d", origin="ingest")
+        for fragment in doc.fragments:  # r2k's own words around the document's: cut to the limits
+            subject = limits.clip(f"{doc.title}: {fragment.topic}", limits.GREY_SUBJECT)
+            detail = limits.clip(f"Passage in {path.name} could not become a candidate: \u201c{fragment.text}\u201d",
+                                 limits.GREY_DETAIL)
+            grey.create_entry(ctx, tx, actor, subject=subject, detail=detail, origin="ingest")
         tx.after_commit(lambda: validation.enqueue_created(ctx, created))
     summary.documents += 1
     summary.document_ids.append(document["id"])

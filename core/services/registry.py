@@ -4,7 +4,7 @@ in the schema refuses both); only its status moves, each move an event.
 """
 from __future__ import annotations
 
-from .. import engine
+from .. import engine, limits
 from ..adapters.postgres import Tx, public_row
 from ..context import Context
 from ..domain import SYSTEM, Actor
@@ -48,8 +48,9 @@ def _lock_answer(tx: Tx, answer_id) -> dict:
 def supersede(ctx: Context, actor: Actor, answer_id, text: str, reason: str, *,
               expected_version: int | None = None, idempotency_key: str | None = None) -> dict:
     """Publish a new version of an answer; the old one (and its candidate) become SUPERSEDED."""
-    if not (text or "").strip():
+    if not (limits.text(text, "an answer", limits.ANSWER) or "").strip():
         raise InvalidInput("a new version needs its text (--text)")
+    limits.text(reason, "a reason", limits.REASON)
 
     def work(tx):
         old = _lock_answer(tx, answer_id)
@@ -80,6 +81,8 @@ def dispute(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_vers
     """Mark an answer DISPUTED; its candidate goes to the head of its queue for re-review (§5.1)."""
     from . import validation
 
+    limits.text(reason, "a reason", limits.REASON)
+
     def work(tx):
         answer = _lock_answer(tx, answer_id)
         disputed = engine.apply(tx, ANSWER, answer, "dispute", actor, fields={"reason": reason},
@@ -102,6 +105,8 @@ def retire(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_versi
            idempotency_key: str | None = None) -> dict:
     """Retire an answer: out of all search and readout, kept for audit. A disputed answer's
     candidate retires with it; an approved one's candidate keeps its state (§5.1 has no such move)."""
+    limits.text(reason, "a reason", limits.REASON)
+
     def work(tx):
         answer = _lock_answer(tx, answer_id)
         retired = retire_in(tx, answer, actor, reason, expected_version=expected_version,
@@ -145,11 +150,9 @@ def search(ctx: Context, query: str, status: str | list[str] | None = None, *, l
            offset: int = 0) -> list[dict]:
     """Ranked full-text search; APPROVED only unless `status` widens it. An empty query lists newest."""
     statuses = _statuses(status)
-    if limit < 1 or limit > 1000:
-        raise InvalidInput("--limit is 1–1000")
-    if offset < 0:
-        raise InvalidInput("--offset is 0 or more")
-    query = (query or "").strip()
+    limit = limits.number(limit, "--limit", limits.SEARCH_LIMIT)
+    offset = limits.number(offset, "--offset", limits.OFFSET)
+    query = (limits.text(query, "a search", limits.QUERY) or "").strip()
     with ctx.db.read() as tx:
         if not query:
             rows = tx.all("SELECT *, NULL::real AS rank FROM approved_answers WHERE status = ANY(%s) "

@@ -49,9 +49,11 @@ def resolve(ctx: Context, name: str | None) -> Actor:
     """The acting user; an unknown name is a 403, never a silent default."""
     name = (name or "").strip()
     with ctx.db.read() as tx:
-        row = tx.one("SELECT name, role, horn_types FROM users WHERE name = %s", (name,)) if name else None
+        # A name no user can have (a NUL, a surrogate, 10,000 characters) is unknown without asking.
+        row = tx.one("SELECT name, role, horn_types FROM users WHERE name = %s", (name,)) if NAME.match(name) else None
     if row is None:
-        raise Forbidden(f"unknown user {name!r}: an admin adds users with `r2k users add NAME --role ROLE`")
+        shown = repr(name) if len(name) <= 80 else repr(name[:79] + "…")
+        raise Forbidden(f"unknown user {shown}: an admin adds users with `r2k users add NAME --role ROLE`")
     return Actor(row["name"], row["role"], frozenset(row["horn_types"] or []))
 
 
@@ -75,7 +77,7 @@ def acting(ctx: Context, name: str | None, *, admin: bool = False, what: str = "
     try:
         actor = resolve(ctx, name)
     except Forbidden:
-        if owns_data_dir(ctx) and not admin_exists(ctx):
+        if owns_data_dir(ctx) and not admin_exists(ctx) and NAME.match((name or "").strip() or "operator"):
             return Actor((name or "").strip() or "operator", "admin")
         raise
     if admin and actor.role != "admin":

@@ -13,7 +13,7 @@ import logging
 import time
 from datetime import timedelta
 
-from .. import engine
+from .. import engine, limits
 from ..adapters.postgres import Tx, public_row
 from ..adapters.redis_queues import EPOCH_KEY, IndexLost, ValidationQueue
 from ..context import CHANNEL, Context, notice
@@ -73,10 +73,11 @@ def add(ctx: Context, actor: Actor, question: str, text: str, horn_type: str | N
     """Add one candidate by hand (`candidates add`)."""
     from ..classify import classify
 
-    if not (question or "").strip():
+    if not (limits.text(question, "a question", limits.QUESTION) or "").strip():
         raise InvalidInput("a candidate needs a question (--question)")
-    if not (text or "").strip():
+    if not (limits.text(text, "an answer", limits.ANSWER) or "").strip():
         raise InvalidInput("a candidate needs an answer text (--text)")
+    limits.text(source_ref, "a source reference", limits.SOURCE_REF)
     horn = parse_horn_type(horn_type) if horn_type else classify(text)
     refs = [{"ref": source_ref}] if source_ref else []
 
@@ -249,6 +250,8 @@ def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: 
     publishing to the registry, settling a dispute, creating or moving the work item."""
     if action not in ("approve", "revise", "reject", "escalate"):
         raise InvalidInput(f"unknown decision {action!r}")
+    limits.text(text, "an answer", limits.ANSWER)
+    limits.text(reason, "a reason", limits.REASON)
     from . import registry, workitems
 
     def work(tx):
@@ -442,9 +445,9 @@ def list_candidates(ctx: Context, state: str | None = None, horn_type: str | Non
         params.append(parse_horn_type(horn_type))
     if claimed_by:
         where.append("claimed_by = %s")
-        params.append(claimed_by)
-    if limit < 1 or limit > 10000 or offset < 0:
-        raise InvalidInput("--limit is 1–10000 and --offset is not negative")
+        params.append(limits.text(claimed_by, "a user name", limits.QUERY))
+    limit = limits.number(limit, "--limit", limits.LIST_LIMIT)
+    offset = limits.number(offset, "--offset", limits.OFFSET)
     sql = (f"SELECT id, question, text, horn_type, state, origin, claimed_by, lease_expires_at, version, created_at "
            f"FROM candidates {'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY id LIMIT %s OFFSET %s")
     with ctx.db.read() as tx:

@@ -3,7 +3,7 @@ validator's decision on the generated candidate, reworked or closed by people.
 """
 from __future__ import annotations
 
-from .. import engine
+from .. import engine, limits
 from ..adapters.postgres import Tx, public_row
 from ..context import Context
 from ..domain import SYSTEM, Actor, parse_horn_type
@@ -43,7 +43,7 @@ def _new_item(ctx: Context, tx: Tx, actor: Actor, question: str, *, candidate: d
 def create(ctx: Context, actor: Actor, question: str, *, horn_type: str | None = None,
            idempotency_key: str | None = None) -> dict:
     """A work item by hand (`workitems create`): a question that needs a generated answer."""
-    if not (question or "").strip():
+    if not (limits.text(question, "a question", limits.QUESTION) or "").strip():
         raise InvalidInput("a work item needs a question (--question)")
     horn = parse_horn_type(horn_type) if horn_type else None
     return mutate(ctx, actor, "workitems.create", {"question": question, "horn_type": horn},
@@ -119,6 +119,8 @@ def _mark_generated(tx: Tx, work_item_id: int, state: str) -> None:
 def rework(ctx: Context, actor: Actor, work_item_id, reason: str, *, expected_version: int | None = None,
            idempotency_key: str | None = None) -> dict:
     """NEEDS_REWORK → GENERATING: regenerate with the reason in the prompt."""
+    limits.text(reason, "a reason", limits.REASON)
+
     def work(tx):
         item = engine.lock(tx, WORK_ITEM, parse_id(work_item_id, "work item"))
         # A new attempt: its own GeneratedCandidate, the reason in its prompt.
@@ -136,6 +138,8 @@ def rework(ctx: Context, actor: Actor, work_item_id, reason: str, *, expected_ve
 
 def close(ctx: Context, actor: Actor, work_item_id, *, reason: str | None = None,
           expected_version: int | None = None, idempotency_key: str | None = None) -> dict:
+    limits.text(reason, "a reason", limits.REASON)
+
     def work(tx):
         item = engine.apply(tx, WORK_ITEM, parse_id(work_item_id, "work item"), "close", actor, fields={"reason": reason},
                             changes={"reason": reason} if reason else None, expected_version=expected_version,
@@ -179,6 +183,8 @@ def show(ctx: Context, work_item_id) -> dict:
 def list_items(ctx: Context, state: str | None = None, *, limit: int = 200, offset: int = 0) -> list[dict]:
     params: list = []
     where = ""
+    limit = limits.number(limit, "--limit", limits.LIST_LIMIT)
+    offset = limits.number(offset, "--offset", limits.OFFSET)
     if state:
         state = state.strip().upper()
         if state not in WORK_ITEM.states:

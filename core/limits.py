@@ -1,0 +1,166 @@
+"""What r2k accepts, in one place: the size of each kind of text, the characters PostgreSQL refuses,
+how deep JSON may nest, and the range of every number a caller gives.
+
+Core's services check them, so the CLI, the workstation and the workers all get the same 400; the
+CLI's option types (`app.cli.bounded_int`) use the same ranges, and README's "Limits" states them.
+The limits are generous for people and bounded for the database: text goes into PostgreSQL's
+full-text index, whose values cannot exceed 1 MB, and into signed events.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .errors import InvalidInput
+
+# Characters of text (after surrounding blanks are stripped).
+QUESTION = 2_000       # a question is a sentence or two; the demo's longest is under 100
+ANSWER = 20_000        # candidate, revised, superseding and generated text: ~3,000 words, pages of steps
+REASON = 2_000         # a reason, a note or a resolution: a paragraph for the next reader
+GREY_SUBJECT = 2_000   # an unknown is a question (a work item's question becomes one), so as long
+GREY_DETAIL = 20_000   # what is known so far: as much as an answer
+SOURCE_REF = 2_000     # where a candidate comes from: a path, a URL, a citation
+QUERY = 1_000          # a search or a filter is words, not a document
+DOCUMENT_BYTES = 2 * 1024 * 1024  # a file to ingest; a long handbook is a few hundred KB of text
+JSON_DEPTH = 64        # a JSON Lines record is flat; 64 levels leave room for any metadata in it
+
+# Numbers: (lowest, highest), inclusive.
+SEARCH_LIMIT = (1, 1_000)          # results of one search page
+LIST_LIMIT = (1, 10_000)           # rows of one list
+OFFSET = (0, 1_000_000_000)        # rows skipped: any page a person reaches
+TTL_SECONDS = (1, 31_536_000)      # a grey entry may wait up to a year unresolved
+MAX_ATTEMPTS = (1, 100)            # automated retries; backoff caps at an hour, so 100 is four days
+VERSION = (1, 2_147_483_647)       # a row's version is an int4 column
+PROCESSES = (1, 64)                # worker processes on one machine
+ID = (1, 9_223_372_036_854_775_807)  # ids are bigserial
+
+_REFUSED = re.compile("[\x00\ud800-\udfff]")
+
+
+def first_refused(value: str) -> int:
+    """Where the first character PostgreSQL refuses in text is, or -1."""
+    found = _REFUSED.search(value)
+    return -1 if found is None else found.start()
+
+
+def refused_character(value: str) -> str | None:
+    """Why PostgreSQL would refuse `value` as text, or None: a NUL, or a lone surrogate (what
+    Python makes of undecodable bytes, never a character of UTF-8)."""
+    found = _REFUSED.search(value)
+    if found is None:
+        return None
+    at = f"at character {found.start() + 1:,}"
+    if found.group() == "\x00":
+        return f"holds a NUL character (U+0000) {at}, which text cannot hold"
+    return f"holds a lone surrogate (U+{ord(found.group()):04X}) {at}, which is not a character"
+
+
+def too_long(what: str, limit: int, length: int) -> str | None:
+    """"a question is at most 2,000 characters; this one has 5,013", or None within the limit."""
+    if length <= limit:
+        return None
+    return f"{what} is at most {limit:,} characters; this one has {length:,}"
+
+
+def text(value: Any, what: str, limit: int | None = None) -> Any:
+    """`value` (a string or None) unchanged, when PostgreSQL can store it and, stripped, it is at most
+    `limit` characters; otherwise a 400 that names `what` ("a question") and the limit."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} is text, got {type(value).__name__}")
+    why = refused_character(value)
+    if why:
+        raise InvalidInput(f"{what} {why}")
+    if limit is not None:
+        why = too_long(what, limit, len(value.strip()))
+        if why:
+            raise InvalidInput(why)
+    return value
+
+
+def scrub(value: str) -> str:
+    """Machine-made text (an LLM's answer) made storable: NULs dropped, lone surrogates replaced."""
+    return _REFUSED.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", value)
+
+
+def clip(value: str, limit: int) -> str:
+    """Text r2k writes itself (a grey subject made of a title and a heading) cut to `limit`."""
+    value = value.strip()
+    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
+
+
+def said(bounds: tuple[int, int], unit: str = "") -> str:
+    low, high = bounds
+    unit = f" {unit}" if unit else ""
+    if low == 0:
+        return f"0 or more, at most {high:,}{unit}"
+    return f"{low:,}–{high:,}{unit}"
+
+
+def number(value: Any, what: str, bounds: tuple[int, int], unit: str = "") -> int:
+    """`value` as an int within `bounds`, else a 400 naming `what` ("--ttl") and the range:
+    "--ttl is 1–31,536,000 seconds, got 2147483648"."""
+    if isinstance(value, bool) or isinstance(value, float) and not value.is_integer():
+        number_ = None
+    elif isinstance(value, (int, float)):
+        number_ = int(value)
+    else:
+        digits = str(value).strip()
+        try:
+            number_ = int(digits)
+        except ValueError:  # not digits, or more digits than Python converts (out of range, then)
+            number_ = None
+            if re.fullmatch(r"[+-]?[0-9]+", digits):
+                raise InvalidInput(f"{what} is {said(bounds, unit)}, got a number of {len(digits):,} digits") \
+                    from None
+    if number_ is None:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:39] + "…"
+        raise InvalidInput(f"{what} is a whole number, {said(bounds, unit)}; got {shown}")
+    if not bounds[0] <= number_ <= bounds[1]:
+        digits = str(number_)
+        shown = digits if len(digits) <= 40 else f"{digits[:20]}… ({len(digits):,} digits)"
+        raise InvalidInput(f"{what} is {said(bounds, unit)}, got {shown}")
+    return number_
+
+
+def optional_number(value: Any, what: str, bounds: tuple[int, int], unit: str = "") -> int | None:
+    return None if value is None else number(value, what, bounds, unit)
+
+
+def literal_pattern(value: str) -> str:
+    """A LIKE pattern that matches `value` literally anywhere: %, _ and \\ lose their meaning."""
+    return "%" + re.sub(r"([\\%_])", r"\\\1", value) + "%"
+
+
+class JSONTooDeep(ValueError):
+    pass
+
+
+# A string (its closing quote optional, so an unclosed one is one token, not a rescan per quote)
+# or a bracket.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+
+
+def json_depth_ok(text: str, depth: int = JSON_DEPTH) -> None:
+    """Raise JSONTooDeep when `text` nests arrays and objects deeper than `depth`: the parser recurses
+    once per level, and a line of 100,000 brackets would exhaust the stack (RecursionError)."""
+    if text.count("[") + text.count("{") <= depth:
+        return
+    level = 0
+    for token in _JSON_TOKEN.finditer(text):
+        mark = token.group()
+        if mark in "[{":
+            level += 1
+            if level > depth:
+                raise JSONTooDeep(f"JSON nested deeper than {depth} levels")
+        elif mark in "]}":
+            level -= 1
+
+
+def loads_json(text: str, depth: int = JSON_DEPTH) -> Any:
+    """json.loads, refusing nesting deeper than `depth` first (JSONTooDeep, a ValueError)."""
+    import json
+
+    json_depth_ok(text, depth)
+    return json.loads(text)

@@ -1,0 +1,414 @@
+"""Bad input is a 400 (or, in a folder ingest, a skipped file with its reason), never a 500, and it
+changes nothing: texts too long for their limit, characters PostgreSQL refuses, JSON nested too
+deep, numbers out of range, filters that would have been patterns, ids too large to be ids.
+
+Commands run in-process (`app.cli.run`), as the fuzz test does.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import unicodedata
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from core import limits
+from core.errors import InvalidInput
+from core.services import generation, grey, ingest, registry, validation, workitems
+from tests.conftest import TABLES
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    """Run `r2k ARGV` in this process: (exit code, stdout, stderr)."""
+    from app.cli import run
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = run(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def error(err: str) -> dict:
+    return json.loads(err.strip().splitlines()[-1])
+
+
+def refused(code: int, err: str, status: int = 400) -> str:
+    """The message of the error a command ended with, after checking it is the one expected."""
+    assert code == {400: 6, 403: 7}[status], err
+    shape = error(err)
+    assert shape["status"] == status and set(shape) == {"error", "status", "message"}
+    return shape["message"]
+
+
+def counts(ctx) -> dict:
+    with ctx.db.read() as tx:
+        return {t: tx.scalar(f"SELECT count(*) FROM {t}") for t in TABLES}
+
+
+# Text whose search index is as large as text can make it: hyphenated pairs of distinct four-byte
+# letters ("𐐀-𐐁 ...") give about 10.5 bytes of tsvector per character, against PostgreSQL's 1 MB.
+LETTERS = [chr(c) for c in range(0x10000, 0x30000) if unicodedata.category(chr(c)).startswith("L")]
+
+
+def dense(chars: int, start: int = 0) -> str:
+    words = (f"{LETTERS[(start + 2 * i) % len(LETTERS)]}-{LETTERS[(start + 2 * i + 1) % len(LETTERS)]}"
+             for i in range(chars // 4 + 1))
+    return " ".join(words)[:chars].strip()
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+GOOD = "# Yard\n\n## Gates\n\nGate 4 closes at ten every night of the week.\n"
+LATER = "# Parking\n\n## Bays\n\nVisitors park in bays one to six beside the gatehouse.\n"
+
+
+# ----------------------------------------------------------------------------- ingest
+
+def test_a_folder_ingest_skips_each_bad_file_with_its_reason_and_reads_the_rest(ctx, people, tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "a-good.md", GOOD)
+    write(folder / "b-nul.md", "# Notes\n\nThe first line is fine.\n\nThe second \x00 is not.\n")
+    write(folder / "c-deep.jsonl", '{"question": "Who?", "answer": "The yard lead does it."}\n'
+                                   + "[" * 100_000 + "]" * 100_000 + "\n")
+    paragraph = " ".join(f"word{i}" for i in range(120_000))  # 1.2 MB of distinct words
+    write(folder / "d-one-paragraph.md", paragraph)
+    write(folder / "e-too-large.txt", ("Forklifts are charged overnight in bay nine. " * 48_000))  # > 2 MB
+    write(folder / "f-escapes.jsonl", '{"question": "Who signs?", "answer": "The lead signs."}\n'
+                                      '{"question": "Why\\u0000?", "answer": "No reason at all."}\n')
+    write(folder / "g-surrogate.jsonl", '{"question": "When?", "answer": "At \\ud800 noon every day."}\n')
+    write(folder / "h-encoded-surrogate.md", b"# Odd\n\nA surrogate \xed\xa0\x80 encoded as UTF-8.\n")
+    write(folder / "i-long-heading.md", "# Manual\n\n## " + "very " * 1_000 + "long heading\n\n"
+                                        "The text under it is short enough to review here.\n")
+    write(folder / "z-later.md", LATER)
+    before = counts(ctx)
+
+    code, out, err = cli("--json", "--as", "root", "ingest", str(folder))
+
+    assert code == 0, err
+    summary = json.loads(out)
+    skipped = {Path(s["path"]).name: s for s in summary["skipped"]}
+    assert sorted(skipped) == ["b-nul.md", "c-deep.jsonl", "d-one-paragraph.md", "e-too-large.txt",
+                               "f-escapes.jsonl", "g-surrogate.jsonl", "h-encoded-surrogate.md",
+                               "i-long-heading.md"]
+    assert skipped["b-nul.md"]["line"] == 5 and "NUL" in skipped["b-nul.md"]["reason"]
+    assert skipped["c-deep.jsonl"]["line"] == 2
+    assert f"nested deeper than {limits.JSON_DEPTH} levels" in skipped["c-deep.jsonl"]["reason"]
+    assert skipped["d-one-paragraph.md"]["line"] == 1
+    assert skipped["d-one-paragraph.md"]["reason"] == (f"an answer is at most 20,000 characters; "
+                                                       f"this one has {len(paragraph):,}")
+    assert "a document is at most 2 MB" in skipped["e-too-large.txt"]["reason"]
+    assert skipped["f-escapes.jsonl"]["line"] == 2 and "NUL" in skipped["f-escapes.jsonl"]["reason"]
+    assert skipped["g-surrogate.jsonl"]["line"] == 1 and "surrogate" in skipped["g-surrogate.jsonl"]["reason"]
+    assert "not UTF-8" in skipped["h-encoded-surrogate.md"]["reason"]
+    assert skipped["i-long-heading.md"]["line"] == 5
+    assert "a question is at most 2,000 characters" in skipped["i-long-heading.md"]["reason"]
+    assert "c-deep.jsonl:2" in err and "RecursionError" not in err
+    # The files after the bad ones were read; nothing of a bad file remains, not even its good lines.
+    assert summary["documents"] == 2
+    with ctx.db.read() as tx:
+        assert sorted(Path(r["path"]).name for r in tx.all("SELECT path FROM source_documents")) == [
+            "a-good.md", "z-later.md"]
+        assert tx.scalar("SELECT count(*) FROM candidates WHERE question IN ('Who?', 'Who signs?')") == 0
+    after = counts(ctx)
+    assert after["source_documents"] == before["source_documents"] + 2
+
+
+def test_a_single_bad_file_is_a_400_and_changes_nothing(ctx, people, tmp_path):
+    path = write(tmp_path / "deep.jsonl", "{" * 50_000 + "\n")
+    before = counts(ctx)
+    code, _, err = cli("--as", "root", "ingest", str(path))
+    assert "nothing was ingested" in refused(code, err)
+    assert "deep.jsonl:1" in err
+    assert counts(ctx) == before
+
+
+def test_a_file_name_that_is_not_utf8_is_ingested_under_a_visible_name(ctx, people, tmp_path):
+    path = tmp_path / os.fsdecode(b"caf\xe9-hours.md")
+    write(path, "# Caf\u00e9\n\n## Hours\n\nThe caf\u00e9 opens at seven on every weekday morning.\n")
+    summary = ingest.ingest(ctx, people["root"], [tmp_path])
+    assert summary["documents"] == 1 and summary["skipped"] == []
+    with ctx.db.read() as tx:
+        assert tx.scalar("SELECT path FROM source_documents").endswith("caf\\xe9-hours.md")
+
+
+def test_a_dense_document_of_nearly_2_mb_goes_in_and_is_searchable(ctx, people, tmp_path):
+    # Its whole text would make a tsvector of about 8 MB; the index reads a bounded prefix.
+    paragraphs = [dense(15_000, start=i * 7_000) for i in range(48)]
+    path = write(tmp_path / "dense.md", "# Dense\n\n" + "\n\n".join(paragraphs) + "\n")
+    assert 1_500_000 < path.stat().st_size < limits.DOCUMENT_BYTES
+    summary = ingest.ingest(ctx, people["root"], [path])
+    assert summary["skipped"] == [] and summary["documents"] == 1 and summary["candidates_total"] == 48
+    with ctx.db.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM source_passages WHERE search @@ to_tsquery('simple', %s)",
+                         (LETTERS[0].lower(),)) >= 1
+
+
+# ----------------------------------------------------------------------------- texts
+
+@pytest.mark.parametrize("field,value,words", [
+    ("--question", "Why\x00?", "NUL"),
+    ("--question", "Why \ud800?", "surrogate"),
+    ("--question", "x" * 5_013, "a question is at most 2,000 characters; this one has 5,013"),
+    ("--text", "A" * 20_001, "an answer is at most 20,000 characters; this one has 20,001"),
+    ("--text", "A fact\x00.", "NUL"),
+    ("--source-ref", "ref\x00", "NUL"),
+    ("--source-ref", "r" * 2_001, "a source reference is at most 2,000 characters"),
+])
+def test_candidates_add_refuses_what_cannot_be_stored(ctx, people, field, value, words):
+    args = {"--question": "Who opens the gate?", "--text": "The yard lead opens the gate.", field: value}
+    before = counts(ctx)
+    code, _, err = cli("--as", "root", "candidates", "add", *[x for kv in args.items() for x in kv])
+    assert words in refused(code, err)
+    assert counts(ctx) == before
+    with pytest.raises(InvalidInput, match=words.split(";")[0]):
+        validation.add(ctx, people["root"], args["--question"], args["--text"], "FACT", args.get("--source-ref"))
+    assert counts(ctx) == before
+
+
+def test_a_question_and_answer_at_their_limits_can_be_claimed_and_approved(ctx, people):
+    question, text = dense(limits.QUESTION), dense(limits.ANSWER, start=30_000)
+    added = validation.add(ctx, people["root"], question, text, "FACT")
+    code, _, err = cli("--as", "alice", "candidates", "claim", str(added["id"]))
+    assert code == 0, err
+    code, out, err = cli("--json", "--as", "alice", "candidates", "approve", str(added["id"]))
+    assert code == 0, err
+    assert json.loads(out)["answer"]["question"] == question
+
+
+def test_a_question_longer_than_the_index_reads_can_still_be_approved(ctx, people):
+    # A candidate stored before the limits (or by a path that bypasses them): 300,000 characters of
+    # question. The registry's search column reads a bounded prefix, so publishing it cannot overflow.
+    with ctx.db.begin() as tx:
+        row = validation.create_candidate(tx, people["root"], dense(300_000), "The yard lead opens it.", "FACT",
+                                          [], origin="manual")
+    validation.claim(ctx, people["alice"], row["id"])
+    decided = validation.approve(ctx, people["alice"], row["id"])
+    assert decided["answer"]["status"] == "APPROVED"
+    assert registry.search(ctx, "yard lead")[0]["id"] == decided["answer"]["id"]
+
+
+def claimed(ctx, people) -> dict:
+    added = validation.add(ctx, people["root"], "Who opens the gate?", "The yard lead opens the gate.", "FACT")
+    return validation.claim(ctx, people["alice"], added["id"])
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["revise", "--text", "B" * 20_001], "an answer is at most 20,000 characters"),
+    (["revise", "--text", "B\x00"], "NUL"),
+    (["reject", "--reason", "r" * 2_001], "a reason is at most 2,000 characters; this one has 2,001"),
+    (["escalate", "--reason", "why\udfff"], "surrogate"),
+])
+def test_a_decision_with_bad_text_is_a_400_and_the_claim_stands(ctx, people, argv, words):
+    row = claimed(ctx, people)
+    before = counts(ctx)
+    code, _, err = cli("--as", "alice", "candidates", argv[0], str(row["id"]), *argv[1:])
+    assert words in refused(code, err)
+    assert counts(ctx) == before
+    now = validation.get(ctx, row["id"])
+    assert (now["state"], now["version"], now["claimed_by"]) == ("IN_REVIEW", row["version"], "alice")
+
+
+def test_registry_moves_with_bad_text_are_a_400(ctx, people):
+    row = claimed(ctx, people)
+    answer = validation.approve(ctx, people["alice"], row["id"])["answer"]
+    before = counts(ctx)
+    for argv, words in [(["supersede", "--text", "C" * 20_001, "--reason", "new"], "an answer is at most"),
+                        (["supersede", "--text", "New.", "--reason", "x\x00"], "NUL"),
+                        (["dispute", "--reason", "d" * 2_001], "a reason is at most"),
+                        (["retire", "--reason", "\ud83d"], "surrogate")]:
+        code, _, err = cli("--as", "alice", "registry", argv[0], str(answer["id"]), *argv[1:])
+        assert words in refused(code, err)
+    assert counts(ctx) == before
+    assert registry.show(ctx, answer["id"])["status"] == "APPROVED"
+
+
+def test_work_items_and_grey_entries_with_bad_text_are_a_400(ctx, people):
+    entry = grey.add(ctx, people["sam"], "Who owns the cameras?")
+    item = workitems.create(ctx, people["sam"], "Who owns the cameras?")
+    before = counts(ctx)
+    for argv, words in [
+            (["workitems", "create", "--question", "q" * 2_001], "a question is at most 2,000 characters"),
+            (["workitems", "close", str(item["id"]), "--reason", "\x00"], "NUL"),
+            (["grey", "add", "--subject", "s" * 2_001], "a grey subject is at most 2,000 characters"),
+            (["grey", "add", "--subject", "S", "--detail", "d" * 20_001], "a grey detail is at most 20,000"),
+            (["grey", "add", "--subject", "S\x00"], "NUL"),
+            (["grey", "assign", str(entry["id"]), "--assignee", "sam\x00"], "NUL"),
+            (["grey", "assign", str(entry["id"]), "--assignee", "sam", "--notes", "n" * 2_001], "at most 2,000"),
+            (["grey", "dismiss", str(entry["id"]), "--reason", "\udc80"], "surrogate"),
+            (["grey", "list", "--text", "\x00"], "NUL"),
+            (["grey", "list", "--assignee", "\x00"], "NUL"),
+            (["candidates", "list", "--claimed-by", "a\x00"], "NUL")]:
+        code, _, err = cli("--as", "sam", *argv)
+        assert words in refused(code, err), argv
+    assert counts(ctx) == before
+
+
+def test_a_generated_answer_too_long_escalates_its_work_item(ctx, people):
+    from core.adapters.llm import Generation
+    from core.context import Context
+
+    class Verbose:
+        def complete(self, prompt):
+            return Generation(text="The yard lead opens it. " * 1_000, model="chatty\x00")
+
+    with ctx.db.begin() as tx:  # two sources that share the question's terms
+        for n in range(2):
+            document = tx.one("INSERT INTO source_documents (path, title, media_type, content, content_hash, "
+                              "created_by, created_at, updated_at) VALUES (%s, 't', 'text/plain', 'yard gate', %s, "
+                              "'root', now(), now()) RETURNING id", (f"s{n}", f"h{n}"))
+            tx.execute("INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text) "
+                       "VALUES (%s, 0, 0, 20, 'The yard lead opens the gate every day.')", (document["id"],))
+    item = workitems.create(ctx, people["sam"], "Who opens the yard gate?")
+    with_llm = Context(ctx.settings.model_copy(update={"llm_url": "http://127.0.0.1:9/v1"}), pool_size=2)
+    try:
+        outcome = generation.generate_answer(with_llm, item["id"], llm=Verbose())
+    finally:
+        with_llm.close()
+    assert outcome["outcome"] == "escalated"
+    assert "an answer is at most 20,000 characters" in outcome["reason"]
+    assert workitems.get(ctx, item["id"])["state"] == "ESCALATED"
+
+
+# ----------------------------------------------------------------------------- numbers
+
+@pytest.mark.parametrize("argv,words", [
+    (["grey", "add", "--subject", "S", "--ttl", "2147483648"], "--ttl is 1–31,536,000 seconds, got 2147483648"),
+    (["grey", "add", "--subject", "S", "--ttl", "0"], "--ttl is 1–31,536,000 seconds, got 0"),
+    (["grey", "add", "--subject", "S", "--max-attempts", "1" + "0" * 30], "--max-attempts is 1–100, got 1000"),
+    (["grey", "add", "--subject", "S", "--ttl", "1.5"], "--ttl is a whole number"),
+    (["grey", "list", "--limit", "-1"], "--limit is 1–10,000, got -1"),
+    (["workitems", "list", "--limit", "-1"], "--limit is 1–10,000, got -1"),
+    (["candidates", "list", "--limit", "0"], "--limit is 1–10,000, got 0"),
+    (["candidates", "list", "--offset", "99999999999999999999"], "--offset is 0 or more, at most 1,000,000,000"),
+    (["registry", "search", "x", "--offset", "99999999999999999999"], "--offset is 0 or more"),
+    (["registry", "search", "x", "--limit", "abc"], "--limit is a whole number"),
+    (["registry", "readout", "x", "--limit", "1001"], "--limit is 1–1,000, got 1001"),
+    (["candidates", "claim", "1", "--expected-version", "2147483648"], "--expected-version is 1–2,147,483,647"),
+    (["candidates", "show", "99999999999999999999"], "a candidate id is 1–9,223,372,036,854,775,807"),
+    (["grey", "show", "-5"], "a grey entry id is 1–"),
+])
+def test_numbers_out_of_range_are_a_400_naming_the_option_and_its_range(ctx, people, argv, words):
+    before = counts(ctx)
+    code, _, err = cli("--as", "root", *argv)
+    assert words in refused(code, err)
+    assert counts(ctx) == before
+
+
+def test_core_checks_its_numbers_too(ctx, people):
+    pending = validation.add(ctx, people["root"], "Who opens the gate?", "The yard lead opens the gate.", "FACT")
+    before = counts(ctx)
+    for call, words in [
+            (lambda: grey.add(ctx, people["sam"], "S", ttl_seconds=2 ** 31), "--ttl is 1–31,536,000"),
+            (lambda: grey.add(ctx, people["sam"], "S", max_attempts=0), "--max-attempts is 1–100"),
+            (lambda: grey.list_entries(ctx, limit=-1), "--limit is 1–10,000"),
+            (lambda: grey.list_entries(ctx, offset=10 ** 20), "--offset is 0 or more"),
+            (lambda: workitems.list_items(ctx, limit=0), "--limit is 1–10,000"),
+            (lambda: registry.search(ctx, "x", offset=10 ** 20), "--offset is 0 or more"),
+            (lambda: validation.claim(ctx, people["alice"], pending["id"], expected_version=2 ** 40),
+             "--expected-version"),
+            (lambda: validation.get(ctx, 2 ** 63), "a candidate id is 1–")]:
+        with pytest.raises(InvalidInput, match=words):
+            call()
+    assert counts(ctx) == before
+
+
+# ----------------------------------------------------------------------------- filters and search
+
+def test_grey_text_filter_matches_text_literally(ctx, people):
+    percent = grey.add(ctx, people["sam"], "Is 100% of the yard covered?")
+    underscore = grey.add(ctx, people["sam"], "What is gate_4?")
+    grey.add(ctx, people["sam"], "Who owns the cameras?")
+    backslash = grey.add(ctx, people["sam"], "Where is C:\\yard kept?")
+    in_detail = grey.add(ctx, people["sam"], "Coverage", "about 50% of it")
+    for text, expected in [("%", [in_detail, percent]), ("_", [underscore]), ("\\", [backslash]),
+                           ("100%", [percent]), ("e_4", [underscore])]:
+        code, out, err = cli("--json", "--as", "sam", "grey", "list", "--text", text)
+        assert code == 0, err
+        assert [e["id"] for e in json.loads(out)] == [e["id"] for e in expected], text
+
+
+@pytest.mark.parametrize("query", ['"', '"unclosed phrase', "&|!():*", "a & | b", "!!!", "(((", "\\", "\\\\'",
+                                   "'", "-", "or", "-a -b", ":*", "a:* & b:*", "", "   ", "x" * 1_000,
+                                   " ".join(f"w{i}" for i in range(150)), "\u202e\u0007", "日本語の検索"])
+def test_registry_search_never_fails_on_what_is_typed(ctx, people, query):
+    row = claimed(ctx, people)
+    validation.approve(ctx, people["alice"], row["id"])
+    for argv in (["registry", "search", query], ["registry", "readout", query or "x"]):
+        code, out, err = cli("--json", "--as", "bob", *argv)
+        assert code == 0, err
+        assert isinstance(json.loads(out), list)
+
+
+def test_registry_search_refuses_what_is_not_a_query(ctx, people):
+    for query, words in [("x" * 1_001, "a search is at most 1,000 characters"), ("a\x00b", "NUL"),
+                         ("\ud800", "surrogate")]:
+        code, _, err = cli("--as", "bob", "registry", "search", query)
+        assert words in refused(code, err)
+
+
+# ----------------------------------------------------------------------------- who and keys
+
+def test_names_and_keys_that_cannot_be_stored(ctx, people):
+    before = counts(ctx)
+    code, _, err = cli("--as", "ro\x00ot", "queue", "stats")
+    assert "unknown user" in refused(code, err, 403)
+    code, _, err = cli("--as", "\ud800", "queue", "stats")
+    assert "unknown user" in refused(code, err, 403)
+    code, _, err = cli("--as", "root", "grey", "add", "--subject", "S", "--idempotency-key", "k\x00")
+    assert "idempotency key" in refused(code, err)
+    code, _, err = cli("--as", "root", "users", "add", "n\x00", "--role", "admin")
+    assert "user name" in refused(code, err)
+    assert counts(ctx) == before
+
+
+def test_an_anchor_file_that_is_not_a_checkpoint_is_a_400(ctx, people, tmp_path):
+    for name, content in [("binary", b"\xff\xfe\x00\x01"), ("deep", b"[" * 100_000),
+                          ("nul", b'{"number": 1, "x": "\\u0000"}\x00')]:
+        path = write(tmp_path / name, content)
+        code, _, err = cli("--as", "root", "audit", "verify", "--anchor", str(path))
+        assert "anchor file" in refused(code, err), name
+    code, _, err = cli("--as", "root", "audit", "verify", "--anchor", "a\x00b")
+    assert "anchor file" in refused(code, err)
+
+
+# ----------------------------------------------------------------------------- the schema
+
+def test_every_search_column_reads_a_bounded_prefix_and_keeps_its_index(ctx, superuser):
+    columns = superuser("SELECT table_name, generation_expression FROM information_schema.columns "
+                        "WHERE column_name = 'search' AND table_schema = 'public' ORDER BY table_name")
+    assert [c["table_name"] for c in columns] == ["approved_answers", "grey_entries", "source_documents",
+                                                 "source_passages"]
+    bounded = {c["table_name"]: c["generation_expression"].replace('"', "").count("left(") for c in columns}
+    assert bounded == {"approved_answers": 2, "grey_entries": 2, "source_documents": 2, "source_passages": 1}
+    indexes = superuser("SELECT indexname, indexdef FROM pg_indexes WHERE indexdef LIKE '%%USING gin (search)%%' "
+                        "ORDER BY indexname")
+    assert [i["indexname"] for i in indexes] == ["approved_answers_search", "grey_entries_search",
+                                                "source_documents_search", "source_passages_search"]
+
+
+# ----------------------------------------------------------------------------- time
+
+def test_text_that_made_patterns_backtrack_is_read_in_linear_time(ctx, people, tmp_path):
+    # Each of these took minutes to hours: "first … then … finally" backtracked cubically, a step
+    # line's leading blanks rescanned every blank line after it, a heading's closing #s backtracked
+    # through its blanks, and a heading's words were tried as names in every length.
+    import time
+
+    started = time.monotonic()
+    for text in ("first then " * 1_800, "\n" * 19_990 + "A fact.", "1." + " " * 19_990 + "x"):
+        assert validation.add(ctx, people["root"], "Which steps?", text)["horn_type"]
+    write(tmp_path / "blanks.md", "# a" + " " * 20_000 + "b\n\nThe gate closes at ten every night.\n")
+    write(tmp_path / "words.md", "## " + "Gate " * 19_000 + "\n\nThe Gate Team closes the north gate at ten.\n")
+    summary = ingest.ingest(ctx, people["root"], [tmp_path])
+    assert summary["documents"] == 1 and [Path(s["path"]).name for s in summary["skipped"]] == ["words.md"]
+    assert time.monotonic() - started < 20
