@@ -425,7 +425,7 @@ class Soak:
         self.cli_log: list[dict] = []
         self.later: list[tuple[float, object]] = []
         self.users: list[tuple[str, list[str]]] = []
-        self.ctx = None
+        self._ctxs: dict[str, tuple[object, dict]] = {}
         self.loader = None
         self.loader_stop = threading.Event()
         self.loader_errors: Counter = Counter()
@@ -437,6 +437,55 @@ class Soak:
         self.missing_longest: dict[int, float] = {}
         self.missing_now = 0
         self.expired_longest = (0.0, 0.0)
+        self.samples: list[tuple[float, int, float, int, int]] = []
+
+    # -------------------------------------------------------------------- the soak's own connections
+
+    @property
+    def ctx(self):
+        """This thread's Context, made anew whenever a server came back on another port: the soak's
+        own figures and checks must read our servers, whatever the processes under test do."""
+        from core.context import Context
+
+        name = threading.current_thread().name
+        ports = self.ports()
+        held = self._ctxs.get(name)
+        if held is None or held[1] != ports:
+            if held is not None:
+                try:
+                    held[0].close()
+                except Exception:  # noqa: BLE001
+                    pass
+            held = (Context(pool_size=3), ports)
+            self._ctxs[name] = held
+        return held[0]
+
+    def ports(self) -> dict:
+        from core import embedded
+        from core.config import get_settings
+
+        return {part: (embedded.common.read_state(get_settings(), part) or {}).get("port") for part in SERVERS}
+
+    def retry(self, fn, what: str, tries: int = 30):
+        """The soak's own reads at the end, through a connection a restart may have broken (the
+        first use after one fails, as for every client): tried again for up to a minute."""
+        for attempt in range(tries):
+            try:
+                return fn()
+            except Exception as exc:  # noqa: BLE001
+                if attempt == tries - 1:
+                    raise
+                print(f"  (the soak's own {what} failed, tried again: {type(exc).__name__}: "
+                      f"{(str(exc).strip().splitlines() or [''])[0][:160]})", flush=True)
+                time.sleep(min(2.0, 0.2 * (attempt + 1)))
+
+    def close_contexts(self) -> None:
+        for ctx, _ in self._ctxs.values():
+            try:
+                ctx.close()
+            except Exception:  # noqa: BLE001
+                pass
+        self._ctxs.clear()
 
     # -------------------------------------------------------------------- commands and processes
 
@@ -508,12 +557,10 @@ class Soak:
         t0 = now()
         self.cli("services", "up", check=True)
         self.note_servers()
-        from core.context import Context
         from core.demo import load
         from core.domain import SYSTEM
         from core.services import users
 
-        self.ctx = Context(pool_size=3)
         load(self.ctx, SYSTEM)
         users.add(self.ctx, ADMIN, "admin", by=SYSTEM)
         for i in range(self.args.validators):
@@ -529,7 +576,6 @@ class Soak:
         holders = Counter(h for _, hs in self.users for h in hs)
         for horn in HORNS:
             self.create(horn, self.initial(holders[horn]) if horn != self.args.drained else self.stock(horn, holders[horn])[1])
-        self.ctx.redis  # noqa: B018 - opened here, used by the chaos loop
         print(f"set-up: servers up, demo corpus, {len(self.users)} validators and {ADMIN}, "
               f"{self.created} candidates created in {now() - t0:.1f} s")
 
@@ -593,6 +639,9 @@ class Soak:
         makes Redis look fuller), at rows queued and settled for 5 s that are in no partition, and at
         claims whose lease ran out."""
         held = self.partitions()
+        from core.adapters import jobs
+
+        depth = jobs.depth(self.ctx.redis)
         with self.ctx.db.read() as tx:
             queued = tx.all("SELECT id, horn_type FROM candidates WHERE state IN ('PENDING', 'DISPUTED') "
                             "AND updated_at < now() - interval '5 seconds'")
@@ -609,6 +658,7 @@ class Soak:
         self.missing_now = len(missing)
         if expired is not None and float(expired) > self.expired_longest[0]:
             self.expired_longest = (float(expired), t)
+        self.samples.append((t, len(missing), float(expired or 0), depth.get("graph", 0), depth.get("generation", 0)))
 
     def partitions(self) -> dict[str, set[int]]:
         """The ids each Horn partition holds: its list and its in-flight set."""
@@ -681,7 +731,10 @@ class Soak:
             f["port_after"] = after.get("port")
             said = ", ".join("rc %s %.1fs" % (t["rc"], t["seconds"]) for t in tries)
             f["detail"] += (f"; `services up` x{len(tries)} ({said}), now pid {after.get('pid')} port "
-                            f"{after.get('port')}" + (" (PORT CHANGED)" if after.get("port") != port else ""))
+                            f"{after.get('port')}")
+            if after.get("port") != port:
+                f["port_changed"] = (port, after.get("port"), listener(port))
+                f["detail"] += f" (PORT CHANGED: {port} is now held by {f['port_changed'][2]})"
             return f
         if kind == "worker":
             j = self.rng.randrange(len(self.workers))
@@ -873,7 +926,7 @@ class Soak:
         t_validators_done = now()
         self.loader_stop.set()
         self.loader.join(30)
-        killed_jobs = self.killed_jobs()
+        killed_jobs = self.retry(self.killed_jobs, "read of the killed workers' jobs")
         for proc in self.workers.values():
             if proc.poll() is None:
                 try:
@@ -891,11 +944,13 @@ class Soak:
         from core.services.validation import QUEUE_SETTLE
 
         time.sleep(max(0.0, QUEUE_SETTLE + 1 - (now() - t_validators_done)))
-        with self.ctx.db.read() as tx:
-            sweep_at = tx.scalar("SELECT now()")
-        before = self.lost(sweep_at)
+        def clock():
+            with self.ctx.db.read() as tx:
+                return tx.scalar("SELECT now()")
+        sweep_at = self.retry(clock, "read of the database's clock")
+        before = self.retry(lambda: self.lost(sweep_at), "look at the partitions")
         sweep = self.cli("queue", "sweep", "--as", ADMIN)
-        results = self.check(sweep_at)
+        results = self.retry(lambda: self.check(sweep_at), "check")
         results["before_sweep"] = before
         results["killed_jobs"] = killed_jobs
         results["stuck_validators"] = stuck
@@ -904,8 +959,7 @@ class Soak:
         replay = self.cli("replay", "--verify", "--as", ADMIN, timeout=600)
         results["verify"], results["replay"] = verify, replay
         self.copy_server_logs()
-        self.ctx.close()
-        self.ctx = None
+        self.close_contexts()
         down = self.cli("services", "down", "--as", ADMIN)
         results["down"] = down
         time.sleep(1.0)
@@ -1123,6 +1177,14 @@ class Soak:
         if self.args.restart_pause:
             print(f"  (a server's time includes the operator's {self.args.restart_pause:g} s pause before "
                   f"`r2k services up`)")
+        moved = [f for f in self.faults if "port_changed" in f]
+        if moved:
+            print(f"servers that came back on ANOTHER port (the old one taken meanwhile): {len(moved)} of "
+                  f"{sum(1 for f in self.faults if f['kind'] in SERVERS and 'skipped' not in f)} restarts")
+            for f in moved:
+                old, new, who = f["port_changed"]
+                print(f"  t+{f['t'] - self.t_start:.0f}s {f['kind']}: {old} -> {new}; {old} held by {who}; first "
+                      f"decision after it: " + (f"{f['recovery']:.1f} s" if f.get("recovery") is not None else "none"))
         failed_ups = [t for f in self.faults for t in f.get("up", []) if t["rc"] != 0]
         if failed_ups:
             print(f"`r2k services up` failed {len(failed_ups)} time(s) after a kill:")
@@ -1141,6 +1203,12 @@ class Soak:
               f"{self.expired_longest[0]:.0f} s" + (f" (at t+{self.expired_longest[1] - self.t_start:.0f}s)"
                                                      if self.expired_longest[0] else "")
               + f"; the workers sweep every {self.sweep_interval} s")
+        if self.samples:
+            step = max(1, len(self.samples) // 12)
+            print("  by time: t+s: queued candidates missing from their partition / oldest unreleased expired "
+                  "claim (s) / RQ graph queue / RQ generation queue")
+            print("    " + "  ".join(f"{t - self.t_start:.0f}: {m}/{e:.0f}/{g}/{n}" for t, m, e, g, n in
+                                     self.samples[::step]))
         empties = [e for e in self.journals.entries if e["ev"] == "empty_but_queued"]
         if empties:
             print(f"claims answered 404 'queue empty' while PostgreSQL held queued candidates of that Horn type "
@@ -1253,6 +1321,11 @@ class Soak:
             print(f"other error lines in the workers' logs ({sum(lines.values())}):")
             for what, n in lines.most_common(10):
                 print(f"  {n:>6} x {what}")
+        deaths = {path.name: path.read_text(errors="replace").count("Process r2k sweep scheduler:")
+                  for path in self.logdir.glob("worker-*.log")}
+        print(f"sweep schedulers that died (a traceback under 'Process r2k sweep scheduler:'): {sum(deaths.values())} "
+              f"of the {len(deaths)} `r2k worker` processes started"
+              + (f" ({', '.join(f'{k}' for k, v in sorted(deaths.items()) if v)})" if sum(deaths.values()) else ""))
         if self.loader_errors:
             print("errors the loader saw (retried): " + "; ".join(f"{n} x {m}" for m, n in self.loader_errors.most_common(4)))
 
@@ -1271,11 +1344,7 @@ class Soak:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-        if self.ctx is not None:
-            try:
-                self.ctx.close()
-            except Exception:  # noqa: BLE001
-                pass
+        self.close_contexts()
         from core import embedded
         from core.config import get_settings
 
@@ -1293,6 +1362,45 @@ class Soak:
                 embedded.postgres.purge(get_settings())  # a cluster kept outside the data dir (run by root)
             except Exception:  # noqa: BLE001
                 pass
+
+
+def listener(port: int) -> str:
+    """Who listens on 127.0.0.1:`port` now: 'pid N (command), started HH:MM:SS', 'nobody' or '?'."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(fields[9])
+        except OSError:
+            continue
+    if not inodes:
+        return "nobody"
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{entry}/fd"):
+                target = os.readlink(f"/proc/{entry}/fd/{fd}")
+                if target.startswith("socket:[") and target[8:-1] in inodes:
+                    cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                    return f"pid {entry} ({cmd.strip()[:80]}, started {started_at(int(entry))})"
+        except OSError:
+            continue
+    return "?"
+
+
+def started_at(pid: int) -> str:
+    """A process's start, as HH:MM:SS local time."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        ticks = int(stat[stat.rindex(")") + 2:].split()[19])
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime"))
+        return time.strftime("%H:%M:%S", time.localtime(boot + ticks / os.sysconf("SC_CLK_TCK")))
+    except (OSError, ValueError, StopIteration):
+        return "?"
 
 
 def kill_group(pgid: int) -> None:
@@ -1344,6 +1452,7 @@ def main() -> int:
     def interrupted(*_):
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with SIGINT ignored
     code = 130
     try:
         code = soak.run()
