@@ -412,3 +412,11 @@ def test_text_that_made_patterns_backtrack_is_read_in_linear_time(ctx, people, t
     summary = ingest.ingest(ctx, people["root"], [tmp_path])
     assert summary["documents"] == 1 and [Path(s["path"]).name for s in summary["skipped"]] == ["words.md"]
     assert time.monotonic() - started < 20
+
+
+def test_a_path_too_long_for_the_file_system_is_skipped_with_its_reason(ctx, people, tmp_path):
+    # Found by tests/test_fuzz.py: pathlib lets ENAMETOOLONG through its is_dir().
+    write(tmp_path / "good.md", GOOD)
+    summary = ingest.ingest(ctx, people["root"], [tmp_path / ("word " * 1_000), tmp_path / "good.md"])
+    assert summary["documents"] == 1
+    assert [s["reason"] for s in summary["skipped"]] == ["cannot be read: File name too long"]

@@ -44,12 +44,16 @@ def collect(paths: Iterable[str | Path], summary: Summary) -> list[Path]:
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            files += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA_TYPES)
-        elif path.is_file():
-            files.append(path)
-        else:
-            summary.skipped.append({"path": shown(path), "line": None, "reason": "no such file or folder"})
+        try:
+            if path.is_dir():
+                files += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA_TYPES)
+            elif path.is_file():
+                files.append(path)
+            else:
+                summary.skipped.append({"path": shown(path), "line": None, "reason": "no such file or folder"})
+        except OSError as exc:  # a name too long, a folder that cannot be listed: is_dir() lets those through
+            summary.skipped.append({"path": shown(path), "line": None,
+                                    "reason": f"cannot be read: {exc.strerror or exc}"})
     return files
 
 
