@@ -55,6 +55,10 @@ class ServiceUnavailable(R2KError):
     status = 503
     error = "ServiceUnavailable"
 
+    def __init__(self, message: str, part: str | None = None):
+        super().__init__(message)
+        self.part = part  # "postgres", "redis" or "graph" when known: what to reconnect to
+
 
 EXIT_CODES = {400: 6, 403: 7, 404: 3, 409: 4, 422: 5, 503: 8}
 

@@ -55,8 +55,20 @@ def _url(settings: Settings, part: str, state: dict) -> str:
     return redis.url(part, state, common.secret(settings, redis.SECRET[part]))
 
 
-def _running(settings: Settings, part: str) -> dict:
-    """The state of the embedded `part`, started (under the lock) when it is not running."""
+def _adopt(settings: Settings, part: str, state: dict | None) -> dict | None:
+    """A server of ours that runs without its run file saying so (restarted from outside r2k, or
+    its run file lost): found by its own pid file, its process, and its answer."""
+    found = postgres.adopt(settings, state) if part == "postgres" else redis.adopt(settings, part, state)
+    if found is not None:
+        common.write_state(settings, part, found)
+    return found
+
+
+def _running(settings: Settings, part: str, *, start_stopped: bool = True) -> dict:
+    """The state of the embedded `part`, started (under the lock) when it is not running. A server
+    that died restarts on its port with its credential; one running already (an earlier start, or a
+    restart from outside r2k) is adopted, never started twice. `start_stopped=False` (a process
+    reconnecting) leaves alone a server an operator stopped with `services down`."""
     state = common.read_state(settings, part)
     if _alive(state):
         return state
@@ -64,10 +76,17 @@ def _running(settings: Settings, part: str) -> dict:
         state = common.read_state(settings, part)
         if _alive(state):
             return state
+        adopted = _adopt(settings, part, state)
+        if adopted is not None:
+            return adopted
+        if state and state.get("stopped") and not start_stopped:
+            raise ServiceUnavailable(f"the embedded {NAMES[part]} was stopped (`r2k services down`): "
+                                     f"`r2k services up` starts it again", part)
         common.tighten(common.data_dir(settings), skip={Path(settings.data_dir) / "postgres"})
         if state and common.process_is(state.get("pid"), state.get("program", "")):
             _stop(part, state)  # started by an older r2k, without a credential
-        previous = (state or {}).get("port")
+        base = postgres.PORT_BASE if part == "postgres" else redis.PORT_BASE[part]
+        previous = (state or {}).get("port") or common.home_port(settings, part, base)
         if part == "postgres":
             state = postgres.start(settings, prefer_port=previous)
         else:
@@ -80,10 +99,11 @@ def _running(settings: Settings, part: str) -> dict:
         return state
 
 
-def ensure(settings: Settings, part: str) -> str:
+def ensure(settings: Settings, part: str, *, start_stopped: bool = True) -> str:
     """The URL the application uses for `part`: the configured one, or the embedded server's
     (started if needed), with the application's credential."""
-    return configured_url(settings, part) or _url(settings, part, _running(settings, part))
+    return configured_url(settings, part) or _url(settings, part,
+                                                  _running(settings, part, start_stopped=start_stopped))
 
 
 def owner_url(settings: Settings) -> str:
@@ -132,10 +152,15 @@ def down(settings: Settings) -> list[dict]:
             if configured_url(settings, part):
                 continue
             state = common.read_state(settings, part)
+            if not _alive(state):
+                state = _adopt(settings, part, state) or state
             if state and common.process_is(state.get("pid"), state.get("program", "")):
                 _stop(part, state)
                 stopped.append(part)
-            common.state_path(settings, part).unlink(missing_ok=True)
+            if state and state.get("port"):
+                # Kept: the port it comes back on, and that an operator stopped it (processes that
+                # reconnect do not start it again behind their back).
+                common.write_state(settings, part, {"stopped": True, "port": state["port"]})
     return [{"name": p, "stopped": p in stopped} for p in PARTS]
 
 
@@ -174,6 +199,8 @@ def status(settings: Settings) -> list[PartStatus]:
             continue
         state = common.read_state(settings, part)
         if not _alive(state):
+            state = _adopt(settings, part, state)
+        if state is None:
             result.append(PartStatus(part, "embedded", None, False, "not running"))
             continue
         url = _url(settings, part, state)
@@ -215,4 +242,4 @@ def probe(part: str, url: str, settings: Settings, timeout: float = 2.0) -> tupl
 
 def unavailable(part: str, url: str, exc: Exception) -> ServiceUnavailable:
     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return ServiceUnavailable(f"{NAMES[part]} at {mask_url(url)} does not answer: {reason}")
+    return ServiceUnavailable(f"{NAMES[part]} at {mask_url(url)} does not answer: {reason}", part)

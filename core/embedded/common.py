@@ -176,6 +176,19 @@ def port_free(port: int) -> bool:
     return True
 
 
+PORT_SPAN = 400
+
+
+def home_port(settings: Settings, part: str, base: int) -> int:
+    """The port a data dir's `part` first tries: spread over PORT_SPAN ports by a hash of the data
+    dir, so installs side by side (tests, benches) rarely want the same one, and a server that died
+    finds its port still free when it comes back."""
+    import hashlib
+
+    key = hashlib.sha256(f"{Path(settings.data_dir).resolve()}:{part}".encode()).digest()
+    return base + int.from_bytes(key[:4], "big") % PORT_SPAN
+
+
 def free_port(base: int, avoid: set[int] = frozenset()) -> int:
     for port in range(base, base + 500):
         if port not in avoid and port_free(port):

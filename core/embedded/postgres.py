@@ -211,6 +211,45 @@ def _initdb(binaries: Path, pgdata: Path, account: str | None, superuser_passwor
         raise ServiceUnavailable(f"initdb failed in {pgdata}: {result.stderr.strip()[-500:]}")
 
 
+def adopt(settings: Settings, state: dict | None) -> dict | None:
+    """The cluster of this data dir running although the run file does not say so (restarted from
+    outside r2k with `pg_ctl restart`, say): its postmaster.pid names a live postgres, and the app
+    role signs in on the port it gives. A server still starting is waited for."""
+    if not common.has_secret(settings, SECRETS[APP]):
+        return None
+    account = os_account()
+    pgdata = Path(state["pgdata"]) if state and state.get("pgdata") else cluster_dir(settings, account)
+    pid, port = _postmaster(pgdata)
+    if not common.process_is(pid, PROGRAM) or not port:
+        return None
+    found = {"pid": pid, "port": port, "program": PROGRAM, "pgdata": str(pgdata),
+             "bin_dir": (state or {}).get("bin_dir") or str(_runnable_bin_dir(bin_dir(), account)),
+             "os_user": account, "secure": 1}
+    target = url(settings, found, APP)
+
+    def answers() -> bool:
+        try:
+            with _connect(target, connect_timeout=2):
+                return True
+        except Exception:  # noqa: BLE001 - still starting, or in recovery: look again
+            return False
+
+    try:
+        common.wait_for(answers, "PostgreSQL", 60, pgdata / "server.log")
+    except ServiceUnavailable:
+        return None
+    return found
+
+
+def _postmaster(pgdata: Path) -> tuple[int | None, int | None]:
+    """The pid and port a cluster's postmaster.pid names (None, None when there is none)."""
+    try:
+        lines = (pgdata / "postmaster.pid").read_text().splitlines()
+        return int(lines[0]), int(lines[3])
+    except (OSError, ValueError, IndexError):
+        return None, None
+
+
 def _write_hba(pgdata: Path, account: str | None, text: str) -> None:
     path = pgdata / "pg_hba.conf"
     common.write_private(path, text)
@@ -232,27 +271,45 @@ def _remove_stale_pidfile(pgdata: Path) -> None:
 
 
 def _pg_ctl_start(binaries: Path, pgdata: Path, account: str | None, prefer_port: int | None) -> int:
+    """Start the cluster, on `prefer_port` when it is free. After a `kill -9` of the postmaster its
+    old backends can hold the shared memory for a moment: that start is retried on the same port."""
+    import time
+
     log = pgdata / "server.log"
     tried: set[int] = set()
     result = None
-    for _attempt in range(3):  # another program may take the free port between our check and its bind
-        port = prefer_port if prefer_port and prefer_port not in tried and common.port_free(prefer_port) \
-            else common.free_port(PORT_BASE, tried)
-        tried.add(port)
+    deadline = time.monotonic() + 20
+    port = None
+    for _attempt in range(40):
+        if port is None:
+            port = prefer_port if prefer_port and prefer_port not in tried and common.port_free(prefer_port) \
+                else common.free_port(PORT_BASE, tried)
+            tried.add(port)
         options = (f"-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' "
                    f"-c password_encryption=scram-sha-256 -c max_connections=200 -c shared_buffers=128MB")
+        size = log.stat().st_size if log.exists() else 0
         result = _run_as(account, [str(binaries / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "60",
                                    "-o", options, "start"], cwd=str(pgdata))
         if result.returncode == 0:
             return port
+        said = log.read_text(errors="replace")[size:] if log.exists() else ""
+        if "shared memory block" in said and time.monotonic() < deadline:
+            time.sleep(0.25)  # the killed postmaster's backends are on their way out
+            continue
+        if "could not bind" in said or "Address already in use" in said:
+            port = None  # another program took the port between our check and the bind
+            if len(tried) < 3:
+                continue
+        break
     tail = log.read_text(errors="replace")[-800:] if log.exists() else result.stderr
-    raise ServiceUnavailable(f"embedded PostgreSQL did not start: {tail.strip()}")
+    raise ServiceUnavailable(f"embedded PostgreSQL did not start: {tail.strip()}", "postgres")
 
 
 def _connect(target: str, **kw):
     import psycopg
 
-    return psycopg.connect(target, autocommit=True, connect_timeout=10, **kw)
+    kw.setdefault("connect_timeout", 10)
+    return psycopg.connect(target, autocommit=True, **kw)
 
 
 def _give_superuser_its_password(port: int, password: str) -> None:

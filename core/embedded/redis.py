@@ -20,7 +20,7 @@ from ..config import Settings
 from ..errors import ServiceUnavailable
 from . import common
 
-PORT_BASE = {"redis": 26379, "graph": 26479}
+PORT_BASE = {"redis": 26379, "graph": 27379}
 SECRET = {"redis": "redis", "graph": "graph"}
 PROGRAM = "redis-server"
 
@@ -99,6 +99,26 @@ def _start_once(part: str, binaries: Path, workdir: Path, password: str, taken: 
     common.wait_for(lambda: (workdir / "server.pid").exists() and _answers(port, password), part, 15, log)
     return {"port": port, "program": PROGRAM, "pid": int((workdir / "server.pid").read_text().strip()),
             "secure": 1}
+
+
+def adopt(settings: Settings, part: str, state: dict | None) -> dict | None:
+    """The server of `part` running from this data dir although the run file does not say so:
+    its pid file names a live redis-server that answers our password on the port its config says."""
+    workdir = common.data_dir(settings) / part
+    try:
+        pid = int((workdir / "server.pid").read_text().strip())
+        port = next(int(line.split()[1]) for line in (workdir / "server.conf").read_text().splitlines()
+                    if line.startswith("port "))
+    except (OSError, ValueError, StopIteration, IndexError):
+        return None
+    if not common.process_is(pid, PROGRAM) or not common.has_secret(settings, SECRET[part]):
+        return None
+    password = common.secret(settings, SECRET[part])
+    try:
+        common.wait_for(lambda: _answers(port, password), part, 15)
+    except ServiceUnavailable:
+        return None
+    return {"port": port, "program": PROGRAM, "pid": pid, "secure": 1}
 
 
 def _answers(port: int, password: str) -> bool:
