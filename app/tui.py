@@ -6,6 +6,7 @@ worker listens on the core's pub/sub channel and tells the screens when someone 
 from __future__ import annotations
 
 import json
+import time
 from functools import partial
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
+from textual.reactive import reactive
 
 import styles
 from core.context import CHANNEL, Context
@@ -78,6 +80,10 @@ class R2KApp(App):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
+    # True while a service does not answer: the header says "reconnecting…" and a worker keeps
+    # trying; screens carry on and reload once it answers again.
+    reconnecting: reactive[bool] = reactive(False)
+
     def __init__(self, ctx: Context | None = None, user: str | None = None, *, listen: bool = True,
                  sweep_every: float | None = None):
         super().__init__()
@@ -90,7 +96,8 @@ class R2KApp(App):
         self._sweep_every = self.ctx.settings.sweep_interval if sweep_every is None else sweep_every
 
     def on_mount(self) -> None:
-        self.sub_title = visible(self.user_name, multiline=False)  # as given to --as, checked later
+        self._who = visible(self.user_name, multiline=False)  # as given to --as, checked later
+        self.sub_title = self._who
         self.push_screen(screen_class("dashboard")())
         self.resolve_actor()
         if self._listen:
@@ -123,21 +130,23 @@ class R2KApp(App):
     def _actor_resolved(self, actor) -> None:
         self.actor = actor
         roles = actor.role + (f" · {', '.join(sorted(actor.horn_types))}" if actor.horn_types else "")
-        self.sub_title = visible(f"{actor.name} ({roles})", multiline=False)
+        self._who = visible(f"{actor.name} ({roles})", multiline=False)
+        self.watch_reconnecting(self.reconnecting)
         self._broadcast({"kind": "actor"})
 
     def _actor_failed(self, message: str) -> None:
         self.actor_error = message
-        self.sub_title = visible(f"{self.user_name} (unknown user)", multiline=False)
+        self._who = visible(f"{self.user_name} (unknown user)", multiline=False)
+        self.watch_reconnecting(self.reconnecting)
         self.notify(visible(message), severity="error", timeout=10, markup=False)
         self._broadcast({"kind": "actor"})
 
     @work(thread=True, group="pubsub", exclusive=True)
     def listen(self) -> None:
         """Relay the core's pub/sub notices to the screens; reconnect when Redis comes back."""
-        import time
-
         from textual.worker import get_current_worker
+
+        from core.context import service_error
 
         worker = get_current_worker()
         while not worker.is_cancelled:
@@ -153,8 +162,63 @@ class R2KApp(App):
                             continue
                         self.call_from_thread(self._broadcast, event)
                 pubsub.close()
-            except Exception:
+            except Exception as exc:  # noqa: BLE001 - Redis away: say so once, try again shortly
+                down = service_error(exc, self.ctx)
+                if down is not None and not worker.is_cancelled:
+                    self.call_from_thread(self.service_down, down.message)
                 time.sleep(1.0)
+
+    # -- outages ---------------------------------------------------------------------------
+
+    def service_down(self, message: str | None) -> None:
+        """A service did not answer (a screen's call, or the notice listener): say so once, and
+        reconnect in the background while the screens carry on."""
+        if self.reconnecting:
+            return
+        self.reconnecting = True
+        if message:
+            self.notify(visible(message) + " — reconnecting…", title="Reconnecting", severity="warning",
+                        timeout=6, markup=False)
+        self.reconnect()
+
+    def watch_reconnecting(self, value: bool) -> None:
+        who = getattr(self, "_who", "")
+        self.sub_title = f"{who} · reconnecting…" if value else who
+
+    @work(thread=True, group="reconnect", exclusive=True)
+    def reconnect(self) -> None:
+        """Until PostgreSQL and Redis answer again: wait (bounded backoff), follow each server
+        (an embedded one that died is started again), try."""
+        from textual.worker import get_current_worker
+
+        from core.context import service_error
+        from core.outage import delays
+
+        worker = get_current_worker()
+        for pause in delays():
+            if worker.is_cancelled:
+                return
+            try:
+                with self.ctx.db.read() as tx:
+                    tx.scalar("SELECT 1")
+                self.ctx.redis.ping()
+            except Exception as exc:  # noqa: BLE001 - still down: follow it and wait
+                down = service_error(exc, self.ctx)
+                if down is None or down.part is None:
+                    raise
+                time.sleep(pause)
+                try:
+                    self.ctx.follow(down.part)
+                except Exception:  # noqa: BLE001 - not back yet
+                    pass
+                continue
+            self.call_from_thread(self._reconnected)
+            return
+
+    def _reconnected(self) -> None:
+        self.reconnecting = False
+        self.notify("Reconnected: the services answer again.", timeout=3)
+        self._broadcast({"kind": "*", "action": "reconnected"})
 
     def _broadcast(self, event: dict) -> None:
         for screen in self.screen_stack:

@@ -5,7 +5,9 @@ The CLI, the TUI and the workers each make one Context and pass it to the servic
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
 from functools import cached_property
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from .config import Settings, get_settings, mask_url
 from .errors import ServiceUnavailable
 
 CHANNEL = "raw_to_knowledge:events"
+LOADING_WAIT = 15.0  # seconds a command waits for a Redis still loading its data after a restart
 
 
 class Context:
@@ -92,11 +95,19 @@ class Context:
         url = self.redis_url
         client = redis.Redis.from_url(url, socket_connect_timeout=self.settings.connect_timeout,
                                       health_check_interval=30)
-        try:
-            client.ping()
-        except redis.exceptions.RedisError as exc:
-            raise embedded.unavailable("redis", url, exc) from None
-        return client
+        deadline = time.monotonic() + LOADING_WAIT
+        while True:
+            try:
+                client.ping()
+                return client
+            except redis.exceptions.BusyLoadingError as exc:
+                # A Redis restarted a moment ago answers LOADING while it reads its append-only
+                # file: wait for it rather than fail the command.
+                if time.monotonic() > deadline:
+                    raise embedded.unavailable("redis", url, exc) from None
+                time.sleep(0.1)
+            except redis.exceptions.RedisError as exc:
+                raise embedded.unavailable("redis", url, exc) from None
 
     @cached_property
     def validation_queue(self):
@@ -135,6 +146,30 @@ class Context:
 
         return connect(self.graph_url, self.settings.graph_user, self.settings.graph_password)
 
+    # -- outages ------------------------------------------------------------------------------
+    _CLIENTS = {"postgres": ("database_url", "db"), "redis": ("redis_url", "redis", "validation_queue"),
+                "graph": ("graph_url", "graph")}
+
+    def follow(self, part: str) -> bool:
+        """After `part` failed: look where it is now, and drop this process's clients of it when it
+        moved (a restart on another port), so the next use connects afresh. An embedded server that
+        died is started again on its port with its credential; one an operator stopped is left
+        stopped (ServiceUnavailable). True when the server is where it was."""
+        names = self._CLIENTS[part]
+        before = self.__dict__.get(names[0])
+        url = embedded.ensure(self.settings, part, start_stopped=False)
+        if url == before:
+            return True
+        for name in names[1:]:
+            client = self.__dict__.pop(name, None)
+            if client is not None:
+                try:
+                    client.close()
+                except Exception as exc:  # noqa: BLE001 - a broken client of a server that moved
+                    logging.getLogger(__name__).debug("closing the old %s client: %s", part, exc)
+        self.__dict__[names[0]] = url
+        return False
+
     def close(self) -> None:
         for name in ("db", "graph", "llm", "validation_queue"):
             if self.__dict__.get(name) is not None:
@@ -164,8 +199,10 @@ class _LazySigner:
 
 
 def service_error(exc: BaseException, ctx: Context | None) -> ServiceUnavailable | None:
-    """A connection failure from a driver, as the 503 that names the service and its URL."""
-    module = type(exc).__module__ or ""
+    """A connection failure from a driver, as the 503 that names the service and its URL (and the
+    part, so a caller knows what to reconnect to); None for any other error."""
+    if isinstance(exc, ServiceUnavailable):
+        return exc
     settings = ctx.settings if ctx else get_settings()
 
     def url_of(part: str) -> str:
@@ -173,14 +210,16 @@ def service_error(exc: BaseException, ctx: Context | None) -> ServiceUnavailable
             return ctx.__dict__[f"{'database' if part == 'postgres' else part}_url"]
         return embedded.configured_url(settings, part) or f"embedded {part}"
 
-    if module.startswith(("psycopg", "sqlalchemy")) and type(exc).__name__ in (
-            "OperationalError", "InterfaceError", "PoolTimeout"):
+    # By the classes an error descends from: a killed server raises subclasses (AdminShutdown,
+    # CannotConnectNow while it recovers, …) of the driver's connection errors.
+    kinds = {(c.__module__.split(".")[0], c.__name__) for c in type(exc).__mro__}
+    if kinds & {("psycopg", "OperationalError"), ("psycopg", "InterfaceError"), ("psycopg_pool", "PoolTimeout"),
+                ("sqlalchemy", "OperationalError")}:
         return embedded.unavailable("postgres", url_of("postgres"), exc)
-    if module.startswith("redis") and type(exc).__name__ in ("ConnectionError", "TimeoutError", "BusyLoadingError"):
-        return embedded.unavailable("redis", url_of("redis"), exc)
     from .adapters.graph import GraphUnavailable
 
-    if isinstance(exc, GraphUnavailable) or (
-            module.startswith("neo4j") and type(exc).__name__ in ("ServiceUnavailable", "SessionExpired")):
+    if isinstance(exc, GraphUnavailable) or kinds & {("neo4j", "ServiceUnavailable"), ("neo4j", "SessionExpired")}:
         return embedded.unavailable("graph", url_of("graph"), exc)
+    if kinds & {("redis", "ConnectionError"), ("redis", "TimeoutError"), ("redis", "BusyLoadingError")}:
+        return embedded.unavailable("redis", url_of("redis"), exc)
     return None

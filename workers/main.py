@@ -16,7 +16,12 @@ import multiprocessing
 import os
 import signal
 
+import threading
+import time
+
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import Queue, SimpleWorker
 from rq.cron import CronJob, CronScheduler
 from rq.exceptions import DeserializationError
@@ -26,8 +31,17 @@ from rq.worker_pool import WorkerPool
 
 from core.adapters.jobs import QUEUES, SERIALIZER, TASK_PATHS
 from core.context import Context
+from core.outage import OUTAGES, delays
 
-MAINTENANCE_INTERVAL = 30  # how often workers look for jobs abandoned by dead workers (RQ default: 10 min)
+log = logging.getLogger("r2k.worker")
+
+# A worker killed mid-job: its job's entry in the started registry lapses HEARTBEAT_TTL seconds after
+# the last heartbeat, and the next maintenance of any worker (every MAINTENANCE_INTERVAL seconds,
+# and at a worker's start) re-runs it, so it runs again within about half a minute. RQ's own values
+# (the job's timeout plus a minute; maintenance every 10 minutes) left it for six.
+HEARTBEAT_TTL = 20
+HEARTBEAT_EVERY = 5
+MAINTENANCE_INTERVAL = 10
 
 
 class ForeignJob(Exception):
@@ -96,7 +110,13 @@ class R2KWorker(SimpleWorker):
     A worker that dies mid-job is respawned by the pool; its job is retried by RQ's abandoned-job
     handling or re-enqueued by the sweep, and the work item's state decides what is redone.
 
-    Only r2k's tasks run: see `refusal`."""
+    Only r2k's tasks run: see `refusal`.
+
+    A Redis outage neither stops it nor fills its log: whatever it does against Redis between jobs
+    waits with bounded backoff (one line when the outage starts, one when it ends), and an embedded
+    Redis that died is started again (docs/architecture.md, "Embedded servers")."""
+
+    max_connection_wait_time = 5.0  # RQ's own dequeue backoff, capped (RQ: 60 s)
 
     def __init__(self, queues, *args, **kwargs):
         kwargs.setdefault("maintenance_interval", MAINTENANCE_INTERVAL)
@@ -111,11 +131,16 @@ class R2KWorker(SimpleWorker):
             queues = [queues]
         queues = [q.name if isinstance(q, Queue) else q for q in queues]
         super().__init__(queues, *args, **kwargs)
+        if not any(isinstance(f, _OneLinePerOutage) for f in self.log.filters):
+            self.log.addFilter(_OneLinePerOutage())
+
+    def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
+        return HEARTBEAT_TTL
 
     def execute_job(self, job: Job, queue: Queue):
         why = refusal(job)
         if why is None:
-            return super().execute_job(job, queue)
+            return self._run_with_heartbeats(job, queue)
         self.log.warning("Worker %s: refused job %s: %s", self.name, job.id, why)
         job.origin = queue.name  # failed in the queue it was taken from, whatever its hash says
         job.retries_left = 0     # refused once, refused for good
@@ -124,6 +149,67 @@ class R2KWorker(SimpleWorker):
         # RQ takes a job out of the intermediate queue when it starts it; this one never starts.
         queue.intermediate_queue.remove(job.id)
         self.handle_job_failure(job, queue, exc_string=f"Refused by r2k's worker: {why}")
+
+    def _run_with_heartbeats(self, job: Job, queue: Queue) -> None:
+        """SimpleWorker.execute_job, with the heartbeats RQ's forking worker sends while its horse
+        runs: a thread beside the job keeps its started-registry entry alive every HEARTBEAT_EVERY s."""
+        from rq.worker import WorkerStatus
+
+        execution = self.prepare_execution(job)
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(HEARTBEAT_EVERY):
+                try:
+                    self.maintain_heartbeats(job, execution)
+                except RedisError:  # Redis away: the job goes on; so does the next beat
+                    pass
+
+        beater = threading.Thread(target=beat, name=f"heartbeat {job.id}", daemon=True)
+        beater.start()
+        try:
+            self.perform_job(job, queue, execution)
+        finally:
+            stop.set()
+            beater.join(HEARTBEAT_EVERY + 1)
+        self.set_state(WorkerStatus.IDLE)
+
+    # Between jobs RQ calls these against Redis outside its own reconnect loop; one failing would
+    # end the worker ("found an unhandled exception, quitting").
+    def _through_redis_outage(self, fn, *args, **kwargs):
+        waits = delays()
+        while True:
+            try:
+                result = fn(*args, **kwargs)
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                if self._stop_requested:
+                    raise
+                OUTAGES.down("redis", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                time.sleep(next(waits))
+                _revive_redis()
+                continue
+            OUTAGES.up("redis")
+            return result
+
+    def check_for_suspension(self, burst: bool) -> None:
+        return self._through_redis_outage(super().check_for_suspension, burst)
+
+    def register_birth(self, *args, **kwargs):
+        return self._through_redis_outage(super().register_birth, *args, **kwargs)
+
+    def register_death(self, *args, **kwargs):
+        try:
+            return super().register_death(*args, **kwargs)
+        except RedisError:  # stopping while Redis is away: its entry lapses by itself
+            pass
+
+    def run_maintenance_tasks(self):
+        return self._through_redis_outage(super().run_maintenance_tasks)
+
+    def heartbeat(self, timeout: int | None = None, pipeline=None):
+        if pipeline is not None:
+            return super().heartbeat(timeout, pipeline=pipeline)
+        return self._through_redis_outage(super().heartbeat, timeout)
 
     def dequeue_job_and_maintain_ttl(self, timeout, max_idle_time=None):
         # RQ stops a worker when a job's hash cannot even be read (an id or a field it does not
@@ -140,6 +226,38 @@ class R2KWorker(SimpleWorker):
                 self.log.warning("Worker %s: refused job %r: its hash is not an RQ job's (%s)", self.name, job_id,
                                  exc)
                 queue.intermediate_queue.remove(job_id)
+
+
+_revived_at = 0.0
+
+
+def _revive_redis() -> None:
+    """An embedded Redis that died is started again, on its port (at most every 2 s per process);
+    one an operator stopped stays stopped; a configured one is its operator's."""
+    global _revived_at
+    if time.monotonic() - _revived_at < 2:
+        return
+    _revived_at = time.monotonic()
+    try:
+        from core import embedded
+        from core.config import get_settings
+
+        embedded.ensure(get_settings(), "redis", start_stopped=False)
+    except Exception as exc:  # noqa: BLE001 - still down: the outage line said so, the next try retries
+        log.debug("reviving Redis: %s", exc)
+
+
+class _OneLinePerOutage(logging.Filter):
+    """RQ logs a line at every failed attempt to reach Redis: keep the first of each outage."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "could not connect to Redis" not in str(record.msg):
+            return True
+        if "redis" in OUTAGES.current():
+            return False
+        OUTAGES.down("redis", str(record.args[1]) if len(record.args or ()) > 1 else "connection refused")
+        _revive_redis()
+        return False
 
 
 class _JSONCronJob(CronJob):
@@ -162,7 +280,39 @@ class _JSONCronJob(CronJob):
 
 
 class R2KCronScheduler(CronScheduler):
-    """RQ's CronScheduler, its jobs enqueued as JSON."""
+    """RQ's CronScheduler, its jobs enqueued as JSON. A Redis outage does not end it (RQ's would
+    stop at the first failed call, and the sweeps with it): each call waits the outage out."""
+
+    def _riding(self, fn, *args):
+        waits = delays()
+        while True:
+            try:
+                result = fn(*args)
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                OUTAGES.down("redis", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                time.sleep(next(waits))
+                _revive_redis()
+                continue
+            OUTAGES.up("redis")
+            return result
+
+    def register_birth(self):
+        return self._riding(super().register_birth)
+
+    def enqueue_jobs(self):
+        return self._riding(super().enqueue_jobs)
+
+    def save(self, *args, **kwargs):
+        return self._riding(lambda: super(R2KCronScheduler, self).save(*args, **kwargs))
+
+    def heartbeat(self):
+        return self._riding(super().heartbeat)
+
+    def register_death(self):
+        try:
+            return super().register_death()
+        except RedisError:  # stopping while Redis is away: its entry lapses by itself
+            pass
 
     def register(self, func, queue_name: str, **options) -> CronJob:
         cron_job = _JSONCronJob(queue_name=queue_name, func=func, **options)
@@ -215,8 +365,19 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
         cron.start()
     try:
         if processes <= 1:
-            worker = R2KWorker(names, connection=redis)
-            worker.work(burst=burst, logging_level=logging_level)
+            # RQ's worker ends on an error it does not expect; a long-lived `r2k worker` starts a
+            # new one (RQ's pool does the same for several). Its scheduler puts retried jobs back.
+            while True:
+                worker = R2KWorker(names, connection=redis)
+                try:
+                    worker.work(burst=burst, with_scheduler=True, logging_level=logging_level)
+                except (RedisConnectionError, RedisTimeoutError) as exc:
+                    OUTAGES.down("redis", str(exc))
+                if burst or worker._stop_requested or worker._shutdown_requested_date is not None:
+                    break  # done, or asked to stop (SIGTERM, Ctrl-C)
+                log.warning("the worker stopped; starting another in a second")
+                time.sleep(1)
+                _revive_redis()
         else:
             pool = WorkerPool(names, connection=redis, num_workers=processes, worker_class=R2KWorker,
                               serializer=SERIALIZER, job_class=R2KJob)

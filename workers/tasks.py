@@ -5,12 +5,18 @@ results travel as JSON (ids, flags, dicts of them).
 
 Each worker process keeps one Context across its jobs; it is made after the fork (keyed by pid),
 so no process ever shares a socket with another.
+
+A job that meets an outage of PostgreSQL, Redis or the graph waits for the server to come back
+(core/outage.py) within a budget short of its RQ timeout, instead of failing: what each service
+call committed stays committed, and the entity's state decides what the retry redoes.
 """
 from __future__ import annotations
 
 import os
 
+from core.adapters.jobs import JOB_TIMEOUT
 from core.context import Context
+from core.outage import through
 
 _ctx: Context | None = None
 _pid: int | None = None
@@ -23,35 +29,41 @@ def context() -> Context:
     return _ctx
 
 
+def _riding_outages(kind: str, call):
+    """`call(ctx)`, waiting out a server restart for up to 80% of the job's RQ timeout."""
+    ctx = context()
+    return through(ctx, lambda: call(ctx), within=JOB_TIMEOUT[kind] * 0.8)
+
+
 def generate_answer_task(work_item_id: int) -> dict:
     from core.services import generation
 
-    return generation.generate_answer(context(), int(work_item_id))
+    return _riding_outages("generation", lambda ctx: generation.generate_answer(ctx, int(work_item_id)))
 
 
 def sync_graph_task(answer_id: int) -> dict:
     from core.services import graph_sync
 
-    return graph_sync.sync_answer(context(), int(answer_id))
+    return _riding_outages("graph", lambda ctx: graph_sync.sync_answer(ctx, int(answer_id)))
 
 
 def detect_contradictions_task(answer_id: int) -> dict:
     from core.services import graph_sync
 
-    return graph_sync.detect_contradictions(context(), int(answer_id))
+    return _riding_outages("graph", lambda ctx: graph_sync.detect_contradictions(ctx, int(answer_id)))
 
 
 def process_grey_task(entry_id: int, force: bool = False) -> dict:
     from core.services import grey
 
-    return grey.process(context(), int(entry_id), force=force)
+    return _riding_outages("generation", lambda ctx: grey.process(ctx, int(entry_id), force=force))
 
 
 def sweep_task() -> dict:
     """The scheduled sweep (core.services.sweeps): one at a time across all schedulers."""
     from core.services import sweeps
 
-    return sweeps.sweep_all(context())
+    return _riding_outages("graph", sweeps.sweep_all)
 
 
 def noop_task() -> None:

@@ -58,6 +58,8 @@ class ServiceCalls:
     def _failed(self, message: str, status: int, on_error) -> None:
         if not self.is_attached:
             return
+        if status == 503 and hasattr(self.app, "service_down"):
+            self.app.service_down(message)
         if on_error is not None:
             on_error(message, status)
         else:
@@ -120,7 +122,8 @@ class WorkstationScreen(ServiceCalls, Screen):
         """Fetch this screen's data (in a worker) and show it."""
 
     def on_changed(self, message: Changed) -> None:
-        if message.event.get("kind") in self.RELOAD_ON or "*" in self.RELOAD_ON:
+        kind = message.event.get("kind")
+        if kind == "*" or kind in self.RELOAD_ON or "*" in self.RELOAD_ON:  # "*": reconnected, reload all
             # Many notices in a burst (an ingest, a worker draining a queue) cost one reload.
             self.debounce("reload", self.DEBOUNCE, self._reload_now)
 

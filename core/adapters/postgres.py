@@ -141,9 +141,10 @@ class Database:
         if pool_size:
             from psycopg_pool import ConnectionPool
 
+            # reconnect_timeout: a long-lived process keeps trying through an outage of any length.
             self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=False,
                                         kwargs={"row_factory": dict_row, "autocommit": True},
-                                        timeout=connect_timeout + 10)
+                                        timeout=connect_timeout + 10, reconnect_timeout=24 * 3600)
 
     def _connect(self) -> psycopg.Connection:
         try:
@@ -164,13 +165,25 @@ class Database:
                     if self._on_connect_error:
                         raise self._on_connect_error(exc) from None
                     raise
-            with self._pool.connection() as conn:
-                yield conn
+            try:
+                with self._pool.connection() as conn:
+                    yield conn
+            except psycopg.OperationalError:
+                self._drop_stale_connections()
+                raise
             return
         with self._lock:
             if self._conn is None or self._conn.closed or self._conn.broken:
                 self._conn = self._connect()
             yield self._conn
+
+    def _drop_stale_connections(self) -> None:
+        """One connection failed as if the server went away (a restart): check the idle ones now,
+        so each does not fail once more before the pool replaces it."""
+        try:
+            self._pool.check()
+        except Exception as exc:  # noqa: BLE001 - the server is still away: the pool reconnects later
+            logging.getLogger(__name__).debug("checking pooled connections: %s", exc)
 
     @contextlib.contextmanager
     def begin(self) -> Iterator[Tx]:
