@@ -20,7 +20,10 @@ from ..events import now
 from ..machines.work_item import CIRCUIT_OPEN, NO_CONTENT, WORK_ITEM
 from . import validation, workitems
 
-STALE_GENERATING = timedelta(minutes=10)  # a GENERATING item untouched this long lost its worker
+# A GENERATING item untouched this long lost its worker. RQ re-runs a dead worker's job within about
+# half a minute (workers/main.py, HEARTBEAT_TTL); the sweep catches the rest (a lost Redis) after a
+# minute. A run that is only slow (an LLM taking its time) is not run twice: it holds its lock.
+STALE_GENERATING = timedelta(seconds=60)
 
 
 def breaker(ctx: Context) -> CircuitBreaker:

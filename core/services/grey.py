@@ -24,7 +24,7 @@ DEFAULT_TTL = 7 * 24 * 3600
 DEFAULT_MAX_ATTEMPTS = 5
 BACKOFF_BASE = 30.0      # seconds before the first retry; doubles each attempt
 BACKOFF_CAP = 3600.0
-STALE_PROCESSING = timedelta(minutes=10)
+STALE_PROCESSING = timedelta(seconds=60)  # as for work items: a dead worker's job, after a minute
 STATES = sorted(GREY.states)
 
 

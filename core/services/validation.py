@@ -123,10 +123,17 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
 
     def work(tx):
         refill = False
+        rebuilt = False
         while True:
             popped = q.pop(horn)
             if popped is None:
                 if q.rescue(horn, IN_FLIGHT_GRACE):
+                    continue
+                if not rebuilt and _partition_misses_rows(tx, q, horn):
+                    # A push lost after its commit (Redis was away): rebuild from the truth now,
+                    # rather than leave the candidates unreachable until a sweep that may never run.
+                    reconcile(ctx, [horn])
+                    rebuilt = True
                     continue
                 raise NotFound(f"the {horn} queue is empty")
             candidate_id = popped.candidate_id
@@ -165,6 +172,15 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
         # workstation or command was running: rebuild the queues from PostgreSQL and pop again.
         reconcile_if_lost(ctx)
     return run()
+
+
+def _partition_misses_rows(tx: Tx, q: ValidationQueue, horn: str) -> bool:
+    """The partition's list is empty: does PostgreSQL hold more queued rows than it has in flight?
+    Counted only up to what is in flight, so an empty queue costs one short index read."""
+    held = q.held(horn)
+    queued = tx.scalar("SELECT count(*) FROM (SELECT 1 FROM candidates WHERE horn_type = %s "
+                       "AND state IN ('PENDING', 'DISPUTED') LIMIT %s) t", (horn, held + 1))
+    return queued > held
 
 
 # The read-ahead: for the ids at the front of each queue, what a claim must know before it can
