@@ -141,13 +141,15 @@ def validator_main(args) -> int:
 
     def report(phase: str, exc: BaseException) -> int:
         status, name, message = classify(exc)
-        print(f"ERR {now():.3f} {phase} {status} {name}: {(message.strip().splitlines() or [''])[0][:300]}",
-              file=sys.stderr, flush=True)
+        # One write a line: the pool's threads log to the same stderr.
+        sys.stderr.write(f"ERR {now():.3f} {phase} {status} {name}: "
+                         f"{(message.strip().splitlines() or [''])[0][:300]}\n")
         key = (phase, name, norm(message))
         if status >= 500 and key not in seen_tracebacks and len(seen_tracebacks) < 40:
             seen_tracebacks.add(key)
-            print("TRACEBACK " + "".join(traceback.format_exception(exc)).replace("\n", "\n  "),
-                  file=sys.stderr, flush=True)
+            sys.stderr.write("TRACEBACK " + "".join(traceback.format_exception(exc)).rstrip().replace("\n", "\n  ")
+                             + "\n")
+        sys.stderr.flush()
         return status
 
     def orphaned() -> bool:
@@ -924,6 +926,7 @@ class Soak:
                 self.unexpected.append({"what": f"validator {self.users[slot][0]}", "pid": proc.pid,
                                         "rc": proc.returncode, "t": now(), "tail": tail(self.vlog_of[slot], 8)})
         t_validators_done = now()
+        print(f"  validators stopped in {t_validators_done - self.t_chaos_end:.1f} s", flush=True)
         self.loader_stop.set()
         self.loader.join(30)
         killed_jobs = self.retry(self.killed_jobs, "read of the killed workers' jobs")
@@ -933,13 +936,15 @@ class Soak:
                     os.killpg(proc.pid, signal.SIGTERM)
                 except ProcessLookupError:
                     pass
+        deadline = now() + 30
         for proc in self.workers.values():
             try:
-                proc.wait(timeout=30)
+                proc.wait(timeout=max(0.1, deadline - now()))
             except subprocess.TimeoutExpired:
                 pass
             self.killed.add(proc.pid)
             kill_group(proc.pid)
+        t_workers_done = now()
         self.journals.poll()
         from core.services.validation import QUEUE_SETTLE
 
@@ -949,14 +954,17 @@ class Soak:
                 return tx.scalar("SELECT now()")
         sweep_at = self.retry(clock, "read of the database's clock")
         before = self.retry(lambda: self.lost(sweep_at), "look at the partitions")
+        print(f"  workers stopped in {t_workers_done - t_validators_done:.1f} s", flush=True)
         sweep = self.cli("queue", "sweep", "--as", ADMIN)
         results = self.retry(lambda: self.check(sweep_at), "check")
         results["before_sweep"] = before
         results["killed_jobs"] = killed_jobs
         results["stuck_validators"] = stuck
         results["sweep"] = sweep
+        t0 = now()
         verify = self.cli("audit", "verify", "--as", ADMIN, timeout=600)
         replay = self.cli("replay", "--verify", "--as", ADMIN, timeout=600)
+        print(f"  audit verify and replay --verify took {now() - t0:.1f} s", flush=True)
         results["verify"], results["replay"] = verify, replay
         self.copy_server_logs()
         self.close_contexts()
@@ -1050,6 +1058,11 @@ class Soak:
                 missing_record += count - records[key]
                 examples.append(f"candidate {key[0]}: {key[1]} by {key[2]} reported successful, "
                                 f"{records[key]} validation record(s) of it")
+        claims = [e for e in entries if e["ev"] == "claim"]
+        unclaimed = [e for e in claims if e["key"] not in by_key or by_key[e["key"]][0] != e["id"]
+                     or chains[e["id"]][by_key[e["key"]][1]]["type"] not in ("claim", "re_review")]
+        examples += [f"candidate {e['id']}: claim {e['key']} reported successful, no such claim event"
+                     for e in unclaimed[:5]]
         refused = [e for e in entries if e["ev"] == "refused"]
         applied_refused = [e for e in refused if e["key"] in by_key]
         examples += [f"candidate {e['id']}: {e['action']} by {e['user']} was refused ({e['status']}: "
@@ -1087,7 +1100,7 @@ class Soak:
                     untold["in no journal at all"] += 1
         return {"candidates": len(candidates), "states": Counter(c["state"] for c in candidates),
                 "overlaps": overlaps, "by_other": by_other, "twice": twice, "two_validators": len(two_validators),
-                "not_own": not_own, "missing_event": missing_event, "missing_record": missing_record,
+                "not_own": not_own, "unclaimed": len(unclaimed), "claims": len(claims), "missing_event": missing_event, "missing_record": missing_record,
                 "decided": len(decided_entries), "refused": len(refused), "applied_refused": len(applied_refused),
                 "refused_by": Counter(f"{e['status']} {norm(e['message'])}" for e in refused),
                 "lost_queued": lost_queued, "lost_review": lost_review, "stale": stale, "duplicates": duplicates,
@@ -1193,6 +1206,17 @@ class Soak:
         respawn = [f for f in self.faults if "respawned" in f]
         if respawn:
             print(f"RQ pool respawned the killed worker: {sum(f['respawned'] for f in respawn)} of {len(respawn)}")
+            for f in respawn:
+                if not f["respawned"]:
+                    print(f"  not respawned: t+{f['t'] - self.t_start:.0f}s {f['detail']}")
+        last = {}
+        for e in decided:
+            slot = e["journal"].split("-")[1]
+            last[slot] = max(last.get(slot, 0), e["t"])
+        quiet = sorted(f"soak-{slot}" for slot in {f"v{i + 1:02d}" for i in range(len(self.users))}
+                       if last.get(slot, 0) < self.t_chaos_end - 60)
+        print(f"validators with no successful decision in the last 60 s of chaos: {len(quiet)} of {len(self.users)}"
+              + (f" ({', '.join(quiet[:12])}{' …' if len(quiet) > 12 else ''})" if quiet else ""))
         print("work items: " + (", ".join(f"{i['state']} {i['n']}" + (f" (oldest untouched {i['oldest']:.0f} s)"
                                                                      if i["state"] in ("NEW", "GENERATING") else "")
                                           for i in r["items"]) or "none"))
@@ -1238,11 +1262,12 @@ class Soak:
         print(f"Redis partitions: {r['stale']} stale ids (no longer queued), {r['duplicates']} duplicates")
         print()
 
-        invariant("double claims", r["overlaps"] + r["by_other"] + r["twice"] + r["two_validators"] + r["not_own"],
-                  not (r["overlaps"] or r["by_other"] or r["twice"] or r["two_validators"] or r["not_own"]),
-                  f"overlapping claims {r['overlaps']}, decisions by a non-holder {r['by_other']}, decided twice "
-                  f"{r['twice']}; in the journals: decided by two validators {r['two_validators']}, not on the "
-                  f"decider's own claim {r['not_own']}")
+        double = r["overlaps"] + r["by_other"] + r["twice"] + r["two_validators"] + r["not_own"] + r["unclaimed"]
+        invariant("double claims", double, double == 0,
+                  f"in the events: overlapping claims {r['overlaps']}, decisions by a non-holder {r['by_other']}, "
+                  f"decided twice {r['twice']}; in the journals: decided by two validators {r['two_validators']}, "
+                  f"not on the decider's own claim {r['not_own']}, claims with no claim event {r['unclaimed']} "
+                  f"of {r['claims']}")
         lost = len(r["lost_queued"]) + len(r["lost_review"])
         invariant("candidates lost (neither decided nor queued nor claimed)", lost, lost == 0,
                   f"PENDING/DISPUTED in no partition {len(r['lost_queued'])}, IN_REVIEW without a live claim "
