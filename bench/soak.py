@@ -88,7 +88,8 @@ DECISIONS = ("approve", "revise", "reject", "escalate")
 TAG_VAR = "R2K_SOAK_TAG"
 MARKER = ".r2k-soak"
 ADMIN = "soak-admin"
-RECOVERY_WAIT = 45.0   # seconds the chaos loop waits for the first decision after a server fault
+RECOVERY_WAIT = 45.0
+SELF_RESTART_WAIT = 60.0  # --restart self: how long r2k has to restart a killed server before the operator does   # seconds the chaos loop waits for the first decision after a server fault
 STOP_GRACE = 60.0      # seconds a validator has to finish its decision once told to stop
 
 
@@ -155,8 +156,21 @@ def validator_main(args) -> int:
     def orphaned() -> bool:
         return os.getppid() != parent
 
-    def backoff(n: int) -> None:
+    def backoff(n: int, exc: BaseException | None = None) -> None:
+        """Wait (bounded), then, when a service did not answer, follow it as the workstation does
+        (app/tui.py `reconnect`: `ctx.follow(part)`, which finds a server that came back elsewhere
+        and starts an embedded one that died), where this r2k has it."""
         time.sleep(min(2.0, 0.05 * 2 ** min(n, 6)) * rng.uniform(0.5, 1.0))
+        if exc is None or not hasattr(ctx, "follow"):
+            return
+        try:
+            down = service_error(exc, ctx)
+            part = getattr(down, "part", None)
+            if part:
+                ctx.follow(part)
+        except Exception as follow_error:  # noqa: BLE001 - still down: the next attempt says so
+            sys.stderr.write(f"FOLLOW {now():.3f} {type(follow_error).__name__}: "
+                             f"{(str(follow_error).strip().splitlines() or [''])[0][:200]}\n")
 
     actor = None
     n = 0
@@ -171,7 +185,7 @@ def validator_main(args) -> int:
         except Exception as exc:  # noqa: BLE001
             report("start", exc)
             n += 1
-            backoff(n)
+            backoff(n, exc)
     from core.services import validation
 
     horns = sorted(actor.horn_types, key=HORNS.index)
@@ -221,7 +235,7 @@ def validator_main(args) -> int:
                         fails += 1
                         if stop.is_set() or orphaned():
                             return None
-                        backoff(fails)  # 503 or unexpected: the same request again, same key
+                        backoff(fails, exc)  # 503 or unexpected: the same request again, same key
             if empty == len(order):
                 time.sleep(0.5)
         return None
@@ -268,7 +282,7 @@ def validator_main(args) -> int:
                 if orphaned() or (stop_deadline is not None and now() > stop_deadline):
                     write("abandoned", id=cid, action=action, key=key, user=args.user, attempts=attempts)
                     break
-                backoff(attempts)
+                backoff(attempts, exc)
     write("exit", why="orphaned" if orphaned() else "stopped")
     try:
         from core import audit
@@ -532,7 +546,7 @@ class Soak:
             proc = subprocess.Popen(
                 [sys.executable, str(Path(__file__).resolve()), "--_validator", "--user", user, "--journal",
                  str(journal), "--seed", str(self.args.seed * 1000 + slot * 37 + gen), "--think", self.args.think,
-                 "--pool", str(self.args.pool), "--stop-grace", str(STOP_GRACE)],
+                 "--pool", str(self.args.pool), "--stop-grace", str(STOP_GRACE), "--restart", self.args.restart],
                 cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True)
         self.started.add(proc.pid)
@@ -716,7 +730,26 @@ class Soak:
             os.kill(pid, signal.SIGKILL)
             f["t"] = now()
             f["detail"] = f"pid {pid} (port {port}) killed"
-            self.tick(self.args.restart_pause)
+            wait = self.args.restart_pause if self.args.restart == "operator" else SELF_RESTART_WAIT
+            while now() < f["t"] + wait:
+                self.tick(0.1)
+                back = self.note_servers()[kind]
+                if "self_restart" not in f and back.get("pid") and back["pid"] != pid and alive(back["pid"]):
+                    f["self_restart"] = now() - f["t"]
+                    f["detail"] += (f"; r2k itself had it back {f['self_restart']:.1f} s later (pid {back['pid']}, "
+                                    f"port {back.get('port')})")
+                    if self.args.restart == "self":
+                        break
+            if self.args.restart == "self" and "self_restart" in f:
+                after = back
+                f["up_ok"] = True
+                f["restarted_at"] = now()
+                if after.get("port") != port:
+                    f["port_changed"] = (port, after.get("port"), listener(port))
+                    f["detail"] += f" (PORT CHANGED: {port} is now held by {f['port_changed'][2]})"
+                return f
+            if self.args.restart == "self":
+                f["detail"] += f"; nothing of r2k restarted it within {SELF_RESTART_WAIT:.0f} s: `services up`"
             tries = []
             while True:
                 t0 = now()
@@ -882,7 +915,8 @@ class Soak:
         self.sweep_interval = get_settings().sweep_interval
         print(f"{args.validators} validators, {args.workers} x `r2k worker --processes {args.worker_processes}`, "
               f"chaos for {args.minutes:g} min (seed {args.seed}; claim lease {args.lease} s; {args.drained} kept "
-              f"drained; logs in {self.logdir})", flush=True)
+              f"drained; servers restarted by {'the operator' if args.restart == 'operator' else 'r2k itself'}; "
+              f"logs in {self.logdir})", flush=True)
         deck: list[str] = []
         lo, hi = (float(x) for x in args.interval.split(":"))
         self.tick(min(lo, 3.0))
@@ -1187,9 +1221,18 @@ class Soak:
             if skipped:
                 line += f"   [{len(skipped)} skipped: {skipped[0]['skipped']}]"
             print(line)
-        if self.args.restart_pause:
+        if self.args.restart == "operator" and self.args.restart_pause:
             print(f"  (a server's time includes the operator's {self.args.restart_pause:g} s pause before "
-                  f"`r2k services up`)")
+                  f"`r2k services up`, unless r2k had it back first)")
+        for kind in SERVERS:
+            done = [f for f in self.faults if f["kind"] == kind and "skipped" not in f]
+            selves = [f["self_restart"] for f in done if "self_restart" in f]
+            if done:
+                print(f"  {kind}: restarted by r2k itself (a process that needed it) before "
+                      + (f"the operator's `services up`: " if self.args.restart == "operator" else
+                         f"{SELF_RESTART_WAIT:.0f} s: ")
+                      + f"{len(selves)} of {len(done)}"
+                      + (f", after {percentile(selves, 50):.1f} s median, {max(selves):.1f} s max" if selves else ""))
         moved = [f for f in self.faults if "port_changed" in f]
         if moved:
             print(f"servers that came back on ANOTHER port (the old one taken meanwhile): {len(moved)} of "
@@ -1311,6 +1354,8 @@ class Soak:
                     seen[f"{phase} {status} {norm(rest)}"] += 1
                 elif line.startswith("LOG "):
                     logged[norm(line.split(" ", 2)[2])] += 1
+                elif line.startswith("FOLLOW "):
+                    logged["ctx.follow failed (still down): " + norm(line.split(" ", 2)[2])] += 1
         if seen:
             print(f"errors the validators saw ({sum(seen.values())}; tracebacks in soak/validator-*.log):")
             for what, n in seen.most_common(14):
@@ -1454,6 +1499,9 @@ def main() -> int:
     parser.add_argument("--lease", type=int, default=30, help="R2K_CLAIM_LEASE_SECONDS for the soak")
     parser.add_argument("--restart-pause", type=float, default=2.0,
                         help="seconds between killing a server and `r2k services up`")
+    parser.add_argument("--restart", choices=("operator", "self"), default="operator",
+                        help="operator: `r2k services up` after --restart-pause whatever happened; self: rely on r2k "
+                             f"to restart a killed server (`services up` only if it did not within {SELF_RESTART_WAIT:.0f} s)")
     parser.add_argument("--drained", default="CONSTRAINT", choices=HORNS,
                         help="a Horn type whose queue is topped up only when empty, so claims find it empty often")
     parser.add_argument("--pool", type=int, default=2, help="each validator's PostgreSQL pool (0: one connection)")
