@@ -64,6 +64,7 @@ class Commands:
 
     def __init__(self, subparsers):
         self._subparsers = subparsers
+        self.parsers: dict[str, argparse.ArgumentParser] = {}  # each leaf by name, to add shared options
 
     def group(self, name: str, help_text: str) -> "Commands":
         parser = self._subparsers.add_parser(name, help=help_text, description=help_text, parents=[COMMON])
@@ -77,6 +78,7 @@ class Commands:
         (the handler checks, for commands that must also work before the database answers)."""
         parser = self._subparsers.add_parser(name, help=help_text, description=help_text, parents=[COMMON])
         parser.set_defaults(handler=handler, authority=authority, checks_schema=checks_schema)
+        self.parsers[name] = parser
         if mutates:
             mutating(parser)
         return parser

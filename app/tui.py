@@ -264,9 +264,9 @@ def run_tui(user: str | None = None) -> int:
     try:
         ctx = Context(pool_size=6)
         ctx.db  # start or reach the services before the screen opens; a 503 is said plainly
-        from core.services import validation
+        from core.services import queue_index
 
-        validation.reconcile_if_lost(ctx)  # Redis lost its data since last time: rebuild the queues
+        queue_index.reconcile_if_lost(ctx)  # Redis lost its data since last time: rebuild the queues
     except R2KError as exc:
         import sys
 

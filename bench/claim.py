@@ -1,7 +1,7 @@
 """Claim throughput and latency (issue: validation end to end, item 8).
 
 With 100,000 pending FACT candidates, N claimer processes (1, 4, 16) call the real
-`validation.claim_next` for a fixed time each; the bench prints claims per second and the p50/p99
+`claims.claim_next` for a fixed time each; the bench prints claims per second and the p50/p99
 latency of one claim. In the same run it measures the floor: a bare Redis LPOP plus a bare
 PostgreSQL `UPDATE … WHERE id = … AND state = 'PENDING'` with one event insert, committed.
 Targets: p99 < 10 ms at 16 claimers; throughput at least 60% of the floor.
@@ -36,7 +36,7 @@ HORN = "FACT"
 
 def setup(pending: int) -> None:
     from core.context import Context
-    from core.services import users, validation
+    from core.services import queue_index, users
 
     ctx = Context()
     with ctx.db.read() as tx:
@@ -53,7 +53,7 @@ def setup(pending: int) -> None:
                 "created_at, updated_at, version, queue_rank) SELECT 'Bench question ' || g || '?', "
                 "'Bench statement ' || g || '.', %s, 'PENDING', 'manual', '[]', 'bench', now(), now(), 1, g "
                 "FROM generate_series(1, %s) AS g", (HORN, pending - have))
-    validation.reconcile(ctx)
+    queue_index.reconcile(ctx)
     with ctx.db.connection() as conn:
         conn.execute("VACUUM ANALYZE candidates")
     ctx.close()
@@ -61,12 +61,12 @@ def setup(pending: int) -> None:
 
 def claimer(seconds: float, start_at: float, out, measured) -> None:
     from core.context import Context
-    from core.services import users, validation
+    from core.services import claims, users
 
     ctx = Context()
     actor = users.resolve(ctx, "bench")
-    validation.claim_next(ctx, actor, HORN)  # warm: connections, key, scripts
-    out.put(timed(seconds, start_at, lambda: validation.claim_next(ctx, actor, HORN)))
+    claims.claim_next(ctx, actor, HORN)  # warm: connections, key, scripts
+    out.put(timed(seconds, start_at, lambda: claims.claim_next(ctx, actor, HORN)))
     measured.wait(60)  # keep the connections (and their server processes' CPU) until it is read
     ctx.close()
 

@@ -26,7 +26,7 @@ def setup(million: int, approvals: int) -> None:
     from core.context import Context
     from core.demo import load
     from core.domain import SYSTEM
-    from core.services import validation
+    from core.services import candidates, queue_index
 
     ctx = Context()
     load(ctx, by="bench")
@@ -47,12 +47,12 @@ def setup(million: int, approvals: int) -> None:
         created = []
         for i in range(approvals + 5):
             src = demo[i % len(demo)]
-            created.append(validation.create_candidate(tx, SYSTEM, src["question"], src["text"], "RULE",
+            created.append(candidates.create_candidate(tx, SYSTEM, src["question"], src["text"], "RULE",
                                                        src["source_refs"], origin="extracted",
                                                        document_id=src["document_id"]))
     with ctx.db.connection() as conn:
         conn.execute("VACUUM ANALYZE candidates")
-    validation.reconcile(ctx)
+    queue_index.reconcile(ctx)
     ctx.close()
 
 

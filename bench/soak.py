@@ -9,11 +9,11 @@ dropped (the soak kills its servers: never anyone else's):
 - **Load.** `r2k services up` starts the embedded servers; the demo corpus (documents to generate
   from), an admin (`soak-admin`) and N validators (`soak-v01`…, two or three Horn types each, every
   type held by someone) are added through core, and candidates copied from the demo's, each with a
-  question of its own, are created with `validation.create_candidate` in batches inside
-  `ctx.db.begin()`, queued by `validation.enqueue_created` after the commit. A loader thread keeps
+  question of its own, are created with `candidates.create_candidate` in batches inside
+  `ctx.db.begin()`, queued by `candidates.enqueue_created` after the commit. A loader thread keeps
   every Horn queue topped up the same way for the whole run (through the outages too).
 - **Validators.** N OS processes (`soak.py --_validator`), each a workstation's Context (a pool of
-  `--pool` connections, as the TUI) in a loop: `validation.claim_next` on one of its Horn types
+  `--pool` connections, as the TUI) in a loop: `claims.claim_next` on one of its Horn types
   (with an idempotency key, so a claim whose reply was lost is not taken twice), a think time, then
   `approve`/`revise`/`reject`/`escalate` at random with an idempotency key of its own, retried with
   the same key after any error that is not a 4xx (503, a driver's connection error, anything
@@ -186,7 +186,7 @@ def validator_main(args) -> int:
             report("start", exc)
             n += 1
             backoff(n, exc)
-    from core.services import validation
+    from core.services import candidates, claims
 
     horns = sorted(actor.horn_types, key=HORNS.index)
     write("start", pid=os.getpid(), user=args.user, horns=horns)
@@ -220,7 +220,7 @@ def validator_main(args) -> int:
                 t0 = now()
                 while True:
                     try:
-                        row = validation.claim_next(ctx, actor, horn, idempotency_key=key)
+                        row = claims.claim_next(ctx, actor, horn, idempotency_key=key)
                         return row, {"horn": horn, "claim_key": key, "claim_t0": t0, "claim_t": now()}
                     except Exception as exc:  # noqa: BLE001 - errors are expected: back off, carry on
                         status = report("claim", exc)
@@ -260,13 +260,13 @@ def validator_main(args) -> int:
             t0 = time.perf_counter()
             try:
                 if action == "approve":
-                    validation.approve(ctx, actor, cid, idempotency_key=key)
+                    candidates.approve(ctx, actor, cid, idempotency_key=key)
                 elif action == "revise":
-                    validation.revise(ctx, actor, cid, f"{row['text']} (revised by {args.user})", idempotency_key=key)
+                    candidates.revise(ctx, actor, cid, f"{row['text']} (revised by {args.user})", idempotency_key=key)
                 elif action == "reject":
-                    validation.reject(ctx, actor, cid, f"rejected by {args.user} in the soak", idempotency_key=key)
+                    candidates.reject(ctx, actor, cid, f"rejected by {args.user} in the soak", idempotency_key=key)
                 else:
-                    validation.escalate(ctx, actor, cid, f"escalated by {args.user} in the soak", idempotency_key=key)
+                    candidates.escalate(ctx, actor, cid, f"escalated by {args.user} in the soak", idempotency_key=key)
                 call = time.perf_counter() - t0
                 write("decided", id=cid, action=action, key=key, user=args.user, t_send=t_send,
                       latency=now() - t_send, call=call, attempts=attempts, **claimed)
@@ -607,7 +607,7 @@ class Soak:
     def create(self, horn: str, count: int) -> None:
         """`count` candidates of `horn`, created through core in batches and queued after commit."""
         from core.domain import SYSTEM
-        from core.services import validation
+        from core.services import candidates
 
         templates = self.templates.get(horn) or [t for ts in self.templates.values() for t in ts]
         ctx = self.ctx
@@ -618,10 +618,10 @@ class Soak:
                 for _ in range(batch):
                     self.seq += 1
                     src = templates[self.seq % len(templates)]
-                    rows.append(validation.create_candidate(
+                    rows.append(candidates.create_candidate(
                         tx, SYSTEM, f"{src['question'].rstrip('?')} (soak {self.seq})?", src["text"], horn,
                         src["source_refs"], origin="extracted", document_id=src["document_id"]))
-                tx.after_commit(lambda rows=rows: validation.enqueue_created(ctx, rows))
+                tx.after_commit(lambda rows=rows: candidates.enqueue_created(ctx, rows))
             self.created += batch
             count -= batch
 
@@ -980,7 +980,7 @@ class Soak:
             kill_group(proc.pid)
         t_workers_done = now()
         self.journals.poll()
-        from core.services.validation import QUEUE_SETTLE
+        from core.services.queue_index import QUEUE_SETTLE
 
         time.sleep(max(0.0, QUEUE_SETTLE + 1 - (now() - t_validators_done)))
         def clock():

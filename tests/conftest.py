@@ -62,9 +62,9 @@ def ctx(services):
         conn.execute("SET session_replication_role = DEFAULT")
     (Path(services.data_dir) / "audit" / "checkpoints.jsonl").unlink(missing_ok=True)  # their copy outside it
     context.redis.flushdb()
-    from core.services import validation
+    from core.services import queue_index
 
-    validation.reconcile(context)  # as every workstation and worker does at start-up: the mark is set
+    queue_index.reconcile(context)  # as every workstation and worker does at start-up: the mark is set
     yield context
     context.close()
 

@@ -13,7 +13,7 @@ from datetime import datetime
 import pytest
 
 from core import audit, events
-from core.services import validation
+from core.services import candidates, claims, queue_index
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
 
@@ -24,10 +24,10 @@ def world(ctx, people) -> None:
     candidate 2 claimed: chains candidate 1 (create, claim, approve), candidate 2 (create, claim),
     candidate 3 (create), answer 1, validation_record 1, and the five users."""
     for i in range(3):
-        validation.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
-    validation.claim_next(ctx, people["alice"], "FACT")
-    validation.approve(ctx, people["alice"], 1)
-    validation.claim_next(ctx, people["alice"], "FACT")
+        candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
+    claims.claim_next(ctx, people["alice"], "FACT")
+    candidates.approve(ctx, people["alice"], 1)
+    claims.claim_next(ctx, people["alice"], "FACT")
 
 
 def chain(superuser, aggregate_type: str, aggregate_id) -> list[dict]:
@@ -173,11 +173,11 @@ def test_replay_names_events_whose_row_is_missing(ctx, people, superuser):
 
 def test_an_undone_approval_is_named_though_replay_agrees(ctx, people, superuser):
     for i in range(2):
-        validation.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
-    validation.claim_next(ctx, people["alice"], "FACT")
+        candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
+    claims.claim_next(ctx, people["alice"], "FACT")
     before = superuser("SELECT * FROM candidates WHERE id = 1")[0]
     last_before = superuser("SELECT max(id) AS id FROM events")[0]["id"]
-    validation.approve(ctx, people["alice"], 1)
+    candidates.approve(ctx, people["alice"], 1)
     assert anchor()["number"] == 1
     added = superuser("SELECT aggregate_type, aggregate_id FROM events WHERE id > %s ORDER BY id", (last_before,))
     assert sorted({(e["aggregate_type"], e["aggregate_id"]) for e in added}) == [
@@ -302,7 +302,7 @@ def test_a_key_in_the_trusted_keys_file_is_trusted_and_a_bad_line_is_a_400(ctx, 
 def test_checkpoint_problems_are_named(ctx, people, superuser):
     world(ctx, people)
     anchor()
-    validation.claim_next(ctx, people["alice"], "FACT")
+    claims.claim_next(ctx, people["alice"], "FACT")
     second = anchor()
     assert second["number"] == 2 and len(file_lines(ctx)) == 2
     path = audit.checkpoint_file(ctx.settings)
@@ -376,8 +376,8 @@ def test_the_writer_never_signs_a_chain_cut_back(ctx, people, superuser):
     tamper(superuser, ("DELETE FROM events WHERE id = %s", (claim["id"],)))
     superuser("UPDATE candidates SET state = 'PENDING', claimed_by = NULL, lease_expires_at = NULL, version = 1 "
               "WHERE id = 2")
-    validation.reconcile(ctx)
-    assert validation.claim_next(ctx, people["bob"], "FACT")["id"] == 2
+    queue_index.reconcile(ctx)
+    assert claims.claim_next(ctx, people["bob"], "FACT")["id"] == 2
     result = r2k("audit", "anchor", "--as", "root")
     assert result.returncode == 1
     assert "NOT a fresh checkpoint" in result.stdout
@@ -447,7 +447,7 @@ def test_a_checkpoint_is_written_when_an_event_waited_m_seconds_by_a_command_or_
              env={"R2K_CHECKPOINT_SECONDS": "1"})
     assert [(c["number"], c["events"]) for c in file_lines(ctx)] == [(1, 6)]
 
-    validation.add(ctx, people["root"], "Q2?", "Fact 2.", "FACT")
+    candidates.add(ctx, people["root"], "Q2?", "Fact 2.", "FACT")
     time.sleep(1.2)
     quick = Context(ctx.settings.model_copy(update={"checkpoint_seconds": 1.0}))
     try:

@@ -17,7 +17,7 @@ import pytest
 
 from core import limits
 from core.errors import InvalidInput
-from core.services import generation, grey, ingest, registry, validation, workitems
+from core.services import candidate_views, candidates, claims, generation, grey, ingest, registry, workitems
 from tests.conftest import TABLES
 
 
@@ -171,13 +171,13 @@ def test_candidates_add_refuses_what_cannot_be_stored(ctx, people, field, value,
     assert words in refused(code, err)
     assert counts(ctx) == before
     with pytest.raises(InvalidInput, match=words.split(";")[0]):
-        validation.add(ctx, people["root"], args["--question"], args["--text"], "FACT", args.get("--source-ref"))
+        candidates.add(ctx, people["root"], args["--question"], args["--text"], "FACT", args.get("--source-ref"))
     assert counts(ctx) == before
 
 
 def test_a_question_and_answer_at_their_limits_can_be_claimed_and_approved(ctx, people):
     question, text = dense(limits.QUESTION), dense(limits.ANSWER, start=30_000)
-    added = validation.add(ctx, people["root"], question, text, "FACT")
+    added = candidates.add(ctx, people["root"], question, text, "FACT")
     code, _, err = cli("--as", "alice", "candidates", "claim", str(added["id"]))
     assert code == 0, err
     code, out, err = cli("--json", "--as", "alice", "candidates", "approve", str(added["id"]))
@@ -189,17 +189,17 @@ def test_a_question_longer_than_the_index_reads_can_still_be_approved(ctx, peopl
     # A candidate stored before the limits (or by a path that bypasses them): 300,000 characters of
     # question. The registry's search column reads a bounded prefix, so publishing it cannot overflow.
     with ctx.db.begin() as tx:
-        row = validation.create_candidate(tx, people["root"], dense(300_000), "The yard lead opens it.", "FACT",
+        row = candidates.create_candidate(tx, people["root"], dense(300_000), "The yard lead opens it.", "FACT",
                                           [], origin="manual")
-    validation.claim(ctx, people["alice"], row["id"])
-    decided = validation.approve(ctx, people["alice"], row["id"])
+    claims.claim(ctx, people["alice"], row["id"])
+    decided = candidates.approve(ctx, people["alice"], row["id"])
     assert decided["answer"]["status"] == "APPROVED"
     assert registry.search(ctx, "yard lead")[0]["id"] == decided["answer"]["id"]
 
 
 def claimed(ctx, people) -> dict:
-    added = validation.add(ctx, people["root"], "Who opens the gate?", "The yard lead opens the gate.", "FACT")
-    return validation.claim(ctx, people["alice"], added["id"])
+    added = candidates.add(ctx, people["root"], "Who opens the gate?", "The yard lead opens the gate.", "FACT")
+    return claims.claim(ctx, people["alice"], added["id"])
 
 
 @pytest.mark.parametrize("argv,words", [
@@ -214,13 +214,13 @@ def test_a_decision_with_bad_text_is_a_400_and_the_claim_stands(ctx, people, arg
     code, _, err = cli("--as", "alice", "candidates", argv[0], str(row["id"]), *argv[1:])
     assert words in refused(code, err)
     assert counts(ctx) == before
-    now = validation.get(ctx, row["id"])
+    now = candidate_views.get(ctx, row["id"])
     assert (now["state"], now["version"], now["claimed_by"]) == ("IN_REVIEW", row["version"], "alice")
 
 
 def test_registry_moves_with_bad_text_are_a_400(ctx, people):
     row = claimed(ctx, people)
-    answer = validation.approve(ctx, people["alice"], row["id"])["answer"]
+    answer = candidates.approve(ctx, people["alice"], row["id"])["answer"]
     before = counts(ctx)
     for argv, words in [(["supersede", "--text", "C" * 20_001, "--reason", "new"], "an answer is at most"),
                         (["supersede", "--text", "New.", "--reason", "x\x00"], "NUL"),
@@ -305,7 +305,7 @@ def test_numbers_out_of_range_are_a_400_naming_the_option_and_its_range(ctx, peo
 
 
 def test_core_checks_its_numbers_too(ctx, people):
-    pending = validation.add(ctx, people["root"], "Who opens the gate?", "The yard lead opens the gate.", "FACT")
+    pending = candidates.add(ctx, people["root"], "Who opens the gate?", "The yard lead opens the gate.", "FACT")
     before = counts(ctx)
     for call, words in [
             (lambda: grey.add(ctx, people["sam"], "S", ttl_seconds=2 ** 31), "--ttl is 1–31,536,000"),
@@ -314,9 +314,9 @@ def test_core_checks_its_numbers_too(ctx, people):
             (lambda: grey.list_entries(ctx, offset=10 ** 20), "--offset is 0 or more"),
             (lambda: workitems.list_items(ctx, limit=0), "--limit is 1–10,000"),
             (lambda: registry.search(ctx, "x", offset=10 ** 20), "--offset is 0 or more"),
-            (lambda: validation.claim(ctx, people["alice"], pending["id"], expected_version=2 ** 40),
+            (lambda: claims.claim(ctx, people["alice"], pending["id"], expected_version=2 ** 40),
              "--expected-version"),
-            (lambda: validation.get(ctx, 2 ** 63), "a candidate id is 1–")]:
+            (lambda: candidate_views.get(ctx, 2 ** 63), "a candidate id is 1–")]:
         with pytest.raises(InvalidInput, match=words):
             call()
     assert counts(ctx) == before
@@ -342,7 +342,7 @@ def test_grey_text_filter_matches_text_literally(ctx, people):
                                    " ".join(f"w{i}" for i in range(150)), "\u202e\u0007", "日本語の検索"])
 def test_registry_search_never_fails_on_what_is_typed(ctx, people, query):
     row = claimed(ctx, people)
-    validation.approve(ctx, people["alice"], row["id"])
+    candidates.approve(ctx, people["alice"], row["id"])
     for argv in (["registry", "search", query], ["registry", "readout", query or "x"]):
         code, out, err = cli("--json", "--as", "bob", *argv)
         assert code == 0, err
@@ -406,7 +406,7 @@ def test_text_that_made_patterns_backtrack_is_read_in_linear_time(ctx, people, t
 
     started = time.monotonic()
     for text in ("first then " * 1_800, "\n" * 19_990 + "A fact.", "1." + " " * 19_990 + "x"):
-        assert validation.add(ctx, people["root"], "Which steps?", text)["horn_type"]
+        assert candidates.add(ctx, people["root"], "Which steps?", text)["horn_type"]
     write(tmp_path / "blanks.md", "# a" + " " * 20_000 + "b\n\nThe gate closes at ten every night.\n")
     write(tmp_path / "words.md", "## " + "Gate " * 19_000 + "\n\nThe Gate Team closes the north gate at ten.\n")
     summary = ingest.ingest(ctx, people["root"], [tmp_path])

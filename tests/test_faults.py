@@ -227,11 +227,11 @@ async def test_the_workstation_says_reconnecting_and_carries_on(install):
         await wait_for(pilot, lambda: not app.reconnecting, timeout=30, what="reconnected")
         assert "reconnecting" not in app.sub_title
         assert install.state("redis")["port"] == common.read_state(install.settings, "redis")["port"]
-        from core.services import users, validation
+        from core.services import candidates, claims, users
 
-        claimed = validation.claim_next(ctx, users.resolve(ctx, "ada"), "FACT")
+        claimed = claims.claim_next(ctx, users.resolve(ctx, "ada"), "FACT")
         assert claimed["state"] == "IN_REVIEW"
-        validation.release(ctx, users.resolve(ctx, "ada"), claimed["id"])
+        candidates.release(ctx, users.resolve(ctx, "ada"), claimed["id"])
 
 
 # ----------------------------------------------------------------------------- nothing waits for a sweep
@@ -240,14 +240,14 @@ def test_a_claim_rebuilds_a_partition_that_lost_a_push(ctx, people):
     """A candidate committed while its queue push was lost (Redis away) is claimable at once,
     without `queue sweep`: the claim finds the partition empty while PostgreSQL holds the row."""
     from core.adapters.redis_queues import queue_key
-    from core.services import validation
+    from core.services import candidates, claims, queue_index
 
-    added = validation.add(ctx, people["root"], "Q?", "A fact.", "FACT")
+    added = candidates.add(ctx, people["root"], "Q?", "A fact.", "FACT")
     assert ctx.redis.lrem(queue_key("FACT"), 0, added["id"]) == 1  # the push that never arrived
-    assert validation.queue(ctx).length("FACT") == 0
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    assert queue_index.queue(ctx).length("FACT") == 0
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
     assert claimed["id"] == added["id"] and claimed["state"] == "IN_REVIEW"
     from core.errors import NotFound
 
     with pytest.raises(NotFound):  # and an empty queue is still a plain 404
-        validation.claim_next(ctx, people["alice"], "FACT")
+        claims.claim_next(ctx, people["alice"], "FACT")

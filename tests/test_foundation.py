@@ -14,7 +14,7 @@ import pytest
 
 from core import events
 from core.errors import Conflict, Forbidden
-from core.services import users, validation
+from core.services import candidate_views, candidates, claims, queue_index, users
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
 
@@ -41,9 +41,9 @@ def test_events_cannot_be_rewritten_by_application_statements(ctx, people, state
 
 
 def test_registry_answers_are_never_deleted_nor_rewritten(ctx, people):
-    validation.add(ctx, people["root"], "Q?", "A plain fact.", "FACT")
-    validation.claim_next(ctx, people["alice"], "FACT")
-    answer = validation.approve(ctx, people["alice"], 1)["answer"]
+    candidates.add(ctx, people["root"], "Q?", "A plain fact.", "FACT")
+    claims.claim_next(ctx, people["alice"], "FACT")
+    answer = candidates.approve(ctx, people["alice"], 1)["answer"]
     for statement in ("DELETE FROM approved_answers", "UPDATE approved_answers SET text = 'changed'"):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             with ctx.db.begin() as tx:
@@ -55,8 +55,8 @@ def test_registry_answers_are_never_deleted_nor_rewritten(ctx, people):
 @pytest.mark.compat
 def test_audit_verify_names_exactly_the_tampered_event(ctx, people, superuser):
     for i in range(3):
-        validation.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
-    validation.claim_next(ctx, people["alice"], "FACT")
+        candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
+    claims.claim_next(ctx, people["alice"], "FACT")
     assert r2k_json("audit", "verify", "--as", "root")["ok"] is True
 
     with ctx.db.read() as tx:
@@ -76,8 +76,8 @@ def test_audit_verify_names_exactly_the_tampered_event(ctx, people, superuser):
 
 
 def test_audit_verify_finds_a_forged_signature_and_a_broken_link(ctx, people, superuser):
-    validation.add(ctx, people["root"], "Q?", "Fact.", "FACT")
-    validation.claim_next(ctx, people["alice"], "FACT")
+    candidates.add(ctx, people["root"], "Q?", "Fact.", "FACT")
+    claims.claim_next(ctx, people["alice"], "FACT")
     with ctx.db.read() as tx:
         first, second = tx.all("SELECT id FROM events WHERE aggregate_type = 'candidate' ORDER BY seq")
     superuser("ALTER TABLE events DISABLE TRIGGER events_append_only")
@@ -89,9 +89,9 @@ def test_audit_verify_finds_a_forged_signature_and_a_broken_link(ctx, people, su
 
 def test_replay_rebuilds_the_projections_and_reports_a_difference(ctx, people):
     for i in range(3):
-        validation.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
-    validation.revise(ctx, people["alice"], claimed["id"], "Revised fact.")
+        candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    candidates.revise(ctx, people["alice"], claimed["id"], "Revised fact.")
     report = r2k_json("replay", "--verify")
     assert report["ok"] is True and report["rows"] > 0
 
@@ -108,21 +108,21 @@ def test_replay_rebuilds_the_projections_and_reports_a_difference(ctx, people):
 
 @pytest.mark.compat
 def test_idempotency_key_returns_the_first_result_and_changes_nothing(ctx, people):
-    first = validation.add(ctx, people["root"], "Q?", "Fact.", "FACT", idempotency_key="k-1")
+    first = candidates.add(ctx, people["root"], "Q?", "Fact.", "FACT", idempotency_key="k-1")
     count = event_count(ctx)
-    again = validation.add(ctx, people["root"], "Q?", "Fact.", "FACT", idempotency_key="k-1")
+    again = candidates.add(ctx, people["root"], "Q?", "Fact.", "FACT", idempotency_key="k-1")
     assert again == first
     assert event_count(ctx) == count
-    assert validation.queue(ctx).length("FACT") == 1
+    assert queue_index.queue(ctx).length("FACT") == 1
 
     with pytest.raises(Conflict, match="different request"):
-        validation.add(ctx, people["root"], "Other?", "Other fact.", "FACT", idempotency_key="k-1")
+        candidates.add(ctx, people["root"], "Other?", "Other fact.", "FACT", idempotency_key="k-1")
     assert event_count(ctx) == count
 
 
 def test_idempotent_decision_through_the_cli(ctx, people):
-    validation.add(ctx, people["root"], "Q?", "Fact.", "FACT")
-    validation.claim_next(ctx, people["alice"], "FACT")
+    candidates.add(ctx, people["root"], "Q?", "Fact.", "FACT")
+    claims.claim_next(ctx, people["alice"], "FACT")
     first = r2k_json("candidates", "approve", "1", "--as", "alice", "--idempotency-key", "press-7")
     count = event_count(ctx)
     second = r2k_json("--as", "alice", "candidates", "approve", "1", "--idempotency-key", "press-7")
@@ -132,13 +132,13 @@ def test_idempotent_decision_through_the_cli(ctx, people):
 
 
 def test_a_stale_expected_version_is_a_409_through_the_cli(ctx, people):
-    validation.add(ctx, people["root"], "Q?", "Fact.", "FACT")
+    candidates.add(ctx, people["root"], "Q?", "Fact.", "FACT")
     result = r2k("--as", "alice", "candidates", "claim", "1", "--expected-version", "5")
     assert result.returncode == 4
     assert error_of(result) == {"error": "Conflict", "status": 409,
                                 "message": error_of(result)["message"]}
     assert "version 1, not 5" in error_of(result)["message"]
-    assert validation.get(ctx, 1)["state"] == "PENDING"
+    assert candidate_views.get(ctx, 1)["state"] == "PENDING"
 
 
 # ----------------------------------------------------------------------------- users and authority
@@ -176,24 +176,24 @@ def test_duplicate_user_is_a_409(ctx):
 
 @pytest.mark.compat
 def test_unknown_acting_user_is_a_403_not_a_default(ctx, people):
-    validation.add(ctx, people["root"], "Q?", "Fact.", "FACT")
+    candidates.add(ctx, people["root"], "Q?", "Fact.", "FACT")
     result = r2k("queue", "claim", "--horn-type", "FACT", "--as", "mallory")
     assert result.returncode == 7
     assert error_of(result)["status"] == 403 and "mallory" in error_of(result)["message"]
     result = r2k("queue", "claim", "--horn-type", "FACT", env={"R2K_USER": "nobody-here"})
     assert result.returncode == 7
-    assert validation.get(ctx, 1)["state"] == "PENDING"
-    assert validation.queue(ctx).length("FACT") == 1
+    assert candidate_views.get(ctx, 1)["state"] == "PENDING"
+    assert queue_index.queue(ctx).length("FACT") == 1
 
 
 def test_authority_is_enforced_in_core_for_every_caller(ctx, people):
-    validation.add(ctx, people["root"], "Q?", "If it rains, roads are wet.", "RULE")
+    candidates.add(ctx, people["root"], "Q?", "If it rains, roads are wet.", "RULE")
     with pytest.raises(Forbidden):
-        validation.claim_next(ctx, people["bob"], "RULE")  # bob holds FACT only
+        claims.claim_next(ctx, people["bob"], "RULE")  # bob holds FACT only
     with pytest.raises(Forbidden):
-        validation.claim_next(ctx, people["sam"], "RULE")  # specialists do not validate
-    assert validation.queue(ctx).length("RULE") == 1
-    assert validation.claim_next(ctx, people["root"], "RULE")["state"] == "IN_REVIEW"  # admins may
+        claims.claim_next(ctx, people["sam"], "RULE")  # specialists do not validate
+    assert queue_index.queue(ctx).length("RULE") == 1
+    assert claims.claim_next(ctx, people["root"], "RULE")["state"] == "IN_REVIEW"  # admins may
 
 
 # ----------------------------------------------------------------------------- CLI contract
@@ -208,14 +208,14 @@ def test_json_and_as_are_accepted_before_or_after_the_command(ctx, people):
 
 
 def test_illegal_transition_is_exit_5_with_json_on_stderr(ctx, people):
-    validation.add(ctx, people["root"], "Q?", "Fact.", "FACT")
+    candidates.add(ctx, people["root"], "Q?", "Fact.", "FACT")
     result = r2k("--json", "--as", "alice", "candidates", "approve", "1")
     assert result.returncode == 5
     assert result.stdout == ""
     error = error_of(result)
     assert error["error"] == "ValidationStateError" and error["status"] == 422
     assert "candidate 1 is PENDING" in error["message"] and "approve" in error["message"]
-    assert validation.get(ctx, 1)["state"] == "PENDING"
+    assert candidate_views.get(ctx, 1)["state"] == "PENDING"
 
 
 @pytest.mark.parametrize("argv,code", [
@@ -275,7 +275,7 @@ def test_a_cli_command_does_not_import_textual(ctx, people):
                              "queue", "stats"], capture_output=True, text=True, cwd=ROOT, env=os.environ)
     assert result.returncode == 0
     imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line]
-    assert "core.services.validation" in imported
+    assert "core.services.candidate_views" in imported
     assert not [m for m in imported if m == "textual" or m.startswith("textual.")]
 
 

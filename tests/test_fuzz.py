@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core import limits
-from core.services import grey, registry, validation, workitems
+from core.services import candidates, claims, grey, registry, workitems
 from tests.conftest import TABLES
 
 # Commands that block or start things; `demo` is run with --no-tui only.
@@ -208,10 +208,10 @@ def seed(ctx, people) -> None:
             ("What is forbidden at the dock?", "Nobody may smoke on the dock.", "CONSTRAINT"),
             ("How is a pallet wrapped?", "1. Stack it.\n2. Wrap it.\n3. Label it.", "PROCEDURE"),
             ("Who signs refunds?", "The support lead signs refunds.", "FACT")]):
-        validation.add(ctx, people["root"], question, text, horn)
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
-    answer = validation.approve(ctx, people["alice"], claimed["id"])["answer"]
-    validation.claim_next(ctx, people["alice"], "FACT")
+        candidates.add(ctx, people["root"], question, text, horn)
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    answer = candidates.approve(ctx, people["alice"], claimed["id"])["answer"]
+    claims.claim_next(ctx, people["alice"], "FACT")
     registry.dispute(ctx, people["bob"], answer["id"], "the gate opens at seven now")
     grey.add(ctx, people["sam"], "Who owns the yard cameras?", "raised in the audit")
     grey.add(ctx, people["sam"], "Is 100% of the yard lit?")

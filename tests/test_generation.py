@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,7 @@ from core.adapters import jobs
 from core.adapters.breaker import CircuitBreaker
 from core.context import Context
 from core.errors import InvalidInput, ValidationStateError
-from core.services import generation, ingest, validation, workitems
+from core.services import candidate_views, candidates, claims, generation, ingest, queue_index, workitems
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 from tests.llm_server import ChatServer
 
@@ -75,24 +74,24 @@ def test_success_end_to_end_through_a_real_worker(ctx, people, corpus):
     assert "[1] (" in gen["prompt"] and "[2] (" in gen["prompt"] and "citing them" in gen["prompt"]
     assert llm.prompts == [gen["prompt"]]
     assert len(gen["sources"]) >= 2
-    candidate = validation.claim_next(ctx, people["alice"], gen["horn_type"])
+    candidate = claims.claim_next(ctx, people["alice"], gen["horn_type"])
     assert (candidate["work_item_id"], candidate["origin"]) == (item["id"], "generated")
-    validation.approve(ctx, people["alice"], candidate["id"])
+    candidates.approve(ctx, people["alice"], candidate["id"])
     assert item_of(ctx, item["id"])["state"] == "CLOSED"
     assert [h["to"] for h in workitems.show(ctx, item["id"])["history"]][-2:] == ["VALIDATED", "CLOSED"]
 
 
 def test_escalated_candidate_is_closed_when_its_generated_answer_is_approved(ctx, people, corpus):
-    validation.add(ctx, people["root"], QUESTION, "Is it thirty days or fourteen?", "OPEN_ISSUE")
-    original = validation.claim_next(ctx, people["vera"], "OPEN_ISSUE")
-    item = validation.escalate(ctx, people["vera"], original["id"], "needs an answer")["work_item"]
+    candidates.add(ctx, people["root"], QUESTION, "Is it thirty days or fourteen?", "OPEN_ISSUE")
+    original = claims.claim_next(ctx, people["vera"], "OPEN_ISSUE")
+    item = candidates.escalate(ctx, people["vera"], original["id"], "needs an answer")["work_item"]
     outcome = generation.generate_answer(ctx, item["id"])  # the built-in extractive generator
     assert outcome["outcome"] == "generated" and outcome["horn_type"] != "OPEN_ISSUE"
     gen = workitems.show(ctx, item["id"])["generated"][0]
     assert gen["model"] == "extractive" and "[1]" in gen["text"]
-    candidate = validation.claim_next(ctx, people["root"], outcome["horn_type"])
-    validation.revise(ctx, people["root"], candidate["id"], "Nightly database backups are kept for thirty days.")
-    assert validation.get(ctx, original["id"])["state"] == "CLOSED"
+    candidate = claims.claim_next(ctx, people["root"], outcome["horn_type"])
+    candidates.revise(ctx, people["root"], candidate["id"], "Nightly database backups are kept for thirty days.")
+    assert candidate_views.get(ctx, original["id"])["state"] == "CLOSED"
     assert item_of(ctx, item["id"])["state"] == "CLOSED"
 
 
@@ -217,7 +216,7 @@ def test_a_worker_killed_mid_job_leaves_nothing_stuck_and_nothing_twice(ctx, peo
     shown = workitems.show(ctx, item["id"])
     assert shown["state"] == "READY_FOR_REVIEW"
     assert len(shown["generated"]) == 1
-    assert validation.queue(ctx).length(shown["generated"][0]["horn_type"]) == 1
+    assert queue_index.queue(ctx).length(shown["generated"][0]["horn_type"]) == 1
 
 
 def test_sweeps_while_no_worker_runs_queue_a_new_items_job_once(ctx, people):
@@ -246,8 +245,8 @@ def test_reject_then_rework_regenerates_with_the_reason_in_the_prompt(ctx, peopl
     item = workitems.create(ctx, people["sam"], QUESTION)
     generation.generate_answer(ctx, item["id"])
     horn = workitems.show(ctx, item["id"])["generated"][0]["horn_type"]
-    candidate = validation.claim_next(ctx, people["root"], horn)
-    validation.reject(ctx, people["root"], candidate["id"], "cite the retention policy")
+    candidate = claims.claim_next(ctx, people["root"], horn)
+    candidates.reject(ctx, people["root"], candidate["id"], "cite the retention policy")
     assert item_of(ctx, item["id"])["state"] == "NEEDS_REWORK"
     reworked = r2k_json("--as", "sam", "workitems", "rework", str(item["id"]), "--reason", "cite the retention policy")
     assert reworked["state"] == "GENERATING"

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from core.adapters.graph import MAX_STRING, BoltGraph, FalkorGraph, GraphRequestTooLarge, GraphUnavailable, connect
-from core.services import graph_sync, registry, validation
+from core.services import candidates, claims, graph_sync, registry
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +46,9 @@ def graph(request, ctx):
 
 
 def publish(ctx, people, question, text):
-    validation.add(ctx, people["root"], question, text, "FACT")
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
-    return validation.approve(ctx, people["alice"], claimed["id"])["answer"]
+    candidates.add(ctx, people["root"], question, text, "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    return candidates.approve(ctx, people["alice"], claimed["id"])["answer"]
 
 
 def test_sync_is_idempotent_and_holds_structure_not_texts(ctx, people, graph):

@@ -284,12 +284,12 @@ def test_a_running_worker_sweeps_on_schedule(ctx, people):
     import sys
     import time
 
-    from core.services import validation
+    from core.services import candidate_views, candidates, claims, queue_index
     from tests.conftest import ROOT
 
     entry = new_entry(ctx, people, "Who repaints the dock lines?")
-    validation.add(ctx, people["root"], "Q?", "A plain fact.", "FACT")
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    candidates.add(ctx, people["root"], "Q?", "A plain fact.", "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
     with ctx.db.begin() as tx:
         tx.execute("UPDATE grey_entries SET expires_at = now() - interval '1 second' WHERE id = %s", (entry["id"],))
         tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' WHERE id = %s",
@@ -300,11 +300,11 @@ def test_a_running_worker_sweeps_on_schedule(ctx, people):
     try:
         deadline = time.time() + 60
         while time.time() < deadline and (grey.get(ctx, entry["id"])["state"] != "Expired"
-                                          or validation.get(ctx, claimed["id"])["state"] != "PENDING"):
+                                          or candidate_views.get(ctx, claimed["id"])["state"] != "PENDING"):
             time.sleep(0.2)
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=30)
     assert grey.get(ctx, entry["id"])["state"] == "Expired"
-    assert validation.get(ctx, claimed["id"])["state"] == "PENDING"
-    assert validation.queue(ctx).ids("FACT") == [claimed["id"]]
+    assert candidate_views.get(ctx, claimed["id"])["state"] == "PENDING"
+    assert queue_index.queue(ctx).ids("FACT") == [claimed["id"]]

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
-from core.services import registry, validation
+from core.services import candidate_views, candidates, claims, queue_index, registry
 from tests.conftest import error_of, r2k, r2k_json
 
 
 def publish(ctx, people, question, text, horn="FACT", who="alice"):
-    validation.add(ctx, people["root"], question, text, horn)
-    claimed = validation.claim_next(ctx, people[who], horn)
-    return validation.approve(ctx, people[who], claimed["id"])["answer"]
+    candidates.add(ctx, people["root"], question, text, horn)
+    claimed = claims.claim_next(ctx, people[who], horn)
+    return candidates.approve(ctx, people[who], claimed["id"])["answer"]
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_supersede_publishes_a_new_version_and_the_chain_reads_both_ways(ctx, pe
         assert [a["id"] for a in registry.chain(ctx, anchor)] == [old["id"], new["id"], newest["id"]]
     assert registry.show(ctx, old["id"])["status"] == "SUPERSEDED"  # readable by id
     assert old["id"] not in [a["id"] for a in registry.search(ctx, "backups")]
-    assert validation.get(ctx, old["candidate_id"])["state"] == "SUPERSEDED"
+    assert candidate_views.get(ctx, old["candidate_id"])["state"] == "SUPERSEDED"
     with pytest.raises(ValidationStateError):  # superseded is terminal
         registry.supersede(ctx, people["alice"], old["id"], "x", "y")
     with pytest.raises(InvalidInput):
@@ -66,11 +66,11 @@ def test_supersede_publishes_a_new_version_and_the_chain_reads_both_ways(ctx, pe
 
 
 def test_dispute_sends_the_candidate_back_to_the_head_and_readout_flags_it(ctx, people, answers):
-    validation.add(ctx, people["root"], "Later?", "A later fact.", "FACT")
+    candidates.add(ctx, people["root"], "Later?", "A later fact.", "FACT")
     disputed = r2k_json("--as", "bob", "registry", "dispute", str(answers[0]["id"]), "--reason", "14 days elsewhere")
     assert disputed["status"] == "DISPUTED"
-    assert validation.get(ctx, answers[0]["candidate_id"])["state"] == "DISPUTED"
-    assert validation.queue(ctx).ids("FACT")[0] == answers[0]["candidate_id"]
+    assert candidate_views.get(ctx, answers[0]["candidate_id"])["state"] == "DISPUTED"
+    assert queue_index.queue(ctx).ids("FACT")[0] == answers[0]["candidate_id"]
     assert answers[0]["id"] not in [a["id"] for a in registry.search(ctx, "backups")]
     readout = {a["id"]: a for a in r2k_json("--as", "bob", "registry", "readout", "backups")}
     assert readout[answers[0]["id"]]["disputed"] is True
@@ -91,18 +91,18 @@ def test_registry_moves_say_what_they_did_in_words(ctx, people, answers):
 
 def test_re_review_approval_publishes_a_version_that_supersedes_the_disputed_one(ctx, people, answers):
     registry.dispute(ctx, people["bob"], answers[0]["id"], "check the number")
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
     assert claimed["id"] == answers[0]["candidate_id"]
-    result = validation.approve(ctx, people["alice"], claimed["id"])  # reaffirmed unchanged
+    result = candidates.approve(ctx, people["alice"], claimed["id"])  # reaffirmed unchanged
     assert result["answer"]["supersedes_id"] == answers[0]["id"]
     assert registry.show(ctx, answers[0]["id"])["status"] == "SUPERSEDED"
-    assert [h["action"] for h in validation.history(ctx, claimed["id"])][-3:] == ["dispute", "re_review", "approve"]
+    assert [h["action"] for h in candidate_views.history(ctx, claimed["id"])][-3:] == ["dispute", "re_review", "approve"]
 
 
 def test_re_review_rejection_retires_the_disputed_answer(ctx, people, answers):
     registry.dispute(ctx, people["bob"], answers[1]["id"], "wrong region")
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
-    result = validation.reject(ctx, people["alice"], claimed["id"], "no longer true")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    result = candidates.reject(ctx, people["alice"], claimed["id"], "no longer true")
     assert result["retired"]["status"] == "RETIRED"
     readout = registry.readout(ctx, "backups")
     assert answers[1]["id"] not in [a["id"] for a in readout]
@@ -118,21 +118,21 @@ def test_re_review_escalation_keeps_the_answer_disputed_until_a_replacement_is_p
     ingest.ingest(ctx, people["root"], [tmp_path])
     while True:  # the ingested candidates are not part of this story: reject them out of the way
         try:
-            validation.claim_next(ctx, people["root"], "FACT")
+            claims.claim_next(ctx, people["root"], "FACT")
         except NotFound:
             break
     registry.dispute(ctx, people["bob"], answers[0]["id"], "unsure")
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
     assert claimed["id"] == answers[0]["candidate_id"]
-    item = validation.escalate(ctx, people["alice"], claimed["id"], "ask the sources")["work_item"]
+    item = candidates.escalate(ctx, people["alice"], claimed["id"], "ask the sources")["work_item"]
     assert registry.show(ctx, answers[0]["id"])["status"] == "DISPUTED"
     outcome = generation.generate_answer(ctx, item["id"])
     assert outcome["outcome"] == "generated", outcome
-    generated = validation.claim_next(ctx, people["alice"], outcome["horn_type"])
-    published = validation.approve(ctx, people["alice"], generated["id"])["answer"]
+    generated = claims.claim_next(ctx, people["alice"], outcome["horn_type"])
+    published = candidates.approve(ctx, people["alice"], generated["id"])["answer"]
     assert published["supersedes_id"] == answers[0]["id"]
     assert registry.show(ctx, answers[0]["id"])["status"] == "SUPERSEDED"
-    assert validation.get(ctx, claimed["id"])["state"] == "CLOSED"
+    assert candidate_views.get(ctx, claimed["id"])["state"] == "CLOSED"
 
 
 def test_retire_excludes_from_everything_but_keeps_it_for_audit(ctx, people, answers):

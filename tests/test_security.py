@@ -18,7 +18,7 @@ import pytest
 from core import embedded
 from core.embedded import common
 from core.errors import Conflict, Forbidden
-from core.services import users, validation, workitems
+from core.services import candidate_views, candidates, claims, users, workitems
 from tests.conftest import error_of, r2k, r2k_json
 
 EMBEDDED_DB = not os.environ.get("R2K_DATABASE_URL")
@@ -105,7 +105,7 @@ def test_the_redis_password_holder_still_cannot_reconfigure_or_load_code(ctx):
     "UPDATE alembic_version SET version_num = '0001'",
 ])
 def test_the_application_role_cannot_rewrite_history_or_run_programs(ctx, people, statement):
-    validation.add(ctx, people["root"], "Q?", "A fact.", "FACT")
+    candidates.add(ctx, people["root"], "Q?", "A fact.", "FACT")
     with ctx.db.read() as tx:
         before = tx.all("SELECT id, hash FROM events ORDER BY id")
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
@@ -184,7 +184,7 @@ def test_a_cluster_made_by_an_older_r2k_trusting_loopback_is_locked_down(tmp_pat
     ["services", "status"], ["queue", "reconcile"], ["queue", "sweep"],
 ])
 def test_every_command_refuses_an_unknown_user(ctx, people, argv):
-    validation.add(ctx, people["root"], "Q?", "A fact.", "FACT")
+    candidates.add(ctx, people["root"], "Q?", "A fact.", "FACT")
     result = r2k("--as", "nobody", *argv)
     assert result.returncode == 7, (argv, result.stdout, result.stderr)
     assert error_of(result)["status"] == 403 and "nobody" in error_of(result)["message"]
@@ -233,7 +233,7 @@ def test_someone_who_does_not_own_the_data_dir_is_no_bootstrap_operator(ctx, tmp
 
 @pytest.mark.compat
 def test_authority_is_checked_before_state_through_the_cli(ctx, people):
-    rule = validation.add(ctx, people["root"], "Q?", "If it rains, roads are wet.", "RULE")
+    rule = candidates.add(ctx, people["root"], "Q?", "If it rains, roads are wet.", "RULE")
     for argv in (["candidates", "approve", str(rule["id"])], ["candidates", "release", str(rule["id"])],
                  ["candidates", "reject", str(rule["id"]), "--reason", "x"],
                  ["candidates", "claim", str(rule["id"]), "--expected-version", "9"]):
@@ -241,7 +241,7 @@ def test_authority_is_checked_before_state_through_the_cli(ctx, people):
         assert result.returncode == 7, (argv, result.stderr)
         message = error_of(result)["message"]
         assert "PENDING" not in message and "version" not in message
-    assert validation.get(ctx, rule["id"])["state"] == "PENDING"
+    assert candidate_views.get(ctx, rule["id"])["state"] == "PENDING"
     result = r2k("--as", "alice", "candidates", "approve", str(rule["id"]))  # alice holds RULE: the state
     assert result.returncode == 5 and "PENDING" in error_of(result)["message"]
 
@@ -267,15 +267,15 @@ def test_work_item_commands_need_authority_for_its_horn_type(ctx, people):
 @pytest.mark.parametrize("action,extra", [("approve", {}), ("revise", {"text": "Revised."}),
                                           ("reject", {"reason": "no"}), ("escalate", {"reason": "unsure"})])
 def test_a_decision_on_an_expired_claim_is_a_409_and_changes_nothing(ctx, people, superuser, action, extra):
-    validation.add(ctx, people["root"], "Q?", "A fact.", "FACT")
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    candidates.add(ctx, people["root"], "Q?", "A fact.", "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
     superuser("UPDATE candidates SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (claimed["id"],))
-    before = validation.get(ctx, claimed["id"])
+    before = candidate_views.get(ctx, claimed["id"])
     with ctx.db.read() as tx:
         events = tx.scalar("SELECT count(*) FROM events")
     with pytest.raises(Conflict, match="expired"):
-        validation.decide(ctx, people["alice"], claimed["id"], action, **extra)
-    assert validation.get(ctx, claimed["id"]) == before
+        candidates.decide(ctx, people["alice"], claimed["id"], action, **extra)
+    assert candidate_views.get(ctx, claimed["id"]) == before
     with ctx.db.read() as tx:
         assert tx.scalar("SELECT count(*) FROM events") == events
     result = r2k("--as", "alice", "candidates", action, str(claimed["id"]),

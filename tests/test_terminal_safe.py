@@ -19,7 +19,7 @@ from app.screens.registry import RegistryScreen
 from app.screens.workitems import WorkItemsScreen
 from app.widgets.modals import TextModal
 from core.context import CHANNEL
-from core.services import grey, ingest, registry, validation, workitems
+from core.services import candidate_views, candidates, claims, grey, ingest, registry, workitems
 from tests.conftest import ROOT, error_of
 from tests.test_tui_validation import open_review
 from tests.tui import highlight, make_app, open_modal, open_screen, wait_for
@@ -111,19 +111,19 @@ def document(path_name: str = f"evil{CLEAR}.md") -> tuple[str, str]:
 def seed_world(ctx, people, tmp_path, monkeypatch) -> dict:
     """Every kind of stored text the CLI shows, each holding the attacks."""
     root, alice = people["root"], people["alice"]
-    manual = validation.add(ctx, root, f"Question {EVIL}?", f"Answer {EVIL} {OTHERS}", "FACT")
+    manual = candidates.add(ctx, root, f"Question {EVIL}?", f"Answer {EVIL} {OTHERS}", "FACT")
     name, content = document()
     (tmp_path / name).write_text(content)
     monkeypatch.chdir(tmp_path)
     ingest.ingest(ctx, root, [Path(name)])
-    extracted = next(c for c in validation.list_candidates(ctx, None, None, limit=10) if c["id"] != manual["id"])
+    extracted = next(c for c in candidate_views.list_candidates(ctx, None, None, limit=10) if c["id"] != manual["id"])
     # The hand-made candidate is published, then superseded with a reason: an answer chain.
-    assert validation.claim_next(ctx, alice, "FACT")["id"] == manual["id"]
-    first = validation.approve(ctx, alice, manual["id"])["answer"]
+    assert claims.claim_next(ctx, alice, "FACT")["id"] == manual["id"]
+    first = candidates.approve(ctx, alice, manual["id"])["answer"]
     second = registry.supersede(ctx, alice, first["id"], f"Superseding {EVIL}", f"Because {EVIL}")
     # The ingested one is rejected with a reason: its history holds it.
-    assert validation.claim_next(ctx, alice, "FACT")["id"] == extracted["id"]
-    validation.reject(ctx, alice, extracted["id"], f"Rejected {EVIL}")
+    assert claims.claim_next(ctx, alice, "FACT")["id"] == extracted["id"]
+    candidates.reject(ctx, alice, extracted["id"], f"Rejected {EVIL}")
     entry = grey.add(ctx, root, f"Subject {EVIL}", f"Detail {EVIL} {OTHERS}")
     fragment = next(e for e in grey.list_entries(ctx, limit=10) if e["id"] != entry["id"])
     item = workitems.create(ctx, root, f"Work {EVIL}?")
@@ -152,10 +152,10 @@ def strings_in(value) -> list[str]:
 # command (with {ids}), the visible escapes its text must show, and (name, how to read it) of the
 # stored strings its --json must hold unchanged
 CLI_CASES = [
-    ("candidates show {manual}", SHOWN, [("question", lambda c, w: validation.get(c, w["manual"])["question"]),
-                                         ("text", lambda c, w: validation.get(c, w["manual"])["text"])]),
-    ("candidates show {extracted}", SHOWN, [("text", lambda c, w: validation.get(c, w["extracted"])["text"])]),
-    ("candidates list", SHOWN[:1], [("question", lambda c, w: validation.get(c, w["manual"])["question"])]),
+    ("candidates show {manual}", SHOWN, [("question", lambda c, w: candidate_views.get(c, w["manual"])["question"]),
+                                         ("text", lambda c, w: candidate_views.get(c, w["manual"])["text"])]),
+    ("candidates show {extracted}", SHOWN, [("text", lambda c, w: candidate_views.get(c, w["extracted"])["text"])]),
+    ("candidates list", SHOWN[:1], [("question", lambda c, w: candidate_views.get(c, w["manual"])["question"])]),
     ("candidates history {extracted}", SHOWN[:1], [("reason", lambda c, w: f"Rejected {EVIL}")]),
     ("registry search --status ALL", SHOWN[:1], [("text", lambda c, w: registry.show(c, w["second"])["text"])]),
     ("registry show {second}", SHOWN, [("text", lambda c, w: registry.show(c, w["second"])["text"]),
@@ -199,7 +199,7 @@ def test_cli_add_echoes_the_new_candidate_safely(ctx, people):
     assert not forbidden_in(result.stdout + result.stderr)
     assert all(text in result.stdout for text in SHOWN)
     assert "\\x9b2J" in result.stdout and "\\u202e" in result.stdout and "a\\rb" in result.stdout
-    assert validation.get(ctx, 1)["text"] == f"A {EVIL} {OTHERS}"  # stored as given: only its showing changes
+    assert candidate_views.get(ctx, 1)["text"] == f"A {EVIL} {OTHERS}"  # stored as given: only its showing changes
 
 
 @pytest.mark.parametrize("args", [
@@ -287,7 +287,7 @@ async def test_the_screen_check_sees_what_textual_lets_through():
 
 async def test_review_screen_and_revise_editor_show_escapes(ctx, people):
     stored = f"Answer {EVIL} {OTHERS}"
-    candidate = validation.add(ctx, people["root"], f"Question {EVIL}?", stored, "FACT")
+    candidate = candidates.add(ctx, people["root"], f"Question {EVIL}?", stored, "FACT")
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
         screen = await open_review(pilot)
@@ -307,8 +307,8 @@ async def test_review_screen_shows_a_documents_sources_and_a_dispute_reason_safe
     monkeypatch.chdir(tmp_path)
     ingest.ingest(ctx, people["root"], [Path(name)])
     alice = people["alice"]
-    claimed = validation.claim_next(ctx, alice, "FACT")
-    answer = validation.approve(ctx, alice, claimed["id"])["answer"]
+    claimed = claims.claim_next(ctx, alice, "FACT")
+    answer = candidates.approve(ctx, alice, claimed["id"])["answer"]
     registry.dispute(ctx, alice, answer["id"], f"Disputed {TITLE} because")  # back for re-review
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
@@ -321,9 +321,9 @@ async def test_review_screen_shows_a_documents_sources_and_a_dispute_reason_safe
 
 async def test_registry_shows_results_detail_and_chain_safely(ctx, people):
     alice = people["alice"]
-    validation.add(ctx, people["root"], f"Question {EVIL}?", f"Answer {EVIL}", "FACT")
-    claimed = validation.claim_next(ctx, alice, "FACT")
-    first = validation.approve(ctx, alice, claimed["id"])["answer"]
+    candidates.add(ctx, people["root"], f"Question {EVIL}?", f"Answer {EVIL}", "FACT")
+    claimed = claims.claim_next(ctx, alice, "FACT")
+    first = candidates.approve(ctx, alice, claimed["id"])["answer"]
     second = registry.supersede(ctx, alice, first["id"], f"New {EVIL}", f"Because {CLIPBOARD}")
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
@@ -372,9 +372,9 @@ async def test_stored_markup_shows_as_typed_in_the_registry(ctx, people):
     """Results are DataTable cells, which read a string as markup: a stored "[link=…]" must not become a
     link (an OSC 8 sequence with its address), nor an unmatched "[/]" stop the app."""
     alice = people["alice"]
-    validation.add(ctx, people["root"], f"Question {MARKUP}?", f"Answer {MARKUP}", "FACT")
-    claimed = validation.claim_next(ctx, alice, "FACT")
-    validation.approve(ctx, alice, claimed["id"])
+    candidates.add(ctx, people["root"], f"Question {MARKUP}?", f"Answer {MARKUP}", "FACT")
+    claimed = claims.claim_next(ctx, alice, "FACT")
+    candidates.approve(ctx, alice, claimed["id"])
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
         screen = await open_screen(pilot, "g", RegistryScreen, ready=lambda s: s.searches > 0)
@@ -384,7 +384,7 @@ async def test_stored_markup_shows_as_typed_in_the_registry(ctx, people):
 
 
 async def test_stored_markup_shows_as_typed_on_the_review_screen(ctx, people):
-    validation.add(ctx, people["root"], f"Question {MARKUP}?", f"Answer {MARKUP}", "FACT")
+    candidates.add(ctx, people["root"], f"Question {MARKUP}?", f"Answer {MARKUP}", "FACT")
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
         await open_review(pilot)

@@ -3,18 +3,18 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
-from core.services import validation
+from core.services import candidates, claims
 from tests.tui import make_app, settle_dashboard, wait_for
 
 
 def seed(ctx, people):
     for i in range(3):
-        validation.add(ctx, people["root"], f"Fact question {i}?", f"A plain fact number {i}.", "FACT")
+        candidates.add(ctx, people["root"], f"Fact question {i}?", f"A plain fact number {i}.", "FACT")
     for i in range(2):
-        validation.add(ctx, people["root"], f"Rule question {i}?", f"If it rains, rule {i} applies.", "RULE")
-    validation.claim_next(ctx, people["alice"], "FACT")
-    validation.claim_next(ctx, people["alice"], "FACT")
-    validation.approve(ctx, people["alice"], 1)
+        candidates.add(ctx, people["root"], f"Rule question {i}?", f"If it rains, rule {i} applies.", "RULE")
+    claims.claim_next(ctx, people["alice"], "FACT")
+    claims.claim_next(ctx, people["alice"], "FACT")
+    candidates.approve(ctx, people["alice"], 1)
 
 
 async def test_dashboard_counts_match_the_rows_and_help_lists_the_keys(ctx, people):
@@ -30,7 +30,7 @@ async def test_dashboard_counts_match_the_rows_and_help_lists_the_keys(ctx, peop
         assert "alice" in app.sub_title
 
         # Someone else acts: the count follows without a key press (pub/sub).
-        validation.add(ctx, people["root"], "One more?", "Another plain fact.", "FACT")
+        candidates.add(ctx, people["root"], "One more?", "Another plain fact.", "FACT")
         await wait_for(pilot, lambda: table.get_cell("FACT", "PENDING") == "2", what="live update")
 
         await pilot.press("question_mark")

@@ -5,7 +5,7 @@ from textual.widgets import DataTable, Input, Select, Static
 
 from app.screens.registry import RegistryScreen
 from app.widgets.modals import ReasonModal, TextModal
-from core.services import registry, validation
+from core.services import candidate_views, candidates, claims, registry
 from tests.tui import make_app, message, open_modal, open_screen, type_text, wait_for
 
 ANSWERS = [
@@ -18,11 +18,11 @@ ANSWERS = [
 def publish(ctx, people) -> list[dict]:
     """Three approved answers, approved by alice through the validation queue (ids 1, 2, 3)."""
     for question, text in ANSWERS:
-        validation.add(ctx, people["root"], question, text, "FACT")
+        candidates.add(ctx, people["root"], question, text, "FACT")
     out = []
     for _ in ANSWERS:
-        claimed = validation.claim_next(ctx, people["alice"], "FACT")
-        out.append(validation.approve(ctx, people["alice"], claimed["id"])["answer"])
+        claimed = claims.claim_next(ctx, people["alice"], "FACT")
+        out.append(candidates.approve(ctx, people["alice"], claimed["id"])["answer"])
     return out
 
 
@@ -70,9 +70,9 @@ async def test_search_as_you_type_finds_an_approved_answer(ctx, people):
 
 async def test_results_page_fifty_at_a_time(ctx, people):
     for i in range(1, 56):
-        validation.add(ctx, people["root"], f"Which bay holds pallet {i}?", f"Bay {i} holds pallet {i}.", "FACT")
+        candidates.add(ctx, people["root"], f"Which bay holds pallet {i}?", f"Bay {i} holds pallet {i}.", "FACT")
     for _ in range(55):
-        validation.approve(ctx, people["alice"], validation.claim_next(ctx, people["alice"], "FACT")["id"])
+        candidates.approve(ctx, people["alice"], claims.claim_next(ctx, people["alice"], "FACT")["id"])
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
@@ -110,9 +110,9 @@ async def test_dispute_sends_its_candidate_back_for_re_review(ctx, people):
         await pilot.press("enter")
         await wait_for(pilot, lambda: "is DISPUTED" in message(app), what="the dispute")
         assert registry.show(ctx, answers[0]["id"])["status"] == "DISPUTED"
-        candidate = validation.get(ctx, answers[0]["candidate_id"])
+        candidate = candidate_views.get(ctx, answers[0]["candidate_id"])
         assert candidate["state"] == "DISPUTED"
-        stats = {row["horn_type"]: row for row in validation.queue_stats(ctx)}
+        stats = {row["horn_type"]: row for row in candidate_views.queue_stats(ctx)}
         assert stats["FACT"]["disputed"] == 1 and stats["FACT"]["queued"] == 1
         # The default filter shows approved answers only: the disputed one left the list.
         await wait_for(pilot, lambda: answers[0]["id"] not in shown_ids(screen), what="the list without it")
@@ -121,7 +121,7 @@ async def test_dispute_sends_its_candidate_back_for_re_review(ctx, people):
         await wait_for(pilot, lambda: shown_ids(screen) == [answers[0]["id"]], what="the disputed filter")
 
         # The validator who claims next gets it first, for re-review (the app closes ctx on exit).
-        assert validation.claim_next(ctx, people["bob"], "FACT")["id"] == answers[0]["candidate_id"]
+        assert claims.claim_next(ctx, people["bob"], "FACT")["id"] == answers[0]["candidate_id"]
 
 
 async def test_supersede_publishes_a_new_version_and_shows_the_chain(ctx, people):

@@ -8,7 +8,7 @@ from textual.widgets import DataTable, Static, TextArea
 from app.screens.queues import QueuePickerScreen
 from app.screens.review import ReviewScreen
 from app.widgets.modals import ReasonModal, TextModal
-from core.services import ingest, validation, workitems
+from core.services import candidate_views, candidates, claims, ingest, queue_index, workitems
 from tests.conftest import redis_snapshot
 from tests.tui import keys_together, make_app, message, open_modal, open_screen, type_text, wait_for
 
@@ -29,7 +29,7 @@ It is not yet decided whether telematics units will score drivers.
 
 
 def seed_facts(ctx, people, n: int = 3) -> list[int]:
-    return [validation.add(ctx, people["root"], f"Fact question {i}?", f"A plain fact number {i}.", "FACT")["id"]
+    return [candidates.add(ctx, people["root"], f"Fact question {i}?", f"A plain fact number {i}.", "FACT")["id"]
             for i in range(1, n + 1)]
 
 
@@ -41,7 +41,7 @@ def ingest_handbook(ctx, people, tmp_path, monkeypatch) -> None:
 
 
 def state(ctx, candidate_id: int) -> str:
-    return validation.get(ctx, candidate_id)["state"]
+    return candidate_views.get(ctx, candidate_id)["state"]
 
 
 async def open_picker(pilot) -> QueuePickerScreen:
@@ -75,7 +75,7 @@ async def test_approve_claims_and_shows_the_next_candidate_without_another_key(c
         screen = await open_review(pilot)
         assert screen.shown_id == ids[0]
         assert state(ctx, ids[0]) == "IN_REVIEW"
-        assert validation.get(ctx, ids[0])["claimed_by"] == "alice"
+        assert candidate_views.get(ctx, ids[0])["claimed_by"] == "alice"
         assert "A plain fact number 1." in str(screen.query_one("#answer-text", Static).content)
         assert "lease" in str(screen.query_one("#lease", Static).content)
 
@@ -103,7 +103,7 @@ async def test_a_double_key_press_decides_once(ctx, people):
         # The second press was ignored, not sent and refused.
         assert "Approved candidate 1" in message(app)
         assert not app.screen.query_one("#message", Static).has_class("error")
-        assert [h["action"] for h in validation.history(ctx, ids[0])] == ["extract", "claim", "approve"]
+        assert [h["action"] for h in candidate_views.history(ctx, ids[0])] == ["extract", "claim", "approve"]
 
 
 async def test_when_the_next_claim_fails_the_decision_is_still_reported_made(ctx, people):
@@ -127,13 +127,13 @@ async def test_when_the_next_claim_fails_the_decision_is_still_reported_made(ctx
 
 async def test_with_no_worker_running_an_open_workstation_expires_leases(ctx, people):
     ids = seed_facts(ctx, people, 2)
-    validation.claim_next(ctx, people["bob"], "FACT")  # bob claims, then walks away
+    claims.claim_next(ctx, people["bob"], "FACT")  # bob claims, then walks away
     with ctx.db.begin() as tx:
         tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (ids[0],))
     app = make_app(ctx, "alice", sweep_every=0.2)
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_for(pilot, lambda: state(ctx, ids[0]) == "PENDING", what="the expired lease swept")
-        assert validation.queue(ctx).ids("FACT") == ids  # back at the head of its queue
+        assert queue_index.queue(ctx).ids("FACT") == ids  # back at the head of its queue
         screen = await open_review(pilot)
         assert screen.shown_id == ids[0]
 
@@ -149,7 +149,7 @@ async def test_revise_through_the_modal(ctx, people):
         await type_text(pilot, " Checked")  # the cursor starts at the end of the text
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
-        revised = validation.get(ctx, ids[0])
+        revised = candidate_views.get(ctx, ids[0])
         assert revised["state"] == "REVISED"
         assert revised["text"] == "A plain fact number 1. Checked"
 
@@ -157,14 +157,14 @@ async def test_revise_through_the_modal(ctx, people):
         modal = await open_modal(pilot, "e", TextModal)
         await keys_together(pilot, "space", "O", "K", "ctrl+s")
         await wait_for(pilot, lambda: screen.shown_id == ids[2], what="the third candidate")
-        assert validation.get(ctx, ids[1])["text"] == "A plain fact number 2. OK"
+        assert candidate_views.get(ctx, ids[1])["text"] == "A plain fact number 2. OK"
 
         # The Save button does the same as ctrl+s.
         modal = await open_modal(pilot, "e", TextModal)
         modal.query_one("#text", TextArea).text = "Fact three, reworded."
         await pilot.click("#submit")
         await wait_for(pilot, lambda: screen.has_class("idle") and not screen.busy, what="the empty queue")
-        assert validation.get(ctx, ids[2])["text"] == "Fact three, reworded."
+        assert candidate_views.get(ctx, ids[2])["text"] == "Fact three, reworded."
         assert "The FACT queue is empty. n to try again, escape to go back." in str(
             screen.query_one("#idle", Static).content)
 
@@ -185,7 +185,7 @@ async def test_reject_needs_a_reason(ctx, people):
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
         assert state(ctx, ids[0]) == "REJECTED"
-        rejected = [h for h in validation.history(ctx, ids[0]) if h["action"] == "reject"]
+        rejected = [h for h in candidate_views.history(ctx, ids[0]) if h["action"] == "reject"]
         assert rejected[0]["reason"] == "the source says 12 docks"
         assert "Rejected candidate 1" in message(app)
 
@@ -233,16 +233,16 @@ async def test_escape_in_a_modal_changes_nothing(ctx, people):
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
-        row_before = validation.get(ctx, ids[0])
-        history_before = validation.history(ctx, ids[0])
+        row_before = candidate_views.get(ctx, ids[0])
+        history_before = candidate_views.history(ctx, ids[0])
         redis_before = redis_snapshot(ctx.redis)
         for key, modal in (("e", TextModal), ("r", ReasonModal), ("x", ReasonModal)):
             await open_modal(pilot, key, modal)
             await type_text(pilot, "typed then abandoned")
             await pilot.press("escape")
             await wait_for(pilot, lambda: app.screen is screen, what="back on the review screen")
-        assert validation.get(ctx, ids[0]) == row_before
-        assert validation.history(ctx, ids[0]) == history_before
+        assert candidate_views.get(ctx, ids[0]) == row_before
+        assert candidate_views.history(ctx, ids[0]) == history_before
         assert redis_snapshot(ctx.redis) == redis_before
         assert screen.shown_id == ids[0]
         assert workitems.list_items(ctx) == []
@@ -254,7 +254,7 @@ async def test_approving_an_open_issue_is_refused_in_place(ctx, people, tmp_path
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot, "OPEN_ISSUE")
         shown = screen.shown_id
-        assert validation.get(ctx, shown)["horn_type"] == "OPEN_ISSUE"
+        assert candidate_views.get(ctx, shown)["horn_type"] == "OPEN_ISSUE"
         await pilot.press("a")
         await wait_for(pilot, lambda: "Not possible now" in message(app), what="the 422 message")
         assert "escalate it" in message(app)
@@ -277,7 +277,7 @@ async def test_approving_an_open_issue_is_refused_in_place(ctx, people, tmp_path
 
 async def test_keys_typed_ahead_open_the_queue_they_reach(ctx, people):
     fact = seed_facts(ctx, people, 1)[0]
-    rule = validation.add(ctx, people["root"], "A rule?", "If it rains, the dock closes.", "RULE")["id"]
+    rule = candidates.add(ctx, people["root"], "A rule?", "If it rains, the dock closes.", "RULE")["id"]
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         picker = await open_picker(pilot)
@@ -292,7 +292,7 @@ async def test_keys_typed_ahead_open_the_queue_they_reach(ctx, people):
 
 async def test_a_partition_without_authority_is_shown_but_closed(ctx, people):
     seed_facts(ctx, people, 1)
-    validation.add(ctx, people["root"], "A rule?", "If it rains, the dock closes.", "RULE")
+    candidates.add(ctx, people["root"], "A rule?", "If it rains, the dock closes.", "RULE")
     app = make_app(ctx, "bob")
     async with app.run_test(size=(140, 45)) as pilot:
         picker = await open_picker(pilot)
@@ -315,7 +315,7 @@ async def test_the_picker_follows_other_peoples_claims_live(ctx, people):
         table = picker.query_one("#queue-table", DataTable)
         assert str(table.get_cell("FACT", "pending")) == "3"
         assert str(table.get_cell("FACT", "oldest")) == "<1m"
-        validation.claim_next(ctx, people["bob"], "FACT")  # someone else, elsewhere
+        claims.claim_next(ctx, people["bob"], "FACT")  # someone else, elsewhere
         await wait_for(pilot, lambda: str(table.get_cell("FACT", "pending")) == "2", what="the live count")
         assert str(table.get_cell("FACT", "in_review")) == "1"
 
@@ -347,7 +347,7 @@ async def test_an_empty_queue_says_so_and_n_tries_again(ctx, people):
         assert screen.shown_id is None
         assert str(screen.query_one("#idle", Static).content) == \
             "The FACT queue is empty. n to try again, escape to go back."
-        new = validation.add(ctx, people["root"], "Late fact?", "It arrived later.", "FACT")
+        new = candidates.add(ctx, people["root"], "Late fact?", "It arrived later.", "FACT")
         await pilot.press("n")
         await wait_for(pilot, lambda: screen.shown_id == new["id"], what="the new candidate")
         assert not screen.has_class("idle")
@@ -359,22 +359,22 @@ async def test_a_stale_version_is_a_conflict_shown_in_place(ctx, people):
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
         # Behind the screen's back the claim ends and someone else takes the candidate.
-        validation.release(ctx, people["alice"], ids[0])
-        validation.claim(ctx, people["bob"], ids[0])
+        candidates.release(ctx, people["alice"], ids[0])
+        claims.claim(ctx, people["bob"], ids[0])
         await pilot.press("a")
         await wait_for(pilot, lambda: "Someone else got there first" in message(app), what="the 409 message")
         await wait_for(pilot, lambda: not screen.busy and "claimed by bob" in str(
             screen.query_one("#review-head", Static).content), what="the candidate as it stands")
         assert state(ctx, ids[0]) == "IN_REVIEW"
-        assert validation.get(ctx, ids[0])["claimed_by"] == "bob"
+        assert candidate_views.get(ctx, ids[0])["claimed_by"] == "bob"
 
 
 async def test_a_disputed_answer_comes_back_first_and_approving_it_publishes_a_new_version(ctx, people):
     from core.services import registry
 
     ids = seed_facts(ctx, people, 2)
-    validation.claim_next(ctx, people["bob"], "FACT")
-    answer = validation.approve(ctx, people["bob"], ids[0])["answer"]
+    claims.claim_next(ctx, people["bob"], "FACT")
+    answer = candidates.approve(ctx, people["bob"], ids[0])["answer"]
     registry.dispute(ctx, people["bob"], answer["id"], "the docks were rebuilt")
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
@@ -434,8 +434,8 @@ async def settle_review(pilot):
 
 def test_snapshot_queue_picker(ctx, people, snap_compare):
     seed_facts(ctx, people, 3)
-    validation.add(ctx, people["root"], "A rule?", "If it rains, the dock closes.", "RULE")
-    validation.claim_next(ctx, people["bob"], "FACT")
+    candidates.add(ctx, people["root"], "A rule?", "If it rains, the dock closes.", "RULE")
+    claims.claim_next(ctx, people["bob"], "FACT")
     assert snap_compare(make_app(ctx, "alice", listen=False), terminal_size=(140, 45), run_before=settle_picker)
 
 

@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Select, Static
 from app.screens.workitems import WORK_ITEM_STATES, WorkItemsScreen
 from app.widgets.modals import FieldsModal
 from core.machines.work_item import WORK_ITEM
-from core.services import generation, ingest, validation, workitems
+from core.services import candidates, claims, generation, ingest, workitems
 from tests.tui import after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, text_of, wait_for
 
 BACKUP = """# Backup rotation
@@ -52,8 +52,8 @@ def to_needs_rework(ctx, people, item_id: int) -> None:
     generation.generate_answer(ctx, item_id)
     made = generated_candidate(ctx, item_id)
     judge = next(p for p in (people["alice"], people["vera"]) if made["horn_type"] in p.horn_types)
-    validation.claim(ctx, judge, made["candidate_id"])
-    validation.reject(ctx, judge, made["candidate_id"], "cite the weekly snapshots")
+    claims.claim(ctx, judge, made["candidate_id"])
+    candidates.reject(ctx, judge, made["candidate_id"], "cite the weekly snapshots")
     assert workitems.get(ctx, item_id)["state"] == "NEEDS_REWORK"
 
 

@@ -14,7 +14,7 @@ import pytest
 from core import events
 from core.adapters.redis_queues import heads_key, inflight_key, queue_key
 from core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
-from core.services import ingest, registry, validation, workitems
+from core.services import candidate_views, candidates, claims, ingest, queue_index, registry, sweeps, workitems
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
 HANDBOOK = """# Dock handbook
@@ -69,14 +69,14 @@ def test_ingest_classifies_by_logical_form_and_queues_each_candidate(ctx, people
     assert summary["documents"] == 1
     assert summary["candidates"] == {"FACT": 1, "RULE": 1, "CONSTRAINT": 1, "PROCEDURE": 1, "OPEN_ISSUE": 1}
     assert summary["fragments"] == 1  # "See appendix." becomes a grey entry, not a candidate
-    rows = validation.list_candidates(ctx)
+    rows = candidate_views.list_candidates(ctx)
     by_type = {r["horn_type"]: r for r in rows}
     assert by_type["FACT"]["question"] == "What is established about dock count?"
     assert by_type["OPEN_ISSUE"]["question"] == "It is not yet decided whether docks stay open after midnight?"
     assert all(r["state"] == "PENDING" for r in rows)
     for horn, row in by_type.items():
-        assert validation.queue(ctx).ids(horn) == [row["id"]]
-    shown = validation.show(ctx, by_type["RULE"]["id"])
+        assert queue_index.queue(ctx).ids(horn) == [row["id"]]
+    shown = candidate_views.show(ctx, by_type["RULE"]["id"])
     source = shown["sources"][0]
     assert source["title"] == "Dock handbook"
     assert source["excerpt"][source["match"][0]:source["match"][1]].startswith("If a truck arrives")
@@ -90,8 +90,8 @@ def test_a_source_excerpt_opens_and_closes_on_whole_lines(ctx, people, tmp_path)
     write(tmp_path / "yard.md", "# Yard log\n\n## Docks\n\n" + "\n".join(lines[:14]) + "\n\n## Gates\n\n"
           "Gate 4 closes at ten.\n\n## Later\n\n" + "\n".join(lines[14:]) + "\n")
     ingest.ingest(ctx, people["root"], [tmp_path / "yard.md"])
-    gate = next(r for r in validation.list_candidates(ctx) if r["text"] == "Gate 4 closes at ten.")
-    source = validation.show(ctx, gate["id"])["sources"][0]
+    gate = next(r for r in candidate_views.list_candidates(ctx) if r["text"] == "Gate 4 closes at ten.")
+    source = candidate_views.show(ctx, gate["id"])["sources"][0]
     excerpt, (start, end) = source["excerpt"], source["match"]
     assert excerpt[start:end] == "Gate 4 closes at ten."
     content = (tmp_path / "yard.md").read_text()
@@ -103,7 +103,7 @@ def test_a_source_excerpt_opens_and_closes_on_whole_lines(ctx, people, tmp_path)
 def test_candidates_show_reads_as_text_in_a_terminal(ctx, people, tmp_path):
     write(tmp_path / "yard.md", "# Yard log\n\n## Gates\n\nGate 4 closes at ten.\n\n## Docks\n\nDock 2 is for reefers.\n")
     ingest.ingest(ctx, people["root"], [tmp_path / "yard.md"])
-    gate = next(r for r in validation.list_candidates(ctx) if r["text"] == "Gate 4 closes at ten.")
+    gate = next(r for r in candidate_views.list_candidates(ctx) if r["text"] == "Gate 4 closes at ten.")
     shown = r2k("--as", "alice", "candidates", "show", str(gate["id"]))
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
@@ -179,7 +179,7 @@ def test_jsonl_and_plain_text_ingest(ctx, people, tmp_path):
     write(tmp_path / "notes.txt", "SHIFT NOTES\n\nHANDOVER\n\nThe night lead writes the handover log at six.\n")
     summary = ingest.ingest(ctx, people["root"], [tmp_path])
     assert summary["documents"] == 2
-    rows = {r["question"]: r for r in validation.list_candidates(ctx)}
+    rows = {r["question"]: r for r in candidate_views.list_candidates(ctx)}
     assert rows["Who signs refunds?"]["horn_type"] == "FACT"
     assert rows["When are refunds paid?"]["horn_type"] == "RULE"
     assert rows["What is established about handover?"]["text"] == "The night lead writes the handover log at six."
@@ -191,7 +191,7 @@ def test_questions_keep_the_capitals_of_names_only(ctx, people, tmp_path):
                                  "has fourteen docks and one cold room.\n\n## Change Board Meetings\n\nEvery change "
                                  "to the docks goes to the Change Board on Mondays.\n")
     ingest.ingest(ctx, people["root"], [tmp_path / "sites.md"])
-    assert sorted(r["question"] for r in validation.list_candidates(ctx)) == [
+    assert sorted(r["question"] for r in candidate_views.list_candidates(ctx)) == [
         "What is established about Change Board meetings?",  # a name of two words, though "change" is a word too
         "What is established about RTM-1 dock count?",
         "What is established about Rotterdam warehouse cold room?"]
@@ -202,14 +202,14 @@ def test_plain_text_without_a_title_line_loses_nothing(ctx, people, tmp_path):
     write(tmp_path / "gates.txt", "Gate Rules\nIf a gate is blocked, the yard lead opens gate four.\n\n"
                                   "1. Stop at the barrier.\n2. Show the badge to the guard.\n")
     ingest.ingest(ctx, people["root"], [tmp_path])
-    rows = {r["text"]: r for r in validation.list_candidates(ctx)}
+    rows = {r["text"]: r for r in candidate_views.list_candidates(ctx)}
     assert rows["Drivers must never idle engines in the yard."]["horn_type"] == "CONSTRAINT"  # named by its file
     gate = rows["If a gate is blocked, the yard lead opens gate four."]
     assert gate["question"] == "What rule applies to gate rules?"  # the title line names its topic
     assert rows["1. Stop at the barrier.\n2. Show the badge to the guard."]["horn_type"] == "PROCEDURE"
     with ctx.db.read() as tx:  # each span points at its own text, for the review screen's highlight
         for row in rows.values():
-            ref = validation.get(ctx, row["id"])["source_refs"][0]
+            ref = candidate_views.get(ctx, row["id"])["source_refs"][0]
             content = tx.scalar("SELECT content FROM source_documents WHERE id = %s", (ref["document_id"],))
             assert content[ref["span"][0]:ref["span"][1]] == row["text"]
 
@@ -220,7 +220,7 @@ def test_the_demo_loads_its_corpus_and_users_once(ctx):
     assert "30 document(s), 276 candidate(s): FACT 119, RULE 52, CONSTRAINT 38, PROCEDURE 37, OPEN_ISSUE 30" \
         in first.stdout  # the README's figures
     assert "added now: ada, ben, cleo, dev, sam, root" in first.stdout
-    stats = {row["horn_type"]: row for row in validation.queue_stats(ctx)}
+    stats = {row["horn_type"]: row for row in candidate_views.queue_stats(ctx)}
     assert {h: (row["pending"], row["queued"]) for h, row in stats.items()} == {
         "FACT": (119, 119), "RULE": (52, 52), "CONSTRAINT": (38, 38), "PROCEDURE": (37, 37), "OPEN_ISSUE": (30, 30)}
     from core.services import users
@@ -231,7 +231,7 @@ def test_the_demo_loads_its_corpus_and_users_once(ctx):
     again = r2k_json("demo", "--no-tui")  # idempotent: nothing added, nothing queued twice
     assert again["users_added"] == [] and again["ingest"]["documents"] == 0
     assert len(again["ingest"]["duplicates"]) == 30
-    assert {row["horn_type"]: (row["pending"], row["queued"]) for row in validation.queue_stats(ctx)} == {
+    assert {row["horn_type"]: (row["pending"], row["queued"]) for row in candidate_views.queue_stats(ctx)} == {
         h: (row["pending"], row["queued"]) for h, row in stats.items()}
     assert "already loaded, nothing added (30 documents)" in r2k("demo", "--no-tui").stdout
 
@@ -247,7 +247,7 @@ def test_candidates_add_by_hand_and_its_bad_input(ctx, people):
                         (["--question", "Q", "--text", "T", "--horn-type", "OPINION"], "unknown Horn type")]:
         result = r2k("--as", "alice", "candidates", "add", *args)
         assert result.returncode == 6 and words in error_of(result)["message"]
-    assert len(validation.list_candidates(ctx)) == 2
+    assert len(candidate_views.list_candidates(ctx)) == 2
 
 
 # ----------------------------------------------------------------------------- queues
@@ -256,56 +256,56 @@ def add_many(ctx, actor, horn: str, n: int, prefix: str = "Q") -> list[int]:
     created = []
     with ctx.db.begin() as tx:
         for i in range(n):
-            created.append(validation.create_candidate(tx, actor, f"{prefix} {i}?", f"Statement {i}.", horn, [],
+            created.append(candidates.create_candidate(tx, actor, f"{prefix} {i}?", f"Statement {i}.", horn, [],
                                                        origin="manual"))
-    validation.enqueue_created(ctx, created)
+    candidates.enqueue_created(ctx, created)
     return [c["id"] for c in created]
 
 
 @pytest.mark.compat
 def test_claims_come_oldest_first_and_an_empty_queue_is_a_404(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 3)
-    claimed = [validation.claim_next(ctx, people["alice"], "FACT") for _ in ids]
+    claimed = [claims.claim_next(ctx, people["alice"], "FACT") for _ in ids]
     assert [c["id"] for c in claimed] == ids
     assert all(c["state"] == "IN_REVIEW" and c["claimed_by"] == "alice" for c in claimed)
     with pytest.raises(NotFound, match="FACT queue is empty"):
-        validation.claim_next(ctx, people["alice"], "FACT")
+        claims.claim_next(ctx, people["alice"], "FACT")
 
 
 def test_no_authority_is_a_403_and_pops_nothing(ctx, people):
     add_many(ctx, people["root"], "PROCEDURE", 2)
     result = r2k("--as", "alice", "queue", "claim", "--horn-type", "PROCEDURE")
     assert result.returncode == 7 and "PROCEDURE" in error_of(result)["message"]
-    assert validation.queue(ctx).length("PROCEDURE") == 2
+    assert queue_index.queue(ctx).length("PROCEDURE") == 2
 
 
 def test_stale_ids_are_skipped(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 3)
-    validation.claim(ctx, people["bob"], ids[0])  # claimed by name, while its id may still sit in the list
-    validation.queue(ctx).push_head("FACT", ids[0])
-    validation.queue(ctx).push_head("FACT", 999999)  # an id with no row
-    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[1]
+    claims.claim(ctx, people["bob"], ids[0])  # claimed by name, while its id may still sit in the list
+    queue_index.queue(ctx).push_head("FACT", ids[0])
+    queue_index.queue(ctx).push_head("FACT", 999999)  # an id with no row
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[1]
 
 
 def test_release_and_lease_expiry_return_the_candidate_to_the_head(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 3)
-    first = validation.claim_next(ctx, people["alice"], "FACT")
-    released = validation.release(ctx, people["alice"], first["id"])
+    first = claims.claim_next(ctx, people["alice"], "FACT")
+    released = candidates.release(ctx, people["alice"], first["id"])
     assert (released["state"], released["claimed_by"]) == ("PENDING", None)
-    assert validation.queue(ctx).ids("FACT") == ids
+    assert queue_index.queue(ctx).ids("FACT") == ids
     with pytest.raises(Forbidden):  # only the claimant releases
-        claimed = validation.claim_next(ctx, people["alice"], "FACT")
-        validation.release(ctx, people["bob"], claimed["id"])
+        claimed = claims.claim_next(ctx, people["alice"], "FACT")
+        candidates.release(ctx, people["bob"], claimed["id"])
     with ctx.db.begin() as tx:
         tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' WHERE id = %s", (ids[0],))
-    assert validation.sweep(ctx)["released"] == [ids[0]]
-    assert validation.queue(ctx).ids("FACT")[0] == ids[0]
-    assert validation.history(ctx, ids[0])[-1]["actor"] == "system"
+    assert sweeps.sweep_claims(ctx)["released"] == [ids[0]]
+    assert queue_index.queue(ctx).ids("FACT")[0] == ids[0]
+    assert candidate_views.history(ctx, ids[0])[-1]["actor"] == "system"
 
 
 def test_queue_stats(ctx, people):
     add_many(ctx, people["root"], "RULE", 4)
-    validation.claim_next(ctx, people["alice"], "RULE")
+    claims.claim_next(ctx, people["alice"], "RULE")
     stats = {s["horn_type"]: s for s in r2k_json("--as", "alice", "queue", "stats")}
     assert (stats["RULE"]["pending"], stats["RULE"]["in_review"], stats["RULE"]["queued"]) == (3, 1, 3)
     assert stats["RULE"]["oldest_pending_age_seconds"] >= 0
@@ -321,7 +321,7 @@ def read_ahead(ctx, horn="FACT") -> dict[int, str]:
 
 def test_claims_read_ahead_and_a_stale_entry_costs_only_a_read(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 4)
-    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
     # The first claim had nothing read ahead: it read its row, then read ahead the rest.
     assert sorted(read_ahead(ctx)) == ids[1:]
     assert read_ahead(ctx)[ids[1]].startswith("PENDING|1|1|")
@@ -329,11 +329,11 @@ def test_claims_read_ahead_and_a_stale_entry_costs_only_a_read(ctx, people):
     # ids[1] moves (claimed by name, released to the head again) while a refill that read it
     # before those moves writes its entry after them: the entry is stale, at version 1 of 3.
     entry = read_ahead(ctx)[ids[1]]
-    validation.claim(ctx, people["bob"], ids[1])
+    claims.claim(ctx, people["bob"], ids[1])
     assert ids[1] not in read_ahead(ctx)  # a claim by name takes the entry out with the id
-    validation.release(ctx, people["bob"], ids[1])
+    candidates.release(ctx, people["bob"], ids[1])
     ctx.redis.hset(heads_key("FACT"), ids[1], entry)
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
     assert (claimed["id"], claimed["claimed_by"], claimed["version"]) == (ids[1], "alice", 4)
     assert ids[1] not in read_ahead(ctx)
     assert events.verify(ctx.db)["broken"] == []
@@ -341,49 +341,49 @@ def test_claims_read_ahead_and_a_stale_entry_costs_only_a_read(ctx, people):
 
 def test_a_read_ahead_entry_with_a_wrong_chain_head_writes_nothing_wrong(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 3)
-    validation.claim_next(ctx, people["alice"], "FACT")
+    claims.claim_next(ctx, people["alice"], "FACT")
     state, version, seq, digest = read_ahead(ctx)[ids[1]].split("|")
     ctx.redis.hset(heads_key("FACT"), ids[1], f"{state}|{version}|{seq}|{'0' * 64}")  # right version, wrong head
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
     assert (claimed["id"], claimed["state"]) == (ids[1], "IN_REVIEW")
-    assert [e["action"] for e in validation.history(ctx, ids[1])] == ["extract", "claim"]
+    assert [e["action"] for e in candidate_views.history(ctx, ids[1])] == ["extract", "claim"]
     assert events.verify(ctx.db)["broken"] == []  # the claim's event links to the real head
 
 
 def test_reconcile_drops_the_read_ahead(ctx, people):
     add_many(ctx, people["root"], "FACT", 3)
-    validation.claim_next(ctx, people["alice"], "FACT")
+    claims.claim_next(ctx, people["alice"], "FACT")
     assert read_ahead(ctx)
-    validation.reconcile(ctx)
+    queue_index.reconcile(ctx)
     assert read_ahead(ctx) == {}
 
 
 def test_claims_go_on_after_redis_drops_their_connection_or_forgets_their_scripts(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 4)
-    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
     # Every other client's connection goes, the claims' own line among them (a failover, say).
     assert ctx.redis.client_kill_filter(_type="normal", skipme=True) >= 1
-    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[1]
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[1]
     ctx.redis.script_flush()
-    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[2]
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[2]
     ctx.redis.script_flush()  # both at once, as after a Redis restart
     ctx.redis.client_kill_filter(_type="normal", skipme=True)
-    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[3]
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[3]
     assert ctx.redis.zcard(inflight_key("FACT")) == 0  # each claim also settled its pop
-    assert [c["state"] for c in validation.list_candidates(ctx, horn_type="FACT")] == ["IN_REVIEW"] * 4
+    assert [c["state"] for c in candidate_views.list_candidates(ctx, horn_type="FACT")] == ["IN_REVIEW"] * 4
 
 
 CLAIMER = """
 import json, sys
 from core.context import Context
 from core.errors import NotFound, Conflict
-from core.services import users, validation
+from core.services import candidate_views, candidates, claims, queue_index, sweeps, users
 ctx = Context()
 actor = users.resolve(ctx, sys.argv[1])
 got = []
 while True:
     try:
-        got.append(validation.claim_next(ctx, actor, "FACT")["id"])
+        got.append(claims.claim_next(ctx, actor, "FACT")["id"])
     except NotFound:
         break
 print(json.dumps(got))
@@ -411,11 +411,11 @@ def test_eight_processes_claim_two_thousand_candidates_each_exactly_once(ctx, pe
 STUCK_CLAIMER = """
 import sys
 from core.context import Context
-from core.services import users, validation
+from core.services import candidate_views, candidates, claims, queue_index, sweeps, users
 ctx = Context()
 actor = users.resolve(ctx, "alice")
 print("ready", flush=True)
-validation.claim_next(ctx, actor, "FACT")
+claims.claim_next(ctx, actor, "FACT")
 """
 
 
@@ -429,7 +429,7 @@ def kill_claimer_while(ctx, lock_sql: str, params=()) -> None:
                                 stderr=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "ready"
         deadline = time.time() + 30
-        while validation.queue(ctx).length("FACT") != 1 and time.time() < deadline:
+        while queue_index.queue(ctx).length("FACT") != 1 and time.time() < deadline:
             time.sleep(0.05)
         time.sleep(0.2)  # let its statement reach the lock
         proc.send_signal(signal.SIGKILL)
@@ -441,11 +441,11 @@ def test_a_claimer_killed_between_pop_and_commit_loses_no_candidate(ctx, people)
     ids = add_many(ctx, people["root"], "FACT", 2)
     # A table lock stops the claimer at its read, after the pop and before anything is written.
     kill_claimer_while(ctx, "LOCK TABLE candidates IN ACCESS EXCLUSIVE MODE")
-    assert validation.queue(ctx).ids("FACT") == [ids[1]]  # its id is in flight, not in the list
-    assert validation.get(ctx, ids[0])["state"] == "PENDING"
-    validation.sweep_in_flight(ctx, grace=0)
-    assert validation.queue(ctx).ids("FACT") == ids
-    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+    assert queue_index.queue(ctx).ids("FACT") == [ids[1]]  # its id is in flight, not in the list
+    assert candidate_views.get(ctx, ids[0])["state"] == "PENDING"
+    queue_index.sweep_in_flight(ctx, grace=0)
+    assert queue_index.queue(ctx).ids("FACT") == ids
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
 
 
 def test_a_claimer_killed_while_its_claim_statement_runs_loses_no_candidate(ctx, people):
@@ -455,86 +455,86 @@ def test_a_claimer_killed_while_its_claim_statement_runs_loses_no_candidate(ctx,
     # (then the sweep returns the id): either way the candidate comes back.
     kill_claimer_while(ctx, "SELECT 1 FROM candidates WHERE id = %s FOR UPDATE", (ids[0],))
     time.sleep(0.5)
-    validation.sweep_in_flight(ctx, grace=0)
+    queue_index.sweep_in_flight(ctx, grace=0)
     with ctx.db.begin() as tx:
         tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' "
                    "WHERE id = %s AND state = 'IN_REVIEW'", (ids[0],))
-    validation.sweep(ctx)
-    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+    sweeps.sweep_claims(ctx)
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
 
 
 def test_flushall_then_reconcile_restores_every_partition_in_order(ctx, people):
     facts = add_many(ctx, people["root"], "FACT", 5)
     rules = add_many(ctx, people["root"], "RULE", 3)
     add_many(ctx, people["root"], "CONSTRAINT", 2)
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
-    validation.approve(ctx, people["alice"], claimed["id"])
-    second = validation.claim_next(ctx, people["alice"], "FACT")
-    validation.release(ctx, people["alice"], second["id"])  # back at the head
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    candidates.approve(ctx, people["alice"], claimed["id"])
+    second = claims.claim_next(ctx, people["alice"], "FACT")
+    candidates.release(ctx, people["alice"], second["id"])  # back at the head
     from core.services import registry
 
-    answer = validation.current_answer_of(ctx, claimed["id"])
+    answer = candidates.current_answer_of(ctx, claimed["id"])
     registry.dispute(ctx, people["alice"], answer["id"], "numbers disagree")  # at the head too
-    before = {h: validation.queue(ctx).ids(h) for h in ("FACT", "RULE", "CONSTRAINT")}
+    before = {h: queue_index.queue(ctx).ids(h) for h in ("FACT", "RULE", "CONSTRAINT")}
     assert before["FACT"] == [facts[0], facts[1], *facts[2:]]
     assert before["RULE"] == rules
 
     ctx.redis.flushall()
-    assert validation.queue(ctx).length("FACT") == 0
+    assert queue_index.queue(ctx).length("FACT") == 0
     result = r2k_json("--as", "root", "queue", "reconcile")
     assert {p["horn_type"]: p["queued"] for p in result["partitions"]}["FACT"] == 5
-    after = {h: validation.queue(ctx).ids(h) for h in ("FACT", "RULE", "CONSTRAINT")}
+    after = {h: queue_index.queue(ctx).ids(h) for h in ("FACT", "RULE", "CONSTRAINT")}
     assert after == before
 
 
 def test_a_claim_after_redis_lost_its_data_rebuilds_the_queues_first(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 3)
-    validation.reconcile(ctx)  # as at start-up: the epoch mark is set
-    assert validation.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+    queue_index.reconcile(ctx)  # as at start-up: the epoch mark is set
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
     ctx.redis.flushall()  # mid-session
     claimed = r2k_json("--as", "bob", "queue", "claim", "--horn-type", "FACT")
     assert claimed["id"] == ids[1]
-    assert validation.queue(ctx).ids("FACT") == [ids[2]]
+    assert queue_index.queue(ctx).ids("FACT") == [ids[2]]
 
 
 def test_a_push_that_fails_after_its_commit_loses_nothing(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 3)
-    first = validation.claim_next(ctx, people["alice"], "FACT")
+    first = claims.claim_next(ctx, people["alice"], "FACT")
     limit = ctx.redis.config_get("maxmemory")["maxmemory"]
     ctx.redis.config_set("maxmemory", 1)  # Redis refuses every write for a moment
     try:
-        released = validation.release(ctx, people["alice"], first["id"])  # committed; its push is refused
+        released = candidates.release(ctx, people["alice"], first["id"])  # committed; its push is refused
     finally:
         ctx.redis.config_set("maxmemory", limit)
-    assert released["state"] == "PENDING" and validation.get(ctx, ids[0])["state"] == "PENDING"
-    assert validation.queue(ctx).ids("FACT") == ids[1:]  # the index missed the push ...
+    assert released["state"] == "PENDING" and candidate_views.get(ctx, ids[0])["state"] == "PENDING"
+    assert queue_index.queue(ctx).ids("FACT") == ids[1:]  # the index missed the push ...
     # ... and knows it: the next claim rebuilds the queues first, so the released one is first again.
-    assert validation.claim_next(ctx, people["bob"], "FACT")["id"] == ids[0]
-    assert validation.queue(ctx).ids("FACT") == ids[1:]
+    assert claims.claim_next(ctx, people["bob"], "FACT")["id"] == ids[0]
+    assert queue_index.queue(ctx).ids("FACT") == ids[1:]
 
 
 def test_the_sweep_rebuilds_a_queue_that_missed_a_push_redis_never_heard_of(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 4)
-    q = validation.queue(ctx)
+    q = queue_index.queue(ctx)
     # A push lost while Redis was unreachable: the id is gone, and the reconcile mark stayed.
     ctx.redis.lrem(queue_key("FACT"), 0, ids[1])
-    assert validation.sweep(ctx)["rebuilt"] == []  # too fresh to call lost: its push may be on its way
-    assert validation.repair_queues(ctx, settle=0) == ["FACT"]
+    assert sweeps.sweep_claims(ctx)["rebuilt"] == []  # too fresh to call lost: its push may be on its way
+    assert queue_index.repair_queues(ctx, settle=0) == ["FACT"]
     assert q.ids("FACT") == ids  # back in its place
     # Nothing missing, nothing rebuilt: an id the queue holds beyond PostgreSQL's stays until popped.
     q.push_tail("FACT", 999999)
-    assert validation.repair_queues(ctx, settle=0) == []
+    assert queue_index.repair_queues(ctx, settle=0) == []
     assert q.ids("FACT") == [*ids, 999999]
     # Claims racing the check only make Redis look fuller: a popped, uncommitted id still counts.
     assert q.pop("FACT").candidate_id == ids[0]
-    assert validation.repair_queues(ctx, settle=0) == []
+    assert queue_index.repair_queues(ctx, settle=0) == []
 
 
 # ----------------------------------------------------------------------------- decisions
 
 def claimed_one(ctx, people, horn="FACT", text="A plain statement.", who="alice"):
-    validation.add(ctx, people["root"], "What holds?", text, horn)
-    return validation.claim_next(ctx, people[who], horn)
+    candidates.add(ctx, people["root"], "What holds?", text, horn)
+    return claims.claim_next(ctx, people[who], horn)
 
 
 @pytest.mark.parametrize("args", [["approve"], ["revise", "--text", "T"], ["reject", "--reason", "R"],
@@ -555,12 +555,12 @@ def test_approve_publishes_to_the_registry_in_the_same_transaction(ctx, people):
     assert result["candidate"]["state"] == "APPROVED"
     answer = result["answer"]
     assert (answer["status"], answer["text"], answer["candidate_id"]) == ("APPROVED", "A plain statement.", c["id"])
-    assert [h["action"] for h in validation.history(ctx, c["id"])] == ["extract", "claim", "approve"]
+    assert [h["action"] for h in candidate_views.history(ctx, c["id"])] == ["extract", "claim", "approve"]
 
 
 def test_revise_publishes_the_revised_text(ctx, people):
     c = claimed_one(ctx, people)
-    result = validation.revise(ctx, people["alice"], c["id"], "A better statement.")
+    result = candidates.revise(ctx, people["alice"], c["id"], "A better statement.")
     assert result["candidate"]["state"] == "REVISED"
     assert result["answer"]["text"] == "A better statement."
     with ctx.db.read() as tx:
@@ -570,7 +570,7 @@ def test_revise_publishes_the_revised_text(ctx, people):
 
 def test_reject_and_escalate(ctx, people):
     c = claimed_one(ctx, people)
-    rejected = validation.reject(ctx, people["alice"], c["id"], "duplicate of another answer")
+    rejected = candidates.reject(ctx, people["alice"], c["id"], "duplicate of another answer")
     assert rejected["candidate"]["state"] == "REJECTED"
     c2 = claimed_one(ctx, people)
     escalated = r2k_json("--as", "alice", "candidates", "escalate", str(c2["id"]), "--reason", "needs an expert")
@@ -586,12 +586,12 @@ def test_decisions_say_what_they_did_in_words(ctx, people):
     c = claimed_one(ctx, people)
     said = r2k("--as", "alice", "candidates", "release", str(c["id"]))
     assert said.stdout.strip() == f"Released candidate {c['id']}: back at the head of the FACT queue."
-    c = validation.claim_next(ctx, people["alice"], "FACT")
+    c = claims.claim_next(ctx, people["alice"], "FACT")
     said = r2k("--as", "alice", "candidates", "approve", str(c["id"]))
     answer = registry.search(ctx, "")[0]
     assert said.stdout.strip() == f"Approved candidate {c['id']}: answer {answer['id']} published."
     assert "released: 0" in r2k("queue", "sweep").stdout
-    validation.add(ctx, people["root"], "What holds?", "A plain statement.", "FACT")
+    candidates.add(ctx, people["root"], "What holds?", "A plain statement.", "FACT")
     stats = r2k("--as", "alice", "queue", "stats").stdout.splitlines()
     assert stats[0].split() == ["HORN_TYPE", "PENDING", "IN_REVIEW", "DISPUTED", "QUEUED", "OLDEST_PENDING"]
     assert stats[1].split() == ["FACT", "1", "0", "0", "1", "<1m"] and stats[2].split() == ["RULE", "0", "0", "0", "0", "—"]
@@ -607,14 +607,14 @@ def test_decisions_need_their_fields(ctx, people, args, status, words):
     c = claimed_one(ctx, people)
     result = r2k("--as", "alice", "candidates", *[a.format(id=c["id"]) for a in args])
     assert result.returncode == status and words in error_of(result)["message"]
-    assert validation.get(ctx, c["id"])["state"] == "IN_REVIEW"
+    assert candidate_views.get(ctx, c["id"])["state"] == "IN_REVIEW"
 
 
 def test_only_the_claimant_decides(ctx, people):
     c = claimed_one(ctx, people)
     result = r2k("--as", "bob", "candidates", "approve", str(c["id"]))
     assert result.returncode == 7 and "claimed" in error_of(result)["message"]
-    assert validation.get(ctx, c["id"])["state"] == "IN_REVIEW"
+    assert candidate_views.get(ctx, c["id"])["state"] == "IN_REVIEW"
 
 
 def test_approving_an_open_issue_is_a_422_that_says_escalate(ctx, people):
@@ -622,14 +622,14 @@ def test_approving_an_open_issue_is_a_422_that_says_escalate(ctx, people):
     result = r2k("--as", "vera", "candidates", "approve", str(c["id"]))
     assert result.returncode == 5 and "escalate" in error_of(result)["message"]
     with pytest.raises(ValidationStateError, match="escalate"):
-        validation.revise(ctx, people["vera"], c["id"], "Yes it is.")
-    assert validation.get(ctx, c["id"])["state"] == "IN_REVIEW"
-    assert validation.escalate(ctx, people["vera"], c["id"], "needs an answer")["candidate"]["state"] == "ESCALATED"
+        candidates.revise(ctx, people["vera"], c["id"], "Yes it is.")
+    assert candidate_views.get(ctx, c["id"])["state"] == "IN_REVIEW"
+    assert candidates.escalate(ctx, people["vera"], c["id"], "needs an answer")["candidate"]["state"] == "ESCALATED"
 
 
 def test_show_history_and_list(ctx, people):
     c = claimed_one(ctx, people)
-    validation.reject(ctx, people["alice"], c["id"], "wrong")
+    candidates.reject(ctx, people["alice"], c["id"], "wrong")
     shown = r2k_json("--as", "bob", "candidates", "show", str(c["id"]))
     assert shown["state"] == "REJECTED" and shown["history"][-1]["reason"] == "wrong"
     listed = r2k_json("--as", "bob", "candidates", "list", "--state", "rejected", "--horn-type", "FACT")
@@ -637,16 +637,16 @@ def test_show_history_and_list(ctx, people):
     bad = r2k("--as", "bob", "candidates", "list", "--state", "LIMBO")
     assert bad.returncode == 6 and "unknown candidate state" in error_of(bad)["message"]
     with pytest.raises(InvalidInput):
-        validation.list_candidates(ctx, limit=0)
+        candidate_views.list_candidates(ctx, limit=0)
 
 
 def test_start_up_notices_a_lost_redis_and_rebuilds_the_queues(ctx, people):
     ids = add_many(ctx, people["root"], "RULE", 3)
-    validation.reconcile(ctx)
-    assert validation.reconcile_if_lost(ctx) is False  # nothing lost: one GET, nothing rebuilt
+    queue_index.reconcile(ctx)
+    assert queue_index.reconcile_if_lost(ctx) is False  # nothing lost: one GET, nothing rebuilt
     ctx.redis.flushall()
-    assert validation.reconcile_if_lost(ctx) is True
-    assert validation.queue(ctx).ids("RULE") == ids
+    assert queue_index.reconcile_if_lost(ctx) is True
+    assert queue_index.queue(ctx).ids("RULE") == ids
 
 
 def test_workstations_offer_to_sweep_and_one_does_per_interval(ctx, people):
@@ -669,7 +669,7 @@ def test_when_everyone_notices_a_lost_redis_at_once_one_rebuilds(ctx, people):
     def workstation():
         own = Context(ctx.settings)
         start.wait()
-        results.append(validation.reconcile_if_lost(own))
+        results.append(queue_index.reconcile_if_lost(own))
         own.close()
 
     threads = [threading.Thread(target=workstation) for _ in range(4)]
@@ -678,11 +678,11 @@ def test_when_everyone_notices_a_lost_redis_at_once_one_rebuilds(ctx, people):
     for t in threads:
         t.join(timeout=60)
     assert sorted(results) == [False, False, False, True]
-    assert validation.queue(ctx).ids("FACT") == ids
+    assert queue_index.queue(ctx).ids("FACT") == ids
 
 
 def test_a_read_ahead_entry_that_is_not_ours_is_ignored(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 2)
     ctx.redis.hset(heads_key("FACT"), ids[0], "garbage")
-    claimed = validation.claim_next(ctx, people["alice"], "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
     assert (claimed["id"], claimed["state"]) == (ids[0], "IN_REVIEW")

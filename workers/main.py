@@ -325,7 +325,8 @@ def _preload() -> None:
     import core.services.generation  # noqa: F401
     import core.services.graph_sync  # noqa: F401
     import core.services.grey  # noqa: F401
-    import core.services.validation  # noqa: F401
+    import core.services.candidates  # noqa: F401
+    import core.services.claims  # noqa: F401
     import workers.tasks  # noqa: F401
 
 
@@ -352,9 +353,9 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
     redis = ctx.redis
     ctx.db  # fail fast (503) when PostgreSQL does not answer, before any job is taken
     _preload()
-    from core.services import generation, validation
+    from core.services import generation, queue_index
 
-    if not validation.reconcile_if_lost(ctx):  # a lost Redis: queues rebuilt, work items re-enqueued
+    if not queue_index.reconcile_if_lost(ctx):  # a lost Redis: queues rebuilt, work items re-enqueued
         generation.recover(ctx)  # items a dead worker left behind
     ctx.close()
     cron = None

@@ -60,6 +60,10 @@ def register(commands) -> None:
                                                        f"(at most {limits.REASON:,} characters)")
     p = cands.command("release", "give a claimed candidate back to the head of its queue", cand_release, mutates=True)
     p.add_argument("id", help="the id of a candidate you have claimed")
+    for name in ("approve", "revise", "reject", "escalate", "release"):
+        cands.parsers[name].add_argument(
+            "--next", action="store_true",
+            help="then claim and print the next candidate of the same queue (the workstation's loop)")
 
     queue = commands.group("queue", "the Horn-type validation queues")
     queue.command("stats", "per Horn type: pending, in review, oldest pending age", queue_stats)
@@ -133,25 +137,25 @@ def ingest_cmd(cli, args):
 
 
 def cand_add(cli, args):
-    from core.services import validation
+    from core.services import candidates
 
-    return validation.add(cli.ctx, cli.actor, args.question, args.text, args.horn_type, args.source_ref,
+    return candidates.add(cli.ctx, cli.actor, args.question, args.text, args.horn_type, args.source_ref,
                           idempotency_key=args.idempotency_key)
 
 
 def cand_list(cli, args):
-    from core.services import validation
+    from core.services import candidate_views
 
-    rows = validation.list_candidates(cli.ctx, args.state, args.horn_type, limit=args.limit, offset=args.offset,
+    rows = candidate_views.list_candidates(cli.ctx, args.state, args.horn_type, limit=args.limit, offset=args.offset,
                                       claimed_by=args.claimed_by)
     return Table(rows, CANDIDATE_COLUMNS)
 
 
 def cand_show(cli, args):
-    from core.services import validation
+    from core.services import candidate_views
 
     cli.actor  # reading needs a known user too (§10)
-    shown = validation.show(cli.ctx, args.id)
+    shown = candidate_views.show(cli.ctx, args.id)
     return Text(shown, candidate_text(shown))
 
 
@@ -189,61 +193,86 @@ def candidate_text(c: dict) -> str:
 
 
 def cand_history(cli, args):
-    from core.services import validation
+    from core.services import candidate_views
 
     cli.actor
-    return Table(validation.history(cli.ctx, args.id), HISTORY_COLUMNS)
+    return Table(candidate_views.history(cli.ctx, args.id), HISTORY_COLUMNS)
 
 
 def cand_claim(cli, args):
-    from core.services import validation
+    from core.services import claims
 
-    return validation.claim(cli.ctx, cli.actor, args.id, **cli.opts())
+    return claims.claim(cli.ctx, cli.actor, args.id, **cli.opts())
 
 
 def cand_decide(cli, args):
-    from core.services import validation
+    from core.services import candidates
 
     from ..widgets.format import decision_said
 
     action = args.candidates_command
-    decided = validation.decide(cli.ctx, cli.actor, args.id, action, text=getattr(args, "text", None),
-                                reason=getattr(args, "reason", None), **cli.opts())
+    fields = {"text": getattr(args, "text", None), "reason": getattr(args, "reason", None), **cli.opts()}
+    if args.next:
+        from core.services import claims
+
+        result = claims.decide_and_next(cli.ctx, cli.actor, args.id, action, **fields)
+        decided = result["decided"]
+        said = decision_said(action, decided["candidate"]["id"], decided) + "."
+        return _with_next(result, said, decided["candidate"]["horn_type"])
+    decided = candidates.decide(cli.ctx, cli.actor, args.id, action, **fields)
     return Text(decided, decision_said(action, decided["candidate"]["id"], decided) + ".")
 
 
-def cand_release(cli, args):
-    from core.services import validation
+def _with_next(result: dict, said: str, horn_type: str):
+    """What was done, then the next candidate of the queue as `candidates show` prints it (or why
+    there is none). The step done stands even when the next claim failed: exit 0, said plainly."""
+    shown = result["next"]
+    if shown is not None:
+        return Text(result, f"{said}\n\nNext: {candidate_text(shown)}")
+    if result["error"] and result["error"]["status"] != 404:
+        return Text(result, f"{said}\nThe next {horn_type} candidate could not be claimed: {result['error']['message']}")
+    return Text(result, f"{said}\nThe {horn_type} queue is empty: nothing more to claim.")
 
-    released = validation.release(cli.ctx, cli.actor, args.id, **cli.opts())
+
+def cand_release(cli, args):
+    from core.services import candidates
+
+    if args.next:
+        from core.services import claims
+
+        result = claims.release_and_next(cli.ctx, cli.actor, args.id, **cli.opts())
+        released = result["released"]
+        return _with_next(result, f"Released candidate {released['id']}: back at the head of the "
+                                  f"{released['horn_type']} queue.", released["horn_type"])
+    released = candidates.release(cli.ctx, cli.actor, args.id, **cli.opts())
     return Text(released, f"Released candidate {released['id']}: back at the head of the "
                           f"{released['horn_type']} queue.")
 
 
 def queue_stats(cli, args):
-    from core.services import validation
+    from core.services import candidate_views
 
     from ..output import render_text
     from ..widgets.format import span
 
     cli.actor
-    stats = validation.queue_stats(cli.ctx)
+    stats = candidate_views.queue_stats(cli.ctx)
     shown = [{**row, "oldest_pending": span(row["oldest_pending_age_seconds"])} for row in stats]
     return Text(stats, render_text(Table(shown, ["horn_type", "pending", "in_review", "disputed", "queued",
                                                  "oldest_pending"])))
 
 
 def queue_claim(cli, args):
-    from core.services import validation
+    from core.services import claims
 
-    return validation.claim_next(cli.ctx, cli.actor, args.horn_type, idempotency_key=args.idempotency_key)
+    return claims.claim_next(cli.ctx, cli.actor, args.horn_type, idempotency_key=args.idempotency_key)
 
 
 def queue_reconcile(cli, args):
-    from core.services import generation, validation
+    from core.services import generation, queue_index
 
     cli.actor
-    rows = validation.reconcile(cli.ctx)
+    rows = queue_index.reconcile(cli.ctx)
     recovered = generation.recover(cli.ctx, stale_after=generation.STALE_GENERATING)
     text = "\n".join(f"{r['horn_type']:<11} {r['queued']} queued (was {r['was']})" for r in rows)
     text += f"\nwork items re-enqueued: {len(recovered['requeued'])}"
@@ -251,10 +280,10 @@ def queue_reconcile(cli, args):
 
 
 def queue_sweep(cli, args):
-    from core.services import validation
+    from core.services import sweeps
 
     cli.actor
-    swept = validation.sweep(cli.ctx)
+    swept = sweeps.sweep_claims(cli.ctx)
     rescued = sum(len(ids) for ids in swept["rescued"].values())
     return Text(swept, f"expired claims released: {len(swept['released'])}\n"
                        f"ids stuck in flight returned to their queues: {rescued}\n"

@@ -1,6 +1,6 @@
 """The queue picker: one row per Horn type with its pending work; enter opens the review screen.
 
-Counts come from `validation.queue_stats` (index-backed), never from candidate lists, so the
+Counts come from `candidate_views.queue_stats` (index-backed), never from candidate lists, so the
 picker opens as fast with a million candidates as with ten.
 """
 from __future__ import annotations
@@ -69,9 +69,9 @@ class QueuePickerScreen(WorkstationScreen):
         # WorkstationScreen.on_mount (called after this one) loads the counts
 
     def load(self) -> None:
-        from core.services import validation
+        from core.services import candidate_views
 
-        self.call(validation.queue_stats, self.ctx, on_done=self.show_stats, group="stats", exclusive=True)
+        self.call(candidate_views.queue_stats, self.ctx, on_done=self.show_stats, group="stats", exclusive=True)
 
     def action_reload(self) -> None:
         self.load()

@@ -26,49 +26,6 @@ DOING = {"approve": "Approving", "revise": "Revising", "reject": "Rejecting", "e
          "release": "Releasing", "claim": "Claiming"}
 
 
-# --------------------------------------------------------------------------- worker side (threads)
-
-def next_candidate(ctx, actor, horn: str, key: str) -> dict | None:
-    """Claim the oldest candidate of `horn` and read it for review; None when the queue is empty."""
-    from core.errors import NotFound
-    from core.services import validation
-
-    try:
-        claimed = validation.claim_next(ctx, actor, horn, idempotency_key=key)
-    except NotFound:
-        return None
-    return validation.show(ctx, claimed["id"])
-
-
-def open_partition(ctx, actor, horn: str, key: str) -> dict:
-    """Carry on with a claim this user already holds in `horn` (going back keeps it), else claim."""
-    from core.services import validation
-
-    mine = validation.list_candidates(ctx, "IN_REVIEW", horn, limit=1, claimed_by=actor.name)
-    if mine:
-        return {"resumed": True, "shown": validation.show(ctx, mine[0]["id"])}
-    return {"resumed": False, "shown": next_candidate(ctx, actor, horn, key)}
-
-
-def decide_then_next(ctx, actor, horn: str, candidate_id: int, action: str, key: str, **fields) -> dict:
-    """Make the decision, then claim and read the next candidate. A failure of the second step is
-    returned, not raised: the decision stands and must be reported as done."""
-    from core.context import service_error
-    from core.errors import R2KError
-    from core.services import validation
-
-    decided = validation.decide(ctx, actor, candidate_id, action, idempotency_key=key, **fields)
-    try:
-        return {"decided": decided, "shown": next_candidate(ctx, actor, horn, f"{key}:next"), "error": None}
-    except R2KError as exc:
-        return {"decided": decided, "shown": None, "error": (exc.message, exc.status)}
-    except Exception as exc:  # whatever it was, the decision is made and must be said so
-        translated = service_error(exc, ctx)
-        if translated is None:
-            return {"decided": decided, "shown": None, "error": (f"{type(exc).__name__}: {exc}", 500)}
-        return {"decided": decided, "shown": None, "error": (translated.message, translated.status)}
-
-
 # --------------------------------------------------------------------------- helpers
 
 def lease_text(expires: datetime | None, now: datetime) -> Text:
@@ -196,8 +153,10 @@ class ReviewScreen(WorkstationScreen):
         if self.actor is None:
             self.show_idle("Still finding out who you are: n to try again, escape to go back.")
             return
+        from core.services import claims
+
         self.start("claim")
-        self.call(open_partition, self.ctx, self.actor, self.horn, new_key(),
+        self.call(claims.resume_or_claim, self.ctx, self.actor, self.horn, idempotency_key=new_key(),
                   on_done=self.opened, on_error=self.failed, group="review")
 
     def opened(self, result: dict) -> None:
@@ -239,8 +198,10 @@ class ReviewScreen(WorkstationScreen):
     def action_claim_next(self) -> None:
         if not self.ready_for("claim"):
             return
+        from core.services import claims
+
         self.start("claim")
-        self.call(next_candidate, self.ctx, self.actor, self.horn, new_key(),
+        self.call(claims.next_for_review, self.ctx, self.actor, self.horn, idempotency_key=new_key(),
                   on_done=self.claimed_next, on_error=self.failed, group="review")
 
     def claimed_next(self, shown: dict | None) -> None:
@@ -287,10 +248,11 @@ class ReviewScreen(WorkstationScreen):
     def decide(self, action: str, **fields) -> None:
         if not self.ready_for(action):
             return
+        from core.services import claims
+
         cur = self.current
-        key = new_key()
         self.start(action)
-        self.call(decide_then_next, self.ctx, self.actor, self.horn, cur["id"], action, key,
+        self.call(claims.decide_and_next, self.ctx, self.actor, cur["id"], action, idempotency_key=new_key(),
                   expected_version=cur["version"], **fields,
                   on_done=lambda result: self.decided(action, cur["id"], result), on_error=self.failed,
                   group="review")
@@ -298,12 +260,12 @@ class ReviewScreen(WorkstationScreen):
     def decided(self, action: str, candidate_id: int, result: dict) -> None:
         self.busy = False
         said = decision_said(action, candidate_id, result["decided"])
-        shown = result["shown"]
+        shown = result["next"]
         if shown is not None:
             self.render_candidate(shown)
             self.show_info(f"{said}. Now showing candidate {shown['id']}.")
         elif result["error"]:
-            message, status = result["error"]
+            message, status = result["error"]["message"], result["error"]["status"]
             self.current = None
             self.show_idle(f"{said}. The next candidate could not be claimed: n to try again.")
             # The lead words (403, 503 …) belong to the reason, not to the decision said first.
@@ -321,9 +283,9 @@ class ReviewScreen(WorkstationScreen):
                   on_done=self.released, on_error=self.failed, group="review")
 
     def _release(self, candidate_id: int, version: int, key: str) -> dict:
-        from core.services import validation
+        from core.services import candidates
 
-        return validation.release(self.ctx, self.actor, candidate_id, expected_version=version, idempotency_key=key)
+        return candidates.release(self.ctx, self.actor, candidate_id, expected_version=version, idempotency_key=key)
 
     def released(self, row: dict) -> None:
         self.busy = False
@@ -377,10 +339,10 @@ class ReviewScreen(WorkstationScreen):
             self.ready = True
 
     def refresh_current(self) -> None:
-        from core.services import validation
+        from core.services import candidate_views
 
         self.busy = True
-        self.call(validation.show, self.ctx, self.current["id"], on_done=self.refreshed, on_error=self.refresh_failed,
+        self.call(candidate_views.show, self.ctx, self.current["id"], on_done=self.refreshed, on_error=self.refresh_failed,
                   group="review")
 
     def refreshed(self, shown: dict) -> None:

@@ -18,7 +18,7 @@ from ..context import Context
 from ..domain import SYSTEM
 from ..events import now
 from ..machines.work_item import CIRCUIT_OPEN, NO_CONTENT, WORK_ITEM
-from . import validation, workitems
+from . import candidates, workitems
 
 # A GENERATING item untouched this long lost its worker. RQ re-runs a dead worker's job within about
 # half a minute (workers/main.py, HEARTBEAT_TTL); the sweep catches the rest (a lost Redis) after a
@@ -181,13 +181,13 @@ def _store(ctx: Context, item: dict, attempt: int, prompt: str, sources: list[di
                 "model": generation.model}, SYSTEM, event_type="generated")
         current = engine.apply(tx, WORK_ITEM, current, "generated", SYSTEM, changes={"source_count": len(sources)})
         current = engine.apply(tx, WORK_ITEM, current, "classify", SYSTEM)
-        candidate = validation.create_candidate(tx, SYSTEM, item["question"], generation.text, horn, refs,
+        candidate = candidates.create_candidate(tx, SYSTEM, item["question"], generation.text, horn, refs,
                                                 origin="generated", work_item_id=item["id"])
         engine.update(tx, "generated_candidate", "generated_candidates", stored["id"],
                       {"candidate_id": candidate["id"], "state": "READY_FOR_REVIEW"}, SYSTEM,
                       event_type="classified")
         current = engine.apply(tx, WORK_ITEM, current, "ready", SYSTEM, changes={"horn_type": horn})
-        tx.after_commit(lambda: (validation.enqueue_created(ctx, [candidate]),
+        tx.after_commit(lambda: (candidates.enqueue_created(ctx, [candidate]),
                                  ctx.notify("work_item", action="ready", id=item["id"], state=current["state"])))
     return {"work_item": item["id"], "outcome": "generated", "candidate": candidate["id"], "horn_type": horn,
             "model": generation.model, "sources": len(sources)}

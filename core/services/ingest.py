@@ -21,7 +21,7 @@ from ..context import Context
 from ..domain import HORN_TYPES, Actor
 from ..errors import InvalidInput
 from ..extract import MEDIA_TYPES, Extracted, ExtractError, extract
-from . import grey, validation
+from . import candidates, grey
 
 
 @dataclass
@@ -135,14 +135,14 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
         for unit in doc.units:
             ref = {"document_id": document["id"], "path": str(path), "title": doc.title,
                    "span": [unit.span[0], unit.span[1]]}
-            created.append(validation.create_candidate(tx, actor, unit.question, unit.text, unit.horn_type,
+            created.append(candidates.create_candidate(tx, actor, unit.question, unit.text, unit.horn_type,
                                                        [ref], origin="extracted", document_id=document["id"]))
         for fragment in doc.fragments:  # r2k's own words around the document's: cut to the limits
             subject = limits.clip(f"{doc.title}: {fragment.topic}", limits.GREY_SUBJECT)
             detail = limits.clip(f"Passage in {path.name} could not become a candidate: \u201c{fragment.text}\u201d",
                                  limits.GREY_DETAIL)
             grey.create_entry(ctx, tx, actor, subject=subject, detail=detail, origin="ingest")
-        tx.after_commit(lambda: validation.enqueue_created(ctx, created))
+        tx.after_commit(lambda: candidates.enqueue_created(ctx, created))
     summary.documents += 1
     summary.document_ids.append(document["id"])
     summary.fragments += len(doc.fragments)

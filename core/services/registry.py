@@ -79,7 +79,7 @@ def supersede(ctx: Context, actor: Actor, answer_id, text: str, reason: str, *,
 def dispute(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_version: int | None = None,
             idempotency_key: str | None = None) -> dict:
     """Mark an answer DISPUTED; its candidate goes to the head of its queue for re-review (§5.1)."""
-    from . import validation
+    from . import candidates
 
     limits.text(reason, "a reason", limits.REASON)
 
@@ -90,8 +90,8 @@ def dispute(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_vers
                                 idempotency_key=idempotency_key)
         candidate = engine.lock(tx, CANDIDATE, answer["candidate_id"])
         engine.apply(tx, CANDIDATE, candidate, "dispute", actor, fields={"reason": reason},
-                     changes={"queue_rank": validation.head_rank()})
-        validation.requeue(ctx, tx, candidate, head=True)
+                     changes={"queue_rank": candidates.head_rank()})
+        candidates.requeue(ctx, tx, candidate, head=True)
         tx.after_commit(lambda: ctx.notify("answer", action="dispute", id=disputed["id"], status="DISPUTED",
                                            horn_type=disputed["horn_type"]))
         return public_row(disputed)

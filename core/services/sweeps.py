@@ -19,16 +19,24 @@ UNATTENDED_KEY = "raw_to_knowledge:sweep_unattended"    # the last workstation s
 
 def sweep_all(ctx: Context) -> dict:
     """One sweep of everything; skipped while another is running."""
-    from . import generation, grey, validation
+    from . import generation, grey
 
     if not ctx.redis.set(SWEEP_LOCK, os.getpid(), nx=True, ex=10):
         return {"skipped": "another sweep is running"}
     try:
-        swept = {"claims": validation.sweep(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx)}
+        swept = {"claims": sweep_claims(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx)}
         audit.checkpoint_if_due(ctx)  # the time-based checkpoint, when nothing commits; logs its own failure
         return swept
     finally:
         ctx.redis.delete(SWEEP_LOCK)
+
+
+def sweep_claims(ctx: Context) -> dict:
+    """Release expired claims, return ids stuck in flight, rebuild partitions that miss ids."""
+    from . import candidates, queue_index
+
+    return {"released": candidates.release_expired(ctx), "rescued": queue_index.sweep_in_flight(ctx),
+            "rebuilt": queue_index.repair_queues(ctx)}
 
 
 def sweep_if_unattended(ctx: Context, interval: float) -> dict | None:

@@ -1,0 +1,236 @@
+"""The claim path: take the oldest candidate of a Horn-type queue, or one named candidate, for review.
+
+A claim pops an id (moving it in flight in the same Redis step), commits `PENDING → IN_REVIEW` with
+one conditional statement, and only then settles the in-flight mark; a claimer that dies in between
+leaves the id in flight, and the next sweep puts it back at the head of its queue.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from .. import engine
+from ..adapters.postgres import Tx, public_row
+from ..adapters.redis_queues import IndexLost, ValidationQueue
+from ..context import CHANNEL, Context
+from ..domain import Actor, parse_horn_type
+from ..errors import Forbidden, NotFound
+from ..events import now
+from ..machines.candidate import CANDIDATE
+from . import candidates, mutate, parse_id, queue_index
+from .queue_index import IN_FLIGHT_GRACE, QUEUED, reconcile, reconcile_if_lost
+
+
+def _claim_changes(ctx: Context, actor: Actor) -> dict:
+    return {"claimed_by": actor.name,
+            "lease_expires_at": now() + timedelta(seconds=ctx.settings.claim_lease_seconds)}
+
+
+def _claim_action(row: dict) -> str:
+    return "re_review" if row["state"] == "DISPUTED" else "claim"
+
+
+def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: str | None = None) -> dict:
+    """Pop the oldest candidate of a partition and claim it (`queue claim`); 404 when empty.
+
+    The claim is one conditional statement (the row and its event are written only if the row is
+    still at the version known and its event chain still ends where known), so no row lock is held
+    across round trips; without an idempotency key it also runs outside a transaction and commits
+    by itself. What it must know first comes with the pop from the read-ahead cache, or else from
+    one read.
+    """
+    horn = parse_horn_type(horn_type)
+    if not actor.holds(horn):
+        raise Forbidden(f"{actor.name} ({actor.role}) holds no authority for {horn}: "
+                        f"nothing was taken from the {horn} queue")
+    q = queue_index.queue(ctx)
+
+    def attempt(tx, row):
+        return engine.apply_if_unchanged(tx, CANDIDATE, row, _claim_action(row), actor,
+                                         changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key)
+
+    def work(tx):
+        refill = False
+        rebuilt = False
+        while True:
+            popped = q.pop(horn)
+            if popped is None:
+                if q.rescue(horn, IN_FLIGHT_GRACE):
+                    continue
+                if not rebuilt and _partition_misses_rows(tx, q, horn):
+                    # A push lost after its commit (Redis was away): rebuild from the truth now,
+                    # rather than leave the candidates unreachable until a sweep that may never run.
+                    reconcile(ctx, [horn])
+                    rebuilt = True
+                    continue
+                raise NotFound(f"the {horn} queue is empty")
+            candidate_id = popped.candidate_id
+            try:
+                known = _read_ahead_row(tx, candidate_id, horn, popped.head)
+                claimed = attempt(tx, known) if known is not None else None
+                if claimed is None:  # no read-ahead entry, or a stale one: read the row itself
+                    row = engine.read(tx, CANDIDATE, candidate_id, missing_ok=True)
+                    if row is not None and row["state"] in QUEUED and row["horn_type"] == horn:
+                        claimed = attempt(tx, row)
+            except BaseException:
+                q.push_head(horn, candidate_id)  # nothing committed: put it back where it was
+                q.done(horn, candidate_id)
+                raise
+            if not refill and (popped.head is None or popped.cached < READ_AHEAD_LOW):
+                refill = True
+                tx.after_commit(lambda: refill_read_ahead(ctx, horn))
+            if claimed is None:
+                # A stale id (claimed or decided already), or the row moved between our read and
+                # our write: whoever moved it owns it now (a release pushes it again). Drop it.
+                q.done(horn, candidate_id)
+                continue
+            tx.after_commit(lambda: q.done(horn, candidate_id, publish=(CHANNEL, candidates.notice_of(claimed, "claim"))))
+            return public_row(claimed)
+
+    def run():
+        if idempotency_key is None:
+            with ctx.db.autocommit() as tx:
+                return work(tx)
+        return mutate(ctx, actor, "queue.claim", {"horn_type": horn}, work, idempotency_key=idempotency_key)
+
+    try:
+        return run()
+    except IndexLost:
+        # Redis lost its data (a restart, a flush) or missed a push after a commit, while this
+        # workstation or command was running: rebuild the queues from PostgreSQL and pop again.
+        reconcile_if_lost(ctx)
+    return run()
+
+
+def _partition_misses_rows(tx: Tx, q: ValidationQueue, horn: str) -> bool:
+    """The partition's list is empty: does PostgreSQL hold more queued rows than it has in flight?
+    Counted only up to what is in flight, so an empty queue costs one short index read."""
+    held = q.held(horn)
+    queued = tx.scalar("SELECT count(*) FROM (SELECT 1 FROM candidates WHERE horn_type = %s "
+                       "AND state IN ('PENDING', 'DISPUTED') LIMIT %s) t", (horn, held + 1))
+    return queued > held
+
+
+# The read-ahead: for the ids at the front of each queue, what a claim must know before it can
+# sign its event (state, version, and the last seq and hash of the row's event chain), kept in
+# Redis beside the queue, so a claim needs no read of its own. One claimer at a time refills it.
+READ_AHEAD = 1024      # ids read ahead per refill
+
+
+READ_AHEAD_LOW = 512   # refill when fewer entries than this are left
+
+
+READ_AHEAD_TTL = 600   # seconds the entries live without a refill
+
+
+def _read_ahead_row(tx: Tx, candidate_id: int, horn: str, entry: str | None) -> dict | None:
+    try:
+        state, version, seq, digest = (entry or "").split("|", 3)
+        row = {"id": candidate_id, "horn_type": horn, "state": state, "version": int(version), "updated_at": None}
+        head = (int(seq), digest)
+    except ValueError:  # none, or not one of ours: read the row instead
+        return None
+    return engine.assume(tx, CANDIDATE, row, head) if state in QUEUED else None
+
+
+def refill_read_ahead(ctx: Context, horn: str) -> int:
+    """Read ahead the next READ_AHEAD ids of a partition (row and chain head in one snapshot).
+    Best effort, after a claim has committed: a failure here only means later claims read."""
+    try:
+        return _refill(ctx, horn)
+    except Exception as exc:  # noqa: BLE001 - the claim stands; say why the read-ahead did not
+        logging.getLogger(__name__).warning("read-ahead of the %s queue failed: %s", horn, exc)
+        return 0
+
+
+def _refill(ctx: Context, horn: str) -> int:
+    q = queue_index.queue(ctx)
+    with q.refill_turn(horn, seconds=5) as mine:
+        ids = q.front(horn, READ_AHEAD) if mine else []
+        if not ids:
+            return 0
+        with ctx.db.read() as tx:
+            rows = engine.read_heads(tx, CANDIDATE, ids, "t.id, t.state, t.version",
+                                     "t.state IN ('PENDING', 'DISPUTED') AND t.horn_type = %s", (horn,))
+        q.read_ahead(horn, {row["id"]: f"{row['state']}|{row['version']}|{seq}|{digest}"
+                            for row, (seq, digest) in rows}, ttl=READ_AHEAD_TTL)
+        return len(rows)
+
+
+def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: int | None = None,
+          idempotency_key: str | None = None) -> dict:
+    """Claim one named candidate (`candidates claim ID`)."""
+    def work(tx):
+        row = engine.lock(tx, CANDIDATE, candidate_id)
+        claimed = engine.apply(tx, CANDIDATE, row, _claim_action(row), actor, expected_version=expected_version,
+                               changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key)
+        tx.after_commit(lambda: (queue_index.queue(ctx).remove(row["horn_type"], row["id"]), candidates.notify_of(ctx, claimed, "claim")))
+        return public_row(claimed)
+
+    return mutate(ctx, actor, "candidates.claim",
+                  {"id": parse_id(candidate_id, "candidate"), "expected_version": expected_version},
+                  work, idempotency_key=idempotency_key)
+
+
+
+# ----------------------------------------------------------------------------- the review loop
+
+def next_for_review(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: str | None = None) -> dict | None:
+    """Claim the oldest candidate of a queue and read it as a reviewer sees it; None when empty."""
+    from . import candidate_views
+
+    try:
+        claimed = claim_next(ctx, actor, horn_type, idempotency_key=idempotency_key)
+    except NotFound:
+        return None
+    return candidate_views.show(ctx, claimed["id"])
+
+
+def resume_or_claim(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: str | None = None) -> dict:
+    """Opening a queue: carry on with a claim this user already holds in it (leaving a queue keeps
+    the claim), else claim the next. `resumed` says which."""
+    from . import candidate_views
+
+    mine = candidate_views.list_candidates(ctx, "IN_REVIEW", horn_type, limit=1, claimed_by=actor.name)
+    if mine:
+        return {"resumed": True, "shown": candidate_views.show(ctx, mine[0]["id"])}
+    return {"resumed": False, "shown": next_for_review(ctx, actor, horn_type, idempotency_key=idempotency_key)}
+
+
+def _then_next(ctx: Context, actor: Actor, horn_type: str, key: str | None, done: dict) -> dict:
+    """After a decision (or a release): the next candidate of the same queue. Its failure is
+    returned, not raised: the first step stands and must be reported as done."""
+    from ..context import service_error
+    from ..errors import R2KError
+
+    try:
+        shown = next_for_review(ctx, actor, horn_type, idempotency_key=f"{key}:next" if key else None)
+        return {**done, "next": shown, "error": None}
+    except R2KError as exc:
+        return {**done, "next": None, "error": exc.as_dict()}
+    except Exception as exc:  # whatever it was, the first step is made and must be said so
+        translated = service_error(exc, ctx)
+        if translated is None:
+            raise
+        return {**done, "next": None, "error": translated.as_dict()}
+
+
+def decide_and_next(ctx: Context, actor: Actor, candidate_id, action: str, *, idempotency_key: str | None = None,
+                    **fields) -> dict:
+    """The validator's loop: decide a claimed candidate, then claim and read the next of its queue
+    (`decided`, `next`: None when the queue is empty, `error` when the second step failed)."""
+    decided = candidates.decide(ctx, actor, candidate_id, action, idempotency_key=idempotency_key, **fields)
+    return _then_next(ctx, actor, decided["candidate"]["horn_type"], idempotency_key, {"decided": decided})
+
+
+def release_and_next(ctx: Context, actor: Actor, candidate_id, *, idempotency_key: str | None = None,
+                     expected_version: int | None = None) -> dict:
+    """Give a claim back and take the next candidate of its queue. The next is claimed first, so it is
+    another one: the released candidate goes back to the head of the queue for someone else."""
+    with ctx.db.read() as tx:  # refused before anything is claimed, as the release itself would be
+        row = engine.read(tx, CANDIDATE, candidate_id)
+        engine.plan(CANDIDATE, row, "release", actor, expected_version=expected_version)
+    shown = _then_next(ctx, actor, row["horn_type"], idempotency_key, {})
+    released = candidates.release(ctx, actor, candidate_id, expected_version=expected_version,
+                                  idempotency_key=idempotency_key)
+    return {"released": released, **shown}

@@ -1,0 +1,104 @@
+"""The Redis index of the validation queues and its upkeep (docs/architecture.md, "Queues").
+
+PostgreSQL is the truth and Redis the index: one FIFO list per Horn type of the candidates that sit
+`PENDING` or `DISPUTED`, rebuilt from PostgreSQL whenever Redis lost data or missed a push
+(`reconcile`, `reconcile_if_lost`, `repair_queues`), and the ids a dead claimer left in flight
+returned to the head of their queue (`sweep_in_flight`).
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from ..adapters.redis_queues import EPOCH_KEY, ValidationQueue
+from ..context import Context
+from ..domain import HORN_TYPES
+
+
+QUEUED = ("PENDING", "DISPUTED")  # the states that sit in a Horn queue
+
+
+IN_FLIGHT_GRACE = 60.0  # seconds an id may stay popped-but-uncommitted before a sweep returns it
+
+
+def queue(ctx: Context) -> ValidationQueue:
+    return ctx.validation_queue
+
+
+def reconcile(ctx: Context, horn_types: tuple[str, ...] | list[str] = HORN_TYPES) -> list[dict]:
+    """Rebuild every partition (or those named) from PostgreSQL's queued rows, in their original order."""
+    q = queue(ctx)
+    out = []
+    for horn in horn_types:
+        with ctx.db.read() as tx:
+            ids = [r["id"] for r in tx.all(
+                "SELECT id FROM candidates WHERE horn_type = %s AND state IN ('PENDING', 'DISPUTED') "
+                "ORDER BY queue_rank, id", (horn,))]
+        before = q.length(horn)
+        q.rebuild(horn, ids)
+        out.append({"horn_type": horn, "queued": len(ids), "was": before})
+    ctx.redis.set(EPOCH_KEY, time.time())
+    ctx.notify("queue", action="reconcile")
+    return out
+
+
+REBUILD_SECONDS = 60  # the longest one rebuild may hold the others back (1,000,000 ids take about 2 s)
+
+
+def reconcile_if_lost(ctx: Context) -> bool:
+    """At start-up, and when a claim finds the reconcile mark gone: when Redis has lost its data
+    (or missed a push) since the last reconcile, rebuild the queues and re-enqueue the work items
+    it held. One EXISTS when nothing was lost."""
+    if ctx.redis.exists(EPOCH_KEY):
+        return False
+    from . import generation
+
+    # Every workstation and worker notices a flush at once: one rebuilds, the others wait for it.
+    with queue(ctx).rebuild_turn(REBUILD_SECONDS):
+        if ctx.redis.exists(EPOCH_KEY):
+            return False  # rebuilt while we waited
+        reconcile(ctx)
+        generation.recover(ctx)
+    return True
+
+
+def sweep_in_flight(ctx: Context, grace: float = IN_FLIGHT_GRACE) -> dict:
+    """Ids popped more than `grace` seconds ago and never committed (their claimer died) go back
+    to the head of their queue; a claim reads PostgreSQL, so a stale one is simply skipped later."""
+    q = queue(ctx)
+    rescued = {h: q.rescue(h, grace) for h in HORN_TYPES}
+    return {h: ids for h, ids in rescued.items() if ids}
+
+
+QUEUE_SETTLE = 5.0  # seconds a push may take to follow its commit before a missing id counts as lost
+
+
+def repair_queues(ctx: Context, settle: float = QUEUE_SETTLE) -> list[str]:
+    """Rebuild the partitions that miss ids PostgreSQL has queued, and name them.
+
+    A push that failed after its commit while Redis was unreachable leaves the reconcile mark in
+    place (it could not be dropped either), so only a comparison finds it: what each partition
+    holds (listed or in flight), read first, against the rows queued in PostgreSQL more than
+    `settle` seconds ago, read second. Claims in between only make Redis look fuller, so a
+    partition is rebuilt only when something is really missing. Counting every queued row, which
+    the index answers alone, comes first; the timed count runs only when that one falls short.
+    """
+    q = queue(ctx)
+    held = {h: q.held(h) for h in HORN_TYPES}
+    with ctx.db.read() as tx:
+        queued = {r["horn_type"]: r["n"] for r in tx.all(
+            "SELECT horn_type, count(*) AS n FROM candidates WHERE state IN ('PENDING', 'DISPUTED') "
+            "GROUP BY horn_type")}
+        short = [h for h in HORN_TYPES if queued.get(h, 0) > held[h]]
+        if not short:
+            return []
+        settled = {r["horn_type"]: r["n"] for r in tx.all(
+            "SELECT horn_type, count(*) AS n FROM candidates WHERE state IN ('PENDING', 'DISPUTED') "
+            "AND horn_type = ANY(%s) AND updated_at < now() - make_interval(secs => %s) GROUP BY horn_type",
+            (short, settle))}
+    lost = [h for h in short if settled.get(h, 0) > held[h]]
+    if lost:
+        logging.getLogger(__name__).warning("the %s queue(s) missed queued candidates: rebuilt", ", ".join(lost))
+        reconcile(ctx, lost)
+    return lost
+
