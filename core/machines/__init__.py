@@ -1,7 +1,8 @@
 """State machines as data (DESIGN §5): a Machine is a table of Moves; the engine applies them.
 
 A Move names an action, the states it leaves from, the state it reaches, who may make it, the
-fields it needs, and an optional guard. Creation moves have no source state (`NEW`).
+fields it needs, and an optional guard. Creation moves have no source state (`NEW`). A Machine
+declares its terminal states and refuses a table whose moves say otherwise.
 """
 from __future__ import annotations
 
@@ -105,6 +106,18 @@ class Machine:
                 if key in self._index:
                     raise ValueError(f"{self.name}: two moves for {key}")
                 self._index[key] = m
+        # `terminal` is declared beside the table, where a reader looks for it, and must say what
+        # the moves say: a terminal state has no outgoing move, and a state without one is terminal.
+        leaving = {s for m in self.moves for s in m.sources}
+        dead_ends = self.states - leaving
+        if self.terminal != dead_ends:
+            wrong = [f"declared terminal but has moves out: {', '.join(sorted(self.terminal & leaving))}"
+                     if self.terminal & leaving else "",
+                     f"no move out but not declared terminal: {', '.join(sorted(dead_ends - self.terminal))}"
+                     if dead_ends - self.terminal else "",
+                     f"declared terminal but no move reaches it: {', '.join(sorted(self.terminal - self.states))}"
+                     if self.terminal - self.states else ""]
+            raise ValueError(f"{self.name}: terminal does not match the moves ({'; '.join(w for w in wrong if w)})")
 
     @property
     def states(self) -> set[str]:

@@ -1,0 +1,228 @@
+"""Properties of every state machine in core/machines/ (DESIGN §5), and the engine's checks over plain
+rows (`engine.plan`, no database): the fast tier.
+
+What each table must be, whatever its moves: every state is reachable from a creation move; a state
+is terminal exactly when no move leaves it (`Machine` refuses a table that declares otherwise); every
+action can be made from some reachable state; every state can still reach an end. Random walks over
+the moves stay within the machine's states and stop only in terminal ones.
+"""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core import engine
+from core.domain import HORN_TYPES, SYSTEM, Actor
+from core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
+from core.machines import NEW, WHO, Machine, move
+from tests.test_engine import MACHINES, OUTSIDER, actor_for, fields_for, standing_actor
+
+IDS = [m.name for m in MACHINES]
+WALKS = settings(max_examples=150, deadline=None, derandomize=True, database=None)
+
+
+def creations(machine: Machine) -> list:
+    return [m for m in machine.moves if m.creates]
+
+
+def reachable(machine: Machine) -> set[str]:
+    """The states some sequence of moves reaches from a creation move."""
+    seen = {m.to for m in creations(machine)}
+    frontier = list(seen)
+    while frontier:
+        for state in machine.next_states(frontier.pop()):
+            if state not in seen:
+                seen.add(state)
+                frontier.append(state)
+    return seen
+
+
+def leaving(machine: Machine) -> set[str]:
+    return {state for m in machine.moves for state in m.sources}
+
+
+@pytest.mark.parametrize("machine", MACHINES, ids=IDS)
+def test_every_state_is_reachable_from_a_creation_move(machine):
+    assert creations(machine), f"{machine.name} has no creation move"
+    assert machine.states - reachable(machine) == set()
+
+
+@pytest.mark.parametrize("machine", MACHINES, ids=IDS)
+def test_a_state_is_terminal_exactly_when_no_move_leaves_it(machine):
+    assert machine.terminal, f"{machine.name} never ends"
+    for state in sorted(machine.states):
+        assert (state in machine.terminal) == (not machine.allowed_actions(state)), state
+    assert machine.terminal == machine.states - leaving(machine)
+
+
+@pytest.mark.parametrize("machine", MACHINES, ids=IDS)
+def test_no_action_is_orphaned(machine):
+    """Every action has a move that some entity can make: a creation, or a move from a reachable state."""
+    live = reachable(machine)
+    for action in machine.actions:
+        moves = [m for m in machine.moves if m.action == action]
+        assert any(m.creates or m.sources & live for m in moves), f"{machine.name} {action} can never be made"
+
+
+@pytest.mark.parametrize("machine", MACHINES, ids=IDS)
+def test_every_state_can_still_reach_an_end(machine):
+    """No trap: from every state some sequence of moves reaches a terminal state."""
+    ends = set(machine.terminal)
+    changed = True
+    while changed:
+        more = {s for s in machine.states - ends if set(machine.next_states(s)) & ends}
+        changed = bool(more)
+        ends |= more
+    assert machine.states - ends == set()
+
+
+def test_a_table_whose_terminal_states_disagree_with_its_moves_is_refused():
+    moves = [move("create", NEW, "OPEN", WHO.ANY_USER), move("close", "OPEN", "CLOSED", WHO.ANY_USER),
+             move("reopen", "CLOSED", "OPEN", WHO.ANY_USER), move("drop", "OPEN", "GONE", WHO.ANY_USER)]
+    Machine("ok", "t", "state", moves, terminal=frozenset({"GONE"}))
+    with pytest.raises(ValueError, match="declared terminal but has moves out: CLOSED"):
+        Machine("bad", "t", "state", moves, terminal=frozenset({"CLOSED", "GONE"}))
+    with pytest.raises(ValueError, match="no move out but not declared terminal: GONE"):
+        Machine("bad", "t", "state", moves)
+    with pytest.raises(ValueError, match="declared terminal but no move reaches it: LOST"):
+        Machine("bad", "t", "state", moves, terminal=frozenset({"GONE", "LOST"}))
+    with pytest.raises(ValueError, match="two moves for"):
+        Machine("bad", "t", "state", [*moves, move("close", "OPEN", "GONE", WHO.ANY_USER)],
+                terminal=frozenset({"GONE"}))
+
+
+@pytest.mark.parametrize("machine", MACHINES, ids=IDS)
+@WALKS
+@given(data=st.data())
+def test_random_walks_stay_within_the_states_and_end_only_in_terminal_ones(machine, data):
+    state = data.draw(st.sampled_from(creations(machine)), label="created by").to
+    for _ in range(40):
+        assert state in machine.states
+        allowed = machine.allowed_actions(state)
+        for action in sorted(set(machine.actions) - set(allowed)):
+            assert not machine.is_legal(action, state)
+            with pytest.raises(ValidationStateError, match=f"is terminal|allowed from {state}: "):
+                machine.find(action, state, 1)
+        if not allowed:
+            assert state in machine.terminal
+            return
+        assert state not in machine.terminal
+        action = data.draw(st.sampled_from(allowed), label=f"from {state}")
+        made = machine.find(action, state)
+        assert made.action == action and state in made.sources and made.to in machine.next_states(state)
+        state = made.to
+
+
+# ----------------------------------------------------------------------------- engine.plan over plain rows
+
+def row_in(machine: Machine, state: str, **extra) -> dict:
+    """A row as the engine reads it, without a table: what every move's checks look at."""
+    row = {"id": 7, "version": 3, machine.column: state, "horn_type": "FACT", "claimed_by": "alice"}
+    if machine.name == "task" and state == "PEER_REVIEW":
+        row["approvals"] = [{"reviewer": "r1"}, {"reviewer": "r2"}]
+    return {**row, **extra}
+
+
+PAIRS = [(m, state, action) for m in MACHINES for state in sorted(m.states) for action in m.actions]
+
+
+@pytest.mark.parametrize("machine,state,action", PAIRS, ids=[f"{m.name}-{s}-{a}" for m, s, a in PAIRS])
+def test_plan_makes_exactly_the_legal_moves(machine, state, action):
+    row = row_in(machine, state)
+    if machine.is_legal(action, state):
+        made = machine.find(action, state)
+        planned = engine.plan(machine, row, action, actor_for(made, row), fields_for(machine, made),
+                              expected_version=3)
+        assert planned is made
+    else:
+        with pytest.raises(ValidationStateError) as raised:
+            engine.plan(machine, row, action, standing_actor(machine, action, row),
+                        {"reason": "r", "assignee": "sam", "revised_text": "x", "text": "x"})
+        assert raised.value.status == 422
+        assert machine.name in raised.value.message and state in raised.value.message
+        assert action in raised.value.message
+    assert row == row_in(machine, state)  # plan writes nothing, not even into the row
+
+
+@pytest.mark.parametrize("machine,state,action", PAIRS, ids=[f"{m.name}-{s}-{a}" for m, s, a in PAIRS])
+def test_plan_checks_authority_then_version_then_state(machine, state, action):
+    row = row_in(machine, state)
+    if machine.moves_of(action) and not any(m.who.stands(OUTSIDER, row) for m in machine.moves_of(action)):
+        with pytest.raises(Forbidden) as raised:  # whatever the version and the state: a 403 that tells nothing
+            engine.plan(machine, row, action, OUTSIDER, expected_version=10)
+        assert state not in raised.value.message and "version" not in raised.value.message
+    if machine.moves_of(action):
+        with pytest.raises(Conflict, match="version 3, not 10"):  # legal or not from here: the 409 comes first
+            engine.plan(machine, row, action, standing_actor(machine, action, row), expected_version=10)
+
+
+ALL_HORNS = frozenset(HORN_TYPES)
+
+
+def able(made, row: dict) -> Actor:
+    """Someone the move's rule of who allows on this row, and who stands for it."""
+    for actor in (SYSTEM, Actor(row.get("claimed_by") or "x", "validator", ALL_HORNS), Actor("sam", "specialist"),
+                  Actor("root", "admin")):
+        if made.who(actor, row) and made.who.stands(actor, row):
+            return actor
+    raise AssertionError(f"nobody may {made.action}")
+
+
+@pytest.mark.parametrize("machine", MACHINES, ids=IDS)
+def test_plan_needs_every_field_of_the_move_and_holds_its_guard(machine):
+    for made in (m for m in machine.moves if m.sources):
+        state = sorted(made.sources)[0]
+        row = row_in(machine, state)
+        fields = fields_for(machine, made)
+        for name in made.needs:
+            for blank in (None, "", "   "):
+                with pytest.raises(InvalidInput, match=f"{machine.name} {made.action} requires {name}"):
+                    engine.plan(machine, row, made.action, able(made, row), {**fields, name: blank})
+        if made.guard is None:
+            continue
+        # Some input the guard refuses: an OPEN_ISSUE row, no reviewers, an analysis that passed or not.
+        needed = {name: f"some {name}" for name in made.needs}
+        refused = next(((r, f, why) for r in (row, row_in(machine, state, horn_type="OPEN_ISSUE", approvals=[]))
+                        for f in ({**needed}, {**needed, "ai_confidence_score": 0.95, "flagged_claims": []})
+                        if (why := made.guard(r, f))), None)
+        assert refused, f"{machine.name} {made.action}: no input its guard refuses"
+        guarded_row, guarded_fields, why = refused
+        with pytest.raises(ValidationStateError) as raised:
+            engine.plan(machine, guarded_row, made.action, able(made, guarded_row), guarded_fields)
+        assert why in raised.value.message and state in raised.value.message
+
+
+def test_the_claimant_rule_is_checked_after_the_state():
+    from core.machines.candidate import CANDIDATE
+
+    row = row_in(CANDIDATE, "IN_REVIEW")
+    bob = Actor("bob", "validator", frozenset({"FACT"}))  # authority for FACT, but did not claim it
+    with pytest.raises(Forbidden, match="only the validator who claimed it may"):
+        engine.plan(CANDIDATE, row, "approve", bob)
+    with pytest.raises(ValidationStateError, match="PENDING"):  # from PENDING the state speaks first
+        engine.plan(CANDIDATE, row_in(CANDIDATE, "PENDING"), "approve", bob)
+    assert engine.plan(CANDIDATE, row, "approve", Actor("alice", "validator", frozenset({"FACT"}))).to == "APPROVED"
+
+
+@pytest.mark.parametrize("machine", MACHINES, ids=IDS)
+@WALKS
+@given(data=st.data())
+def test_a_walk_of_any_actions_through_plan_moves_only_where_the_table_says(machine, data):
+    row = row_in(machine, data.draw(st.sampled_from(creations(machine))).to, version=1)
+    for _ in range(25):
+        state = row[machine.column]
+        action = data.draw(st.sampled_from(machine.actions), label=f"from {state}")
+        if not machine.moves_of(action):
+            continue  # a creation-only action: nothing to plan on an existing row
+        if not machine.is_legal(action, state):
+            with pytest.raises(ValidationStateError):
+                engine.plan(machine, row, action, standing_actor(machine, action, row),
+                            {"reason": "r", "assignee": "sam", "revised_text": "x", "text": "x"},
+                            expected_version=row["version"])
+            continue
+        made = machine.find(action, state)
+        planned = engine.plan(machine, row, action, actor_for(made, row), fields_for(machine, made),
+                              expected_version=row["version"])
+        row = row_in(machine, planned.to, version=row["version"] + 1)
+        assert row[machine.column] in machine.states
