@@ -198,14 +198,21 @@ def validator_main(args) -> int:
         if now() - looked.get(horn, 0) < 2:
             return
         looked[horn] = now()
+        from core.adapters.redis_queues import inflight_key, queue_key
+
         try:
             with ctx.db.read() as tx:
-                queued = tx.scalar("SELECT count(*) FROM candidates WHERE horn_type = %s AND state IN "
-                                   "('PENDING', 'DISPUTED') AND updated_at < now() - interval '5 seconds'", (horn,))
+                queued = {r["id"] for r in tx.all(
+                    "SELECT id FROM candidates WHERE horn_type = %s AND state IN ('PENDING', 'DISPUTED') "
+                    "AND updated_at < now() - interval '5 seconds' LIMIT 5000", (horn,))}
+            if not queued:
+                return
+            held = {int(i) for i in ctx.redis.lrange(queue_key(horn), 0, -1)}
+            held |= {int(i) for i in ctx.redis.zrange(inflight_key(horn), 0, -1)}
         except Exception:  # noqa: BLE001
             return
-        if queued:
-            write("empty_but_queued", horn=horn, queued=queued)
+        if queued - held:  # neither listed nor in flight: out of reach of every claim
+            write("empty_but_queued", horn=horn, queued=len(queued - held))
 
     def claim_one():
         """A claim on one of our Horn types: (row, journal fields), or None when all are empty
@@ -248,8 +255,12 @@ def validator_main(args) -> int:
         cid = row["id"]
         write("claim", id=cid, key=claimed["claim_key"], horn=claimed["horn"], t0=claimed["claim_t0"])
         time.sleep(rng.uniform(think_lo, think_hi))
-        choices = ("reject", "escalate") if row["horn_type"] == "OPEN_ISSUE" else DECISIONS
-        action = rng.choices(choices, weights=[1, 1] if len(choices) == 2 else [4, 2, 2, 2])[0]
+        e = args.escalations
+        if row["horn_type"] == "OPEN_ISSUE":  # never approved or revised
+            choices, weights = ("reject", "escalate"), [1 - e, e]
+        else:
+            choices, weights = DECISIONS, [(1 - e) / 2, (1 - e) / 4, (1 - e) / 4, e]
+        action = rng.choices(choices, weights=weights)[0]
         key = f"{me}:{action}:{cid}:{next(counter)}"
         write("send", id=cid, action=action, key=key)
         t_send = now()
@@ -546,7 +557,8 @@ class Soak:
             proc = subprocess.Popen(
                 [sys.executable, str(Path(__file__).resolve()), "--_validator", "--user", user, "--journal",
                  str(journal), "--seed", str(self.args.seed * 1000 + slot * 37 + gen), "--think", self.args.think,
-                 "--pool", str(self.args.pool), "--stop-grace", str(STOP_GRACE), "--restart", self.args.restart],
+                 "--pool", str(self.args.pool), "--stop-grace", str(STOP_GRACE), "--restart", self.args.restart,
+                 "--escalations", str(self.args.escalations)],
                 cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True)
         self.started.add(proc.pid)
@@ -824,6 +836,9 @@ class Soak:
         f["detail"] = f"RQ worker pid {w.pid} of r2k worker {groups[pgid] + 1} killed ({state}{', job ' + job if job else ''})"
 
         def respawned(f=f, pgid=pgid, before=before):
+            if not alive(pgid) or pgid in self.killed:
+                f["detail"] += "; its r2k worker was gone within 15 s (killed or exited): respawn not judged"
+                return
             count = len(group_members(pgid))
             f["detail"] += f"; 15 s later its group has {count} processes (had {before})"
             f["respawned"] = count >= before
@@ -915,7 +930,8 @@ class Soak:
         self.sweep_interval = get_settings().sweep_interval
         print(f"{args.validators} validators, {args.workers} x `r2k worker --processes {args.worker_processes}`, "
               f"chaos for {args.minutes:g} min (seed {args.seed}; claim lease {args.lease} s; {args.drained} kept "
-              f"drained; servers restarted by {'the operator' if args.restart == 'operator' else 'r2k itself'}; "
+              f"drained; {args.escalations:.0%} of decisions escalate; servers restarted by "
+              f"{'the operator' if args.restart == 'operator' else 'r2k itself'}; "
               f"logs in {self.logdir})", flush=True)
         deck: list[str] = []
         lo, hi = (float(x) for x in args.interval.split(":"))
@@ -1504,6 +1520,9 @@ def main() -> int:
                              f"to restart a killed server (`services up` only if it did not within {SELF_RESTART_WAIT:.0f} s)")
     parser.add_argument("--drained", default="CONSTRAINT", choices=HORNS,
                         help="a Horn type whose queue is topped up only when empty, so claims find it empty often")
+    parser.add_argument("--escalations", type=float, default=0.2,
+                        help="the share of decisions that escalate (each makes a work item for the workers); of the "
+                             "rest, half approve, a quarter revise, a quarter reject (OPEN_ISSUE: reject)")
     parser.add_argument("--pool", type=int, default=2, help="each validator's PostgreSQL pool (0: one connection)")
     parser.add_argument("--keep-cluster", action="store_true",
                         help="run as root: keep the PostgreSQL cluster under /var/lib/r2k-postgres at the end")

@@ -520,33 +520,6 @@ def test_a_bad_anchor_file_is_a_400_naming_it(ctx, people, tmp_path, content, wo
     assert error_of(result)["status"] == 400 and f"the anchor file {bad} {words}" in error_of(result)["message"]
 
 
-def test_the_buckets_and_the_root_are_rfc_6962_merkle_tree_hashes():
-    import hashlib
-
-    def sha(data: bytes) -> bytes:
-        return hashlib.sha256(data).digest()
-
-    def mth(leaves: list[bytes]) -> bytes:  # RFC 6962 section 2.1, over leaves already hashed
-        if not leaves:
-            return sha(b"")
-        if len(leaves) == 1:
-            return leaves[0]
-        k = 1 << ((len(leaves) - 1).bit_length() - 1)
-        return sha(b"\x01" + mth(leaves[:k]) + mth(leaves[k:]))
-
-    for n in range(40):
-        leaves = [os.urandom(32) for _ in range(n)]
-        assert audit.tree_hash(leaves) == mth(leaves), n
-    assert audit.leaf_hash("candidate", "1", 3, "ab") == sha(b'\x00["candidate","1",3,"ab"]')
-    digests = {3: os.urandom(32), 4095: os.urandom(32)}
-    tree = audit.BucketTree(digests)
-    expected = mth([sha(b"\x00" + digests.get(b, sha(b""))) for b in range(audit.BUCKETS)])
-    assert tree.root == expected.hex()
-    digests[7] = os.urandom(32)
-    tree.update({7: digests[7]})
-    assert tree.root == mth([sha(b"\x00" + digests.get(b, sha(b""))) for b in range(audit.BUCKETS)]).hex()
-
-
 def test_a_stored_id_cannot_print_a_line_of_its_own(ctx, people, superuser):
     key_id = superuser("SELECT key_id FROM signing_keys")[0]["key_id"]
     superuser("INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, prev_hash, "

@@ -47,56 +47,7 @@ def forbidden_in(text: str) -> list[str]:
     return sorted({f"U+{ord(c):04X}" for c in FORBIDDEN.findall(text)})
 
 
-# --------------------------------------------------------------------------- the function
-
-@pytest.mark.parametrize("char, shown", [
-    ("\x1b", "\\x1b"), ("\x07", "\\x07"), ("\x00", "\\x00"), ("\x08", "\\x08"), ("\x0b", "\\x0b"),
-    ("\x0c", "\\x0c"), ("\x1f", "\\x1f"), ("\r", "\\r"),               # C0 (CR alone moves the cursor)
-    ("\x7f", "\\x7f"),                                                # DEL
-    ("\x80", "\\x80"), ("\x85", "\\x85"), ("\x9b", "\\x9b"), ("\x9f", "\\x9f"),  # C1: U+009B is CSI
-    ("\u202a", "\\u202a"), ("\u202e", "\\u202e"), ("\u2066", "\\u2066"), ("\u2069", "\\u2069"),  # bidi
-    ("\u200e", "\\u200e"), ("\u200f", "\\u200f"), ("\u061c", "\\u061c"),  # bidi marks
-    ("\u2028", "\\u2028"), ("\u2029", "\\u2029"),                     # line and paragraph separators
-    ("\udcff", "\\udcff"),                                            # a lone surrogate (cannot be printed)
-])
-def test_each_class_of_control_becomes_a_visible_escape(char, shown):
-    assert visible(f"a{char}b") == f"a{shown}b"
-    assert not forbidden_in(visible(f"a{char}b"))
-
-
-def test_plain_text_comes_back_unchanged():
-    for text in ["", "The Rotterdam warehouse has 14 loading docks.", "naïve café — 漢字 👍🏽 👨‍👩‍👧",
-                 "C:\\path\\x1b is only backslash text", "[bold]markup is not a control[/]", "tab\tand\nlines"]:
-        assert visible(text) == text
-    assert visible(None) == ""
-
-
-def test_newlines_and_tabs_stay_in_multi_line_text_and_crlf_is_a_newline():
-    assert visible("one\ntwo\n\tthree") == "one\ntwo\n\tthree"
-    assert visible("one\r\ntwo\r\n") == "one\ntwo\n"
-    assert visible("over\rwrite") == "over\\rwrite"
-
-
-def test_one_line_output_shows_newlines_and_tabs_too():
-    assert visible("a\nb\tc\r\nd", multiline=False) == "a\\nb\\tc\\r\\nd"
-    assert visible("plain words", multiline=False) == "plain words"
-
-
-def test_the_four_attacks_become_backslash_text():
-    assert SHOWN == ("\\x1b[2J", "\\x1b]0;pwned\\x07", "\\x1b]52;c;cHduZWQ=\\x07", "\\x1b[8mhidden\\x1b[0m")
-    shown = visible(EVIL + OTHERS)
-    assert not forbidden_in(shown)
-    assert visible(shown) == shown  # safe output stays as it is
-
-
-def test_json_escapes_what_json_leaves_raw_and_still_round_trips():
-    value = {"text": EVIL + OTHERS + "\u2028\u2066é漢", "n": [1, None, "\x7f"]}
-    document = dumps(value)
-    assert not forbidden_in(document)
-    assert "\\u009b" in document and "\\u007f" in document and "\\u202e" in document
-    assert "é漢" in document  # the rest stays readable UTF-8
-    assert json.loads(document) == value
-    assert dumps({"plain": "words"}) == json.dumps({"plain": "words"}, ensure_ascii=False)
+# The pure tests of `visible` and `dumps` are in tests/test_pure.py (the fast tier).
 
 
 # --------------------------------------------------------------------------- the CLI
