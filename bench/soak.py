@@ -273,7 +273,8 @@ def validator_main(args) -> int:
                 if action == "approve":
                     candidates.approve(ctx, actor, cid, idempotency_key=key)
                 elif action == "revise":
-                    candidates.revise(ctx, actor, cid, f"{row['text']} (revised by {args.user})", idempotency_key=key)
+                    candidates.revise(ctx, actor, cid, f"{row['text'][:2000]} (revised by {args.user})",
+                                      idempotency_key=key)
                 elif action == "reject":
                     candidates.reject(ctx, actor, cid, f"rejected by {args.user} in the soak", idempotency_key=key)
                 else:
