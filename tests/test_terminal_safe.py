@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, TextArea
 
-from app.safe import dumps, visible
+from app.safe import visible
 from app.screens.grey import GreyQueueScreen
 from app.screens.registry import RegistryScreen
 from app.screens.workitems import WorkItemsScreen
