@@ -1033,8 +1033,8 @@ class Soak:
         ctx = self.ctx
         entries = self.journals.entries
         with ctx.db.read() as tx:
-            candidates = tx.all("SELECT id, horn_type, state, claimed_by, lease_expires_at FROM candidates")
-            events = tx.all("SELECT aggregate_id, seq, type, actor, idempotency_key FROM events "
+            candidates = tx.all("SELECT id, horn_type, state, claimed_by, lease_expires_at, updated_at FROM candidates")
+            events = tx.all("SELECT aggregate_id, seq, type, actor, idempotency_key, created_at FROM events "
                             "WHERE aggregate_type = 'candidate' ORDER BY aggregate_id, seq")
             records = Counter((r["candidate_id"], r["action"], r["actor"]) for r in tx.all(
                 "SELECT candidate_id, action, actor FROM validation_records"))
@@ -1131,7 +1131,26 @@ class Soak:
                 if not c["claimed_by"] or c["lease_expires_at"] is None or c["lease_expires_at"] <= sweep_at:
                     lost_review.append(c["id"])
         stale = sum(len(listed[h] - queued_ids) for h in HORNS)
-        examples += [f"candidate {cid}: PENDING/DISPUTED, in no partition" for cid in lost_queued[:5]]
+        stale_inflight = sum(len(inflight[h] - queued_ids) for h in HORNS)
+        by_id = {c["id"]: c for c in candidates}
+        t0 = self.t_start
+        for cid in lost_queued[:5]:
+            c = by_id[cid]
+            tail_events = ", ".join(f"{ev['type']} by {ev['actor']} at t+{ev['created_at'].timestamp() - t0:.1f}s"
+                                    for ev in chains[cid][-3:])
+            examples.append(f"candidate {cid} ({c['horn_type']}): {c['state']}, in no partition; last events: "
+                            f"{tail_events}")
+        for horn in sorted({by_id[cid]["horn_type"] for cid in lost_queued}):
+            states = Counter(by_id[i]["state"] if i in by_id else "no such row" for i in inflight[horn])
+            stale_listed = Counter(by_id[i]["state"] if i in by_id else "no such row"
+                                   for i in listed[horn] - queued_ids)
+            n_queued = sum(1 for c in candidates if c["horn_type"] == horn and c["state"] in ("PENDING", "DISPUTED"))
+            examples.append(f"the {horn} partition: {len(listed[horn])} listed, {len(inflight[horn])} in flight "
+                            f"({', '.join(f'{n} {st}' for st, n in states.items()) or 'none'}); listed but not "
+                            f"queued: {', '.join(f'{n} {st}' for st, n in stale_listed.items()) or 'none'}; "
+                            f"PostgreSQL queues {n_queued}: so the sweep's count (listed + in flight = "
+                            f"{len(listed[horn]) + len(inflight[horn])}) "
+                            + ("misses nothing" if len(listed[horn]) + len(inflight[horn]) >= n_queued else "is short"))
         examples += [f"candidate {cid}: IN_REVIEW without a live claim" for cid in lost_review[:5]]
 
         # What the journals say of the decisions the database has.
@@ -1154,7 +1173,8 @@ class Soak:
                 "not_own": not_own, "unclaimed": len(unclaimed), "claims": len(claims), "missing_event": missing_event, "missing_record": missing_record,
                 "decided": len(decided_entries), "refused": len(refused), "applied_refused": len(applied_refused),
                 "refused_by": Counter(f"{e['status']} {norm(e['message'])}" for e in refused),
-                "lost_queued": lost_queued, "lost_review": lost_review, "stale": stale, "duplicates": duplicates,
+                "lost_queued": lost_queued, "lost_review": lost_review, "stale": stale,
+                "stale_inflight": stale_inflight, "duplicates": duplicates,
                 "untold": untold, "items": items, "examples": examples}
 
     def lost(self, at) -> tuple[list[int], list[int]]:
@@ -1319,7 +1339,8 @@ class Soak:
         sweep = r["sweep"]
         print(f"`r2k queue sweep`: rc {sweep.returncode}: " + "; ".join(sweep.stdout.strip().splitlines())
               + (f" {sweep.stderr.strip()[-300:]}" if sweep.returncode else ""))
-        print(f"Redis partitions: {r['stale']} stale ids (no longer queued), {r['duplicates']} duplicates")
+        print(f"Redis partitions: {r['stale']} listed ids no longer queued, {r['stale_inflight']} in-flight ids no longer "
+              f"queued, {r['duplicates']} duplicates")
         print()
 
         double = r["overlaps"] + r["by_other"] + r["twice"] + r["two_validators"] + r["not_own"] + r["unclaimed"]
@@ -1359,6 +1380,9 @@ class Soak:
                 for line in u["tail"]:
                     print(f"      {line}")
         print(f"\nlogs and journals: {self.logdir}")
+        if not ok_all:
+            self.args.keep_cluster = True
+            print(f"the servers' data is kept for inspection: R2K_DATA_DIR={self.data_dir} r2k services up --as {ADMIN}")
         print("RESULT: " + ("PASS" if ok_all else "FAIL"))
         return 0 if ok_all else 1
 
