@@ -28,7 +28,10 @@ dropped (the soak kills its servers: never anyone else's):
   of a pool in the middle of a job (`worker-job`: the pool is relied on to respawn it), or a
   validator right after its claim or while its decision is in flight (a fresh validator process
   takes its place, as the same user). A killed server is restarted as an operator would: `r2k
-  services up` after `--restart-pause` seconds (retried until it succeeds). After a server fault the
+  services up` after `--restart-pause` seconds (retried until it succeeds); the soak also records
+  when r2k had it back by itself (a process that needed it starts a dead embedded server), and
+  `--restart self` relies on that alone (`services up` only after 60 s). Validators follow a
+  server after an outage as the workstation does (`ctx.follow`). After a server fault the
   loop waits for the first successful decision of a candidate claimed after the fault (up to 45 s)
   before the next one, so each recovery time is a fault's own.
 - **The end.** Chaos stops, the servers are brought up, validators are told to stop (SIGTERM: each
@@ -56,8 +59,13 @@ It also prints decisions per second, p50/p99 decision latency (first send to suc
 decisions that overlap no server outage (a fault until the first decision after it), each fault,
 and by kind the time from the kill to the first successful decision of a candidate claimed after
 it (targets: under 15 s for PostgreSQL, under 5 s for Redis; figures, not invariants), the errors
-the validators saw and the error lines of the workers' logs. Exits 1 when an invariant fails.
-Ctrl-C (or SIGTERM) stops every process it started and the servers of its data dir.
+the validators saw and the error lines of the workers' logs, and what the sweeps are for, watched
+every 2 s: queued candidates out of their partition, expired claims not released, RQ queue depths,
+claims answered 404 while PostgreSQL holds unreachable queued rows (`--drained` keeps one Horn queue
+near empty), the fate of the jobs killed workers were running, servers back on another port.
+`--escalations` sets the share of decisions that make work for the workers. Exits 1 when an
+invariant fails, and then keeps the servers' data for inspection. Ctrl-C (or SIGTERM) stops every
+process it started and the servers of its data dir.
 """
 from __future__ import annotations
 
