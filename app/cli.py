@@ -194,7 +194,7 @@ def run(argv: list[str]) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a driver's connection failure is a 503 naming the service
-        from core.context import service_error
+        from core.outage import service_error
 
         translated = service_error(exc, cli.ctx if cli and cli._ctx else None)
         if translated is not None:

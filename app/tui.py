@@ -17,7 +17,8 @@ from textual.command import Hit, Hits, Provider
 from textual.reactive import reactive
 
 import styles
-from core.context import CHANNEL, Context
+from core.context import Context
+from core.notices import CHANNEL
 
 from .safe import visible
 from .screens.base import Changed
@@ -132,21 +133,21 @@ class R2KApp(App):
         roles = actor.role + (f" · {', '.join(sorted(actor.horn_types))}" if actor.horn_types else "")
         self._who = visible(f"{actor.name} ({roles})", multiline=False)
         self.watch_reconnecting(self.reconnecting)
-        self._broadcast({"kind": "actor"})
+        self._broadcast({"entity": "actor"})
 
     def _actor_failed(self, message: str) -> None:
         self.actor_error = message
         self._who = visible(f"{self.user_name} (unknown user)", multiline=False)
         self.watch_reconnecting(self.reconnecting)
         self.notify(visible(message), severity="error", timeout=10, markup=False)
-        self._broadcast({"kind": "actor"})
+        self._broadcast({"entity": "actor"})
 
     @work(thread=True, group="pubsub", exclusive=True)
     def listen(self) -> None:
         """Relay the core's pub/sub notices to the screens; reconnect when Redis comes back."""
         from textual.worker import get_current_worker
 
-        from core.context import service_error
+        from core.outage import service_error
 
         worker = get_current_worker()
         while not worker.is_cancelled:
@@ -191,7 +192,7 @@ class R2KApp(App):
         (an embedded one that died is started again), try."""
         from textual.worker import get_current_worker
 
-        from core.context import service_error
+        from core.outage import service_error
         from core.outage import delays
 
         worker = get_current_worker()
@@ -218,23 +219,35 @@ class R2KApp(App):
     def _reconnected(self) -> None:
         self.reconnecting = False
         self.notify("Reconnected: the services answer again.", timeout=3)
-        self._broadcast({"kind": "*", "action": "reconnected"})
+        self._broadcast({"entity": "*", "action": "reconnected"})
 
     def _broadcast(self, event: dict) -> None:
         for screen in self.screen_stack:
             screen.post_message(Changed(event))
-        if event.get("kind") == "grey" and event.get("action") == "escalate":
+        if event.get("entity") == "grey_entry" and event.get("action") == "escalate":
             self._grey_escalated(event)
 
     def _grey_escalated(self, event: dict) -> None:
         """Specialists hear about an escalation at once, wherever they are."""
         if self.actor is None or self.actor.role not in ("specialist", "admin") or event.get("actor") == self.actor.name:
             return
-        # The subject and reason are stored text: plain, not markup, controls made visible.
-        said = (f"Grey entry {event.get('id')} escalated by {event.get('actor')}: {event.get('subject')}"
-                + (f" — {event['reason']}" if event.get("reason") else ""))
-        self.notify(visible(said), title="Escalation", severity="warning", timeout=10, markup=False)
         self.grey_badge = getattr(self, "grey_badge", 0) + 1
+        self._say_escalation(event["id"], event.get("actor"))
+
+    @work(thread=True, group="escalation")
+    def _say_escalation(self, entry_id: int, actor: str | None) -> None:
+        """A notice names the entry, not its text: read the subject and reason, then say them."""
+        from core.services import grey
+
+        try:
+            entry = grey.get(self.ctx, entry_id)
+        except Exception:  # noqa: BLE001 - gone or unreachable: say what the notice said
+            entry = {"subject": "", "reason": None}
+        # The subject and reason are stored text: plain, not markup, controls made visible.
+        said = (f"Grey entry {entry_id} escalated by {actor}: {entry['subject']}"
+                + (f" — {entry['reason']}" if entry.get("reason") else ""))
+        self.call_from_thread(self.notify, visible(said), title="Escalation", severity="warning", timeout=10,
+                              markup=False)
 
     def action_open_screen(self, name: str) -> None:
         self.open_screen(name)

@@ -100,7 +100,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     bench_env("audit")
-    from core import audit, events
+    from core import audit
     from core.context import Context
 
     ctx = Context()
@@ -138,7 +138,7 @@ def main() -> None:
 
     scanned, scan_s = floor_scan(ctx)
     t0 = time.perf_counter()
-    report = events.verify(ctx.db, settings=ctx.settings)
+    report = audit.verify(ctx.db, settings=ctx.settings)
     verify_s = time.perf_counter() - t0
     if not report["ok"]:
         raise SystemExit(f"audit verify found damage in the bench database: {report['broken'][:3]} "

@@ -10,7 +10,7 @@ dropped (the soak kills its servers: never anyone else's):
   from), an admin (`soak-admin`) and N validators (`soak-v01`…, two or three Horn types each, every
   type held by someone) are added through core, and candidates copied from the demo's, each with a
   question of its own, are created with `candidates.create_candidate` in batches inside
-  `ctx.db.begin()`, queued by `candidates.enqueue_created` after the commit. A loader thread keeps
+  `ctx.db.begin()`, queued after the commit by their reactions. A loader thread keeps
   every Horn queue topped up the same way for the whole run (through the outages too).
 - **Validators.** N OS processes (`soak.py --_validator`), each a workstation's Context (a pool of
   `--pool` connections, as the TUI) in a loop: `claims.claim_next` on one of its Horn types
@@ -642,7 +642,6 @@ class Soak:
                     rows.append(candidates.create_candidate(
                         tx, SYSTEM, f"{src['question'].rstrip('?')} (soak {self.seq})?", src["text"], horn,
                         src["source_refs"], origin="extracted", document_id=src["document_id"]))
-                tx.after_commit(lambda rows=rows: candidates.enqueue_created(ctx, rows))
             self.created += batch
             count -= batch
 

@@ -30,10 +30,13 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import Conflict, InvalidInput
-from .events import GENESIS, canonical, trust_store, verify_signature
+from .events import GENESIS, canonical, event_hash, hashed_fields, trust_store, verify_signature
+
+if TYPE_CHECKING:
+    from .adapters.postgres import Database
 
 log = logging.getLogger(__name__)
 
@@ -239,12 +242,17 @@ def write_checkpoint(ctx, *, force: bool = False) -> Outcome:
     # The exact watermark: SHARE waits for every transaction still inserting events (they hold
     # ROW EXCLUSIVE from before their ids were drawn), so every event up to max(id) is committed.
     # Held for one statement; inserts that arrive meanwhile wait at most WATERMARK_WAIT.
-    try:
-        with db.begin() as tx:
-            tx.execute(f"SET LOCAL lock_timeout = '{WATERMARK_WAIT}'")
-            watermark = tx.scalar("SELECT r2k_events_watermark()")
-    except Conflict:
-        return Outcome(skipped=f"events were still being written after {WATERMARK_WAIT}; try again")
+    # Asked for (`audit anchor`), it tries a few times: writers in a busy moment are not a failure.
+    for attempt in range(6 if force else 1):
+        try:
+            with db.begin() as tx:
+                tx.execute(f"SET LOCAL lock_timeout = '{WATERMARK_WAIT}'")
+                watermark = tx.scalar("SELECT r2k_events_watermark()")
+            break
+        except Conflict:
+            if attempt == (5 if force else 0):
+                return Outcome(skipped=f"events were still being written after {WATERMARK_WAIT}; try again")
+            time.sleep(0.1 * (attempt + 1))
     trust = trust_store(settings)
     with db.begin() as tx:
         tx.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
@@ -714,3 +722,123 @@ def _stream(conn) -> Iterator[tuple[int, list]]:
             yield row["number"], row["delta"]
     finally:
         cursor.close()
+
+
+# ----------------------------------------------------------------------------- verify
+
+@dataclass
+class Broken:
+    event_id: int
+    aggregate_type: str
+    aggregate_id: str
+    seq: int
+    problem: str
+
+    def as_dict(self) -> dict:
+        return {"event_id": self.event_id, "aggregate_type": self.aggregate_type,
+                "aggregate_id": self.aggregate_id, "seq": self.seq, "problem": self.problem}
+
+
+def verify(db: Database, batch: int = 5000, *, settings=None, anchor: dict | None = None,
+           anchor_name: str = "--anchor") -> dict:
+    """Recompute every chain and signature (under the trust store's keys only) and name the first
+    broken link of each broken chain; then compare every chain with the heads the newest trusted
+    checkpoint (or `anchor`) fixed, naming each chain that is shorter, missing or ends elsewhere.
+    One streaming pass over the events."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from .config import get_settings
+
+    settings = settings or get_settings()
+    trust = trust_store(settings)
+    keys = {key_id: Ed25519PublicKey.from_public_bytes(raw) for key_id, raw in trust.items()}
+    broken: list[Broken] = []
+    damaged: list[dict] = []
+    checked = chains = 0
+    untrusted: set[str] = set()
+    with db.connection() as conn:
+        listed = {r["key_id"] for r in conn.execute("SELECT key_id FROM signing_keys").fetchall()}
+        with conn.transaction():
+            checkpoints = inspect(conn, settings, trust, anchor, anchor_name)
+        anchored = dict(checkpoints.heads)
+        number = checkpoints.anchor["number"] if checkpoints.anchor else None
+
+        def finish(chain, last_seq: int, at_anchor: str | None) -> None:
+            if chain not in anchored:
+                return
+            seq, digest = anchored.pop(chain)
+            entry = {"aggregate_type": chain[0], "aggregate_id": chain[1], "anchored_seq": seq,
+                     "found_seq": last_seq, "checkpoint": number}
+            if at_anchor is None and last_seq < seq:
+                damaged.append({**entry, "problem": f"shorter than anchored: it ends at seq {last_seq}, "
+                                                    f"checkpoint {number} anchored seq {seq}"})
+            elif at_anchor is None:
+                damaged.append({**entry, "problem": f"the event at its anchored seq {seq} is missing "
+                                                    f"(checkpoint {number})"})
+            elif at_anchor != digest:
+                damaged.append({**entry, "problem": f"different head: its event seq {seq} is not the one "
+                                                    f"checkpoint {number} anchored"})
+
+        with conn.transaction():
+            cursor = conn.cursor(name="verify_events")
+            cursor.itersize = batch
+            cursor.execute("SELECT * FROM events ORDER BY aggregate_type, aggregate_id, seq")
+            chain = None
+            expected_seq, expected_prev, bad, last_seq, target, at_anchor = 0, GENESIS, False, 0, None, None
+            for ev in cursor:
+                checked += 1
+                here = (ev["aggregate_type"], ev["aggregate_id"])
+                if here != chain:
+                    if chain is not None:
+                        finish(chain, last_seq, at_anchor)
+                    chain, chains = here, chains + 1
+                    expected_seq, expected_prev, bad, at_anchor = 0, GENESIS, False, None
+                    target = anchored.get(here)
+                last_seq = ev["seq"]
+                if target is not None and ev["seq"] == target[0]:
+                    at_anchor = ev["hash"]
+                if bad:
+                    continue
+                problem = None
+                if ev["seq"] != expected_seq + 1:
+                    problem = f"sequence gap: expected seq {expected_seq + 1}, found {ev['seq']}"
+                elif ev["prev_hash"] != expected_prev:
+                    problem = "prev_hash does not match the previous event's hash"
+                else:
+                    recomputed = event_hash(hashed_fields(
+                        ev["aggregate_type"], ev["aggregate_id"], ev["seq"], ev["type"], ev["actor"],
+                        ev["payload"], ev["created_at"], ev["idempotency_key"], ev["prev_hash"]))
+                    if recomputed != ev["hash"]:
+                        problem = "content does not match its hash (altered after it was written)"
+                    else:
+                        key = keys.get(ev["key_id"])
+                        if key is None:
+                            if ev["key_id"] in listed:
+                                untrusted.add(ev["key_id"])
+                                problem = (f"signed by untrusted key {ev['key_id']}: it is in signing_keys "
+                                           f"but not in the trust store")
+                            else:
+                                problem = f"signed by unknown key {ev['key_id']}: not in the trust store"
+                        else:
+                            try:
+                                key.verify(bytes(ev["signature"]), ev["hash"].encode())
+                            except InvalidSignature:
+                                problem = "signature does not verify"
+                if problem:
+                    broken.append(Broken(ev["id"], ev["aggregate_type"], ev["aggregate_id"], ev["seq"], problem))
+                    bad = True
+                else:
+                    expected_seq, expected_prev = ev["seq"], ev["hash"]
+            if chain is not None:
+                finish(chain, last_seq, at_anchor)
+            cursor.close()
+    for (aggregate_type, aggregate_id), (seq, _) in sorted(anchored.items()):
+        damaged.append({"aggregate_type": aggregate_type, "aggregate_id": aggregate_id, "anchored_seq": seq,
+                        "found_seq": None, "checkpoint": number,
+                        "problem": f"missing: checkpoint {number} anchored it at seq {seq}, the database "
+                                   f"has no event of it"})
+    damaged.sort(key=lambda d: (d["aggregate_type"], d["aggregate_id"]))
+    return {"ok": not broken and not damaged and not checkpoints.problems, "events": checked, "chains": chains,
+            "broken": [b.as_dict() for b in broken], "damaged_chains": damaged, "anchor": checkpoints.anchor,
+            "checkpoints": checkpoints.as_dict(), "trusted_keys": sorted(trust), "untrusted_keys": sorted(untrusted)}

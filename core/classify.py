@@ -1,4 +1,4 @@
-"""The deterministic Horn-type classifier (DESIGN §4): reads a passage's logical form.
+"""The deterministic Horn-type classifier: reads a passage's logical form.
 
 First match wins, in an order that respects logic: an unsettled question is an OPEN_ISSUE whatever
 else it says; ordered steps are a PROCEDURE; a prohibition is a CONSTRAINT (a clause with no head),

@@ -20,7 +20,7 @@ def _default_data_dir() -> Path:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="R2K_", extra="ignore")
 
-    # Each URL that is set replaces its embedded part (DESIGN §3).
+    # Each URL that is set replaces its embedded part.
     database_url: str | None = None
     database_owner_url: str | None = None  # migrations run as this role when set (else database_url)
     redis_url: str | None = None
@@ -40,7 +40,7 @@ class Settings(BaseSettings):
     checkpoint_events: int = Field(default=5000, ge=1)
     checkpoint_seconds: float = Field(default=60.0, gt=0)
 
-    # LLM (DESIGN §8); no URL means the built-in extractive generator.
+    # LLM; no URL means the built-in extractive generator.
     llm_url: str | None = None
     llm_model: str = "gpt-4o-mini"
     llm_api_key: str | None = None

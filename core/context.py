@@ -4,7 +4,6 @@ The CLI, the TUI and the workers each make one Context and pass it to the servic
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -15,7 +14,6 @@ from . import embedded
 from .config import Settings, get_settings, mask_url
 from .errors import ServiceUnavailable
 
-CHANNEL = "raw_to_knowledge:events"
 LOADING_WAIT = 15.0  # seconds a command waits for a Redis still loading its data after a restart
 
 
@@ -40,7 +38,7 @@ class Context:
         db = Database(url, pool_size=self.pool_size, connect_timeout=self.settings.connect_timeout,
                       on_connect_error=lambda exc: embedded.unavailable("postgres", url, exc),
                       signer=_LazySigner(self), on_after_commit_error=self._index_out_of_step,
-                      on_events_committed=self._events_committed)
+                      on_events_committed=self._events_committed, reactor=self._react)
         if self.check_schema:
             self._check_schema(db, url)
         return db
@@ -66,6 +64,12 @@ class Context:
         key_file = self.settings.signing_key_file or Path(self.settings.data_dir) / "signing_key.pem"
         return Signer(key_file)
 
+    def _react(self, tx, event) -> None:
+        """An engine move was written: what follows it (core/reactions.py)."""
+        from . import reactions
+
+        reactions.follow(self, tx, event)
+
     def _events_committed(self, count: int) -> None:
         """Events were committed: a signed checkpoint of the log when one is due (core/audit.py)."""
         from . import audit
@@ -75,7 +79,7 @@ class Context:
     def _index_out_of_step(self, exc: Exception) -> None:
         """A step after a commit failed (a queue push, a job, a notice), so Redis may now miss what
         PostgreSQL holds: drop the reconcile mark, and the next claim (or start-up) rebuilds the
-        queues and re-enqueues the work items first (DESIGN §7)."""
+        queues and re-enqueues the work items first."""
         from .adapters.redis_queues import EPOCH_KEY
 
         try:
@@ -116,13 +120,21 @@ class Context:
 
         return ValidationQueue(self.redis)
 
-    def notify(self, kind: str, **data) -> None:
-        """Tell open workstations something changed (Redis pub/sub); never fails the caller:
-        the change is committed already, and screens also reload when they are opened."""
+    def publish(self, notice: str) -> None:
+        """Tell open workstations something changed (Redis pub/sub, a notice of core/notices.py).
+        Never fails the caller: the change is committed already, and screens reload when opened."""
+        from .notices import CHANNEL
+
         try:
-            self.redis.publish(CHANNEL, notice(kind, **data))
-        except Exception:
-            pass
+            self.redis.publish(CHANNEL, notice)
+        except Exception as exc:  # noqa: BLE001 - Redis away: the screens reload when it is back
+            logging.getLogger(__name__).debug("a live notice was not sent: %s", exc)
+
+    def notify(self, entity: str, **shape) -> None:
+        """A notice for a change that is no one entity's move (a queue rebuilt, say)."""
+        from .notices import shaped
+
+        self.publish(shaped(entity, **shape))
 
     # -- LLM --------------------------------------------------------------------------------
     @cached_property
@@ -184,10 +196,6 @@ class Context:
                 pass
 
 
-def notice(kind: str, **data) -> str:
-    return json.dumps({"kind": kind, **data}, default=str)
-
-
 class _LazySigner:
     """Loads the signing key on the first event, so read-only commands never touch it."""
 
@@ -196,30 +204,3 @@ class _LazySigner:
 
     def __getattr__(self, name):
         return getattr(self._ctx.signer, name)
-
-
-def service_error(exc: BaseException, ctx: Context | None) -> ServiceUnavailable | None:
-    """A connection failure from a driver, as the 503 that names the service and its URL (and the
-    part, so a caller knows what to reconnect to); None for any other error."""
-    if isinstance(exc, ServiceUnavailable):
-        return exc
-    settings = ctx.settings if ctx else get_settings()
-
-    def url_of(part: str) -> str:
-        if ctx is not None and f"{'database' if part == 'postgres' else part}_url" in ctx.__dict__:
-            return ctx.__dict__[f"{'database' if part == 'postgres' else part}_url"]
-        return embedded.configured_url(settings, part) or f"embedded {part}"
-
-    # By the classes an error descends from: a killed server raises subclasses (AdminShutdown,
-    # CannotConnectNow while it recovers, …) of the driver's connection errors.
-    kinds = {(c.__module__.split(".")[0], c.__name__) for c in type(exc).__mro__}
-    if kinds & {("psycopg", "OperationalError"), ("psycopg", "InterfaceError"), ("psycopg_pool", "PoolTimeout"),
-                ("sqlalchemy", "OperationalError")}:
-        return embedded.unavailable("postgres", url_of("postgres"), exc)
-    from .adapters.graph import GraphUnavailable
-
-    if isinstance(exc, GraphUnavailable) or kinds & {("neo4j", "ServiceUnavailable"), ("neo4j", "SessionExpired")}:
-        return embedded.unavailable("graph", url_of("graph"), exc)
-    if kinds & {("redis", "ConnectionError"), ("redis", "TimeoutError"), ("redis", "BusyLoadingError")}:
-        return embedded.unavailable("redis", url_of("redis"), exc)
-    return None

@@ -1,4 +1,4 @@
-"""Domain words (DESIGN §4): Horn types, roles, the acting user."""
+"""Domain words: Horn types, roles, the acting user."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

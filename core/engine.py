@@ -1,14 +1,19 @@
-"""The one place a state column changes (DESIGN §5).
+"""The one place a state column changes (docs/architecture.md, "State machines").
 
-`apply` checks, in the caller's transaction: the entity exists (404), the expected version (409),
-the move is legal from the current state (422), the actor may make it (403), its required fields
-are present (400) and its guard holds (422); then it updates the row (state, version, the move's
+`apply` checks, in the caller's transaction: the actor's authority (403), the expected version
+(409), the move is legal from the current state (422), the move's own rule of who (403), its
+required fields (400) and its guard (422); then it updates the row (state, version, the move's
 column changes) and appends one signed event. Any failure raises before anything is written, and
 the transaction is rolled back by the unit of work, so nothing changes.
+
+Every move returns the `Event` it appended, and hands it to the unit of work (`tx.react`), which
+runs what the reactions table says follows it (core/reactions.py): further moves in the same
+transaction, effects after the commit. The engine itself knows no workflow.
 """
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 from typing import Any
 
 from .adapters.postgres import Tx, adapt
@@ -17,8 +22,33 @@ from .errors import Conflict, Forbidden, InvalidInput, NotFound, ValidationState
 from .events import EVENT_COLUMNS, GENESIS, append, event_values, now
 from .machines import Machine, Move
 
-
 _PREV_HASH = EVENT_COLUMNS.split(", ").index("prev_hash")  # where an event's parameters hold it
+
+
+@dataclass(frozen=True)
+class Event:
+    """What one move appended: which machine (the aggregate type), which action on which entity, by
+    whom, with which fields, reaching which version and state; the row as it now is; and, filled by
+    the reactions it set off in the same transaction, what they made of it (`outcome`: a published
+    answer, an opened work item …)."""
+
+    machine: str
+    action: str
+    aggregate_id: int
+    actor: Actor
+    fields: dict
+    version: int
+    from_state: str | None
+    to_state: str | None
+    row: dict
+    outcome: dict = field(default_factory=dict)
+
+
+def _emitted(tx: Tx, machine: str, action: str, actor: Actor, fields: dict | None, row: dict,
+             from_state: str | None, to_state: str | None) -> Event:
+    event = Event(machine, action, row["id"], actor, dict(fields or {}), row["version"], from_state, to_state, row)
+    tx.react(event)
+    return event
 
 
 def _blank(value: Any) -> bool:
@@ -144,8 +174,8 @@ def _move(tx: Tx, machine: Machine, row: dict, action: str, actor: Actor, fields
 
 def apply(tx: Tx, machine: Machine, target: Any, action: str, actor: Actor, *, fields: dict | None = None,
           changes: dict | None = None, expected_version: int | None = None,
-          idempotency_key: str | None = None) -> dict:
-    """Make one move on an existing entity; returns the updated row.
+          idempotency_key: str | None = None) -> Event:
+    """Make one move on an existing entity; returns its event (`.row`: the updated row).
 
     `target` is the entity's id, or its row already locked by the caller (`lock`).
     `fields` are the request's inputs (recorded in the event); `changes` are further columns the
@@ -154,24 +184,34 @@ def apply(tx: Tx, machine: Machine, target: Any, action: str, actor: Actor, *, f
     row = target if isinstance(target, dict) else lock(tx, machine, target)
     values, event = _move(tx, machine, row, action, actor, fields, changes, expected_version, idempotency_key)
     # One statement writes the event and the row together.
-    return tx.update(machine.table, row["id"], values, with_sql=f"INSERT INTO events ({EVENT_COLUMNS}) VALUES "
-                     f"({', '.join(['%s'] * len(event))})", with_params=event)
+    moved = tx.update(machine.table, row["id"], values, with_sql=f"INSERT INTO events ({EVENT_COLUMNS}) VALUES "
+                      f"({', '.join(['%s'] * len(event))})", with_params=event)
+    return _emitted(tx, machine.name, action, actor, _given(fields), moved, row[machine.column],
+                    moved[machine.column])
+
+
+def _given(fields: dict | None) -> dict:
+    return {k: v for k, v in (fields or {}).items() if v is not None}
 
 
 def apply_if_unchanged(tx: Tx, machine: Machine, row: dict, action: str, actor: Actor, *,
                        fields: dict | None = None, changes: dict | None = None,
-                       idempotency_key: str | None = None) -> dict | None:
+                       idempotency_key: str | None = None) -> Event | None:
     """Make a move with one conditional statement, without a row lock: the row and its event are
     written only if the row is still at the version it was read at and its event chain still ends
     where it was read (`read`, or `assume`); otherwise nothing is written and None comes back
     (someone moved it first). Outside a transaction the statement commits by itself: one round
-    trip for the whole move (the claim of DESIGN §7)."""
+    trip for the whole move (the claim path, docs/architecture.md "Queues")."""
     values, event = _move(tx, machine, row, action, actor, fields, changes, None, idempotency_key)
     cols = tuple(values)
     prev_hash = event[_PREV_HASH]
-    return tx.one(_conditional_move_sql(machine.table, cols, len(event)),
-                  [*(adapt(c, values[c]) for c in cols), row["id"], row["version"],
-                   machine.name, str(row["id"]), GENESIS, prev_hash, *event])
+    moved = tx.one(_conditional_move_sql(machine.table, cols, len(event)),
+                   [*(adapt(c, values[c]) for c in cols), row["id"], row["version"],
+                    machine.name, str(row["id"]), GENESIS, prev_hash, *event])
+    if moved is None:
+        return None
+    return _emitted(tx, machine.name, action, actor, _given(fields), moved, row[machine.column],
+                    moved[machine.column])
 
 
 @functools.lru_cache(maxsize=64)
@@ -186,8 +226,8 @@ def _conditional_move_sql(table: str, cols: tuple[str, ...], n_event: int) -> st
 
 
 def create(tx: Tx, machine: Machine, actor: Actor, values: dict, *, action: str = "create",
-           fields: dict | None = None, idempotency_key: str | None = None) -> dict:
-    """Create an entity through its machine's creation move; returns the new row."""
+           fields: dict | None = None, idempotency_key: str | None = None) -> Event:
+    """Create an entity through its machine's creation move; returns its event (`.row`: the new row)."""
     m = machine.creation(action)
     check_who(machine, m, actor, values)
     check_needs(machine, m, {**values, **(fields or {})})
@@ -196,21 +236,21 @@ def create(tx: Tx, machine: Machine, actor: Actor, values: dict, *, action: str 
 
 
 def record(tx: Tx, aggregate: str, table: str, values: dict, actor: Actor, *, event_type: str = "created",
-           fields: dict | None = None, idempotency_key: str | None = None) -> dict:
-    """Insert a projection row (an entity or a history line) with its creation event."""
+           fields: dict | None = None, idempotency_key: str | None = None) -> Event:
+    """Insert a projection row (an entity or a history line) with its creation event; its event."""
     at = now()
     values = {**values, "version": 1, "created_at": at}
     row = tx.insert(table, {**values, **({"updated_at": at} if _has_updated_at(table) else {})})
     written = {k: row[k] for k in row if k != "search"}
+    state = values.get("state") or values.get("status")
     append(tx, tx.signer, aggregate, row["id"], event_type, actor.name,
-           {"to": values.get("state") or values.get("status"), "fields": fields or {}, "set": written},
-           idempotency_key=idempotency_key, at=at)
-    return row
+           {"to": state, "fields": fields or {}, "set": written}, idempotency_key=idempotency_key, at=at)
+    return _emitted(tx, aggregate, event_type, actor, fields, row, None, state)
 
 
 def update(tx: Tx, aggregate: str, table: str, target: Any, changes: dict, actor: Actor, *, event_type: str,
-           expected_version: int | None = None, idempotency_key: str | None = None) -> dict:
-    """Change columns of a row that is not governed by a state machine (a user's role, say)."""
+           expected_version: int | None = None, idempotency_key: str | None = None) -> Event:
+    """Change columns of a row that is not governed by a state machine (a user's role, say); its event."""
     row = target if isinstance(target, dict) else tx.one(f"SELECT * FROM {table} WHERE id = %s FOR UPDATE", (target,))
     if row is None:
         raise NotFound(f"no {aggregate} {target}")
@@ -223,7 +263,7 @@ def update(tx: Tx, aggregate: str, table: str, target: Any, changes: dict, actor
     updated = tx.update(table, row["id"], values)
     append(tx, tx.signer, aggregate, row["id"], event_type, actor.name, {"set": values},
            idempotency_key=idempotency_key, at=at)
-    return updated
+    return _emitted(tx, aggregate, event_type, actor, None, updated, None, updated.get("state"))
 
 
 _NO_UPDATED_AT = {"validation_records", "grey_transitions"}

@@ -1,4 +1,4 @@
-"""Typed errors carrying their status (DESIGN §10).
+"""Typed errors carrying their status.
 
 The CLI maps `status` to an exit code; the TUI shows `message`. Nobody catches them to hide them.
 """

@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Callable, TypeVar
 
+from .errors import ServiceUnavailable
+
 T = TypeVar("T")
 
 FIRST_DELAY = 0.25
@@ -65,8 +67,6 @@ OUTAGES = Outages()
 def through(ctx, fn: Callable[[], T], *, within: float, outages: Outages = OUTAGES) -> T:
     """`fn()`, retried across outages of the services it uses for at most `within` seconds; any
     other error, or an outage that outlasts `within`, is raised as it is."""
-    from .context import service_error
-
     deadline = time.monotonic() + within
     waits = delays()
     while True:
@@ -88,3 +88,33 @@ def through(ctx, fn: Callable[[], T], *, within: float, outages: Outages = OUTAG
             continue
         outages.up()
         return result
+
+
+def service_error(exc: BaseException, ctx=None) -> ServiceUnavailable | None:
+    """A connection failure from a driver, as the 503 that names the service and its URL (and the
+    part, so a caller knows what to reconnect to); None for any other error."""
+    if isinstance(exc, ServiceUnavailable):
+        return exc
+    from . import embedded
+    from .config import get_settings
+
+    settings = ctx.settings if ctx else get_settings()
+
+    def url_of(part: str) -> str:
+        if ctx is not None and f"{'database' if part == 'postgres' else part}_url" in ctx.__dict__:
+            return ctx.__dict__[f"{'database' if part == 'postgres' else part}_url"]
+        return embedded.configured_url(settings, part) or f"embedded {part}"
+
+    # By the classes an error descends from: a killed server raises subclasses (AdminShutdown,
+    # CannotConnectNow while it recovers, …) of the driver's connection errors.
+    kinds = {(c.__module__.split(".")[0], c.__name__) for c in type(exc).__mro__}
+    if kinds & {("psycopg", "OperationalError"), ("psycopg", "InterfaceError"), ("psycopg_pool", "PoolTimeout"),
+                ("sqlalchemy", "OperationalError")}:
+        return embedded.unavailable("postgres", url_of("postgres"), exc)
+    from .adapters.graph import GraphUnavailable
+
+    if isinstance(exc, GraphUnavailable) or kinds & {("neo4j", "ServiceUnavailable"), ("neo4j", "SessionExpired")}:
+        return embedded.unavailable("graph", url_of("graph"), exc)
+    if kinds & {("redis", "ConnectionError"), ("redis", "TimeoutError"), ("redis", "BusyLoadingError")}:
+        return embedded.unavailable("redis", url_of("redis"), exc)
+    return None

@@ -1,4 +1,4 @@
-"""Real services for every test (DESIGN §12): embedded ones started once per session in a temporary
+"""Real services for every test: embedded ones started once per session in a temporary
 data dir, or the servers the R2K_* URLs name. Each test starts from empty tables and an empty Redis.
 """
 from __future__ import annotations

@@ -496,7 +496,7 @@ def test_chains_are_counted_once_when_some_are_broken(ctx, people, superuser):
            ("UPDATE events SET actor = 'mallory' WHERE id = %s", (chain(superuser, "candidate", 3)[0]["id"],)))
     code, report = verify()
     assert (code, report["chains"], report["events"], len(report["broken"])) == (1, 10, 13, 2)
-    assert events.verify(ctx.db)["chains"] == 10
+    assert audit.verify(ctx.db)["chains"] == 10
     assert r2k("audit", "verify", "--as", "root").stdout.startswith("BROKEN: 2 chain(s) of 10 damaged")
 
 

@@ -1,4 +1,4 @@
-"""Every (state, action) pair of every machine (DESIGN §5): legal ones move the row and append one
+"""Every (state, action) pair of every machine: legal ones move the row and append one
 event; illegal ones raise ValidationStateError naming entity, state and action, and change nothing.
 The tables' own properties (reachability, terminal states, no orphaned action) and the engine's checks
 over plain rows are the fast tier's, in tests/test_machines.py."""
@@ -97,7 +97,7 @@ def test_every_state_action_pair(ctx, machine, state, action):
     if machine.is_legal(action, state):
         m = machine.find(action, state)
         with ctx.db.begin() as tx:
-            updated = engine.apply(tx, machine, row["id"], action, actor_for(m, row), fields=fields_for(machine, m))
+            updated = engine.apply(tx, machine, row["id"], action, actor_for(m, row), fields=fields_for(machine, m)).row
             assert count_events(tx, machine, row["id"]) == 1
         assert updated[machine.column] == m.to
         assert updated["version"] == row["version"] + 1
@@ -159,7 +159,7 @@ def test_authority_is_checked_by_the_engine(ctx):
         with ctx.db.begin() as tx:
             engine.apply(tx, CANDIDATE, row["id"], "claim", SPECIALIST)
     with ctx.db.begin() as tx:
-        claimed = engine.apply(tx, CANDIDATE, row["id"], "claim", VALIDATOR, changes={"claimed_by": "alice"})
+        claimed = engine.apply(tx, CANDIDATE, row["id"], "claim", VALIDATOR, changes={"claimed_by": "alice"}).row
     assert claimed["state"] == "IN_REVIEW"
     with pytest.raises(Forbidden, match="claimed"):
         with ctx.db.begin() as tx:
@@ -194,5 +194,5 @@ def test_a_stale_expected_version_is_a_409_with_nothing_changed(ctx):
             engine.apply(tx, GREY, row["id"], "dismiss", SPECIALIST, expected_version=row["version"] + 1)
     with ctx.db.begin() as tx:
         assert tx.one("SELECT * FROM grey_entries WHERE id = %s", (row["id"],)) == row
-        done = engine.apply(tx, GREY, row["id"], "dismiss", SPECIALIST, expected_version=row["version"])
+        done = engine.apply(tx, GREY, row["id"], "dismiss", SPECIALIST, expected_version=row["version"]).row
     assert done["state"] == "Dismissed"

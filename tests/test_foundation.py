@@ -1,4 +1,4 @@
-"""The foundation (DESIGN §3, §6, §10): signed event log, audit and replay, idempotency, users and
+"""The foundation: signed event log, audit and replay, idempotency, users and
 authority, the CLI's contract, the embedded runtime, the import graph and the wheel."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from core import events
+from core import audit
 from core.errors import Conflict, Forbidden
 from core.services import candidate_views, candidates, claims, queue_index, users
 from tests.conftest import ROOT, error_of, r2k, r2k_json
@@ -83,7 +83,7 @@ def test_audit_verify_finds_a_forged_signature_and_a_broken_link(ctx, people, su
     superuser("ALTER TABLE events DISABLE TRIGGER events_append_only")
     superuser("UPDATE events SET signature = %s WHERE id = %s", (b"\x00" * 64, second["id"]))
     superuser("ALTER TABLE events ENABLE TRIGGER events_append_only")
-    report = events.verify(ctx.db)
+    report = audit.verify(ctx.db)
     assert [(b["event_id"], b["problem"]) for b in report["broken"]] == [(second["id"], "signature does not verify")]
 
 

@@ -1,5 +1,5 @@
 """The generation pipeline on real RQ workers against a real local chat-completions server
-(DESIGN §5.3, §7, §8): success, no_content, LLM errors, the shared circuit breaker, crashes."""
+: success, no_content, LLM errors, the shared circuit breaker, crashes."""
 from __future__ import annotations
 
 import json

@@ -104,7 +104,7 @@ def test_answers_on_one_subject_that_disagree_are_flagged_once(ctx, people, grap
 
 @pytest.mark.parametrize("url", ["bolt://127.0.0.1:9", "falkor://127.0.0.1:9"])
 def test_graph_connection_failure_is_a_clear_503(ctx, url):
-    from core.context import service_error
+    from core.outage import service_error
 
     with pytest.raises(GraphUnavailable) as raised:
         graph = connect(url, timeout=1)

@@ -1,4 +1,4 @@
-"""The grey queue (DESIGN §5.5, seed 003): triage transitions with their request requirements and
+"""The grey queue: triage transitions with their request requirements and
 history, TTL expiry, automated retries, resolution when sources arrive, recovery after a dead worker."""
 from __future__ import annotations
 
@@ -245,7 +245,7 @@ def test_escalation_publishes_a_notice(ctx, people):
     entry = new_entry(ctx, people)
     grey.transition(ctx, people["sam"], entry["id"], "assign", assignee="sam")
     pubsub = ctx.redis.pubsub(ignore_subscribe_messages=True)
-    from core.context import CHANNEL
+    from core.notices import CHANNEL
 
     pubsub.subscribe(CHANNEL)
     pubsub.get_message(timeout=1)
@@ -259,10 +259,11 @@ def test_escalation_publishes_a_notice(ctx, people):
         message = pubsub.get_message(timeout=0.5)
         if message and message["type"] == "message":
             data = json.loads(message["data"])
-            if data.get("kind") == "grey" and data.get("action") == "escalate":
+            if data.get("entity") == "grey_entry" and data.get("action") == "escalate":
                 notice = data
     pubsub.close()
-    assert notice["id"] == entry["id"] and notice["reason"] == "looks like a breach"
+    assert (notice["id"], notice["state"], notice["actor"]) == (entry["id"], "Escalated", "sam")
+    assert grey.get(ctx, entry["id"])["reason"] == "looks like a breach"  # what a screen reads next
 
 
 def test_bad_ids(ctx, people):

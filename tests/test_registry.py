@@ -1,4 +1,4 @@
-"""The registry (DESIGN §5.2): ranked search, chains, readout, supersede, dispute and its settlement
+"""The registry: ranked search, chains, readout, supersede, dispute and its settlement
 by re-review, retire. Nothing is ever deleted."""
 from __future__ import annotations
 

@@ -51,3 +51,139 @@ def test_release_next_claims_another_candidate_first(ctx, people):
     assert refused.returncode == 7  # not bob's claim: refused before anything is claimed for him
     assert candidate_views.list_candidates(ctx, "IN_REVIEW", claimed_by="bob") == []
     assert json.loads(refused.stderr)["status"] == 403
+
+
+# ----------------------------------------------------------------------------- edges
+
+def _core_imports() -> dict[str, set[str]]:
+    """Every import statement in core, inside functions too (not those under `if TYPE_CHECKING`,
+    which never run), as edges between core's modules."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "core"
+    modules = {}
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root.parent).with_suffix("")
+        parts = list(rel.parts)
+        if "versions" in parts or parts[-1] == "env":  # Alembic's scripts are loaded by Alembic, not imported
+            continue
+        is_package = parts[-1] == "__init__"
+        name = ".".join(parts[:-1] if is_package else parts)
+        modules[name] = (path, is_package)
+
+    def resolve(current: str, is_package: bool, node) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [a.name for a in node.names]
+        base = current.split(".") if is_package else current.split(".")[:-1]
+        if node.level:
+            base = base[:len(base) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+        else:
+            target = node.module
+        return [f"{target}.{a.name}" if f"{target}.{a.name}" in modules else target for a in node.names]
+
+    graph = {}
+    for name, (path, is_package) in modules.items():
+        tree = ast.parse(path.read_text())
+        skip = {id(n) for guard in ast.walk(tree) if isinstance(guard, ast.If)
+                and getattr(guard.test, "id", None) == "TYPE_CHECKING" for n in ast.walk(guard)}
+        edges = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skip:
+                edges |= {t for t in resolve(name, is_package, node) if t in modules and t != name}
+        graph[name] = edges
+    return graph
+
+
+def test_core_has_no_import_cycle():
+    graph = _core_imports()
+    index, low, stack, on_stack, cycles, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    import sys
+
+    sys.setrecursionlimit(10000)
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert cycles == []
+    assert "core.services.candidates" in graph["core.reactions"]  # the walk sees real edges
+
+
+def test_workflows_leave_follow_ups_to_the_reactions_table():
+    """No workflow imports another workflow for what follows its moves: the decision does not call
+    the registry, the registry does not call the candidates, and so on."""
+    graph = _core_imports()
+    workflows = {f"core.services.{m}" for m in ("candidates", "claims", "registry", "workitems", "grey",
+                                                "generation", "graph_sync", "ingest")}
+    allowed = {  # a command whose own work makes another workflow's entity
+        "core.services.claims": {"core.services.candidates"},      # the review loop decides
+        "core.services.generation": {"core.services.candidates", "core.services.workitems"},  # makes a candidate
+        "core.services.ingest": {"core.services.candidates", "core.services.grey"},  # makes candidates, entries
+    }
+    crossing = {m: sorted((graph[m] & workflows) - allowed.get(m, set())) for m in workflows}
+    assert {m: c for m, c in crossing.items() if c} == {}
+
+
+# ----------------------------------------------------------------------------- reactions and notices
+
+def test_every_move_of_every_workflow_has_its_row_in_the_reactions_table():
+    from core.machines.answer import ANSWER
+    from core.machines.candidate import CANDIDATE
+    from core.machines.grey import GREY
+    from core.machines.work_item import WORK_ITEM
+    from core.reactions import INDEX
+
+    missing = [(m.name, action) for m in (CANDIDATE, ANSWER, WORK_ITEM, GREY) for action in m.actions
+               if (m.name, action) not in INDEX]
+    assert missing == []
+
+
+def test_every_live_notice_has_one_shape_built_from_the_event(ctx, people):
+    from core.notices import CHANNEL
+
+    pubsub = ctx.redis.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(CHANNEL)
+    pubsub.get_message(timeout=1)
+    added = candidates.add(ctx, people["root"], "Q?", "A fact.", "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    approved = candidates.approve(ctx, people["alice"], claimed["id"])
+    seen = []
+    import time
+
+    deadline = time.time() + 5
+    while time.time() < deadline and len(seen) < 4:
+        message = pubsub.get_message(timeout=0.5)
+        if message and message["type"] == "message":
+            seen.append(json.loads(message["data"]))
+    pubsub.close()
+    assert all(set(n) == {"entity", "id", "action", "state", "version", "actor"} for n in seen), seen
+    assert [(n["entity"], n["id"], n["action"], n["state"], n["actor"]) for n in seen] == [
+        ("candidate", added["id"], "extract", "PENDING", "root"),
+        ("candidate", claimed["id"], "claim", "IN_REVIEW", "alice"),
+        ("candidate", claimed["id"], "approve", "APPROVED", "alice"),
+        ("answer", approved["answer"]["id"], "publish", "APPROVED", "alice"),
+    ]
+    assert seen[2]["version"] == approved["candidate"]["version"]

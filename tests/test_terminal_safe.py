@@ -18,7 +18,7 @@ from app.screens.grey import GreyQueueScreen
 from app.screens.registry import RegistryScreen
 from app.screens.workitems import WorkItemsScreen
 from app.widgets.modals import TextModal
-from core.context import CHANNEL
+from core.notices import CHANNEL
 from core.services import candidate_views, candidates, claims, grey, ingest, registry, workitems
 from tests.conftest import ROOT, error_of
 from tests.test_tui_validation import open_review

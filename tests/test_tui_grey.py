@@ -6,7 +6,8 @@ from textual.widgets import DataTable, Input, Select, Static
 
 from app.screens.grey import GreyQueueScreen
 from app.widgets.modals import FieldsModal
-from core.context import CHANNEL, Context
+from core.context import Context
+from core.notices import CHANNEL
 from core.services import grey
 from tests.tui import after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, text_of, wait_for
 

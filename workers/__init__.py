@@ -1,1 +1,1 @@
-"""RQ entry points: thin calls into core.services (DESIGN §7)."""
+"""RQ entry points: thin calls into core.services."""

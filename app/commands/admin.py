@@ -107,11 +107,11 @@ def users_list(cli, args):
 
 
 def audit_verify(cli, args):
-    from core import audit, events
+    from core import audit
 
     anchor_path = getattr(args, "anchor", None)
     anchor = audit.read_anchor(anchor_path) if anchor_path else None
-    report = events.verify(cli.ctx.db, settings=cli.ctx.settings, anchor=anchor,
+    report = audit.verify(cli.ctx.db, settings=cli.ctx.settings, anchor=anchor,
                            anchor_name=f"--anchor {anchor_path}" if anchor_path else "--anchor")
     return Text(report, _verify_said(report)), (0 if report["ok"] else 1)
 

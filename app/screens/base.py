@@ -31,7 +31,7 @@ class ServiceCalls:
         app = self.app
 
         def job() -> None:
-            from core.context import service_error
+            from core.outage import service_error
             from core.errors import R2KError
 
             try:
@@ -90,6 +90,12 @@ class ServiceCalls:
         line.set_class(True, "info")
 
 
+def notice_entity(event: dict) -> str | None:
+    """What a live notice is about: the entity of the core's notices (core/notices.py), or the
+    workstation's own ("actor", "*")."""
+    return event.get("entity")
+
+
 def plain_words(message: str, status: int) -> str:
     lead = {403: "Not allowed: ", 404: "Not found: ", 409: "Someone else got there first: ",
             422: "Not possible now: ", 400: "Missing or invalid: ", 503: "A service is down: "}.get(status, "")
@@ -122,8 +128,8 @@ class WorkstationScreen(ServiceCalls, Screen):
         """Fetch this screen's data (in a worker) and show it."""
 
     def on_changed(self, message: Changed) -> None:
-        kind = message.event.get("kind")
-        if kind == "*" or kind in self.RELOAD_ON or "*" in self.RELOAD_ON:  # "*": reconnected, reload all
+        entity = notice_entity(message.event)
+        if entity == "*" or entity in self.RELOAD_ON or "*" in self.RELOAD_ON:  # "*": reconnected, reload all
             # Many notices in a burst (an ingest, a worker draining a queue) cost one reload.
             self.debounce("reload", self.DEBOUNCE, self._reload_now)
 

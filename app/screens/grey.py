@@ -45,7 +45,7 @@ ACTION_KEYS = {"assign": "a/A", "unassign": "u", "escalate": "e", "deescalate": 
 
 class GreyQueueScreen(ListDetailScreen):
     TITLE = "Grey queue"
-    RELOAD_ON = ("grey",)
+    RELOAD_ON = ("grey_entry",)
     AUTO_FOCUS = "#grey-table"
     TABLE, COUNT, DETAIL = "grey-table", "grey-count", "grey-detail"
     LIMIT = 200
@@ -132,7 +132,7 @@ class GreyQueueScreen(ListDetailScreen):
     def on_changed(self, message) -> None:
         # WorkstationScreen.on_changed (also called) schedules the debounced reload.
         event = message.event
-        if event.get("kind") != "grey" or event.get("action") != "escalate" or not self._viewing():
+        if event.get("entity") != "grey_entry" or event.get("action") != "escalate" or not self._viewing():
             return
         counted = getattr(self.app, "grey_badge", 0) or 0
         if counted <= 0:

@@ -39,7 +39,7 @@ class QueueTable(DataTable):
 
 class QueuePickerScreen(WorkstationScreen):
     TITLE = "Validation queues"
-    RELOAD_ON = ("candidate", "queue", "ingest", "answer", "actor")
+    RELOAD_ON = ("candidate", "queue", "source_document", "answer", "actor")
     BINDINGS = [
         Binding("r", "reload", "Refresh"),
         Binding("escape", "back", "Back"),

@@ -308,7 +308,7 @@ class ReviewScreen(WorkstationScreen):
     def on_changed(self, message: Changed) -> None:
         """The lease sweeper (or an admin) took back the candidate on screen: show where it stands."""
         event = message.event
-        if event.get("kind") != "candidate" or self.current is None or self.busy:
+        if event.get("entity") != "candidate" or self.current is None or self.busy:
             return
         if event.get("id") != self.current["id"]:
             return

@@ -98,7 +98,7 @@ class WorkItemsScreen(ListDetailScreen):
     def on_changed(self, message) -> None:
         # WorkstationScreen.on_changed (also called) reloads the list; a worker moving an item
         # may also have tripped or closed the breaker.
-        if message.event.get("kind") == "work_item" and self.is_current:
+        if message.event.get("entity") == "work_item" and self.is_current:
             self.load_status()
 
     # -- the breaker and the workers ---------------------------------------------------------

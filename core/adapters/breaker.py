@@ -1,4 +1,4 @@
-"""The LLM circuit breaker, shared by every worker through Redis (DESIGN §8).
+"""The LLM circuit breaker, shared by every worker through Redis.
 
 closed: calls go through; `threshold` consecutive failures open it.
 open: calls are refused until `cooldown` seconds have passed; then exactly one caller wins the

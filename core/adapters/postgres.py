@@ -66,9 +66,10 @@ def public_row(row: dict | None) -> dict | None:
 class Tx:
     """One open transaction: query helpers plus after-commit hooks."""
 
-    def __init__(self, conn: psycopg.Connection, signer=None):
+    def __init__(self, conn: psycopg.Connection, signer=None, reactor=None):
         self.conn = conn
         self.signer = signer  # the event log's signing key (core.events.Signer)
+        self.reactor = reactor  # runs what follows an engine move (core/reactions.py), in this transaction
         self.heads: dict[tuple[str, str], tuple[int, str]] = {}  # event chain heads seen in this transaction
         self.events_appended = 0  # events this unit wrote (core.events counts them): for on_events_committed
         self._after: list[Callable[[], None]] = []
@@ -107,6 +108,11 @@ class Tx:
     def after_commit(self, fn: Callable[[], None]) -> None:
         self._after.append(fn)
 
+    def react(self, event) -> None:
+        """An engine move was written: what follows it happens now, in this transaction."""
+        if self.reactor is not None:
+            self.reactor(self, event)
+
 
 def _translate(exc: psycopg.Error) -> R2KError | None:
     if isinstance(exc, psycopg.errors.UniqueViolation):
@@ -128,9 +134,11 @@ class Database:
     def __init__(self, url: str, *, pool_size: int | None = None, connect_timeout: float = 3.0,
                  on_connect_error: Callable[[Exception], Exception] | None = None, signer=None,
                  on_after_commit_error: Callable[[Exception], None] | None = None,
-                 on_events_committed: Callable[[int], None] | None = None):
+                 on_events_committed: Callable[[int], None] | None = None,
+                 reactor: Callable[[Tx, object], None] | None = None):
         self.url = url
         self.signer = signer
+        self.reactor = reactor
         self.connect_timeout = connect_timeout
         self._on_connect_error = on_connect_error
         self._on_after_commit_error = on_after_commit_error
@@ -201,7 +209,7 @@ class Database:
     @contextlib.contextmanager
     def _unit(self, in_transaction: bool) -> Iterator[Tx]:
         with self.connection() as conn:
-            tx = Tx(conn, self.signer)
+            tx = Tx(conn, self.signer, self.reactor)
             try:
                 if in_transaction:
                     with conn.transaction():

@@ -1,4 +1,4 @@
-"""The validation queue in Redis (DESIGN §7): one FIFO list per Horn type, an index over PostgreSQL.
+"""The validation queue in Redis: one FIFO list per Horn type, an index over PostgreSQL.
 
 A pop moves the id into the partition's in-flight set (a sorted set scored by pop time) in the
 same Lua step, so a claimer killed between the pop and its commit loses nothing: whatever stays

@@ -1,4 +1,4 @@
-"""State machines as data (DESIGN §5): a Machine is a table of Moves; the engine applies them.
+"""State machines as data: a Machine is a table of Moves; the engine applies them.
 
 A Move names an action, the states it leaves from, the state it reaches, who may make it, the
 fields it needs, and an optional guard. Creation moves have no source state (`NEW`). A Machine
@@ -48,7 +48,7 @@ def _horn_or_specialist(actor: Actor, row: dict) -> bool:
     return actor.is_system or actor.role in ("specialist", "admin") or actor.holds(row.get("horn_type"))
 
 
-# The roles of DESIGN §4. The system actor (workers, sweepers) is named where it may act.
+# The roles of docs/architecture.md The system actor (workers, sweepers) is named where it may act.
 class WHO:
     SYSTEM = Who("the system", lambda a, r: a.is_system)
     HORN_AUTHORITY = Who("a validator with authority for its Horn type", _horn_authority)

@@ -1,4 +1,4 @@
-"""Registry answer status (DESIGN §5.2, seed 000). There is no delete move, anywhere."""
+"""Registry answer status. There is no delete move, anywhere."""
 from . import NEW, WHO, Machine, move
 
 ANSWER = Machine("answer", "approved_answers", "status", [

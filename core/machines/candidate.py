@@ -1,4 +1,4 @@
-"""Candidate validation state (DESIGN §5.1, seed 000)."""
+"""Candidate validation state."""
 from . import NEW, WHO, Machine, move
 
 

@@ -1,4 +1,4 @@
-"""Grey queue of unknowns (DESIGN §5.5, seed 003): the table the seed's system never had."""
+"""Grey queue of unknowns: the table the seed's system never had."""
 from . import NEW, WHO, Machine, move
 
 GREY = Machine("grey_entry", "grey_entries", "state", [

@@ -1,4 +1,4 @@
-"""Durable article task (DESIGN §5.4, seed 001). State is the projection of the task's events."""
+"""Durable article task. State is the projection of the task's events."""
 from . import NEW, WHO, Machine, move
 
 CONFIDENCE_THRESHOLD = 0.8

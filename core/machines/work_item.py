@@ -1,4 +1,4 @@
-"""Work item in the generation pipeline (DESIGN §5.3, seed 000)."""
+"""Work item in the generation pipeline."""
 from . import NEW, WHO, Machine, move
 
 # The pipeline escalates with exactly these (seed 000); a validator's escalation of a generated

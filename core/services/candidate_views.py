@@ -3,15 +3,20 @@ lists; the queues' figures. Reads only.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import limits
 from ..adapters.postgres import public_row
-from ..context import Context
 from ..domain import HORN_TYPES, parse_horn_type
 from ..errors import InvalidInput
 from ..events import now
 from ..machines.candidate import CANDIDATE
-from . import event_history, fetch, queue_index
-from .candidates import current_answer
+from . import queue_index
+from .common import event_history, fetch, parse_id
+from .registry import current_answer
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 
 def get(ctx: Context, candidate_id) -> dict:
@@ -116,3 +121,8 @@ def queue_stats(ctx: Context) -> list[dict]:
                     "oldest_pending_age_seconds": round((at - oldest).total_seconds()) if oldest else None})
     return out
 
+
+def current_answer_of(ctx: Context, candidate_id) -> dict | None:
+    """The newest answer published from a candidate, whatever its status."""
+    with ctx.db.read() as tx:
+        return public_row(current_answer(tx, parse_id(candidate_id, "candidate")))

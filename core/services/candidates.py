@@ -1,21 +1,26 @@
 """Candidate commands: create a candidate, decide a claimed one (approve, revise, reject, escalate),
-release it; what follows a decision (the registry, the work item) happens in the same transaction.
+release it; and the candidate's part in what follows other workflows' moves (reactions).
 
-Every state change commits first; the queue push or live notice runs after the commit
-(`tx.after_commit`), so Redis never gets ahead of PostgreSQL.
+What follows a decision (publishing to the registry, settling a dispute, moving the work item, the
+queue push and the live notice) is not called from here: the reactions table says it
+(core/reactions.py), and the unit of work runs it, in the same transaction or after the commit.
 """
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from .. import engine, limits
 from ..adapters.postgres import Tx, public_row
-from ..context import Context, notice
 from ..domain import SYSTEM, Actor, parse_horn_type
+from ..engine import Event
 from ..errors import Conflict, InvalidInput
 from ..events import now
 from ..machines.candidate import CANDIDATE
-from . import mutate, parse_id, queue_index
+from .common import mutate, parse_id
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 
 _last_rank = 0.0
@@ -36,21 +41,11 @@ def head_rank() -> float:
 def create_candidate(tx: Tx, actor: Actor, question: str, text: str, horn_type: str, source_refs: list,
                      *, origin: str, document_id: int | None = None, work_item_id: int | None = None,
                      idempotency_key: str | None = None) -> dict:
-    """Insert a PENDING candidate (extract move); the caller queues it after commit."""
+    """Insert a PENDING candidate (extract move); it is queued after the commit (reactions)."""
     return engine.create(tx, CANDIDATE, actor, {
         "question": question.strip(), "text": text.strip(), "horn_type": horn_type, "source_refs": source_refs,
         "origin": origin, "document_id": document_id, "work_item_id": work_item_id, "created_by": actor.name,
-        "queue_rank": tail_rank()}, action="extract", idempotency_key=idempotency_key)
-
-
-def enqueue_created(ctx: Context, rows: list[dict]) -> None:
-    if not rows:
-        return
-    pipe = ctx.redis.pipeline(transaction=False)
-    for row in rows:
-        pipe.rpush(f"raw_to_knowledge:val_queue:{row['horn_type']}", row["id"])
-    pipe.execute()
-    ctx.notify("candidate", action="extract", count=len(rows), horn_types=sorted({r["horn_type"] for r in rows}))
+        "queue_rank": tail_rank()}, action="extract", idempotency_key=idempotency_key).row
 
 
 def add(ctx: Context, actor: Actor, question: str, text: str, horn_type: str | None = None,
@@ -67,42 +62,23 @@ def add(ctx: Context, actor: Actor, question: str, text: str, horn_type: str | N
     refs = [{"ref": source_ref}] if source_ref else []
 
     def work(tx):
-        row = create_candidate(tx, actor, question, text, horn, refs, origin="manual",
-                               idempotency_key=idempotency_key)
-        tx.after_commit(lambda: enqueue_created(ctx, [row]))
-        return public_row(row)
+        return public_row(create_candidate(tx, actor, question, text, horn, refs, origin="manual",
+                                           idempotency_key=idempotency_key))
 
     return mutate(ctx, actor, "candidates.add", {"question": question, "text": text, "horn_type": horn,
                                                  "source_ref": source_ref}, work, idempotency_key=idempotency_key)
 
 
-def current_answer(tx: Tx, candidate_id: int) -> dict | None:
-    return tx.one("SELECT * FROM approved_answers WHERE candidate_id = %s ORDER BY id DESC LIMIT 1",
-                  (candidate_id,))
-
-
-def current_answer_of(ctx: Context, candidate_id) -> dict | None:
-    with ctx.db.read() as tx:
-        return public_row(current_answer(tx, parse_id(candidate_id, "candidate")))
-
-
-def _record(tx: Tx, actor: Actor, before: dict, after: dict, action: str, *, revised_text=None, reason=None):
-    engine.record(tx, "validation_record", "validation_records", {
-        "candidate_id": before["id"], "action": action, "actor": actor.name, "from_state": before["state"],
-        "to_state": after["state"], "revised_text": revised_text, "reason": reason}, actor,
-        event_type=f"validation_{action}")
-
-
 def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: str | None = None,
            reason: str | None = None, expected_version: int | None = None,
            idempotency_key: str | None = None) -> dict:
-    """Approve, revise, reject or escalate a claimed candidate, with everything that follows from it:
-    publishing to the registry, settling a dispute, creating or moving the work item."""
+    """Approve, revise, reject or escalate a claimed candidate. The result names the candidate and
+    what its reactions made of the decision: the published `answer`, the `retired` disputed answer,
+    the `work_item` opened or moved."""
     if action not in ("approve", "revise", "reject", "escalate"):
         raise InvalidInput(f"unknown decision {action!r}")
     limits.text(text, "an answer", limits.ANSWER)
     limits.text(reason, "a reason", limits.REASON)
-    from . import registry, workitems
 
     def work(tx):
         row = engine.lock(tx, CANDIDATE, candidate_id)
@@ -116,30 +92,7 @@ def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: 
             changes["text"] = text.strip()
         decided = engine.apply(tx, CANDIDATE, row, action, actor, fields=fields, changes=changes,
                                expected_version=expected_version, idempotency_key=idempotency_key)
-        _record(tx, actor, row, decided, action, revised_text=text if action == "revise" else None, reason=reason)
-        result = {"candidate": public_row(decided)}
-        disputed = current_answer(tx, row["id"])
-        if disputed is not None and disputed["status"] != "DISPUTED":
-            disputed = None
-        if disputed is None and action in ("approve", "revise"):
-            disputed = workitems.origin_disputed_answer(tx, row)  # a generated replacement settles it
-        if action in ("approve", "revise"):
-            published_text = text.strip() if action == "revise" else row["text"]
-            answer = registry.publish(tx, decided, actor, published_text, supersedes=disputed)
-            result["answer"] = public_row(answer)
-            workitems.generated_candidate_decided(ctx, tx, decided, "validate", actor, reason)
-            tx.after_commit(lambda: registry.after_publish(ctx, answer))
-        elif action == "reject":
-            if disputed is not None:  # rejecting a disputed answer on re-review retires it
-                result["retired"] = public_row(registry.retire_in(tx, disputed, actor,
-                                                                  f"rejected on re-review: {reason}"))
-            workitems.generated_candidate_decided(ctx, tx, decided, "reject", actor, reason)
-        else:  # escalate
-            item = workitems.escalated(ctx, tx, decided, actor, reason)
-            if item is not None:
-                result["work_item"] = public_row(item)
-        tx.after_commit(lambda: notify_of(ctx, decided, action))
-        return result
+        return {"candidate": public_row(decided.row), **{k: public_row(v) for k, v in decided.outcome.items()}}
 
     return mutate(ctx, actor, f"candidates.{action}",
                   {"id": parse_id(candidate_id, "candidate"), "text": text, "reason": reason,
@@ -177,21 +130,17 @@ def release(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: 
     """Give a claimed candidate back: PENDING again, at the head of its queue."""
     def work(tx):
         row = engine.lock(tx, CANDIDATE, candidate_id)
-        released = _release_row(ctx, tx, row, actor, expected_version, idempotency_key)
-        return public_row(released)
+        return public_row(_release_row(tx, row, actor, expected_version, idempotency_key))
 
     return mutate(ctx, actor, "candidates.release",
                   {"id": parse_id(candidate_id, "candidate"), "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
 
 
-def _release_row(ctx: Context, tx: Tx, row: dict, actor: Actor, expected_version=None, idempotency_key=None) -> dict:
-    released = engine.apply(tx, CANDIDATE, row, "release", actor, expected_version=expected_version,
-                            changes={"claimed_by": None, "lease_expires_at": None, "queue_rank": head_rank()},
-                            idempotency_key=idempotency_key)
-    tx.after_commit(lambda: (queue_index.queue(ctx).push_head(released["horn_type"], released["id"]),
-                             notify_of(ctx, released, "release")))
-    return released
+def _release_row(tx: Tx, row: dict, actor: Actor, expected_version=None, idempotency_key=None) -> dict:
+    return engine.apply(tx, CANDIDATE, row, "release", actor, expected_version=expected_version,
+                        changes={"claimed_by": None, "lease_expires_at": None, "queue_rank": head_rank()},
+                        idempotency_key=idempotency_key).row
 
 
 def release_expired(ctx: Context) -> list[int]:
@@ -201,24 +150,41 @@ def release_expired(ctx: Context) -> list[int]:
         rows = tx.all("SELECT * FROM candidates WHERE state = 'IN_REVIEW' AND lease_expires_at < now() "
                       "ORDER BY lease_expires_at FOR UPDATE SKIP LOCKED LIMIT 500")
         for row in rows:
-            _release_row(ctx, tx, row, SYSTEM)
+            _release_row(tx, row, SYSTEM)
             released.append(row["id"])
     return released
 
 
-def requeue(ctx: Context, tx: Tx, row: dict, *, head: bool) -> None:
-    """After commit, push a candidate that (re-)entered a queued state."""
-    q = queue_index.queue(ctx)
-    push = q.push_head if head else q.push_tail
-    tx.after_commit(lambda: push(row["horn_type"], row["id"]))
+# ----------------------------------------------------------------------------- reactions (core/reactions.py)
+
+def record_decision(tx: Tx, event: Event) -> None:
+    """Every decision leaves its validation record: who decided what, from which state, why."""
+    engine.record(tx, "validation_record", "validation_records", {
+        "candidate_id": event.aggregate_id, "action": event.action, "actor": event.actor.name,
+        "from_state": event.from_state, "to_state": event.to_state,
+        "revised_text": event.fields.get("revised_text") if event.action == "revise" else None,
+        "reason": event.fields.get("reason")}, event.actor, event_type=f"validation_{event.action}")
 
 
-def notice_of(row: dict, action: str) -> str:
-    return notice("candidate", action=action, id=row["id"], horn_type=row["horn_type"], state=row["state"],
-                  actor=row.get("claimed_by"))
+def send_for_re_review(tx: Tx, event: Event) -> None:
+    """An answer is disputed: its candidate goes DISPUTED, to the head of its queue for re-review."""
+    candidate = engine.lock(tx, CANDIDATE, event.row["candidate_id"])
+    engine.apply(tx, CANDIDATE, candidate, "dispute", event.actor, fields={"reason": event.fields.get("reason")},
+                 changes={"queue_rank": head_rank()})
 
 
-def notify_of(ctx: Context, row: dict, action: str) -> None:
-    ctx.notify("candidate", action=action, id=row["id"], horn_type=row["horn_type"], state=row["state"],
-               actor=row.get("claimed_by"))
+def retire_with_answer(tx: Tx, event: Event) -> None:
+    """A disputed answer is retired: its candidate, waiting for re-review, retires with it (an
+    approved answer's candidate keeps its state: the candidate machine has no such move)."""
+    candidate = engine.lock(tx, CANDIDATE, event.row["candidate_id"])
+    if candidate["state"] == "DISPUTED":
+        engine.apply(tx, CANDIDATE, candidate, "retire", event.actor, fields={"reason": event.fields.get("reason")})
 
+
+def close_escalated_origin(tx: Tx, event: Event) -> None:
+    """A work item closed: the escalated candidate it was opened for is closed with it."""
+    if event.row.get("candidate_id") is None:
+        return
+    origin = engine.lock(tx, CANDIDATE, event.row["candidate_id"])
+    if origin["state"] == "ESCALATED":
+        engine.apply(tx, CANDIDATE, origin, "close", SYSTEM)

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from .. import engine
 from ..adapters.postgres import Tx, public_row
 from ..adapters.redis_queues import IndexLost, ValidationQueue
-from ..context import CHANNEL, Context
 from ..domain import Actor, parse_horn_type
 from ..errors import Forbidden, NotFound
 from ..events import now
 from ..machines.candidate import CANDIDATE
-from . import candidates, mutate, parse_id, queue_index
+from . import candidates, queue_index
+from .common import mutate, parse_id
 from .queue_index import IN_FLIGHT_GRACE, QUEUED, reconcile, reconcile_if_lost
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 
 def _claim_changes(ctx: Context, actor: Actor) -> dict:
@@ -46,8 +50,11 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
     q = queue_index.queue(ctx)
 
     def attempt(tx, row):
-        return engine.apply_if_unchanged(tx, CANDIDATE, row, _claim_action(row), actor,
-                                         changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key)
+        # Written, the move's reaction settles the in-flight id and tells the workstations, after
+        # the commit and in one Redis step (`settle_claim`).
+        moved = engine.apply_if_unchanged(tx, CANDIDATE, row, _claim_action(row), actor,
+                                          changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key)
+        return moved.row if moved is not None else None
 
     def work(tx):
         refill = False
@@ -84,7 +91,6 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
                 # our write: whoever moved it owns it now (a release pushes it again). Drop it.
                 q.done(horn, candidate_id)
                 continue
-            tx.after_commit(lambda: q.done(horn, candidate_id, publish=(CHANNEL, candidates.notice_of(claimed, "claim"))))
             return public_row(claimed)
 
     def run():
@@ -163,8 +169,9 @@ def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: in
     def work(tx):
         row = engine.lock(tx, CANDIDATE, candidate_id)
         claimed = engine.apply(tx, CANDIDATE, row, _claim_action(row), actor, expected_version=expected_version,
-                               changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key)
-        tx.after_commit(lambda: (queue_index.queue(ctx).remove(row["horn_type"], row["id"]), candidates.notify_of(ctx, claimed, "claim")))
+                               changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key).row
+        # Taken by id, not popped: out of its queue's list after the commit.
+        tx.after_commit(lambda: queue_index.queue(ctx).remove(row["horn_type"], row["id"]))
         return public_row(claimed)
 
     return mutate(ctx, actor, "candidates.claim",
@@ -174,6 +181,14 @@ def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: in
 
 
 # ----------------------------------------------------------------------------- the review loop
+
+def settle_claim(ctx: Context, event) -> None:
+    """After commit (reactions): the claimed id leaves the in-flight set and the workstations hear of
+    it, in one Redis step (a claim is the hottest path there is)."""
+    from .. import notices
+
+    queue_index.queue(ctx).done(event.row["horn_type"], event.aggregate_id, publish=(notices.CHANNEL, notices.of(event)))
+
 
 def next_for_review(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: str | None = None) -> dict | None:
     """Claim the oldest candidate of a queue and read it as a reviewer sees it; None when empty."""
@@ -200,7 +215,7 @@ def resume_or_claim(ctx: Context, actor: Actor, horn_type: str, *, idempotency_k
 def _then_next(ctx: Context, actor: Actor, horn_type: str, key: str | None, done: dict) -> dict:
     """After a decision (or a release): the next candidate of the same queue. Its failure is
     returned, not raised: the first step stands and must be reported as done."""
-    from ..context import service_error
+    from ..outage import service_error
     from ..errors import R2KError
 
     try:
@@ -210,9 +225,9 @@ def _then_next(ctx: Context, actor: Actor, horn_type: str, key: str | None, done
         return {**done, "next": None, "error": exc.as_dict()}
     except Exception as exc:  # whatever it was, the first step is made and must be said so
         translated = service_error(exc, ctx)
-        if translated is None:
-            raise
-        return {**done, "next": None, "error": translated.as_dict()}
+        error = translated.as_dict() if translated is not None else {
+            "error": "InternalError", "status": 500, "message": f"{type(exc).__name__}: {exc}"}
+        return {**done, "next": None, "error": error}
 
 
 def decide_and_next(ctx: Context, actor: Actor, candidate_id, action: str, *, idempotency_key: str | None = None,

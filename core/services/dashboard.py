@@ -1,8 +1,12 @@
 """The dashboard's live counts: one round trip of grouped counts, plus the services' health."""
 from __future__ import annotations
 
-from ..context import Context
+from typing import TYPE_CHECKING
+
 from ..domain import HORN_TYPES
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 
 def counts(ctx: Context) -> dict:

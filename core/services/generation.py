@@ -1,5 +1,7 @@
-"""The generation pipeline (DESIGN §8): retrieve sources, call the LLM behind the shared circuit
-breaker, store a GeneratedCandidate, classify it and put it PENDING in its Horn queue.
+"""The generation pipeline: retrieve sources, call the LLM behind the shared circuit breaker (or the
+built-in extractive generator), store a GeneratedCandidate, classify it and put it PENDING in its
+Horn queue. What follows each move (the candidate's queue push, a grey entry for `no_content`, live
+notices) is in the reactions table (core/reactions.py).
 
 `generate_answer` is idempotent: the work item's state and the (work item, attempt) unique key
 decide what a retried or duplicated job redoes, so a job retried after a crash never makes a
@@ -8,17 +10,21 @@ second GeneratedCandidate.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from .. import engine, limits
 from ..adapters.breaker import CircuitBreaker
-from ..adapters.llm import ChatClient, Generation, LLMError, build_prompt, extractive
-from ..adapters.postgres import Tx
+from ..adapters.llm import ChatClient, Generation, LLMError, build_prompt
 from ..classify import classify
-from ..context import Context
 from ..domain import SYSTEM
 from ..events import now
 from ..machines.work_item import CIRCUIT_OPEN, NO_CONTENT, WORK_ITEM
 from . import candidates, workitems
+from .extractive import extractive
+from .retrieval import retrieve
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 # A GENERATING item untouched this long lost its worker. RQ re-runs a dead worker's job within about
 # half a minute (workers/main.py, HEARTBEAT_TTL); the sweep catches the rest (a lost Redis) after a
@@ -35,37 +41,6 @@ def breaker_status(ctx: Context) -> dict:
     status = breaker(ctx).status()
     status["url"] = ctx.settings.llm_url or "built-in extractive generator"
     return status
-
-
-# ----------------------------------------------------------------------------- retrieval
-
-def retrieve(ctx: Context, question: str, k: int | None = None) -> list[dict]:
-    """The best-ranked passages of source documents and approved answers for `question`."""
-    k = k or ctx.settings.retrieval_top_k
-    with ctx.db.read() as tx:
-        return retrieve_in(tx, question, k)
-
-
-def retrieve_in(tx: Tx, question: str, k: int) -> list[dict]:
-    # Any of the question's stemmed terms may match (a question rarely repeats a passage's every
-    # word), but a source must share at least two of them to count as grounding, not a stray word.
-    lexemes = tx.scalar("SELECT array_agg(DISTINCT lexeme) FROM unnest(to_tsvector('english', %s))", (question,))
-    if not lexemes:
-        return []
-    query = " | ".join("'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes)
-    rows = tx.all(
-        "WITH q AS (SELECT to_tsquery('simple', %(q)s) AS q) "
-        "(SELECT 'passage' AS kind, p.id, d.id AS document_id, d.title, p.text, p.span_start, p.span_end, "
-        "        ts_rank_cd(p.search, q.q) AS rank, "
-        "        (SELECT count(*) FROM unnest(p.search) t WHERE t.lexeme = ANY(%(lexemes)s)) AS matched "
-        "   FROM source_passages p JOIN source_documents d ON d.id = p.document_id, q "
-        "  WHERE p.search @@ q.q ORDER BY rank DESC LIMIT %(wide)s) "
-        "UNION ALL "
-        "(SELECT 'answer', a.id, NULL, 'Registry answer ' || a.id, a.text, NULL, NULL, ts_rank_cd(a.search, q.q), "
-        "        (SELECT count(*) FROM unnest(a.search) t WHERE t.lexeme = ANY(%(lexemes)s)) "
-        "   FROM approved_answers a, q WHERE a.search @@ q.q AND a.status = 'APPROVED' ORDER BY 8 DESC LIMIT %(wide)s) "
-        "ORDER BY matched DESC, rank DESC", {"q": query, "lexemes": lexemes, "wide": k * 4})
-    return [{**r, "rank": float(r["rank"])} for r in rows if r["matched"] >= 2][:k]
 
 
 # ----------------------------------------------------------------------------- the task
@@ -96,8 +71,8 @@ def _generate(ctx: Context, work_item_id: int, llm: ChatClient | None) -> dict:
     with ctx.db.begin() as tx:
         item = engine.lock(tx, WORK_ITEM, work_item_id)
         if item["state"] == "NEW":
-            item = engine.apply(tx, WORK_ITEM, item, "generate", SYSTEM, changes={"attempts": item["attempts"] + 1})
-            tx.after_commit(lambda: ctx.notify("work_item", action="generate", id=item["id"], state="GENERATING"))
+            item = engine.apply(tx, WORK_ITEM, item, "generate", SYSTEM,
+                                changes={"attempts": item["attempts"] + 1}).row
         elif item["state"] != "GENERATING":
             return {"work_item": item["id"], "outcome": "nothing to do", "state": item["state"]}
     attempt = item["attempts"]
@@ -146,16 +121,9 @@ def _escalate(ctx: Context, item: dict, reason: str, *, sources: int) -> dict:
         current = engine.lock(tx, WORK_ITEM, item["id"])
         if current["state"] != "GENERATING" or current["attempts"] != item["attempts"]:
             return {"work_item": item["id"], "outcome": "superseded by another run", "state": current["state"]}
-        moved = engine.apply(tx, WORK_ITEM, current, "escalate", SYSTEM, fields={"reason": reason},
-                             changes={"reason": reason, "source_count": sources})
-        if reason == NO_CONTENT:
-            from . import grey
-
-            grey.create_entry(ctx, tx, SYSTEM, subject=limits.clip(current["question"], limits.GREY_SUBJECT),
-                              detail=f"Work item {current['id']} found {sources} source(s); at least 2 are needed.",
-                              origin="no_content", work_item_id=current["id"])
-        tx.after_commit(lambda: ctx.notify("work_item", action="escalate", id=moved["id"], state=moved["state"],
-                                           reason=reason))
+        # A `no_content` escalation opens a grey entry for the question (reactions).
+        engine.apply(tx, WORK_ITEM, current, "escalate", SYSTEM, fields={"reason": reason},
+                     changes={"reason": reason, "source_count": sources})
     return {"work_item": item["id"], "outcome": "escalated", "reason": reason, "state": "ESCALATED"}
 
 
@@ -178,17 +146,17 @@ def _store(ctx: Context, item: dict, attempt: int, prompt: str, sources: list[di
                 "work_item_id": item["id"], "attempt": attempt, "state": "PENDING_VALIDATION",
                 "text": generation.text, "horn_type": horn, "prompt": prompt, "sources": [
                     {k: v for k, v in s.items() if k != "text"} | {"text": s["text"][:2000]} for s in sources],
-                "model": generation.model}, SYSTEM, event_type="generated")
-        current = engine.apply(tx, WORK_ITEM, current, "generated", SYSTEM, changes={"source_count": len(sources)})
-        current = engine.apply(tx, WORK_ITEM, current, "classify", SYSTEM)
+                "model": generation.model}, SYSTEM, event_type="generated").row
+        current = engine.apply(tx, WORK_ITEM, current, "generated", SYSTEM,
+                               changes={"source_count": len(sources)}).row
+        current = engine.apply(tx, WORK_ITEM, current, "classify", SYSTEM).row
+        # PENDING in its Horn queue: pushed after the commit (reactions).
         candidate = candidates.create_candidate(tx, SYSTEM, item["question"], generation.text, horn, refs,
                                                 origin="generated", work_item_id=item["id"])
         engine.update(tx, "generated_candidate", "generated_candidates", stored["id"],
                       {"candidate_id": candidate["id"], "state": "READY_FOR_REVIEW"}, SYSTEM,
                       event_type="classified")
-        current = engine.apply(tx, WORK_ITEM, current, "ready", SYSTEM, changes={"horn_type": horn})
-        tx.after_commit(lambda: (candidates.enqueue_created(ctx, [candidate]),
-                                 ctx.notify("work_item", action="ready", id=item["id"], state=current["state"])))
+        engine.apply(tx, WORK_ITEM, current, "ready", SYSTEM, changes={"horn_type": horn})
     return {"work_item": item["id"], "outcome": "generated", "candidate": candidate["id"], "horn_type": horn,
             "model": generation.model, "sources": len(sources)}
 

@@ -1,4 +1,4 @@
-"""Mirror the registry into the graph (DESIGN §9) and find contradictions there.
+"""Mirror the registry into the graph and find contradictions there.
 
 The graph is a projection of PostgreSQL: ids, status, Horn type, subject names and short titles,
 never full texts; every statement is a small auto-commit MERGE, so a rerun is harmless.
@@ -6,12 +6,15 @@ never full texts; every statement is a small auto-commit MERGE, so a rerun is ha
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .. import engine
-from ..context import Context
 from ..domain import SYSTEM
 from ..extract import QUESTION_FOR
 from . import jobs
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 _TEMPLATES = [re.compile("^" + re.escape(t).replace(re.escape("{topic}"), "(?P<topic>.+)") + "$", re.I)
               for t in QUESTION_FOR.values()]
@@ -28,6 +31,11 @@ def subject_of(question: str) -> str:
 
 def enqueue_sync(ctx: Context, answer_id: int) -> None:
     jobs.enqueue(ctx, "graph", "sync_graph_task", answer_id)
+
+
+def sync_later(ctx: Context, event) -> None:
+    """After commit: mirror the answer a registry move changed into the graph (RQ)."""
+    enqueue_sync(ctx, event.aggregate_id)
 
 
 def sync_answer(ctx: Context, answer_id: int) -> dict:
@@ -95,8 +103,6 @@ def detect_contradictions(ctx: Context, answer_id: int) -> dict:
                 continue
             flag = engine.record(tx, "conflict_flag", "conflict_flags", {
                 "answer_id": low, "other_answer_id": high, "subject": row["subject"], "detail": why,
-                "status": "OPEN"}, SYSTEM, event_type="conflict_detected")
+                "status": "OPEN"}, SYSTEM, event_type="conflict_detected").row
             flagged.append(flag["id"])
-    if flagged:
-        ctx.notify("conflict", ids=flagged)
     return {"answer": answer_id, "flags": flagged}

@@ -1,7 +1,7 @@
-"""The grey queue of unknowns (DESIGN §5.5, seed 003): triage by specialists, automation on RQ.
+"""The grey queue of unknowns: triage by specialists, automation on RQ.
 
-Every transition goes through the engine (signed event) and also writes a line of the entry's
-own transition history (who, when, from, to, why), the table the seed's system never built.
+Every transition goes through the engine (signed event), and a reaction writes a line of the entry's
+own transition history (who, when, from, to, why), the table the seed's system never had.
 Automation: a processing job retries retrieval for the entry's subject and resolves it once at
 least two sources exist (opening a work item so an answer gets generated); otherwise it retries
 with exponential backoff until `max_attempts`, then fails. A sweep expires entries past their TTL
@@ -10,15 +10,21 @@ and picks up due retries and entries a dead worker left in Processing.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from .. import engine, limits
 from ..adapters.postgres import Tx, public_row
-from ..context import Context
 from ..domain import SYSTEM, Actor
+from ..engine import Event
 from ..errors import InvalidInput
 from ..events import now
 from ..machines.grey import GREY
-from . import fetch, jobs, mutate, parse_id
+from ..machines.work_item import NO_CONTENT
+from . import jobs
+from .common import fetch, mutate, parse_id
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 DEFAULT_TTL = 7 * 24 * 3600
 DEFAULT_MAX_ATTEMPTS = 5
@@ -51,14 +57,7 @@ def enqueue_processing(ctx: Context, entry_id: int) -> None:
     jobs.enqueue(ctx, "generation", "process_grey_task", entry_id, job_id=processing_job_id(entry_id))
 
 
-def _history(tx: Tx, actor: Actor, entry: dict, action: str, before: str | None, after: str,
-             reason: str | None) -> None:
-    engine.record(tx, "grey_transition", "grey_transitions", {
-        "entry_id": entry["id"], "action": action, "from_state": before, "to_state": after,
-        "actor": actor.name, "reason": reason}, actor, event_type=f"grey_{action}")
-
-
-def create_entry(ctx: Context, tx: Tx, actor: Actor, *, subject: str, detail: str = "", origin: str = "manual",
+def create_entry(tx: Tx, actor: Actor, *, subject: str, detail: str = "", origin: str = "manual",
                  ttl_seconds: int | None = None, max_attempts: int | None = None,
                  work_item_id: int | None = None, idempotency_key: str | None = None) -> dict:
     ttl = DEFAULT_TTL if ttl_seconds is None else limits.number(ttl_seconds, "--ttl", limits.TTL_SECONDS, "seconds")
@@ -67,18 +66,10 @@ def create_entry(ctx: Context, tx: Tx, actor: Actor, *, subject: str, detail: st
     if not (limits.text(subject, "a grey subject", limits.GREY_SUBJECT) or "").strip():
         raise InvalidInput("a grey entry needs a subject (--subject)")
     limits.text(detail, "a grey detail", limits.GREY_DETAIL)
-    entry = engine.create(tx, GREY, actor, {
+    return engine.create(tx, GREY, actor, {
         "subject": subject.strip(), "detail": (detail or "").strip(), "origin": origin, "ttl_seconds": ttl,
         "expires_at": now() + timedelta(seconds=ttl), "max_attempts": attempts, "work_item_id": work_item_id,
-        "created_by": actor.name}, action="add", idempotency_key=idempotency_key)
-    _history(tx, actor, entry, "add", None, entry["state"], None)
-    tx.after_commit(lambda: _after_create(ctx, entry))
-    return entry
-
-
-def _after_create(ctx: Context, entry: dict) -> None:
-    enqueue_processing(ctx, entry["id"])
-    ctx.notify("grey", action="add", id=entry["id"], state=entry["state"], subject=entry["subject"])
+        "created_by": actor.name}, action="add", idempotency_key=idempotency_key).row
 
 
 def add(ctx: Context, actor: Actor, subject: str, detail: str = "", *, ttl_seconds: int | None = None,
@@ -86,7 +77,7 @@ def add(ctx: Context, actor: Actor, subject: str, detail: str = "", *, ttl_secon
     """A grey entry by hand (`grey add`)."""
     return mutate(ctx, actor, "grey.add", {"subject": subject, "detail": detail, "ttl": ttl_seconds,
                                            "max_attempts": max_attempts},
-                  lambda tx: public_row(create_entry(ctx, tx, actor, subject=subject, detail=detail, origin="manual",
+                  lambda tx: public_row(create_entry(tx, actor, subject=subject, detail=detail, origin="manual",
                                                      ttl_seconds=ttl_seconds, max_attempts=max_attempts,
                                                      idempotency_key=idempotency_key)),
                   idempotency_key=idempotency_key)
@@ -124,17 +115,11 @@ def transition(ctx: Context, actor: Actor, entry_id, action: str, *, expected_ve
 
     def work(tx):
         entry = engine.lock(tx, GREY, parse_id(entry_id, "grey entry"))
-        m = engine.plan(GREY, entry, action, actor, fields, expected_version)
+        engine.plan(GREY, entry, action, actor, fields, expected_version)
         if action == "assign":
             _known_user(tx, fields["assignee"])
-        moved = engine.apply(tx, GREY, entry, action, actor, fields=fields, changes=_WRITES[action](fields),
-                             idempotency_key=idempotency_key)
-        reason = fields.get("reason") or fields.get("resolution") or fields.get("notes")
-        _history(tx, actor, moved, action, entry["state"], m.to, reason)
-        tx.after_commit(lambda: _notify(ctx, moved, action, actor, reason))
-        if m.to == "Pending":
-            tx.after_commit(lambda: enqueue_processing(ctx, moved["id"]))
-        return public_row(moved)
+        return public_row(engine.apply(tx, GREY, entry, action, actor, fields=fields,
+                                       changes=_WRITES[action](fields), idempotency_key=idempotency_key).row)
 
     return mutate(ctx, actor, f"grey.{action}", {"id": parse_id(entry_id, "grey entry"), **fields, "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
@@ -145,16 +130,48 @@ def _known_user(tx: Tx, name: str) -> None:
         raise InvalidInput(f"assignee {name!r} is not a known user")
 
 
-def _notify(ctx: Context, entry: dict, action: str, actor: Actor, reason: str | None) -> None:
-    ctx.notify("grey", action=action, id=entry["id"], state=entry["state"], subject=entry["subject"],
-               assignee=entry["assignee"], actor=actor.name, reason=reason)
+# ----------------------------------------------------------------------------- reactions (core/reactions.py)
+
+def record_transition(tx: Tx, event: Event) -> None:
+    """Every move of an entry leaves a line of its transition history: who, when, from, to, why."""
+    fields = event.fields
+    reason = fields.get("reason") or fields.get("resolution") or fields.get("notes")
+    if event.action == "process":
+        reason = f"attempt {event.row['attempts']}"
+    engine.record(tx, "grey_transition", "grey_transitions", {
+        "entry_id": event.aggregate_id, "action": event.action, "from_state": event.from_state,
+        "to_state": event.to_state, "actor": event.actor.name, "reason": reason}, event.actor,
+        event_type=f"grey_{event.action}")
+
+
+def open_for_no_content(tx: Tx, event: Event) -> dict | None:
+    """A work item escalated `no_content` (fewer than two sources): its question becomes a grey
+    entry, so the automation keeps looking and a specialist can triage it."""
+    if event.fields.get("reason") != NO_CONTENT:
+        return None
+    item = event.row
+    entry = create_entry(tx, SYSTEM, subject=limits.clip(item["question"], limits.GREY_SUBJECT),
+                         detail=f"Work item {item['id']} found {item['source_count'] or 0} source(s); "
+                                f"at least 2 are needed.", origin="no_content", work_item_id=item["id"])
+    return {"grey_entry": entry}
+
+
+def retrigger_after_ingest(ctx: Context, event: Event) -> None:
+    """After commit: a document arrived, so the waiting entries it may answer are processed again."""
+    retrigger_for_document(ctx, event.aggregate_id)
+
+
+def processing_job(ctx: Context, event: Event) -> None:
+    """After commit: an entry (back) in Pending gets its processing job."""
+    if event.to_state == "Pending":
+        enqueue_processing(ctx, event.aggregate_id)
 
 
 # ----------------------------------------------------------------------------- automation
 
 def process(ctx: Context, entry_id: int, *, force: bool = False) -> dict:
     """The processing job: Pending/Retrying → Processing → Resolved, Retrying or Failed."""
-    from . import generation, workitems
+    from . import retrieval
 
     with ctx.db.begin() as tx:
         entry = engine.lock(tx, GREY, entry_id)
@@ -162,40 +179,36 @@ def process(ctx: Context, entry_id: int, *, force: bool = False) -> dict:
         due = entry["next_attempt_at"] is None or entry["next_attempt_at"] <= now()
         stale = state == "Processing" and entry["updated_at"] < now() - STALE_PROCESSING
         if state in ("Pending", "Retrying") and (due or force):
-            entry = engine.apply(tx, GREY, entry, "process", SYSTEM, changes={"attempts": entry["attempts"] + 1})
-            _history(tx, SYSTEM, entry, "process", state, "Processing", f"attempt {entry['attempts']}")
+            entry = engine.apply(tx, GREY, entry, "process", SYSTEM,
+                                 changes={"attempts": entry["attempts"] + 1}).row
         elif not stale:
             return {"entry": entry_id, "outcome": "nothing to do", "state": state}
     # Retrieve for exactly the question a resolution hands to generation, so an entry never
     # resolves on sources its work item would not find (which would escalate it straight back here).
     question = _as_question(entry["subject"])
-    sources = generation.retrieve(ctx, question)
+    sources = retrieval.retrieve(ctx, question)
     with ctx.db.begin() as tx:
         current = engine.lock(tx, GREY, entry_id)
         if current["state"] != "Processing":
             return {"entry": entry_id, "outcome": "moved meanwhile", "state": current["state"]}
         if len(sources) >= 2:
             resolution = f"{len(sources)} sources found; a work item generates the answer"
-            moved = engine.apply(tx, GREY, current, "resolve", SYSTEM, fields={"resolution": resolution},
-                                 changes={"resolution": resolution})
-            _history(tx, SYSTEM, moved, "resolve", "Processing", "Resolved", resolution)
-            item = workitems._new_item(ctx, tx, SYSTEM, question)
-            engine.update(tx, "grey_entry", "grey_entries", moved, {"work_item_id": item["id"]}, SYSTEM,
-                          event_type="grey_linked")
+            # The question goes with the move: a reaction opens the work item for it.
+            moved = engine.apply(tx, GREY, current, "resolve", SYSTEM,
+                                 fields={"resolution": resolution, "question": question},
+                                 changes={"resolution": resolution}).row
             outcome = "resolved"
         elif current["attempts"] >= current["max_attempts"]:
             why = f"{current['attempts']} attempts found {len(sources)} source(s)"
-            moved = engine.apply(tx, GREY, current, "fail", SYSTEM, fields={"reason": why}, changes={"reason": why})
-            _history(tx, SYSTEM, moved, "fail", "Processing", "Failed", why)
+            moved = engine.apply(tx, GREY, current, "fail", SYSTEM, fields={"reason": why},
+                                 changes={"reason": why}).row
             outcome = "failed"
         else:
             wait = backoff(current["attempts"])
             why = f"found {len(sources)} source(s); retry in {wait:.0f}s"
             moved = engine.apply(tx, GREY, current, "retry", SYSTEM, fields={"reason": why},
-                                 changes={"next_attempt_at": now() + timedelta(seconds=wait)})
-            _history(tx, SYSTEM, moved, "retry", "Processing", "Retrying", why)
+                                 changes={"next_attempt_at": now() + timedelta(seconds=wait)}).row
             outcome = "retrying"
-        tx.after_commit(lambda: _notify(ctx, moved, outcome, SYSTEM, None))
     return {"entry": entry_id, "outcome": outcome, "state": moved["state"], "sources": len(sources)}
 
 
@@ -211,8 +224,7 @@ def sweep(ctx: Context) -> dict:
         for entry in tx.all("SELECT * FROM grey_entries WHERE state IN ('Pending', 'Retrying') AND expires_at < %s "
                             "ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 500", (now(),)):
             why = f"TTL of {entry['ttl_seconds']}s ran out"
-            moved = engine.apply(tx, GREY, entry, "expire", SYSTEM, fields={"reason": why}, changes={"reason": why})
-            _history(tx, SYSTEM, moved, "expire", entry["state"], "Expired", why)
+            engine.apply(tx, GREY, entry, "expire", SYSTEM, fields={"reason": why}, changes={"reason": why})
             expired.append(entry["id"])
     with ctx.db.read() as tx:
         due = [r["id"] for r in tx.all(
@@ -224,8 +236,6 @@ def sweep(ctx: Context) -> dict:
     due = [entry_id for entry_id in due if not job_waiting(ctx, entry_id)]
     for entry_id in due:
         enqueue_processing(ctx, entry_id)
-    if expired:
-        ctx.notify("grey", action="expire", ids=expired)
     return {"expired": expired, "requeued": due}
 
 

@@ -12,16 +12,18 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import psycopg
 
 from .. import engine, limits
-from ..context import Context
 from ..domain import HORN_TYPES, Actor
 from ..errors import InvalidInput
 from ..extract import MEDIA_TYPES, Extracted, ExtractError, extract
 from . import candidates, grey
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 
 @dataclass
@@ -128,7 +130,7 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
             return
         document = engine.record(tx, "source_document", "source_documents", {
             "path": str(path), "title": doc.title[:300], "media_type": doc.media_type, "content": doc.content,
-            "content_hash": content_hash, "created_by": actor.name}, actor, event_type="ingested")
+            "content_hash": content_hash, "created_by": actor.name}, actor, event_type="ingested").row
         for ordinal, (start, end, text) in enumerate(doc.passages):
             tx.execute("INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text) "
                        "VALUES (%s, %s, %s, %s, %s)", (document["id"], ordinal, start, end, text))
@@ -141,12 +143,9 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
             subject = limits.clip(f"{doc.title}: {fragment.topic}", limits.GREY_SUBJECT)
             detail = limits.clip(f"Passage in {path.name} could not become a candidate: \u201c{fragment.text}\u201d",
                                  limits.GREY_DETAIL)
-            grey.create_entry(ctx, tx, actor, subject=subject, detail=detail, origin="ingest")
-        tx.after_commit(lambda: candidates.enqueue_created(ctx, created))
+            grey.create_entry(tx, actor, subject=subject, detail=detail, origin="ingest")
     summary.documents += 1
     summary.document_ids.append(document["id"])
     summary.fragments += len(doc.fragments)
     for row in created:
         summary.candidates[row["horn_type"]] += 1
-    ctx.notify("ingest", document_id=document["id"], candidates=len(created))
-    grey.retrigger_for_document(ctx, document["id"])

@@ -1,8 +1,12 @@
 """Enqueue RQ work from services, after commit."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..adapters import jobs as rq_jobs
-from ..context import Context
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 
 def enqueue(ctx: Context, kind: str, task: str, *args, job_id: str | None = None):

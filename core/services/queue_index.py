@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from ..adapters.redis_queues import EPOCH_KEY, ValidationQueue
-from ..context import Context
 from ..domain import HORN_TYPES
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 
 QUEUED = ("PENDING", "DISPUTED")  # the states that sit in a Horn queue
@@ -40,6 +43,16 @@ def reconcile(ctx: Context, horn_types: tuple[str, ...] | list[str] = HORN_TYPES
     ctx.redis.set(EPOCH_KEY, time.time())
     ctx.notify("queue", action="reconcile")
     return out
+
+
+def push_tail(ctx: Context, event) -> None:
+    """After commit (reactions): a candidate entered PENDING; it joins the tail of its queue."""
+    queue(ctx).push_tail(event.row["horn_type"], event.aggregate_id)
+
+
+def push_head(ctx: Context, event) -> None:
+    """After commit (reactions): a candidate went back (released, disputed); it goes to the head."""
+    queue(ctx).push_head(event.row["horn_type"], event.aggregate_id)
 
 
 REBUILD_SECONDS = 60  # the longest one rebuild may hold the others back (1,000,000 ids take about 2 s)

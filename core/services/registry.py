@@ -1,49 +1,76 @@
-"""The registry of approved answers (DESIGN §5.2): publish, search, chain, readout, supersede,
-dispute, retire. Nothing is ever deleted; a published answer's content never changes (a trigger
-in the schema refuses both); only its status moves, each move an event.
+"""The registry of approved answers: publish, search, chain, readout, supersede, dispute, retire.
+Nothing is ever deleted; a published answer's content never changes (a trigger in the schema
+refuses both); only its status moves, each move an event. What follows a move (the candidate's
+re-review, the graph mirror, live notices) is in the reactions table (core/reactions.py).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import engine, limits
 from ..adapters.postgres import Tx, public_row
-from ..context import Context
 from ..domain import SYSTEM, Actor
+from ..engine import Event
 from ..errors import InvalidInput
 from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
-from . import fetch, mutate
+from .common import fetch, mutate
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 STATUSES = ("APPROVED", "DISPUTED", "SUPERSEDED", "RETIRED")
 
 
-def publish(tx: Tx, candidate: dict, actor: Actor, text: str, *, supersedes: dict | None = None) -> dict:
-    """Publish a decided candidate's text as a new APPROVED answer (superseding `supersedes`)."""
-    if supersedes is not None:
-        engine.apply(tx, ANSWER, supersedes, "supersede", SYSTEM,
+def current_answer(tx: Tx, candidate_id: int) -> dict | None:
+    """The newest answer published from a candidate, whatever its status."""
+    return tx.one("SELECT * FROM approved_answers WHERE candidate_id = %s ORDER BY id DESC LIMIT 1",
+                  (candidate_id,))
+
+
+def _disputed_answer_settled_by(tx: Tx, candidate: dict) -> dict | None:
+    """The DISPUTED answer a decision on `candidate` settles: its own (a re-review), or, for a
+    generated candidate, the one its work item was opened to replace."""
+    own = current_answer(tx, candidate["id"])
+    if own is not None and own["status"] == "DISPUTED":
+        return engine.lock(tx, ANSWER, own["id"])
+    if candidate.get("work_item_id") is None:
+        return None
+    return tx.one("SELECT a.* FROM work_items w JOIN approved_answers a ON a.candidate_id = w.candidate_id "
+                  "WHERE w.id = %s AND a.status = 'DISPUTED' ORDER BY a.id DESC LIMIT 1 FOR UPDATE OF a",
+                  (candidate["work_item_id"],))
+
+
+# ----------------------------------------------------------------------------- reactions (core/reactions.py)
+
+def publish_decided(tx: Tx, event: Event) -> dict:
+    """A candidate was approved or revised: its text (the revision, for revise) is published as a new
+    APPROVED answer, superseding the disputed answer the decision settles, if any."""
+    candidate = event.row
+    disputed = _disputed_answer_settled_by(tx, candidate)
+    if disputed is not None:
+        engine.apply(tx, ANSWER, disputed, "supersede", SYSTEM,
                      fields={"reason": f"a new version was published from candidate {candidate['id']}"})
-    return engine.create(tx, ANSWER, actor, {
-        "candidate_id": candidate["id"], "question": candidate["question"], "text": text,
+    answer = engine.create(tx, ANSWER, event.actor, {
+        "candidate_id": candidate["id"], "question": candidate["question"], "text": candidate["text"],
         "horn_type": candidate["horn_type"], "source_refs": candidate["source_refs"] or [],
-        "supersedes_id": supersedes["id"] if supersedes else None, "published_by": actor.name},
-        action="publish")
+        "supersedes_id": disputed["id"] if disputed else None, "published_by": event.actor.name},
+        action="publish").row
+    return {"answer": answer}
 
 
-def after_publish(ctx: Context, answer: dict) -> None:
-    """Mirror a newly published answer into the graph (RQ), and tell open workstations."""
-    ctx.notify("answer", action="publish", id=answer["id"], status=answer["status"])
-    from . import graph_sync
-
-    graph_sync.enqueue_sync(ctx, answer["id"])
-
-
-def retire_in(tx: Tx, answer: dict, actor: Actor, reason: str, **kw) -> dict:
-    return engine.apply(tx, ANSWER, answer, "retire", actor, fields={"reason": reason}, changes={"reason": reason},
-                        **kw)
+def retire_rejected(tx: Tx, event: Event) -> dict | None:
+    """A candidate was rejected on re-review: the disputed answer it was reviewed for is retired."""
+    own = current_answer(tx, event.aggregate_id)
+    if own is None or own["status"] != "DISPUTED":
+        return None
+    reason = f"rejected on re-review: {event.fields.get('reason')}"
+    retired = engine.apply(tx, ANSWER, engine.lock(tx, ANSWER, own["id"]), "retire", event.actor,
+                           fields={"reason": reason}, changes={"reason": reason}).row
+    return {"retired": retired}
 
 
-def _lock_answer(tx: Tx, answer_id) -> dict:
-    return engine.lock(tx, ANSWER, answer_id)
-
+# ----------------------------------------------------------------------------- commands
 
 def supersede(ctx: Context, actor: Actor, answer_id, text: str, reason: str, *,
               expected_version: int | None = None, idempotency_key: str | None = None) -> dict:
@@ -53,22 +80,22 @@ def supersede(ctx: Context, actor: Actor, answer_id, text: str, reason: str, *,
     limits.text(reason, "a reason", limits.REASON)
 
     def work(tx):
-        old = _lock_answer(tx, answer_id)
+        old = engine.lock(tx, ANSWER, answer_id)
         engine.apply(tx, ANSWER, old, "supersede", actor, fields={"reason": reason}, changes={"reason": reason},
                      expected_version=expected_version, idempotency_key=idempotency_key)
         old_candidate = engine.lock(tx, CANDIDATE, old["candidate_id"])
         if old_candidate["state"] in ("APPROVED", "REVISED", "DISPUTED"):
             engine.apply(tx, CANDIDATE, old_candidate, "supersede", SYSTEM, fields={"reason": reason})
+        # The new version has a candidate of its own (APPROVED), so it can be disputed and re-reviewed.
         candidate = engine.create(tx, CANDIDATE, SYSTEM, {
             "question": old["question"], "text": text.strip(), "horn_type": old["horn_type"],
             "source_refs": old["source_refs"], "origin": "version", "created_by": actor.name,
             "document_id": old_candidate["document_id"], "work_item_id": None}, action="record_version",
-            fields={"supersedes_answer": old["id"], "reason": reason})
+            fields={"supersedes_answer": old["id"], "reason": reason}).row
         new = engine.create(tx, ANSWER, actor, {
             "candidate_id": candidate["id"], "question": old["question"], "text": text.strip(),
             "horn_type": old["horn_type"], "source_refs": old["source_refs"], "supersedes_id": old["id"],
-            "published_by": actor.name, "reason": reason}, action="publish", fields={"reason": reason})
-        tx.after_commit(lambda: after_publish(ctx, new))
+            "published_by": actor.name, "reason": reason}, action="publish", fields={"reason": reason}).row
         return public_row(new)
 
     return mutate(ctx, actor, "registry.supersede", {"id": str(answer_id), "text": text, "reason": reason,
@@ -78,23 +105,14 @@ def supersede(ctx: Context, actor: Actor, answer_id, text: str, reason: str, *,
 
 def dispute(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_version: int | None = None,
             idempotency_key: str | None = None) -> dict:
-    """Mark an answer DISPUTED; its candidate goes to the head of its queue for re-review (§5.1)."""
-    from . import candidates
-
+    """Mark an answer DISPUTED; its candidate goes to the head of its queue for re-review (reactions)."""
     limits.text(reason, "a reason", limits.REASON)
 
     def work(tx):
-        answer = _lock_answer(tx, answer_id)
-        disputed = engine.apply(tx, ANSWER, answer, "dispute", actor, fields={"reason": reason},
-                                changes={"reason": reason}, expected_version=expected_version,
-                                idempotency_key=idempotency_key)
-        candidate = engine.lock(tx, CANDIDATE, answer["candidate_id"])
-        engine.apply(tx, CANDIDATE, candidate, "dispute", actor, fields={"reason": reason},
-                     changes={"queue_rank": candidates.head_rank()})
-        candidates.requeue(ctx, tx, candidate, head=True)
-        tx.after_commit(lambda: ctx.notify("answer", action="dispute", id=disputed["id"], status="DISPUTED",
-                                           horn_type=disputed["horn_type"]))
-        return public_row(disputed)
+        answer = engine.lock(tx, ANSWER, answer_id)
+        return public_row(engine.apply(tx, ANSWER, answer, "dispute", actor, fields={"reason": reason},
+                                       changes={"reason": reason}, expected_version=expected_version,
+                                       idempotency_key=idempotency_key).row)
 
     return mutate(ctx, actor, "registry.dispute", {"id": str(answer_id), "reason": reason,
                                                    "expected_version": expected_version},
@@ -104,29 +122,18 @@ def dispute(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_vers
 def retire(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_version: int | None = None,
            idempotency_key: str | None = None) -> dict:
     """Retire an answer: out of all search and readout, kept for audit. A disputed answer's
-    candidate retires with it; an approved one's candidate keeps its state (§5.1 has no such move)."""
+    candidate retires with it (reactions)."""
     limits.text(reason, "a reason", limits.REASON)
 
     def work(tx):
-        answer = _lock_answer(tx, answer_id)
-        retired = retire_in(tx, answer, actor, reason, expected_version=expected_version,
-                            idempotency_key=idempotency_key)
-        candidate = engine.lock(tx, CANDIDATE, answer["candidate_id"])
-        if candidate["state"] == "DISPUTED":
-            engine.apply(tx, CANDIDATE, candidate, "retire", actor, fields={"reason": reason})
-        tx.after_commit(lambda: (ctx.notify("answer", action="retire", id=retired["id"], status="RETIRED"),
-                                 _sync(ctx, retired["id"])))
-        return public_row(retired)
+        answer = engine.lock(tx, ANSWER, answer_id)
+        return public_row(engine.apply(tx, ANSWER, answer, "retire", actor, fields={"reason": reason},
+                                       changes={"reason": reason}, expected_version=expected_version,
+                                       idempotency_key=idempotency_key).row)
 
     return mutate(ctx, actor, "registry.retire", {"id": str(answer_id), "reason": reason,
                                                   "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
-
-
-def _sync(ctx: Context, answer_id: int) -> None:
-    from . import graph_sync
-
-    graph_sync.enqueue_sync(ctx, answer_id)
 
 
 # ----------------------------------------------------------------------------- read

@@ -1,4 +1,4 @@
-"""The sweep (DESIGN §7): expired claim leases, ids stuck in flight, queues that miss ids, grey TTLs
+"""The sweep: expired claim leases, ids stuck in flight, queues that miss ids, grey TTLs
 and retries, work items a dead worker left GENERATING.
 
 Workers run it on a schedule (an RQ CronScheduler, `workers/main.py`). With no worker running, as
@@ -8,10 +8,13 @@ still come back: at most once per interval across all the workstations open.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .. import audit
 from ..adapters import jobs
-from ..context import Context
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 SWEEP_LOCK = "raw_to_knowledge:sweep_lock"              # one sweep at a time, whoever runs it
 UNATTENDED_KEY = "raw_to_knowledge:sweep_unattended"    # the last workstation sweep, for an interval

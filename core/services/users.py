@@ -1,15 +1,18 @@
-"""Users and their authority (DESIGN §4). `users` commands are local administration."""
+"""Users and their authority. `users` commands are local administration."""
 from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from .. import engine
 from ..adapters.postgres import public_row
-from ..context import Context
 from ..domain import HORN_TYPES, ROLES, SYSTEM, Actor, parse_horn_type
 from ..errors import Conflict, Forbidden, InvalidInput
-from . import mutate
+from .common import mutate
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
@@ -34,7 +37,7 @@ def add(ctx: Context, name: str, role: str, horn_types: list[str] | None = None,
         if tx.one("SELECT 1 FROM users WHERE name = %s", (name,)):
             raise Conflict(f"user {name} already exists")
         return public_row(engine.record(tx, "user", "users", {"name": name, "role": role, "horn_types": horns},
-                                        by, event_type="user_added"))
+                                        by, event_type="user_added").row)
 
     return mutate(ctx, by, "users.add", {"name": name, "role": role, "horn_types": horns}, work,
                   idempotency_key=idempotency_key)

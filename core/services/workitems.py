@@ -1,17 +1,23 @@
-"""Work items (DESIGN §5.3): created by escalation or by hand, moved by generation and by the
-validator's decision on the generated candidate, reworked or closed by people.
+"""Work items: created by escalation or by hand, moved by generation and by the validator's decision
+on the generated candidate, reworked or closed by people. What follows their moves (the generation
+job, the escalated candidate closed with its item, live notices) is in the reactions table
+(core/reactions.py).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import engine, limits
 from ..adapters.postgres import Tx, public_row
-from ..context import Context
 from ..domain import SYSTEM, Actor, parse_horn_type
+from ..engine import Event
 from ..errors import Forbidden, InvalidInput
 from ..machines import WHO
-from ..machines.candidate import CANDIDATE
 from ..machines.work_item import WORK_ITEM
-from . import event_history, fetch, mutate, parse_id
+from .common import event_history, fetch, mutate, parse_id
+
+if TYPE_CHECKING:
+    from ..context import Context
 
 STATES = sorted(WORK_ITEM.states)
 
@@ -28,16 +34,12 @@ def enqueue_generation(ctx: Context, work_item_id: int) -> None:
                  job_id=generation_job_id(work_item_id))
 
 
-def _new_item(ctx: Context, tx: Tx, actor: Actor, question: str, *, candidate: dict | None = None,
-              horn_type: str | None = None, created_by: str | None = None,
-              idempotency_key: str | None = None) -> dict:
-    item = engine.create(tx, WORK_ITEM, actor, {
-        "question": question.strip(), "candidate_id": candidate["id"] if candidate else None,
-        "horn_type": horn_type, "created_by": created_by or actor.name}, action="create",
-        idempotency_key=idempotency_key)
-    tx.after_commit(lambda: (enqueue_generation(ctx, item["id"]),
-                             ctx.notify("work_item", action="create", id=item["id"], state=item["state"])))
-    return item
+def new_item(tx: Tx, actor: Actor, question: str, *, candidate_id: int | None = None, horn_type: str | None = None,
+             created_by: str | None = None, idempotency_key: str | None = None) -> dict:
+    """A NEW work item; its generation job is queued after the commit (reactions)."""
+    return engine.create(tx, WORK_ITEM, actor, {
+        "question": question.strip(), "candidate_id": candidate_id, "horn_type": horn_type,
+        "created_by": created_by or actor.name}, action="create", idempotency_key=idempotency_key).row
 
 
 def create(ctx: Context, actor: Actor, question: str, *, horn_type: str | None = None,
@@ -47,65 +49,9 @@ def create(ctx: Context, actor: Actor, question: str, *, horn_type: str | None =
         raise InvalidInput("a work item needs a question (--question)")
     horn = parse_horn_type(horn_type) if horn_type else None
     return mutate(ctx, actor, "workitems.create", {"question": question, "horn_type": horn},
-                  lambda tx: public_row(_new_item(ctx, tx, actor, question, horn_type=horn,
-                                                  idempotency_key=idempotency_key)),
+                  lambda tx: public_row(new_item(tx, actor, question, horn_type=horn,
+                                                 idempotency_key=idempotency_key)),
                   idempotency_key=idempotency_key)
-
-
-def escalated(ctx: Context, tx: Tx, candidate: dict, actor: Actor, reason: str) -> dict | None:
-    """A validator escalated `candidate`. A generated candidate escalates its own work item; any
-    other creates a new work item (NEW) for its question."""
-    if candidate["work_item_id"] is not None:
-        item = engine.lock(tx, WORK_ITEM, candidate["work_item_id"])
-        if item["state"] == "READY_FOR_REVIEW":
-            moved = engine.apply(tx, WORK_ITEM, item, "escalate", SYSTEM, fields={"reason": reason},
-                                 changes={"reason": reason})
-            _mark_generated(tx, item["id"], "ESCALATED")
-            tx.after_commit(lambda: ctx.notify("work_item", action="escalate", id=moved["id"], state=moved["state"]))
-            return moved
-    horn = candidate["horn_type"] if candidate["horn_type"] != "OPEN_ISSUE" else None
-    # The item follows from the validator's escalation (which the engine authorised and recorded as
-    # theirs), so the system opens it, in their name.
-    return _new_item(ctx, tx, SYSTEM, candidate["question"], candidate=candidate, horn_type=horn,
-                     created_by=actor.name)
-
-
-def origin_disputed_answer(tx: Tx, candidate: dict) -> dict | None:
-    """For a generated candidate: the DISPUTED answer its work item was opened to replace, if any."""
-    if candidate["work_item_id"] is None:
-        return None
-    return tx.one("SELECT a.* FROM work_items w JOIN approved_answers a ON a.candidate_id = w.candidate_id "
-                  "WHERE w.id = %s AND a.status = 'DISPUTED' ORDER BY a.id DESC LIMIT 1 FOR UPDATE OF a",
-                  (candidate["work_item_id"],))
-
-
-def generated_candidate_decided(ctx: Context, tx: Tx, candidate: dict, outcome: str, actor: Actor,
-                                reason: str | None) -> None:
-    """A validator approved/revised (`validate`) or rejected (`reject`) a generated candidate:
-    move its work item, and on success close the escalated candidate it answers."""
-    if candidate["work_item_id"] is None:
-        return
-    item = engine.lock(tx, WORK_ITEM, candidate["work_item_id"])
-    if item["state"] != "READY_FOR_REVIEW":
-        return  # the item was closed meanwhile; the decision on the candidate still stands
-    if outcome == "validate":
-        item = engine.apply(tx, WORK_ITEM, item, "validate", SYSTEM)
-        item = engine.apply(tx, WORK_ITEM, item, "close", SYSTEM)
-        _mark_generated(tx, item["id"], "VALIDATED")
-        _close_origin(tx, item)
-    else:
-        item = engine.apply(tx, WORK_ITEM, item, "reject", SYSTEM, fields={"reason": reason},
-                            changes={"reason": reason})
-        _mark_generated(tx, item["id"], "REJECTED")
-    tx.after_commit(lambda: ctx.notify("work_item", action=outcome, id=item["id"], state=item["state"]))
-
-
-def _close_origin(tx: Tx, item: dict) -> None:
-    if item["candidate_id"] is None:
-        return
-    origin = engine.lock(tx, CANDIDATE, item["candidate_id"])
-    if origin["state"] == "ESCALATED":
-        engine.apply(tx, CANDIDATE, origin, "close", SYSTEM)
 
 
 def _mark_generated(tx: Tx, work_item_id: int, state: str) -> None:
@@ -124,12 +70,9 @@ def rework(ctx: Context, actor: Actor, work_item_id, reason: str, *, expected_ve
     def work(tx):
         item = engine.lock(tx, WORK_ITEM, parse_id(work_item_id, "work item"))
         # A new attempt: its own GeneratedCandidate, the reason in its prompt.
-        item = engine.apply(tx, WORK_ITEM, item, "rework", actor, fields={"reason": reason},
-                            changes={"reason": reason, "attempts": item["attempts"] + 1},
-                            expected_version=expected_version, idempotency_key=idempotency_key)
-        tx.after_commit(lambda: (enqueue_generation(ctx, item["id"]),
-                                 ctx.notify("work_item", action="rework", id=item["id"], state=item["state"])))
-        return public_row(item)
+        return public_row(engine.apply(tx, WORK_ITEM, item, "rework", actor, fields={"reason": reason},
+                                       changes={"reason": reason, "attempts": item["attempts"] + 1},
+                                       expected_version=expected_version, idempotency_key=idempotency_key).row)
 
     return mutate(ctx, actor, "workitems.rework", {"id": parse_id(work_item_id, "work item"), "reason": reason,
                                                    "expected_version": expected_version},
@@ -141,16 +84,69 @@ def close(ctx: Context, actor: Actor, work_item_id, *, reason: str | None = None
     limits.text(reason, "a reason", limits.REASON)
 
     def work(tx):
-        item = engine.apply(tx, WORK_ITEM, parse_id(work_item_id, "work item"), "close", actor, fields={"reason": reason},
-                            changes={"reason": reason} if reason else None, expected_version=expected_version,
-                            idempotency_key=idempotency_key)
-        _close_origin(tx, item)
-        tx.after_commit(lambda: ctx.notify("work_item", action="close", id=item["id"], state=item["state"]))
-        return public_row(item)
+        return public_row(engine.apply(tx, WORK_ITEM, parse_id(work_item_id, "work item"), "close", actor,
+                                       fields={"reason": reason}, changes={"reason": reason} if reason else None,
+                                       expected_version=expected_version, idempotency_key=idempotency_key).row)
 
     return mutate(ctx, actor, "workitems.close", {"id": parse_id(work_item_id, "work item"), "reason": reason,
                                                   "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
+
+
+# ----------------------------------------------------------------------------- reactions (core/reactions.py)
+
+def open_for_escalation(tx: Tx, event: Event) -> dict:
+    """A validator escalated a candidate. A generated candidate escalates its own work item; any other
+    opens a new one (NEW) for its question, by the system in the validator's name (the escalation is
+    theirs, authorised and recorded by the engine)."""
+    candidate = event.row
+    if candidate["work_item_id"] is not None:
+        item = engine.lock(tx, WORK_ITEM, candidate["work_item_id"])
+        if item["state"] == "READY_FOR_REVIEW":
+            reason = event.fields.get("reason")
+            moved = engine.apply(tx, WORK_ITEM, item, "escalate", SYSTEM, fields={"reason": reason},
+                                 changes={"reason": reason}).row
+            _mark_generated(tx, item["id"], "ESCALATED")
+            return {"work_item": moved}
+    horn = candidate["horn_type"] if candidate["horn_type"] != "OPEN_ISSUE" else None
+    return {"work_item": new_item(tx, SYSTEM, candidate["question"], candidate_id=candidate["id"], horn_type=horn,
+                                  created_by=event.actor.name)}
+
+
+def settle_generated(tx: Tx, event: Event) -> None:
+    """A validator decided a generated candidate: approved or revised, its work item is validated and
+    closed (closing the escalated candidate it answers); rejected, it needs rework."""
+    candidate = event.row
+    if candidate["work_item_id"] is None:
+        return
+    item = engine.lock(tx, WORK_ITEM, candidate["work_item_id"])
+    if item["state"] != "READY_FOR_REVIEW":
+        return  # the item was closed meanwhile; the decision on the candidate still stands
+    if event.action in ("approve", "revise"):
+        item = engine.apply(tx, WORK_ITEM, item, "validate", SYSTEM).row
+        engine.apply(tx, WORK_ITEM, item, "close", SYSTEM)
+        _mark_generated(tx, item["id"], "VALIDATED")
+    else:
+        reason = event.fields.get("reason")
+        engine.apply(tx, WORK_ITEM, item, "reject", SYSTEM, fields={"reason": reason}, changes={"reason": reason})
+        _mark_generated(tx, item["id"], "REJECTED")
+
+
+def open_for_resolved_grey(tx: Tx, event: Event) -> dict | None:
+    """The grey queue's automation resolved an entry (enough sources now): a work item generates
+    the answer, and the entry names it."""
+    question = event.fields.get("question")
+    if not question:
+        return None  # resolved by a specialist: nothing to generate
+    item = new_item(tx, SYSTEM, question)
+    engine.update(tx, "grey_entry", "grey_entries", event.row, {"work_item_id": item["id"]}, SYSTEM,
+                  event_type="grey_linked")
+    return {"work_item": item}
+
+
+def generation_job(ctx: Context, event: Event) -> None:
+    """After commit: the work item's generation job (created, or sent back for rework)."""
+    enqueue_generation(ctx, event.aggregate_id)
 
 
 def generate(ctx: Context, actor: Actor, work_item_id) -> dict:

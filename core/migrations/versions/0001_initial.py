@@ -1,4 +1,4 @@
-"""The whole schema of DESIGN §4–§6: entities, histories, the signed event log, idempotency keys.
+"""The whole schema : entities, histories, the signed event log, idempotency keys.
 
 Revision ID: 0001
 Revises:
@@ -266,7 +266,7 @@ CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
 CREATE TRIGGER signing_keys_append_only BEFORE UPDATE OR DELETE ON signing_keys
     FOR EACH ROW EXECUTE FUNCTION r2k_refuse_change();
 
--- The registry never deletes, and a published answer's content never changes (§5.2).
+-- The registry never deletes, and a published answer's content never changes.
 CREATE FUNCTION r2k_answer_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN

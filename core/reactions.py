@@ -1,0 +1,107 @@
+"""What follows each move: one table for the whole core (docs/architecture.md, "Reactions").
+
+Every engine move returns the event it appended and hands it to the unit of work, which looks it up
+here by (entity, action) and runs, in order:
+
+- **then**: reactions in the same transaction, which may move other entities (and so set off their
+  own rows here); each may return what it made (`{"answer": row}`), gathered in `event.outcome`
+  for the caller;
+- **after**: effects once the transaction has committed (a queue push, an RQ job, a live notice, a
+  graph sync), so Redis and RQ never get ahead of PostgreSQL. A failing effect is logged and has
+  the queues rebuilt (the change itself is committed); it never fails the change.
+
+Workflows do not call each other for what follows their moves: they make their move, and this table
+says the rest. Adding a reaction (say, "every registry change syncs the graph") is one row.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Callable
+
+from . import notices
+from .services import (
+    candidates,
+    claims,
+    graph_sync,
+    grey,
+    queue_index,
+    registry,
+    workitems,
+)
+
+if TYPE_CHECKING:
+    from .adapters.postgres import Tx
+    from .context import Context
+    from .engine import Event
+
+log = logging.getLogger(__name__)
+
+
+def notice(ctx: Context, event: Event) -> None:
+    """Tell open workstations (Redis pub/sub), in the one notice shape (core/notices.py)."""
+    ctx.publish(notices.of(event))
+
+
+@dataclass(frozen=True)
+class On:
+    entity: str
+    actions: tuple[str, ...]
+    then: tuple[Callable[[Tx, Event], dict | None], ...] = ()
+    after: tuple[Callable[[Context, Event], None], ...] = ()
+
+
+def on(entity: str, actions: str, then=(), after=()) -> On:
+    return On(entity, tuple(actions.split()), tuple(then), tuple(after))
+
+
+TABLE = [
+    # entity               actions                              in the same transaction                  after commit
+    on("candidate",        "extract resubmit",                  (),                                      (queue_index.push_tail, notice)),
+    on("candidate",        "claim re_review",                   (),                                      (claims.settle_claim,)),
+    on("candidate",        "approve revise",                    (candidates.record_decision, registry.publish_decided,
+                                                                 workitems.settle_generated),            (notice,)),
+    on("candidate",        "reject",                            (candidates.record_decision, registry.retire_rejected,
+                                                                 workitems.settle_generated),            (notice,)),
+    on("candidate",        "escalate",                          (candidates.record_decision,
+                                                                 workitems.open_for_escalation),         (notice,)),
+    on("candidate",        "release dispute",                   (),                                      (queue_index.push_head, notice)),
+    on("candidate",        "close supersede retire record_version", (),                                  (notice,)),
+    on("answer",           "publish supersede",                 (),                                      (graph_sync.sync_later, notice)),
+    on("answer",           "dispute",                           (candidates.send_for_re_review,),        (graph_sync.sync_later, notice)),
+    on("answer",           "retire",                            (candidates.retire_with_answer,),        (graph_sync.sync_later, notice)),
+    on("work_item",        "create rework",                     (),                                      (workitems.generation_job, notice)),
+    on("work_item",        "escalate",                          (grey.open_for_no_content,),             (notice,)),
+    on("work_item",        "close",                             (candidates.close_escalated_origin,),    (notice,)),
+    on("work_item",        "generate generated classify ready validate reject", (),                      (notice,)),
+    on("grey_entry",       "add assign unassign reopen reset",  (grey.record_transition,),               (grey.processing_job, notice)),
+    on("grey_entry",       "resolve",                           (grey.record_transition,
+                                                                 workitems.open_for_resolved_grey),      (notice,)),
+    on("grey_entry",       "process retry fail expire dismiss escalate deescalate reject",
+                                                                (grey.record_transition,),               (notice,)),
+    on("source_document",  "ingested",                          (),                                      (grey.retrigger_after_ingest, notice)),
+    on("conflict_flag",    "conflict_detected",                 (),                                      (notice,)),
+]
+
+INDEX: dict[tuple[str, str], On] = {}
+for _row in TABLE:
+    for _action in _row.actions:
+        if (_row.entity, _action) in INDEX:
+            raise ValueError(f"two rows for {_row.entity} {_action}")
+        INDEX[(_row.entity, _action)] = _row
+
+
+def follow(ctx: Context, tx: Tx, event: Event) -> None:
+    """What the table says follows `event`: its reactions now, its effects after the commit."""
+    row = INDEX.get((event.machine, event.action))
+    if row is None:
+        return
+    # Effects are queued first, so after the commit they run in the order the events were written
+    # (a decision's notice before that of the answer it published).
+    for effect in row.after:
+        tx.after_commit(partial(effect, ctx, event))
+    for react in row.then:
+        made = react(tx, event)
+        if made:
+            event.outcome.update(made)

@@ -1,0 +1,83 @@
+"""What every workflow's service shares: the unit of work with idempotency keys, reading a row by id
+or 404, an entity's history from its signed events.
+"""
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+from typing import TYPE_CHECKING, Callable
+
+from psycopg.types.json import Jsonb
+
+from ..adapters.postgres import Tx, jsonable
+from ..domain import Actor, parse_id  # noqa: F401 - re-exported for the services
+from ..errors import Conflict, InvalidInput, NotFound
+from ..events import canonical, now
+
+if TYPE_CHECKING:
+    from ..context import Context
+
+IDEMPOTENCY_WINDOW = timedelta(hours=24)
+
+
+def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx], dict], *,
+           idempotency_key: str | None = None) -> dict:
+    """Run `work` in one transaction; with a key, at most once per (key, request) within 24 h.
+
+    A repeat of the same request returns the first result and changes nothing; the same key with
+    a different request is a 409. A failed request stores nothing, so it may be retried.
+    """
+    if idempotency_key is None:
+        with ctx.db.begin() as tx:
+            return work(tx)
+    if not idempotency_key.strip() or len(idempotency_key) > 200:
+        raise InvalidInput("an idempotency key is 1–200 characters")
+    from ..limits import text
+
+    text(idempotency_key, "an idempotency key")
+    request_hash = hashlib.sha256(canonical({"op": op, "actor": actor.name, "args": jsonable(args)})).hexdigest()
+    while True:
+        with ctx.db.begin() as tx:
+            inserted = tx.one(
+                "INSERT INTO idempotency_keys (key, actor, request_hash, response, created_at) "
+                "VALUES (%s, %s, %s, NULL, %s) ON CONFLICT (key) DO NOTHING RETURNING key",
+                (idempotency_key, actor.name, request_hash, now()))
+            if not inserted:
+                # Someone used the key first; FOR UPDATE waits for them if they are still at it.
+                prior = tx.one("SELECT * FROM idempotency_keys WHERE key = %s FOR UPDATE", (idempotency_key,))
+                if prior is None:
+                    continue  # their request failed and left nothing: try to take the key again
+                if now() - prior["created_at"] < IDEMPOTENCY_WINDOW and prior["response"] is not None:
+                    if prior["request_hash"] != request_hash:
+                        raise Conflict(f"idempotency key {idempotency_key!r} was used for a different request")
+                    return prior["response"]
+                # Expired: the key starts a new window.
+                tx.execute("UPDATE idempotency_keys SET actor = %s, request_hash = %s, created_at = %s "
+                           "WHERE key = %s", (actor.name, request_hash, now(), idempotency_key))
+            result = work(tx)
+            tx.execute("UPDATE idempotency_keys SET response = %s WHERE key = %s",
+                       (Jsonb(jsonable(result)), idempotency_key))
+            return result
+
+
+# ----------------------------------------------------------------------------- reading
+
+def fetch(tx: Tx, table: str, what: str, entity_id) -> dict:
+    """One row by id, or the 404 that names it."""
+    row = tx.one(f"SELECT * FROM {table} WHERE id = %s", (parse_id(entity_id, what),))
+    if row is None:
+        raise NotFound(f"no {what} {entity_id}")
+    return row
+
+
+def event_history(tx: Tx, aggregate: str, entity_id: int) -> list[dict]:
+    """An entity's transitions read from its signed events: who, when, from, to, and why."""
+    rows = tx.all("SELECT seq, type, actor, created_at, payload FROM events WHERE aggregate_type = %s "
+                  "AND aggregate_id = %s ORDER BY seq", (aggregate, str(entity_id)))
+    out = []
+    for r in rows:
+        fields = r["payload"].get("fields") or {}
+        out.append({"seq": r["seq"], "action": r["type"], "actor": r["actor"], "at": r["created_at"].isoformat(),
+                    "from": r["payload"].get("from"), "to": r["payload"].get("to"), "reason": fields.get("reason"),
+                    "revised_text": fields.get("revised_text")})
+    return out
