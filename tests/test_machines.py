@@ -1,4 +1,4 @@
-"""Properties of every state machine in core/machines/ (DESIGN §5), and the engine's checks over plain
+"""Properties of every state machine in core/machines/, and the engine's checks over plain
 rows (`engine.plan`, no database): the fast tier.
 
 What each table must be, whatever its moves: every state is reachable from a creation move; a state
