@@ -104,7 +104,9 @@ def main() -> None:
     from core.demo import load
 
     ctx = Context()
-    load(ctx, by="bench")  # users and the demo corpus: sources for retrieval
+    from core.domain import SYSTEM
+
+    load(ctx, by=SYSTEM)  # users and the demo corpus: sources for retrieval
     ctx.redis.delete("rq:queue:raw_to_knowledge_generation")
 
     with ChatServer() as llm:

@@ -29,7 +29,7 @@ def setup(million: int, approvals: int) -> None:
     from core.services import candidates, queue_index
 
     ctx = Context()
-    load(ctx, by="bench")
+    load(ctx, by=SYSTEM)
     with ctx.db.begin() as tx:
         have = tx.scalar("SELECT count(*) FROM candidates WHERE created_by = 'bench-million'")
         if have < million:

@@ -23,8 +23,9 @@ from tests.conftest import ROOT
 from tests.llm_server import ChatServer
 from tests.tui import wait_for
 
-pytestmark = pytest.mark.skipif(any(os.environ.get(v) for v in ("R2K_DATABASE_URL", "R2K_REDIS_URL")),
-                                reason="kills embedded servers; configured ones are their operator's")
+pytestmark = [pytest.mark.services,  # servers of its own
+              pytest.mark.skipif(any(os.environ.get(v) for v in ("R2K_DATABASE_URL", "R2K_REDIS_URL")),
+                                 reason="kills embedded servers; configured ones are their operator's")]
 
 
 class Install:
@@ -251,3 +252,37 @@ def test_a_claim_rebuilds_a_partition_that_lost_a_push(ctx, people):
 
     with pytest.raises(NotFound):  # and an empty queue is still a plain 404
         claims.claim_next(ctx, people["alice"], "FACT")
+
+
+def test_a_stale_in_flight_id_does_not_hide_a_lost_push(ctx, people):
+    """Found by the chaos soak: a claim whose settle was lost (Redis restarting) leaves its id in flight
+    while a push is lost at the same time. Counting, the partition looked complete; by ids it is not."""
+    import time
+
+    from core.adapters.redis_queues import inflight_key, queue_key
+    from core.services import candidates, claims, queue_index, sweeps
+
+    ids = [candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")["id"] for i in range(2)]
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    ctx.redis.zadd(inflight_key("FACT"), {claimed["id"]: time.time()})  # the settle that never came
+    ctx.redis.lrem(queue_key("FACT"), 0, ids[1])  # the push that never came
+    assert queue_index.queue(ctx).held("FACT") == 1  # one held, one queued: the counts agree
+    assert queue_index.repair_queues(ctx, settle=0) == ["FACT"]
+    assert queue_index.queue(ctx).ids("FACT") == [ids[1]]
+    ctx.redis.zadd(inflight_key("FACT"), {claimed["id"]: time.time()})
+    ctx.redis.delete(queue_key("FACT"))
+    assert claims.claim_next(ctx, people["bob"], "FACT")["id"] == ids[1]  # and the claim path sees it too
+    assert sweeps.sweep_claims(ctx)["rebuilt"] == []
+
+
+def test_claims_that_rebuild_a_partition_at_once_do_not_trip_over_each_other(ctx, people):
+    """Found by the chaos soak: two rebuilds shared one temporary key ('RENAME … no such key')."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from core.services import candidates, queue_index
+
+    ids = [candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")["id"] for i in range(50)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: queue_index.reconcile(ctx, ["FACT"]), range(24)))
+    assert queue_index.queue(ctx).ids("FACT") == ids
+    assert [k for k in ctx.redis.keys("*rebuild*")] == []

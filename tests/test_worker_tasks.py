@@ -196,7 +196,7 @@ def test_queues_workers_the_pool_and_the_scheduler_use_json(ctx):
 
 
 def test_a_running_worker_runs_the_sweep_its_scheduler_enqueues(ctx):
-    graph = jobs.queue(ctx.redis, "graph")
+    graph = jobs.queue(ctx.redis, "generation")  # the sweep goes to the front of the queue taken first
     worker = subprocess.Popen([sys.executable, "-m", "app", "worker", "--queues", "generation,graph"], cwd=ROOT,
                               env={**os.environ, "R2K_SWEEP_INTERVAL": "1"}, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -212,3 +212,21 @@ def test_a_running_worker_runs_the_sweep_its_scheduler_enqueues(ctx):
     assert swept.func_name == jobs.task("sweep_task")
     assert set(swept.return_value()) in ({"claims", "grey", "work_items"}, {"skipped"})  # through JSON
     assert "refused" not in log
+
+
+def test_the_scheduled_sweep_jumps_a_backlog(ctx):
+    """Found by the chaos soak: behind thousands of generation and graph jobs, the sweep (expired
+    claims, lost jobs) waited for the backlog to drain. It goes to the front of the first queue."""
+    from redis import Redis
+
+    from workers.main import R2KCronScheduler
+    from workers.tasks import sweep_task
+
+    generation = jobs.queue(ctx.redis, "generation")
+    for _ in range(20):
+        jobs.enqueue(ctx.redis, "generation", "noop_task")
+    scheduler = R2KCronScheduler(connection=Redis.from_url(ctx.redis_url))
+    cron = scheduler.register(sweep_task, queue_name=jobs.QUEUES["generation"], interval=60, ttl=60)
+    cron.enqueue(ctx.redis)
+    first = jobs.job(ctx.redis, generation.job_ids[0])
+    assert first.func_name == jobs.task("sweep_task") and len(generation.job_ids) == 21

@@ -31,7 +31,7 @@ from rq.worker_pool import WorkerPool
 
 from core.adapters.jobs import QUEUES, SERIALIZER, TASK_PATHS
 from core.context import Context
-from core.outage import OUTAGES, delays
+from core.outage import OUTAGES, delays, through
 
 log = logging.getLogger("r2k.worker")
 
@@ -169,10 +169,14 @@ class R2KWorker(SimpleWorker):
         beater.start()
         try:
             self.perform_job(job, queue, execution)
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            # Redis went away while RQ recorded the job's end: the worker carries on; the job, still
+            # STARTED, lapses from the started registry and runs again (its state decides what is redone).
+            OUTAGES.down("redis", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         finally:
             stop.set()
             beater.join(HEARTBEAT_EVERY + 1)
-        self.set_state(WorkerStatus.IDLE)
+        self._through_redis_outage(self.set_state, WorkerStatus.IDLE)
 
     # Between jobs RQ calls these against Redis outside its own reconnect loop; one failing would
     # end the worker ("found an unhandled exception, quitting").
@@ -270,7 +274,10 @@ class _JSONCronJob(CronJob):
 
         queue = Queue(self.queue_name, connection=connection, serializer=SERIALIZER)
         with connection.pipeline() as pipeline:
-            job = queue.enqueue(self.func, args=self.args, kwargs=self.kwargs, **self.job_options, pipeline=pipeline)
+            # At the front: a sweep behind a backlog of thousands of jobs would release expired claims
+            # and re-run lost jobs only once the backlog has drained.
+            job = queue.enqueue(self.func, args=self.args, kwargs=self.kwargs, **self.job_options, pipeline=pipeline,
+                                at_front=True)
             pipeline.zadd(self.job_history_key, {job.id: job.enqueued_at.timestamp()})
             pipeline.zremrangebyrank(self.job_history_key, 0, -(DEFAULT_CRON_JOB_HISTORY_LIMIT + 1))
             pipeline.expire(self.job_history_key, DEFAULT_CRON_JOB_HISTORY_TTL)
@@ -336,8 +343,9 @@ def _run_cron(redis_url: str, interval: int) -> None:
     from workers.tasks import sweep_task
 
     scheduler = R2KCronScheduler(connection=Redis.from_url(redis_url), logging_level="WARNING")
-    scheduler.register(sweep_task, queue_name=QUEUES["graph"], interval=max(1, interval), job_timeout=120,
-                       result_ttl=60)
+    # On the queue workers take first, and dropped if not started within a minute: the next is due.
+    scheduler.register(sweep_task, queue_name=QUEUES["generation"], interval=max(1, interval), job_timeout=120,
+                       result_ttl=60, ttl=60)
     scheduler.start()
 
 
@@ -350,8 +358,10 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
             raise InvalidInput(f"unknown queue {kind!r}: expected {', '.join(QUEUES)}")
         names.append(QUEUES[kind])
     ctx = Context()
+    # A server restarting just now (Redis reading its append-only file, say) is waited for a while;
+    # one that stays away is the 503 that names it.
+    through(ctx, lambda: (ctx.redis.ping(), ctx.db), within=30)
     redis = ctx.redis
-    ctx.db  # fail fast (503) when PostgreSQL does not answer, before any job is taken
     _preload()
     from core.services import generation, queue_index
 

@@ -16,6 +16,7 @@ import contextlib
 import os
 import threading
 import time
+import uuid
 from typing import Iterator, NamedTuple
 
 from redis.exceptions import ConnectionError, LockError, NoScriptError, TimeoutError
@@ -222,9 +223,22 @@ class ValidationQueue:
     def ids(self, horn_type: str) -> list[int]:
         return [int(i) for i in self.redis.lrange(queue_key(horn_type), 0, -1)]
 
+    def in_flight(self, horn_type: str) -> set[int]:
+        return {int(i) for i in self.redis.zrange(inflight_key(horn_type), 0, -1)}
+
+    def held_ids(self, horn_type: str) -> set[int]:
+        """The ids the partition holds, listed or in flight, read in one step."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.lrange(queue_key(horn_type), 0, -1)
+        pipe.zrange(inflight_key(horn_type), 0, -1)
+        listed, flying = pipe.execute()
+        return {int(i) for i in listed} | {int(i) for i in flying}
+
     def rebuild(self, horn_type: str, ids: list[int], chunk: int = 5000) -> None:
         """Replace the partition with `ids` in order, atomically (a reader sees old or new, never half)."""
-        temp = f"{queue_key(horn_type)}:rebuild"
+        # A key of its own: two rebuilds at once (claims that each found a partition short) must not
+        # fill, or rename away, each other's list. Each is a whole snapshot; the last one stands.
+        temp = f"{queue_key(horn_type)}:rebuild:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         pipe = self.redis.pipeline(transaction=False)
         pipe.delete(temp)
         for start in range(0, len(ids), chunk):

@@ -189,6 +189,18 @@ def home_port(settings: Settings, part: str, base: int) -> int:
     return base + int.from_bytes(key[:4], "big") % PORT_SPAN
 
 
+def port_freed(port: int, seconds: float = 3.0) -> bool:
+    """Whether `port` is free, or frees within `seconds`: a server killed a moment ago can hold its
+    port for a little while after its process is gone, and coming back elsewhere strands every
+    process that still knows the old one."""
+    deadline = time.monotonic() + seconds
+    while not port_free(port):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def free_port(base: int, avoid: set[int] = frozenset()) -> int:
     for port in range(base, base + 500):
         if port not in avoid and port_free(port):

@@ -282,7 +282,7 @@ def _pg_ctl_start(binaries: Path, pgdata: Path, account: str | None, prefer_port
     port = None
     for _attempt in range(40):
         if port is None:
-            port = prefer_port if prefer_port and prefer_port not in tried and common.port_free(prefer_port) \
+            port = prefer_port if prefer_port and prefer_port not in tried and common.port_freed(prefer_port) \
                 else common.free_port(PORT_BASE, tried)
             tried.add(port)
         options = (f"-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' "

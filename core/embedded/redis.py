@@ -83,7 +83,7 @@ def start(settings: Settings, part: str, taken: set[int], prefer_port: int | Non
 
 def _start_once(part: str, binaries: Path, workdir: Path, password: str, taken: set[int],
                 prefer_port: int | None) -> dict:
-    if prefer_port and prefer_port not in taken and common.port_free(prefer_port):
+    if prefer_port and prefer_port not in taken and common.port_freed(prefer_port):
         port = prefer_port  # where it was before: long-lived processes find it again
     else:
         port = common.free_port(PORT_BASE[part], taken)

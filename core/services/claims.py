@@ -109,12 +109,12 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
 
 
 def _partition_misses_rows(tx: Tx, q: ValidationQueue, horn: str) -> bool:
-    """The partition's list is empty: does PostgreSQL hold more queued rows than it has in flight?
-    Counted only up to what is in flight, so an empty queue costs one short index read."""
-    held = q.held(horn)
-    queued = tx.scalar("SELECT count(*) FROM (SELECT 1 FROM candidates WHERE horn_type = %s "
-                       "AND state IN ('PENDING', 'DISPUTED') LIMIT %s) t", (horn, held + 1))
-    return queued > held
+    """The partition's list is empty: does PostgreSQL hold a queued row that is not in flight?
+    By ids, not counts: an id left in flight by a claim whose settle was lost must not hide a push
+    lost at the same time. One short index read when the queue is truly empty."""
+    return bool(tx.scalar("SELECT EXISTS (SELECT 1 FROM candidates WHERE horn_type = %s "
+                          "AND state IN ('PENDING', 'DISPUTED') AND NOT (id = ANY(%s)))",
+                          (horn, list(q.in_flight(horn)))))
 
 
 # The read-ahead: for the ids at the front of each queue, what a claim must know before it can

@@ -90,26 +90,21 @@ def repair_queues(ctx: Context, settle: float = QUEUE_SETTLE) -> list[str]:
     """Rebuild the partitions that miss ids PostgreSQL has queued, and name them.
 
     A push that failed after its commit while Redis was unreachable leaves the reconcile mark in
-    place (it could not be dropped either), so only a comparison finds it: what each partition
+    place (it could not be dropped either), so only a comparison finds it: the ids each partition
     holds (listed or in flight), read first, against the rows queued in PostgreSQL more than
-    `settle` seconds ago, read second. Claims in between only make Redis look fuller, so a
-    partition is rebuilt only when something is really missing. Counting every queued row, which
-    the index answers alone, comes first; the timed count runs only when that one falls short.
+    `settle` seconds ago, read second. By ids, not by counts: a stale id (a claim whose settle was
+    lost) would otherwise make up for a missing one and hide it for good. Claims in between only
+    make Redis look fuller, so a partition is rebuilt only when something is really missing.
     """
     q = queue(ctx)
-    held = {h: q.held(h) for h in HORN_TYPES}
+    held = {h: q.held_ids(h) for h in HORN_TYPES}
+    lost = []
     with ctx.db.read() as tx:
-        queued = {r["horn_type"]: r["n"] for r in tx.all(
-            "SELECT horn_type, count(*) AS n FROM candidates WHERE state IN ('PENDING', 'DISPUTED') "
-            "GROUP BY horn_type")}
-        short = [h for h in HORN_TYPES if queued.get(h, 0) > held[h]]
-        if not short:
-            return []
-        settled = {r["horn_type"]: r["n"] for r in tx.all(
-            "SELECT horn_type, count(*) AS n FROM candidates WHERE state IN ('PENDING', 'DISPUTED') "
-            "AND horn_type = ANY(%s) AND updated_at < now() - make_interval(secs => %s) GROUP BY horn_type",
-            (short, settle))}
-    lost = [h for h in short if settled.get(h, 0) > held[h]]
+        for horn in HORN_TYPES:
+            if tx.scalar("SELECT EXISTS (SELECT 1 FROM candidates WHERE horn_type = %s "
+                         "AND state IN ('PENDING', 'DISPUTED') AND updated_at < now() - make_interval(secs => %s) "
+                         "AND NOT (id = ANY(%s)))", (horn, settle, list(held[horn]))):
+                lost.append(horn)
     if lost:
         logging.getLogger(__name__).warning("the %s queue(s) missed queued candidates: rebuilt", ", ".join(lost))
         reconcile(ctx, lost)
