@@ -5,7 +5,6 @@ The CLI, the TUI and the workers each make one Context and pass it to the servic
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from functools import cached_property
 from pathlib import Path
@@ -23,7 +22,6 @@ class Context:
         self.settings = settings or get_settings()
         self.pool_size = pool_size
         self.check_schema = check_schema  # off only for `db upgrade`, which brings the schema up itself
-        self._lock = threading.Lock()
 
     # -- PostgreSQL -------------------------------------------------------------------------
     @cached_property
@@ -84,8 +82,8 @@ class Context:
 
         try:
             self.redis.delete(EPOCH_KEY)
-        except Exception:  # noqa: BLE001 - Redis unreachable: the scheduled sweep finds what it missed
-            pass
+        except Exception as exc:  # noqa: BLE001 - Redis unreachable: the scheduled sweep finds what it missed
+            logging.getLogger(__name__).warning("the reconcile mark could not be dropped: %s", exc)
 
     # -- Redis ------------------------------------------------------------------------------
     @cached_property
@@ -183,17 +181,12 @@ class Context:
         return False
 
     def close(self) -> None:
-        for name in ("db", "graph", "llm", "validation_queue"):
+        for name in ("db", "graph", "llm", "validation_queue", "redis"):
             if self.__dict__.get(name) is not None:
                 try:
                     self.__dict__[name].close()
-                except Exception:
-                    pass
-        if "redis" in self.__dict__:
-            try:
-                self.__dict__["redis"].close()
-            except Exception:
-                pass
+                except Exception as exc:  # noqa: BLE001 - closing a client of a server already gone
+                    logging.getLogger(__name__).debug("closing the %s client: %s", name, exc)
 
 
 class _LazySigner:

@@ -129,3 +129,23 @@ def test_the_embedded_graph_is_falkordb_with_a_password_and_no_bolt_port(ctx):
     listening = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
     mine = [line for line in listening.splitlines() if f"pid={state['pid']}," in line]
     assert mine and all("127.0.0.1:" in line.split()[3] for line in mine), mine
+
+
+def test_the_bolt_close_patch_applies_to_falkordb_only_and_still_fits_the_driver(ctx, bolt_url):
+    """The Bolt adapter skips GOODBYE against FalkorDB (whose Bolt server hangs the next handshake
+    after one) by marking the connection defunct before the driver's private close. This fails when
+    a neo4j release renames that close or stops skipping GOODBYE for a defunct connection."""
+    import inspect
+
+    from neo4j._sync.io._bolt import Bolt
+
+    import core.adapters.graph as adapter
+
+    source = inspect.getsource(Bolt.close if not adapter._patched else Bolt.close.__closure__[0].cell_contents)
+    assert "if not self._defunct" in source and "goodbye()" in source
+    graph = BoltGraph(bolt_url)
+    try:
+        graph.ping()
+        assert graph._server == "FalkorDB" and adapter._patched
+    finally:
+        graph.close()

@@ -12,7 +12,7 @@ either surface as `GraphUnavailable`, which the CLI turns into a 503 naming the 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 MAX_BATCH = 20
@@ -41,17 +41,6 @@ def short(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [short(v) for v in value]
     return value
-
-
-def batches(rows: Iterable[dict], size: int = MAX_BATCH) -> Iterable[list[dict]]:
-    batch: list[dict] = []
-    for row in rows:
-        batch.append(short(row))
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _checked(query: str, params: dict) -> dict:
@@ -107,10 +96,12 @@ class FalkorGraph:
 _patched = False
 
 
-def _close_without_goodbye() -> None:
+def close_without_goodbye() -> None:
     """Measured on FalkorDB 4.16.3: after a client closes with Bolt GOODBYE, the server leaves the
     next connection's handshake unanswered (every other connection then hangs until its timeout).
-    A plain socket close does not upset it, and Neo4j accepts it too, so connections skip GOODBYE."""
+    A plain socket close does not upset it, so against FalkorDB (only) connections skip GOODBYE.
+    This patches the neo4j driver's private `Bolt.close` (neo4j is pinned to its major version for
+    it): its close sends GOODBYE unless the connection is defunct. A test fails if that changes."""
     global _patched
     if _patched:
         return
@@ -134,22 +125,38 @@ class BoltGraph:
     def __init__(self, url: str, user: str | None = None, password: str | None = None, timeout: float = 5.0):
         from neo4j import GraphDatabase
 
-        _close_without_goodbye()
         auth = (user, password or "") if user else None
         self.url = url
         self._driver = GraphDatabase.driver(url, auth=auth, connection_timeout=timeout,
                                             connection_acquisition_timeout=timeout * 2,
                                             max_transaction_retry_time=0)
+        self._server: str | None = None  # the server's agent, read with the first statement
 
     def run(self, query: str, **params: Any) -> list[dict]:
         from neo4j.exceptions import ServiceUnavailable, SessionExpired
 
         params = _checked(query, params)
         try:
+            if self._server is None:
+                self._server = self._identify()
+                if self._server == "FalkorDB":
+                    close_without_goodbye()
             with self._driver.session() as session:
                 return session.run(query, params).data()
         except (ServiceUnavailable, SessionExpired) as exc:
             raise GraphUnavailable(str(exc)) from None
+
+    def _identify(self) -> str:
+        """Which Bolt server this is. FalkorDB's says it is "Neo4j/5.13.0", so it is told apart by
+        what it lacks: Neo4j answers `dbms.components()`, FalkorDB does not."""
+        from neo4j.exceptions import ClientError, DatabaseError
+
+        try:
+            with self._driver.session() as session:
+                rows = session.run("CALL dbms.components() YIELD name RETURN name").data()
+        except (ClientError, DatabaseError):
+            return "FalkorDB"
+        return rows[0]["name"] if rows else "Bolt"
 
     def ping(self) -> None:
         self.run("RETURN 1 AS ok")

@@ -76,17 +76,15 @@ class Move:
     who: Who
     needs: tuple[str, ...] = ()
     guard: Guard | None = None
-    note: str = ""
 
     @property
     def creates(self) -> bool:
         return not self.sources
 
 
-def move(action: str, sources, to: str, who: Who, *, needs: tuple[str, ...] = (), guard: Guard | None = None,
-         note: str = "") -> Move:
+def move(action: str, sources, to: str, who: Who, *, needs: tuple[str, ...] = (), guard: Guard | None = None) -> Move:
     srcs = frozenset([sources] if isinstance(sources, str) else sources)
-    return Move(action, srcs, to, who, needs, guard, note)
+    return Move(action, srcs, to, who, needs, guard)
 
 
 @dataclass

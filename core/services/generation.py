@@ -18,7 +18,7 @@ from ..adapters.llm import ChatClient, Generation, LLMError, build_prompt
 from ..classify import classify
 from ..domain import SYSTEM
 from ..events import now
-from ..machines.work_item import CIRCUIT_OPEN, NO_CONTENT, WORK_ITEM
+from ..machines.work_item import CIRCUIT_OPEN, LLM_ERROR, NO_CONTENT, WORK_ITEM
 from . import candidates, workitems
 from .extractive import extractive
 from .retrieval import retrieve
@@ -93,7 +93,7 @@ def _generate(ctx: Context, work_item_id: int, llm: ChatClient | None) -> dict:
             generation = (llm or ctx.llm).complete(prompt)
         except LLMError as exc:
             cb.record_failure(exc.detail)
-            return _escalate(ctx, item, f"LLM error: {exc.detail}", sources=len(sources))
+            return _escalate(ctx, item, LLM_ERROR.format(detail=exc.detail), sources=len(sources))
         cb.record_success()
     else:
         generation = extractive(question, sources)
