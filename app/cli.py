@@ -37,10 +37,10 @@ COMMON = _common()
 
 
 def bounded_int(option: str, bounds: tuple[int, int], unit: str = "") -> Callable[[str], int]:
-    """An argparse type: a whole number within `bounds` (from `core.limits`), else the 400 that names
+    """An argparse type: a whole number within `bounds` (from `core.domain.limits`), else the 400 that names
     the option and its range ("--ttl is 1–31,536,000 seconds, got 2147483648"). It raises the
     InvalidInput itself, which argparse lets through, so the message is not wrapped in argparse's."""
-    from core.limits import number
+    from core.domain.limits import number
 
     def parse(value: str) -> int:
         return number(value, option, bounds, unit)
@@ -50,7 +50,7 @@ def bounded_int(option: str, bounds: tuple[int, int], unit: str = "") -> Callabl
 
 
 def mutating(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    from core.limits import VERSION
+    from core.domain.limits import VERSION
 
     parser.add_argument("--idempotency-key", metavar="KEY", help="a repeat within 24 h returns the first result "
                         "(at most 200 characters)")

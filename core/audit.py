@@ -492,7 +492,7 @@ class Inspection:
 def read_anchor(path: Path) -> dict:
     """A checkpoint printed by `audit anchor --json` (or a line of a checkpoints file; of several
     lines, the newest)."""
-    from .limits import JSONTooDeep, loads_json
+    from .domain.limits import JSONTooDeep, loads_json
 
     path = Path(path)
     try:

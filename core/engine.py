@@ -122,7 +122,7 @@ def assume(tx: Tx, machine: Machine, row: dict, head: tuple[int, str]) -> dict:
 
 
 def check_version(machine: Machine, row: dict, expected_version: int | None) -> None:
-    from .limits import VERSION, optional_number
+    from .domain.limits import VERSION, optional_number
 
     expected_version = optional_number(expected_version, "--expected-version", VERSION)
     if expected_version is not None and expected_version != row["version"]:

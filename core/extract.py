@@ -8,7 +8,7 @@ capitals or ending in `:` opens a section. JSON Lines: one `{"question", "answer
 object per line (optional `horn_type`). A passage too short to state anything (fewer than five
 words) becomes a fragment: an unknown for the grey queue, not a candidate.
 
-A document that breaks a limit of `core.limits` (a NUL, a lone surrogate, a question or answer too
+A document that breaks a limit of `core.domain.limits` (a NUL, a lone surrogate, a question or answer too
 long, JSON nested too deep) is refused whole, with the line where it does: never half of it.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import limits
+from .domain import limits
 from .classify import classify, open_question
 from .domain import HORN_TYPES
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from core import limits
+from core.domain import limits
 from core.errors import InvalidInput
 from core.services import candidate_views, candidates, claims, generation, grey, ingest, registry, workitems
 from tests.conftest import TABLES

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import limits
+from core.domain import limits
 from core.services import candidates, claims, grey, registry, workitems
 from tests.conftest import TABLES
 

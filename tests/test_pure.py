@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from app.output import Table, Text, json_form, render_text
 from app.safe import dumps, visible
 from app.widgets import format as fmt
-from core import audit, limits
+from core import audit
+from core.domain import limits
 from core.classify import classify, open_question
 from core.domain import parse_horn_type, parse_id
 from core.errors import InvalidInput

@@ -1,7 +1,7 @@
 """grey: the queue of unknowns and its triage."""
 from __future__ import annotations
 
-from core import limits
+from core.domain import limits
 
 from ..cli import bounded_int
 from ..output import Table

@@ -1,7 +1,7 @@
 """registry: search, read and move published answers."""
 from __future__ import annotations
 
-from core import limits
+from core.domain import limits
 
 from ..cli import bounded_int
 from ..output import Table, Text

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from core import limits
+from core.domain import limits
 
 from ..cli import bounded_int
 from ..output import Table, Text

@@ -1,7 +1,7 @@
 """workitems and worker: the generation pipeline."""
 from __future__ import annotations
 
-from core import limits
+from core.domain import limits
 
 from ..cli import bounded_int
 from ..output import Table

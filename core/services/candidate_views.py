@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import limits
+from ..domain import limits
 from ..adapters.postgres import public_row
 from ..domain import HORN_TYPES, parse_horn_type
 from ..errors import InvalidInput

@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from .. import engine, limits
+from .. import engine
+from ..domain import limits
 from ..adapters.postgres import Tx, public_row
 from ..domain import SYSTEM, Actor, parse_horn_type
 from ..engine import Event

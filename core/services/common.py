@@ -32,7 +32,7 @@ def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx],
             return work(tx)
     if not idempotency_key.strip() or len(idempotency_key) > 200:
         raise InvalidInput("an idempotency key is 1–200 characters")
-    from ..limits import text
+    from ..domain.limits import text
 
     text(idempotency_key, "an idempotency key")
     request_hash = hashlib.sha256(canonical({"op": op, "actor": actor.name, "args": jsonable(args)})).hexdigest()

@@ -12,7 +12,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from .. import engine, limits
+from .. import engine
+from ..domain import limits
 from ..adapters.breaker import CircuitBreaker
 from ..adapters.llm import ChatClient, Generation, LLMError, build_prompt
 from ..classify import classify

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import psycopg
 
-from .. import engine, limits
+from .. import engine
+from ..domain import limits
 from ..domain import HORN_TYPES, Actor
 from ..errors import InvalidInput
 from ..extract import MEDIA_TYPES, Extracted, ExtractError, extract

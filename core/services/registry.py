@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import engine, limits
+from .. import engine
+from ..domain import limits
 from ..adapters.postgres import Tx, public_row
 from ..domain import SYSTEM, Actor
 from ..engine import Event

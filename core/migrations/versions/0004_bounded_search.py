@@ -4,7 +4,7 @@ A tsvector holds at most 1 MB, and text can make about 10.5 bytes of it per char
 pairs of distinct four-byte letters; plain prose makes well under 1), so an index of 100,000
 characters could already fail. Each row's search column now reads at most 50,000 characters in
 all (about 525 KB at worst): far more than a question and an answer within their limits
-(`core.limits`: 2,000 and 20,000), and the first 49,000 characters of a document; a document's
+(`core.domain.limits`: 2,000 and 20,000), and the first 49,000 characters of a document; a document's
 passages, which retrieval ranks, are each indexed whole.
 
 PostgreSQL 16 cannot change a generated column's expression, so each column is dropped and added

@@ -39,7 +39,7 @@ SYSTEM = Actor("system", "system")
 
 def parse_id(value, what: str) -> int:
     """An entity id from user input; a 400 that names the entity when it is not a number."""
-    from .errors import InvalidInput
+    from ..errors import InvalidInput
     from .limits import ID, said
 
     article = "an" if what[0] in "aeiou" else "a"
@@ -56,7 +56,7 @@ def parse_id(value, what: str) -> int:
 
 
 def parse_horn_type(value: str) -> str:
-    from .errors import InvalidInput
+    from ..errors import InvalidInput
 
     normal = (value or "").strip().upper().replace("-", "_").replace(" ", "_")
     if normal not in HORN_TYPES:

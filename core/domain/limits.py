@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import InvalidInput
+from ..errors import InvalidInput
 
 # Characters of text (after surrounding blanks are stripped).
 QUESTION = 2_000       # a question is a sentence or two; the demo's longest is under 100
