@@ -179,7 +179,7 @@ def run(argv: list[str]) -> int:
         if isinstance(result, tuple):  # (result, exit code) for reports such as audit verify
             result, code = result
         if getattr(args, "json", False):
-            from core.adapters.postgres import jsonable
+            from core.domain import jsonable
 
             from .safe import dumps
 

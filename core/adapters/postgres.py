@@ -14,14 +14,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from datetime import date, datetime
-from decimal import Decimal
 from typing import Any, Callable, Iterator
 
 import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from ..domain import jsonable
 from ..errors import Conflict, R2KError
 
 # Columns stored as jsonb: Python lists and dicts bound to them are wrapped as Jsonb.
@@ -31,28 +30,6 @@ JSONB_COLUMNS = {"horn_types", "source_refs", "sources", "flagged_claims", "appr
 def adapt(column: str, value: Any) -> Any:
     if column in JSONB_COLUMNS and isinstance(value, (list, dict)):
         return Jsonb(value)
-    return value
-
-
-_PLAIN = (str, int, float, bool, type(None))
-
-
-def jsonable(value: Any) -> Any:
-    """A row value as it appears in JSON output and in event payloads."""
-    if isinstance(value, _PLAIN):  # most values: return at once (this runs on every event)
-        return value
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, (bytes, memoryview)):
-        return bytes(value).hex()
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
     return value
 
 

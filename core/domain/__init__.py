@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
 
 HORN_TYPES = ("FACT", "RULE", "CONSTRAINT", "PROCEDURE", "OPEN_ISSUE")
 ROLES = ("validator", "specialist", "admin")
@@ -62,3 +65,25 @@ def parse_horn_type(value: str) -> str:
     if normal not in HORN_TYPES:
         raise InvalidInput(f"unknown Horn type {value!r}: expected one of {', '.join(HORN_TYPES)}")
     return normal
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def jsonable(value: Any) -> Any:
+    """A value as it appears in JSON output and in event payloads (timestamps ISO 8601, bytes hex)."""
+    if isinstance(value, _PLAIN):  # most values: return at once (this runs on every event)
+        return value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (bytes, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
