@@ -1,7 +1,8 @@
-"""The Textual workstation (DESIGN §11): screens installed, the command palette, live updates.
+"""The Textual workstation: screens installed, the command palette, live updates.
 
-Every database and Redis call runs in a thread worker; the event loop only draws. A background
-worker listens on the core's pub/sub channel and tells the screens when someone else acted.
+Every database and Redis call runs in a thread worker, which answers with a message; the event
+loop only draws. A background worker listens on the core's pub/sub channel and tells the screens
+when someone else acted. Outages: docs/architecture.md, "Outages".
 """
 from __future__ import annotations
 
@@ -10,18 +11,19 @@ import time
 from functools import partial
 from pathlib import Path
 
-from textual import work
+from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.command import Hit, Hits, Provider
-from textual.reactive import reactive
+from textual.message import Message
+from textual.reactive import reactive, var
 
 import styles
 from core.context import Context
 from core.notices import CHANNEL
 
 from .safe import visible
-from .screens.base import Changed
+from .screens.base import Changed, notice_entity
 
 STYLES = sorted(Path(styles.__file__).resolve().parent.glob("*.tcss"))
 
@@ -64,6 +66,54 @@ class ScreensProvider(Provider):
                           help=f"on {getattr(app.screen, 'TITLE', None) or app.screen.__class__.__name__}")
 
 
+# --------------------------------------------------------------------------- what the app's workers say
+
+class ActorKnown(Message):
+    """The acting user, resolved."""
+
+    def __init__(self, actor):
+        super().__init__()
+        self.actor = actor
+
+
+class ActorUnknown(Message):
+    """The acting user is not known (the core's words)."""
+
+    def __init__(self, message: str):
+        super().__init__()
+        self.message = message
+
+
+class Notice(Message):
+    """A pub/sub notice from the core, to relay to the screens."""
+
+    def __init__(self, event: dict):
+        super().__init__()
+        self.event = event
+
+
+class ServiceDown(Message):
+    """A service did not answer (the 503's words)."""
+
+    def __init__(self, message: str):
+        super().__init__()
+        self.message = message
+
+
+class Reconnected(Message):
+    """PostgreSQL and Redis answer again."""
+
+
+class Escalated(Message):
+    """A grey entry was escalated by someone else: `entry` as it now reads (None: it could not be read)."""
+
+    def __init__(self, entry_id, actor: str | None, entry: dict | None):
+        super().__init__()
+        self.entry_id = entry_id
+        self.actor = actor
+        self.entry = entry
+
+
 class R2KApp(App):
     TITLE = "r2k"
     SUB_TITLE = "raw documents to validated knowledge"
@@ -84,6 +134,8 @@ class R2KApp(App):
     # True while a service does not answer: the header says "reconnecting…" and a worker keeps
     # trying; screens carry on and reload once it answers again.
     reconnecting: reactive[bool] = reactive(False)
+    # Escalations a specialist has not seen yet: the grey queue shows them as a badge.
+    grey_badge: var[int] = var(0)
 
     def __init__(self, ctx: Context | None = None, user: str | None = None, *, listen: bool = True,
                  sweep_every: float | None = None):
@@ -116,33 +168,41 @@ class R2KApp(App):
         except Exception:  # noqa: BLE001 - a service down: the screens say so; try again next time
             pass
 
-    @work(thread=True, group="actor")
+    @work(thread=True, group="actor", exclusive=True, exit_on_error=False)
     def resolve_actor(self) -> None:
+        from core.outage import service_error
         from core.errors import R2KError
         from core.services import users
 
         try:
             actor = users.resolve(self.ctx, self.user_name)
-        except R2KError as exc:
-            self.call_from_thread(self._actor_failed, exc.message)
+        except Exception as exc:  # noqa: BLE001 - said, never a crash
+            down = service_error(exc, self.ctx)
+            if down is not None:  # asked again once the services answer (_reconnected)
+                self.post_message(ServiceDown(down.message))
+            else:
+                self.post_message(ActorUnknown(exc.message if isinstance(exc, R2KError)
+                                               else f"{type(exc).__name__}: {exc}"))
             return
-        self.call_from_thread(self._actor_resolved, actor)
+        self.post_message(ActorKnown(actor))
 
-    def _actor_resolved(self, actor) -> None:
-        self.actor = actor
+    @on(ActorKnown)
+    def _actor_resolved(self, message: ActorKnown) -> None:
+        actor = self.actor = message.actor
         roles = actor.role + (f" · {', '.join(sorted(actor.horn_types))}" if actor.horn_types else "")
         self._who = visible(f"{actor.name} ({roles})", multiline=False)
         self.watch_reconnecting(self.reconnecting)
         self._broadcast({"entity": "actor"})
 
-    def _actor_failed(self, message: str) -> None:
-        self.actor_error = message
+    @on(ActorUnknown)
+    def _actor_failed(self, unknown: ActorUnknown) -> None:
+        message = self.actor_error = unknown.message
         self._who = visible(f"{self.user_name} (unknown user)", multiline=False)
         self.watch_reconnecting(self.reconnecting)
         self.notify(visible(message), severity="error", timeout=10, markup=False)
         self._broadcast({"entity": "actor"})
 
-    @work(thread=True, group="pubsub", exclusive=True)
+    @work(thread=True, group="pubsub", exclusive=True, exit_on_error=False)
     def listen(self) -> None:
         """Relay the core's pub/sub notices to the screens; reconnect when Redis comes back."""
         from textual.worker import get_current_worker
@@ -161,13 +221,21 @@ class R2KApp(App):
                             event = json.loads(message["data"])
                         except ValueError:
                             continue
-                        self.call_from_thread(self._broadcast, event)
+                        self.post_message(Notice(event))
                 pubsub.close()
             except Exception as exc:  # noqa: BLE001 - Redis away: say so once, try again shortly
                 down = service_error(exc, self.ctx)
                 if down is not None and not worker.is_cancelled:
-                    self.call_from_thread(self.service_down, down.message)
+                    self.post_message(ServiceDown(down.message))
                 time.sleep(1.0)
+
+    @on(Notice)
+    def _relay(self, message: Notice) -> None:
+        self._broadcast(message.event)
+
+    @on(ServiceDown)
+    def _down(self, message: ServiceDown) -> None:
+        self.service_down(message.message)
 
     # -- outages ---------------------------------------------------------------------------
 
@@ -186,7 +254,7 @@ class R2KApp(App):
         who = getattr(self, "_who", "")
         self.sub_title = f"{who} · reconnecting…" if value else who
 
-    @work(thread=True, group="reconnect", exclusive=True)
+    @work(thread=True, group="reconnect", exclusive=True, exit_on_error=False)
     def reconnect(self) -> None:
         """Until PostgreSQL and Redis answer again: wait (bounded backoff), follow each server
         (an embedded one that died is started again), try."""
@@ -213,41 +281,49 @@ class R2KApp(App):
                 except Exception:  # noqa: BLE001 - not back yet
                     pass
                 continue
-            self.call_from_thread(self._reconnected)
+            self.post_message(Reconnected())
             return
 
+    @on(Reconnected)
     def _reconnected(self) -> None:
         self.reconnecting = False
         self.notify("Reconnected: the services answer again.", timeout=3)
         self._broadcast({"entity": "*", "action": "reconnected"})
+        if self.actor is None and self.actor_error is None:
+            self.resolve_actor()  # it met the outage
 
     def _broadcast(self, event: dict) -> None:
         for screen in self.screen_stack:
             screen.post_message(Changed(event))
-        if event.get("entity") == "grey_entry" and event.get("action") == "escalate":
+        if notice_entity(event) == "grey_entry" and event.get("action") == "escalate":
             self._grey_escalated(event)
 
     def _grey_escalated(self, event: dict) -> None:
         """Specialists hear about an escalation at once, wherever they are."""
         if self.actor is None or self.actor.role not in ("specialist", "admin") or event.get("actor") == self.actor.name:
             return
-        self.grey_badge = getattr(self, "grey_badge", 0) + 1
-        self._say_escalation(event["id"], event.get("actor"))
+        self.grey_badge += 1  # counted now: the grey queue reads the count as the same notice reaches it
+        self.read_escalation(event.get("id"), event.get("actor"))
 
-    @work(thread=True, group="escalation")
-    def _say_escalation(self, entry_id: int, actor: str | None) -> None:
-        """A notice names the entry, not its text: read the subject and reason, then say them."""
+    @work(thread=True, group="escalations", exit_on_error=False)
+    def read_escalation(self, entry_id, actor: str | None) -> None:
+        """The subject and reason of an escalated entry, read from the core (a notice carries no text)."""
         from core.services import grey
 
         try:
             entry = grey.get(self.ctx, entry_id)
-        except Exception:  # noqa: BLE001 - gone or unreachable: say what the notice said
-            entry = {"subject": "", "reason": None}
-        # The subject and reason are stored text: plain, not markup, controls made visible.
-        said = (f"Grey entry {entry_id} escalated by {actor}: {entry['subject']}"
-                + (f" — {entry['reason']}" if entry.get("reason") else ""))
-        self.call_from_thread(self.notify, visible(said), title="Escalation", severity="warning", timeout=10,
-                              markup=False)
+        except Exception:  # noqa: BLE001 - gone, or a service down: the toast still says it happened
+            entry = None
+        self.post_message(Escalated(entry_id, actor, entry))
+
+    @on(Escalated)
+    def _tell_escalation(self, message: Escalated) -> None:
+        entry = message.entry
+        said = f"Grey entry {message.entry_id} escalated by {message.actor}"
+        if entry is not None:
+            # The subject and reason are stored text: plain, not markup, controls made visible.
+            said += f": {entry['subject']}" + (f" — {entry['reason']}" if entry.get("reason") else "")
+        self.notify(visible(said), title="Escalation", severity="warning", timeout=10, markup=False)
 
     def action_open_screen(self, name: str) -> None:
         self.open_screen(name)

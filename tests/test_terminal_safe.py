@@ -22,7 +22,7 @@ from core.notices import CHANNEL
 from core.services import candidate_views, candidates, claims, grey, ingest, registry, workitems
 from tests.conftest import ROOT, error_of
 from tests.test_tui_validation import open_review
-from tests.tui import highlight, make_app, open_modal, open_screen, wait_for
+from tests.tui import candidate_on, chain_on, highlight, make_app, open_modal, open_screen, wait_for
 
 CLEAR = "\x1b[2J"                   # clear the screen
 TITLE = "\x1b]0;pwned\x07"          # set the window title
@@ -242,7 +242,7 @@ async def test_review_screen_and_revise_editor_show_escapes(ctx, people):
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
         screen = await open_review(pilot)
-        assert screen.shown_id == candidate["id"]
+        assert candidate_on(screen) == candidate["id"]
         await assert_safe_screen(pilot, *SHOWN, "\\x9b2J", "\\x7f", "\\u202eabc\\u202c", "a\\rb")
 
         modal = await open_modal(pilot, "e", TextModal)
@@ -264,7 +264,7 @@ async def test_review_screen_shows_a_documents_sources_and_a_dispute_reason_safe
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
         screen = await open_review(pilot)
-        assert screen.shown_id == claimed["id"]
+        assert candidate_on(screen) == claimed["id"]
         await assert_safe_screen(pilot, f"Dock {SHOWN[3]} handbook", f"evil{SHOWN[0]}.md",  # title, path
                                  f"docks {SHOWN[0]} and a cold room {SHOWN[1]}",             # the passage
                                  f"Disputed {SHOWN[1]} because")                             # the reason
@@ -278,8 +278,8 @@ async def test_registry_shows_results_detail_and_chain_safely(ctx, people):
     second = registry.supersede(ctx, alice, first["id"], f"New {EVIL}", f"Because {CLIPBOARD}")
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
-        screen = await open_screen(pilot, "g", RegistryScreen, ready=lambda s: s.searches > 0)
-        await wait_for(pilot, lambda: getattr(screen, "chain_ids", None) == [first["id"], second["id"]],
+        screen = await open_screen(pilot, "g", RegistryScreen)
+        await wait_for(pilot, lambda: chain_on(screen) == ([first["id"], second["id"]], second["id"]),
                        what="the supersede chain")
         await assert_safe_screen(pilot, *SHOWN, f"Because {SHOWN[2]}", f"Question {SHOWN[0]}")
 
@@ -328,7 +328,7 @@ async def test_stored_markup_shows_as_typed_in_the_registry(ctx, people):
     candidates.approve(ctx, alice, claimed["id"])
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
-        screen = await open_screen(pilot, "g", RegistryScreen, ready=lambda s: s.searches > 0)
+        screen = await open_screen(pilot, "g", RegistryScreen)
         assert screen.query_one("#results", DataTable).row_count == 1
         await assert_safe_screen(pilot, *MARKUP_SHOWN,
                                  "Question [link=https://evil.example]")  # the results row, clipped to its column

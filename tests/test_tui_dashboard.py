@@ -4,7 +4,7 @@ from __future__ import annotations
 from textual.widgets import DataTable
 
 from core.services import candidates, claims
-from tests.tui import make_app, settle_dashboard, wait_for
+from tests.tui import loaded, make_app, settle_dashboard, wait_for
 
 
 def seed(ctx, people):
@@ -21,7 +21,7 @@ async def test_dashboard_counts_match_the_rows_and_help_lists_the_keys(ctx, peop
     seed(ctx, people)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
-        await wait_for(pilot, lambda: app.screen.has_class("loaded"), what="counts")
+        await wait_for(pilot, lambda: loaded(app.screen), what="counts")
         table = app.screen.query_one("#candidates", DataTable)
         assert table.get_cell("FACT", "PENDING") == "1"
         assert table.get_cell("FACT", "IN_REVIEW") == "1"

@@ -9,7 +9,8 @@ from app.widgets.modals import FieldsModal
 from core.context import Context
 from core.notices import CHANNEL
 from core.services import grey
-from tests.tui import after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, text_of, wait_for
+from tests.tui import (after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, shows, text_of,
+                       wait_for)
 
 
 def table_of(app) -> DataTable:
@@ -259,10 +260,8 @@ def test_snapshot_grey_queue(ctx, people, snap_compare):
     seed_for_snapshot(ctx, people)
 
     async def open_it(pilot):
-        app = pilot.app
         await open_grey(pilot)
-        await wait_for(pilot, lambda: app.screen.entry is not None and app.screen.entry["id"] == 2,
-                       what="escalated entry first, with its detail")
+        await shows(pilot, "#grey-detail", "Entry 2 · Escalated", what="escalated entry first, with its detail")
         await pilot.pause()
 
     assert snap_compare(make_app(ctx, "sam", listen=False), terminal_size=(140, 45), run_before=open_it)

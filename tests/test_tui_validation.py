@@ -10,7 +10,8 @@ from app.screens.review import ReviewScreen
 from app.widgets.modals import ReasonModal, TextModal
 from core.services import candidate_views, candidates, claims, ingest, queue_index, workitems
 from tests.conftest import redis_snapshot
-from tests.tui import keys_together, make_app, message, open_modal, open_screen, type_text, wait_for
+from tests.tui import (after, candidate_on, keys_together, make_app, message, open_modal, open_screen, review_settled,
+                       shows, text_of, type_text, wait_for)
 
 HANDBOOK = """# Dock Handbook
 
@@ -55,15 +56,14 @@ async def open_review(pilot, horn: str = "FACT"):
     table.move_cursor(row=table.get_row_index(horn))
     await pilot.press("enter")
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.ready,
+    await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and review_settled(app.screen),
                    what=f"the {horn} review screen")
     return app.screen
 
 
-async def decided(pilot, screen, before: int):
-    """Wait for the screen to render again after a key (a next candidate or the empty state)."""
-    await wait_for(pilot, lambda: screen.renders > before and not screen.busy and screen.ready,
-                   what="the next render")
+async def showing(pilot, screen, candidate_id: int, what: str = "the next candidate"):
+    """Wait for the review screen's head line to name `candidate_id`."""
+    await wait_for(pilot, lambda: candidate_on(screen) == candidate_id, what=what)
 
 
 # --------------------------------------------------------------------------- the loop
@@ -73,18 +73,18 @@ async def test_approve_claims_and_shows_the_next_candidate_without_another_key(c
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
-        assert screen.shown_id == ids[0]
+        assert candidate_on(screen) == ids[0]
         assert state(ctx, ids[0]) == "IN_REVIEW"
         assert candidate_views.get(ctx, ids[0])["claimed_by"] == "alice"
-        assert "A plain fact number 1." in str(screen.query_one("#answer-text", Static).content)
-        assert "lease" in str(screen.query_one("#lease", Static).content)
+        assert "A plain fact number 1." in text_of(app, "#answer-text")
+        assert "lease" in text_of(app, "#lease")
 
         await pilot.press("a")
-        await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
+        await showing(pilot, screen, ids[1])
         assert state(ctx, ids[0]) == "APPROVED"
         assert state(ctx, ids[1]) == "IN_REVIEW"
         assert "Approved candidate 1: answer 1 published" in message(app)
-        assert "A plain fact number 2." in str(screen.query_one("#answer-text", Static).content)
+        assert "A plain fact number 2." in text_of(app, "#answer-text")
 
 
 async def test_a_double_key_press_decides_once(ctx, people):
@@ -92,13 +92,12 @@ async def test_a_double_key_press_decides_once(ctx, people):
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
-        before = screen.renders
         # Two presses queued at once: the second arrives while the first call is in flight
         # (Pilot's own press() would wait for the app to settle between them).
         app.simulate_key("a")
         app.simulate_key("a")
-        await decided(pilot, screen, before)
-        assert screen.shown_id == ids[1]
+        await after(pilot, "Now showing candidate 2.")
+        assert candidate_on(screen) == ids[1]
         assert [state(ctx, i) for i in ids] == ["APPROVED", "IN_REVIEW", "PENDING"]
         # The second press was ignored, not sent and refused.
         assert "Approved candidate 1" in message(app)
@@ -119,10 +118,10 @@ async def test_when_the_next_claim_fails_the_decision_is_still_reported_made(ctx
         finally:
             ctx.redis.config_set("maxmemory", limit)
         assert "Approved candidate 1: answer 1 published; the next one could not be claimed" in message(app)
-        assert screen.shown_id is None  # the approved candidate no longer shows as if still in review
+        assert candidate_on(screen) is None  # the approved candidate no longer shows as if still in review
         assert [state(ctx, i) for i in ids] == ["APPROVED", "PENDING", "PENDING"]
         await pilot.press("n")  # Redis takes writes again
-        await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
+        await showing(pilot, screen, ids[1])
 
 
 async def test_with_no_worker_running_an_open_workstation_expires_leases(ctx, people):
@@ -135,7 +134,7 @@ async def test_with_no_worker_running_an_open_workstation_expires_leases(ctx, pe
         await wait_for(pilot, lambda: state(ctx, ids[0]) == "PENDING", what="the expired lease swept")
         assert queue_index.queue(ctx).ids("FACT") == ids  # back at the head of its queue
         screen = await open_review(pilot)
-        assert screen.shown_id == ids[0]
+        assert candidate_on(screen) == ids[0]
 
 
 async def test_revise_through_the_modal(ctx, people):
@@ -148,7 +147,7 @@ async def test_revise_through_the_modal(ctx, people):
         assert area.text == "A plain fact number 1."
         await type_text(pilot, " Checked")  # the cursor starts at the end of the text
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
+        await showing(pilot, screen, ids[1])
         revised = candidate_views.get(ctx, ids[0])
         assert revised["state"] == "REVISED"
         assert revised["text"] == "A plain fact number 1. Checked"
@@ -156,17 +155,16 @@ async def test_revise_through_the_modal(ctx, people):
         # Words typed ahead of ctrl+s (fast typing, a paste over SSH) are all saved.
         modal = await open_modal(pilot, "e", TextModal)
         await keys_together(pilot, "space", "O", "K", "ctrl+s")
-        await wait_for(pilot, lambda: screen.shown_id == ids[2], what="the third candidate")
+        await showing(pilot, screen, ids[2], "the third candidate")
         assert candidate_views.get(ctx, ids[1])["text"] == "A plain fact number 2. OK"
 
         # The Save button does the same as ctrl+s.
         modal = await open_modal(pilot, "e", TextModal)
         modal.query_one("#text", TextArea).text = "Fact three, reworded."
         await pilot.click("#submit")
-        await wait_for(pilot, lambda: screen.has_class("idle") and not screen.busy, what="the empty queue")
+        await shows(pilot, "#idle", "The FACT queue is empty", what="the empty queue")
         assert candidate_views.get(ctx, ids[2])["text"] == "Fact three, reworded."
-        assert "The FACT queue is empty. n to try again, escape to go back." in str(
-            screen.query_one("#idle", Static).content)
+        assert "The FACT queue is empty. n to try again, escape to go back." in text_of(app, "#idle")
 
 
 async def test_reject_needs_a_reason(ctx, people):
@@ -183,7 +181,7 @@ async def test_reject_needs_a_reason(ctx, people):
 
         await type_text(pilot, "the source says 12 docks")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
+        await showing(pilot, screen, ids[1])
         assert state(ctx, ids[0]) == "REJECTED"
         rejected = [h for h in candidate_views.history(ctx, ids[0]) if h["action"] == "reject"]
         assert rejected[0]["reason"] == "the source says 12 docks"
@@ -194,11 +192,11 @@ async def test_escalate_creates_a_work_item(ctx, people):
     ids = seed_facts(ctx, people, 1)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
-        screen = await open_review(pilot)
+        await open_review(pilot)
         await open_modal(pilot, "x", ReasonModal)
         await type_text(pilot, "needs the 2024 figures")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.has_class("idle") and not screen.busy, what="the empty queue")
+        await shows(pilot, "#idle", "The FACT queue is empty", what="the empty queue")
         assert state(ctx, ids[0]) == "ESCALATED"
         items = [w for w in workitems.list_items(ctx) if w["candidate_id"] == ids[0]]
         assert len(items) == 1
@@ -210,12 +208,11 @@ async def test_release_puts_it_back_at_the_head(ctx, people):
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
-        before = screen.renders
         await pilot.press("u")
-        await decided(pilot, screen, before)
+        await after(pilot, "Released candidate 1.")
         assert state(ctx, ids[0]) == "PENDING"
-        assert screen.shown_id is None and screen.has_class("idle")
-        assert "back at the head of the FACT queue" in str(screen.query_one("#idle", Static).content)
+        assert candidate_on(screen) is None
+        assert "back at the head of the FACT queue" in text_of(app, "#idle")
 
         # Decision keys say plainly that nothing is claimed.
         await pilot.press("a")
@@ -224,7 +221,7 @@ async def test_release_puts_it_back_at_the_head(ctx, people):
         assert state(ctx, ids[0]) == "PENDING"
 
         await pilot.press("n")  # the head of the queue is the one just released
-        await wait_for(pilot, lambda: screen.shown_id == ids[0], what="the released candidate again")
+        await showing(pilot, screen, ids[0], "the released candidate again")
         assert state(ctx, ids[0]) == "IN_REVIEW"
 
 
@@ -244,7 +241,7 @@ async def test_escape_in_a_modal_changes_nothing(ctx, people):
         assert candidate_views.get(ctx, ids[0]) == row_before
         assert candidate_views.history(ctx, ids[0]) == history_before
         assert redis_snapshot(ctx.redis) == redis_before
-        assert screen.shown_id == ids[0]
+        assert candidate_on(screen) == ids[0]
         assert workitems.list_items(ctx) == []
 
 
@@ -253,14 +250,14 @@ async def test_approving_an_open_issue_is_refused_in_place(ctx, people, tmp_path
     app = make_app(ctx, "vera")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot, "OPEN_ISSUE")
-        shown = screen.shown_id
+        shown = candidate_on(screen)
         assert candidate_views.get(ctx, shown)["horn_type"] == "OPEN_ISSUE"
         await pilot.press("a")
         await wait_for(pilot, lambda: "Not possible now" in message(app), what="the 422 message")
         assert "escalate it" in message(app)
         assert app.screen.query_one("#message", Static).has_class("error")
         assert state(ctx, shown) == "IN_REVIEW"
-        assert screen.shown_id == shown
+        assert candidate_on(screen) == shown
         screen.show_info("")
         await pilot.press("e")  # revising is refused before the modal asks for any typing
         await wait_for(pilot, lambda: "Not possible now" in message(app), what="the 422 for revise")
@@ -284,9 +281,9 @@ async def test_keys_typed_ahead_open_the_queue_they_reach(ctx, people):
         table = picker.query_one("#queue-table", DataTable)
         assert table.cursor_row == table.get_row_index("FACT")  # the first queue alice reviews
         await keys_together(pilot, "down", "enter")  # quicker than the screen draws
-        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen.ready,
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and review_settled(app.screen),
                        what="a review screen")
-        assert app.screen.horn == "RULE" and app.screen.shown_id == rule
+        assert "RULE queue" in text_of(app, "#review-head") and candidate_on(app.screen) == rule
         assert state(ctx, rule) == "IN_REVIEW" and state(ctx, fact) == "PENDING"
 
 
@@ -333,9 +330,9 @@ async def test_going_back_keeps_the_claim_and_coming_back_resumes_it(ctx, people
         table = app.screen.query_one("#queue-table", DataTable)
         table.move_cursor(row=table.get_row_index("FACT"))
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen is not screen and getattr(app.screen, "shown_id", None),
-                       what="the review screen again")
-        assert app.screen.shown_id == ids[0]
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and app.screen is not screen
+                       and candidate_on(app.screen), what="the review screen again")
+        assert candidate_on(app.screen) == ids[0]
         assert "carrying on with it" in message(app)
         assert state(ctx, ids[1]) == "PENDING"
 
@@ -344,27 +341,25 @@ async def test_an_empty_queue_says_so_and_n_tries_again(ctx, people):
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
-        assert screen.shown_id is None
-        assert str(screen.query_one("#idle", Static).content) == \
-            "The FACT queue is empty. n to try again, escape to go back."
+        assert candidate_on(screen) is None
+        assert text_of(app, "#idle") == "The FACT queue is empty. n to try again, escape to go back."
         new = candidates.add(ctx, people["root"], "Late fact?", "It arrived later.", "FACT")
         await pilot.press("n")
-        await wait_for(pilot, lambda: screen.shown_id == new["id"], what="the new candidate")
-        assert not screen.has_class("idle")
+        await showing(pilot, screen, new["id"], "the new candidate")
+        assert text_of(app, "#idle") == ""  # the idle pane gave way to the candidate
 
 
 async def test_a_stale_version_is_a_conflict_shown_in_place(ctx, people):
     ids = seed_facts(ctx, people, 2)
     app = make_app(ctx, "alice", listen=False)
     async with app.run_test(size=(140, 45)) as pilot:
-        screen = await open_review(pilot)
+        await open_review(pilot)
         # Behind the screen's back the claim ends and someone else takes the candidate.
         candidates.release(ctx, people["alice"], ids[0])
         claims.claim(ctx, people["bob"], ids[0])
         await pilot.press("a")
         await wait_for(pilot, lambda: "Someone else got there first" in message(app), what="the 409 message")
-        await wait_for(pilot, lambda: not screen.busy and "claimed by bob" in str(
-            screen.query_one("#review-head", Static).content), what="the candidate as it stands")
+        await shows(pilot, "#review-head", "claimed by bob", what="the candidate as it stands")
         assert state(ctx, ids[0]) == "IN_REVIEW"
         assert candidate_views.get(ctx, ids[0])["claimed_by"] == "bob"
 
@@ -379,11 +374,11 @@ async def test_a_disputed_answer_comes_back_first_and_approving_it_publishes_a_n
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
-        assert screen.shown_id == ids[0]  # the head of the queue, before candidate 2
-        horn = str(screen.query_one("#horn", Static).content)
+        assert candidate_on(screen) == ids[0]  # the head of the queue, before candidate 2
+        horn = text_of(app, "#horn")
         assert f"Re-review: its published answer {answer['id']} is DISPUTED (the docks were rebuilt)" in horn
         await pilot.press("a")
-        await wait_for(pilot, lambda: screen.shown_id == ids[1], what="the next candidate")
+        await showing(pilot, screen, ids[1])
         assert registry.show(ctx, answer["id"])["status"] == "SUPERSEDED"
         newest = registry.chain(ctx, answer["id"])[-1]
         assert newest["status"] == "APPROVED"

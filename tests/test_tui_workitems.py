@@ -10,7 +10,8 @@ from app.screens.workitems import WORK_ITEM_STATES, WorkItemsScreen
 from app.widgets.modals import FieldsModal
 from core.machines.work_item import WORK_ITEM
 from core.services import candidates, claims, generation, ingest, workitems
-from tests.tui import after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, text_of, wait_for
+from tests.tui import (after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, shows, text_of,
+                       wait_for)
 
 BACKUP = """# Backup rotation
 
@@ -188,7 +189,7 @@ async def test_a_specialist_creates_an_item_and_queues_it(ctx, people):
         await after(pilot, "Work item 1 created (NEW)")
         assert workitems.get(ctx, 1)["question"] == "Why?"
         await wait_for(pilot, lambda: rows(app) == {1: "NEW"}, what="the new item listed")
-        await wait_for(pilot, lambda: app.screen.item is not None, what="its detail")
+        await shows(pilot, "#wi-detail", "Work item 1 · NEW", what="its detail")
 
         await pilot.press("g")
         await after(pilot, "queued for generation")
@@ -199,7 +200,7 @@ async def test_an_item_without_a_horn_type_is_for_specialists(ctx, people):
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         await open_items(pilot)
-        await wait_for(pilot, lambda: app.screen.item is not None, what="the item's detail")
+        await shows(pilot, "#wi-detail", "Work item 1 · NEW", what="the item's detail")
         # An item without a Horn type is for specialists: a validator's keys get the 403 in place.
         await pilot.press("c")
         said = await after(pilot, "Not allowed")
@@ -215,7 +216,7 @@ async def test_breaker_and_workers_in_view(ctx, people):
     app = make_app(ctx, "sam")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_items(pilot)
-        await wait_for(pilot, lambda: screen.has_class("status-loaded"), what="pipeline status")
+        await shows(pilot, "#wi-workers", "workers live", what="pipeline status")
         assert "LLM circuit closed · 0/" in text_of(app, "#wi-breaker")
         assert "0 workers live" in text_of(app, "#wi-workers")
 
@@ -246,8 +247,8 @@ def test_snapshot_work_items(ctx, people, tmp_path, snap_compare):
     workitems.create(ctx, root, "What is the VPN timeout?")
 
     async def open_it(pilot):
-        screen = await open_items(pilot)
-        await wait_for(pilot, lambda: screen.has_class("status-loaded"), what="pipeline status")
+        await open_items(pilot)
+        await shows(pilot, "#wi-workers", "workers live", what="pipeline status")
         await highlight(pilot, 3)
         await pilot.pause()
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 FIXED_SERVICES = ("● postgres  embedded  postgresql://127.0.0.1/r2k\n● redis     embedded  redis://127.0.0.1/0\n"
@@ -32,20 +33,95 @@ async def settle_dashboard(pilot):
     """Wait for the dashboard's counts and replace the machine-specific service lines (ports, pids)."""
     from textual.widgets import Static
 
-    await wait_for(pilot, lambda: pilot.app.screen.has_class("loaded"), what="dashboard counts")
-    await wait_for(pilot, lambda: "postgres" in str(pilot.app.screen.query_one("#services", Static).render()),
-                   what="service health")
+    await wait_for(pilot, lambda: loaded(pilot.app.screen), what="dashboard counts")
+    await shows(pilot, "#services", "postgres", what="service health")
     pilot.app.screen.query_one("#services", Static).update(FIXED_SERVICES)
     await pilot.pause()
 
 
 # --------------------------------------------------------------------------- reading the screen
 
-def text_of(app, selector: str) -> str:
-    """A Static's text as drawn (markup applied)."""
-    from textual.widgets import Static
+def displayed(widget) -> bool:
+    """Whether the widget is drawn at all (neither it nor a container of it is display: none)."""
+    return all(node.display for node in widget.ancestors_with_self if hasattr(node, "display"))
 
-    return str(app.screen.query_one(selector, Static).render())
+
+def cell_text(value) -> str:
+    """A DataTable cell as drawn: a string cell is Rich markup, a Text its plain text."""
+    from rich.text import Text
+
+    if isinstance(value, str):
+        return Text.from_markup(value).plain
+    return getattr(value, "plain", None) or str(value)
+
+
+def rendered(widget) -> str:
+    """What a widget draws, as text: its border title on the first line, then a Static's content
+    (markup applied) or a DataTable's cells row by row; empty when the widget is not displayed."""
+    from textual.widgets import DataTable
+
+    if not displayed(widget):
+        return ""
+    title = str(widget.border_title or "")
+    if isinstance(widget, DataTable):
+        body = "\n".join(" ".join(cell_text(c) for c in widget.get_row_at(i)) for i in range(widget.row_count))
+    else:
+        body = str(widget.render())
+    return f"{title}\n{body}" if title else body
+
+
+def text_of(app, selector: str) -> str:
+    """The text a widget of the screen on top draws (markup applied)."""
+    return rendered(app.screen.query_one(selector))
+
+
+async def shows(pilot, selector: str, *words: str, what: str = "", timeout: float = 10.0) -> str:
+    """Wait until the widget at `selector` (on the screen on top) draws each of `words`; its text."""
+    app = pilot.app
+
+    def drawn():
+        try:
+            text = text_of(app, selector)
+        except Exception:  # noqa: BLE001 - not there yet (another screen on top)
+            return None
+        return text if all(word in text for word in words) else None
+
+    return await wait_for(pilot, drawn, timeout=timeout, what=what or f"{selector} showing {words!r}")
+
+
+# What each screen draws once its data is in: the placeholders it opens with have gone.
+LOADED = {
+    "DashboardScreen": lambda s: "·" not in rendered(s.query_one("#candidates")),
+    "QueuePickerScreen": lambda s: "·" not in rendered(s.query_one("#queue-table")),
+    "RegistryScreen": lambda s: "answer" in str(s.query_one("#results").border_title or ""),
+    "WorkItemsScreen": lambda s: "work item" in rendered(s.query_one("#wi-count")),
+    "GreyQueueScreen": lambda s: "entr" in rendered(s.query_one("#grey-count")),
+}
+
+
+def loaded(screen) -> bool:
+    ready = LOADED.get(type(screen).__name__)
+    return bool(ready and ready(screen))
+
+
+def candidate_on(screen) -> int | None:
+    """The candidate the review screen shows (its head line names it); None when it shows none."""
+    found = re.search(r"· candidate (\d+) ·", rendered(screen.query_one("#review-head")))
+    return int(found[1]) if found else None
+
+
+def review_settled(screen) -> bool:
+    """The review screen shows a candidate, or its idle pane says why none ("Claiming…" is not settled)."""
+    idle = rendered(screen.query_one("#idle"))
+    return candidate_on(screen) is not None or bool(idle) and not idle.endswith("…")
+
+
+def chain_on(screen) -> tuple[list[int], int | None]:
+    """The registry's supersede chain as shown: the answers listed (oldest first), and the one marked
+    as on screen."""
+    text = rendered(screen.query_one("#chain"))
+    listed = [(int(number), mark == "▶") for mark, number in re.findall(r"^(▶| ) answer (\d+)", text, re.M)]
+    return [number for number, _ in listed], next((number for number, here in listed if here), None)
 
 
 def message(app) -> str:
@@ -57,7 +133,7 @@ def message(app) -> str:
 
 # --------------------------------------------------------------------------- a validator's moves
 
-async def open_screen(pilot, key: str, screen_type, *, ready=lambda screen: screen.has_class("loaded")):
+async def open_screen(pilot, key: str, screen_type, *, ready=loaded):
     """Once the app knows who is acting (or that it cannot), press `key` and wait for the screen's data."""
     app = pilot.app
     await wait_for(pilot, lambda: app.actor is not None or app.actor_error, what="the acting user")
@@ -114,18 +190,35 @@ async def after(pilot, words: str) -> str:
 
 # --------------------------------------------------------------------------- list and detail screens
 
+# screen -> (the table, the detail pane, how the detail's first line names a row)
+LIST_DETAIL = {"GreyQueueScreen": ("#grey-table", "#grey-detail", "Entry {id} · {state}"),
+               "WorkItemsScreen": ("#wi-table", "#wi-detail", "Work item {id} · {state}")}
+
+
 async def highlight(pilot, row_id: int) -> None:
-    """Put the cursor of a list-and-detail screen (grey queue, work items) on a row; wait for its detail."""
+    """Put the cursor of a list-and-detail screen (grey queue, work items) on a row; wait for the
+    detail pane to show that row in the state the list shows it in."""
     screen = pilot.app.screen
-    table = screen.table
+    table_id, detail_id, head = LIST_DETAIL[type(screen).__name__]
+    table = screen.query_one(table_id)
     await wait_for(pilot, lambda: str(row_id) in table.rows, what=f"row {row_id} listed")
     table.move_cursor(row=table.get_row_index(str(row_id)))
-    await wait_for(pilot, lambda: screen.detail is not None and screen.detail["id"] == row_id,
-                   what=f"the detail of row {row_id}")
+
+    def shown() -> bool:
+        if str(row_id) not in table.rows:
+            return False
+        state = cell_text(table.get_row(str(row_id))[1]).removeprefix("⚑ ")
+        return head.format(id=row_id, state=state) in first_line(text_of(pilot.app, detail_id))
+
+    await wait_for(pilot, shown, what=f"the detail of row {row_id}")
+
+
+def first_line(text: str) -> str:
+    return text.split("\n", 1)[0]
 
 
 async def detail_in(pilot, state: str) -> None:
-    """Wait for the detail pane to follow its row into `state`."""
-    screen = pilot.app.screen
-    await wait_for(pilot, lambda: screen.detail is not None and screen.detail["state"] == state,
+    """Wait for the detail pane to follow its row into `state` (its first line names the state)."""
+    _, detail_id, _ = LIST_DETAIL[type(pilot.app.screen).__name__]
+    await wait_for(pilot, lambda: f" · {state} v" in first_line(text_of(pilot.app, detail_id)),
                    what=f"the detail in {state}")

@@ -1,17 +1,34 @@
-"""What every workstation screen shares: service calls off the event loop, errors shown in place,
-and live reloads when other people act (Redis pub/sub, debounced)."""
+"""What every workstation screen shares: core calls in thread workers that answer with messages,
+errors shown in place, and live reloads when other people act (Redis pub/sub, debounced).
+
+A slow call is a `@work(thread=True)` method: it calls a core service inside `self.reporting(…)`
+and hands what came back to the screen with `self.reply(SomeReply(…))`; `@on` handlers update the
+widgets on the event loop. Whatever a call raises comes back as `Failed`: the core's refusal is
+said in place, in a validator's words, and a 503 also tells the app, which says "reconnecting…" and
+reconnects in the background (docs/architecture.md, "Outages"). Nothing a call raises stops the app.
+"""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+from textual import on, work
 from textual.message import Message
+from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
+from textual.worker import NoActiveWorker, get_current_worker
 
 from app.safe import visible
 from app.widgets.format import plural
 from app.widgets.text import plain
+
+
+def notice_entity(event: dict) -> str | None:
+    """What a live notice is about: the entity of the core's notices (core/notices.py: "candidate",
+    "grey_entry", …), or the workstation's own ("actor"; "*" once the services answer again)."""
+    return event.get("entity")
 
 
 class Changed(Message):
@@ -22,49 +39,149 @@ class Changed(Message):
         self.event = event
 
 
-class ServiceCalls:
-    """Mixin: run core calls in thread workers and come back to the event loop with the result."""
+# ----------------------------------------------------------------------------- replies
 
-    def call(self, fn: Callable, *args: Any, on_done: Callable[[Any], None] | None = None,
-             on_error: Callable[[str, int], None] | None = None, group: str = "call", exclusive: bool = False,
-             **kwargs: Any) -> None:
-        app = self.app
+class Reply(Message):
+    """What a worker hands back to the screen that started it. It stays on that screen (no
+    bubbling to the app) and remembers its worker, so a superseded answer can be told apart."""
 
-        def job() -> None:
-            from core.outage import service_error
-            from core.errors import R2KError
+    def __init_subclass__(cls, bubble: bool | None = False, **kwargs: Any) -> None:
+        super().__init_subclass__(bubble=bubble, **kwargs)
 
-            try:
-                result = fn(*args, **kwargs)
-            except R2KError as exc:
-                app.call_from_thread(self._failed, exc.message, exc.status, on_error)
-                return
-            except Exception as exc:  # a dropped connection is a 503 naming the service
-                translated = service_error(exc, app.ctx)
-                if translated is None:
-                    app.call_from_thread(self._failed, f"{type(exc).__name__}: {exc}", 500, on_error)
-                    return
-                app.call_from_thread(self._failed, translated.message, translated.status, on_error)
-                return
-            if on_done is not None:
-                app.call_from_thread(self._succeeded, on_done, result)
+    def __init__(self) -> None:
+        super().__init__()
+        try:
+            self.worker = get_current_worker()
+        except NoActiveWorker:
+            self.worker = None
 
-        self.run_worker(job, thread=True, group=group, exclusive=exclusive, exit_on_error=False)
+    @property
+    def superseded(self) -> bool:
+        """A newer call of the same exclusive group started since: its answer is the one to show."""
+        return self.worker is not None and self.worker.is_cancelled
 
-    def _succeeded(self, on_done, result) -> None:
-        if self.is_attached:
-            on_done(result)
 
-    def _failed(self, message: str, status: int, on_error) -> None:
-        if not self.is_attached:
-            return
-        if status == 503 and hasattr(self.app, "service_down"):
-            self.app.service_down(message)
-        if on_error is not None:
-            on_error(message, status)
-        else:
-            self.show_error(message, status)
+class Failed(Reply):
+    """A core call failed. `message` is in the core's words (a 503's names the service), `status`
+    its HTTP-style status (500: no refusal of the core's but an unexpected exception); `call` names
+    the call, for screens that treat some failures apart."""
 
+    def __init__(self, call: str, message: str, status: int):
+        super().__init__()
+        self.call = call
+        self.message = message
+        self.status = status
+
+
+class Moved(Reply):
+    """A move was made (a transition, a new entity, a registry move): `row` as the core returned it,
+    with its new state and version; `before`, the row the move was made on."""
+
+    def __init__(self, action: str, row: dict, before: dict | None = None):
+        super().__init__()
+        self.action = action
+        self.row = row
+        self.before = before
+
+
+class Listed(Reply):
+    """The rows a list shows, as the core listed them."""
+
+    def __init__(self, rows: list[dict]):
+        super().__init__()
+        self.rows = rows
+
+
+class Shown(Reply):
+    """One row as its detail view reads it."""
+
+    def __init__(self, row: dict):
+        super().__init__()
+        self.row = row
+
+
+def failure(call: str, exc: BaseException, ctx) -> Failed:
+    """What a call raised, as the failure to show: the core's refusal as it is; a driver's dropped
+    connection as the 503 that names the service; anything else as a 500 naming the exception."""
+    from core.outage import service_error
+    from core.errors import R2KError
+
+    if isinstance(exc, R2KError):
+        return Failed(call, exc.message, exc.status)
+    down = service_error(exc, ctx)
+    if down is not None:
+        return Failed(call, down.message, down.status)
+    return Failed(call, f"{type(exc).__name__}: {exc}", 500)
+
+
+def plain_words(message: str, status: int) -> str:
+    lead = {403: "Not allowed: ", 404: "Not found: ", 409: "Someone else got there first: ",
+            422: "Not possible now: ", 400: "Missing or invalid: ", 503: "A service is down: "}.get(status, "")
+    return lead + message
+
+
+# ----------------------------------------------------------------------------- screens
+
+class WorkstationScreen(Screen):
+    """A full screen of the workstation. Subclasses implement `load()` and list the notice
+    entities that should reload them in RELOAD_ON.
+
+    Textual calls every `on_mount` along the class hierarchy, this one after the subclass's: a
+    subclass sets up its widgets in its own `on_mount` and leaves the first `load()` to this one."""
+
+    RELOAD_ON: tuple[str, ...] = ()
+    DEBOUNCE = 0.25
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._debounced: dict[str, Any] = {}
+        self._loaded_once = False
+
+    def on_mount(self) -> None:
+        self.load()
+
+    def on_screen_resume(self) -> None:
+        if self._loaded_once:
+            self.load()
+        self._loaded_once = True
+
+    def load(self) -> None:
+        """Fetch this screen's data (in a worker) and show it."""
+
+    # -- core calls ------------------------------------------------------------------------
+    def reply(self, message: Reply) -> None:
+        """From a worker: hand `message` to this screen, unless the screen has closed meanwhile or
+        a newer call of the same group superseded this one."""
+        if not message.superseded and self.is_attached:
+            self.post_message(message)
+
+    @contextmanager
+    def reporting(self, call: str) -> Iterator[None]:
+        """Around a core call in a worker: whatever it raises comes back as `Failed`."""
+        try:
+            yield
+        except Exception as exc:  # noqa: BLE001 - a failed call is said in place, never a crash
+            if self.is_attached:  # a closed screen has nobody to tell
+                self.reply(failure(call, exc, self.ctx))
+
+    @work(thread=True, group="move", exit_on_error=False)
+    def move(self, action: str, call: Callable[[], dict], before: dict | None = None) -> None:
+        """Make a move through the core (`call`, with the version as shown and a fresh idempotency
+        key); the screen hears `Moved`, or `Failed`. Moves never cancel each other."""
+        with self.reporting(action):
+            self.reply(Moved(action, call(), before))
+
+    @on(Failed)
+    def _call_failed(self, failed: Failed) -> None:
+        if failed.status == 503 and hasattr(self.app, "service_down"):
+            self.app.service_down(failed.message)
+        self.show_failure(failed)
+
+    def show_failure(self, failed: Failed) -> None:
+        """What this screen does with a failed call: say it in place, unless a screen says otherwise."""
+        self.show_error(failed.message, failed.status)
+
+    # -- the message line ------------------------------------------------------------------
     def show_error(self, message: str, status: int = 0) -> None:
         """Say what went wrong, in place (the screen's message line), in a validator's words.
 
@@ -89,45 +206,9 @@ class ServiceCalls:
         line.set_class(False, "error")
         line.set_class(True, "info")
 
-
-def notice_entity(event: dict) -> str | None:
-    """What a live notice is about: the entity of the core's notices (core/notices.py), or the
-    workstation's own ("actor", "*")."""
-    return event.get("entity")
-
-
-def plain_words(message: str, status: int) -> str:
-    lead = {403: "Not allowed: ", 404: "Not found: ", 409: "Someone else got there first: ",
-            422: "Not possible now: ", 400: "Missing or invalid: ", 503: "A service is down: "}.get(status, "")
-    return lead + message
-
-
-class WorkstationScreen(ServiceCalls, Screen):
-    """A full screen of the workstation. Subclasses implement `load()` and list the pub/sub kinds
-    that should reload them in RELOAD_ON.
-
-    Textual calls every `on_mount` along the class hierarchy, this one after the subclass's: a
-    subclass sets up its widgets in its own `on_mount` and leaves the first `load()` to this one."""
-
-    RELOAD_ON: tuple[str, ...] = ()
-    DEBOUNCE = 0.25
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._debounced: dict[str, Any] = {}
-
-    def on_mount(self) -> None:
-        self.load()
-
-    def on_screen_resume(self) -> None:
-        if getattr(self, "_loaded_once", False):
-            self.load()
-        self._loaded_once = True
-
-    def load(self) -> None:
-        """Fetch this screen's data (in a worker) and show it."""
-
-    def on_changed(self, message: Changed) -> None:
+    # -- live notices ----------------------------------------------------------------------
+    @on(Changed)
+    def _reload_on_notice(self, message: Changed) -> None:
         entity = notice_entity(message.event)
         if entity == "*" or entity in self.RELOAD_ON or "*" in self.RELOAD_ON:  # "*": reconnected, reload all
             # Many notices in a burst (an ingest, a worker draining a queue) cost one reload.
@@ -176,11 +257,12 @@ class ListDetailScreen(WorkstationScreen):
     MORE = ""               # said after the count when the list stops at LIMIT
     DETAIL_DEBOUNCE = 0.1
 
+    # The highlighted row's detail as shown (None while it is on its way): drawn by watch_detail.
+    detail: var[dict | None] = var(None, init=False)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.rows: dict[int, dict] = {}
-        self.detail: dict | None = None  # the highlighted row's detail as shown
-        self._seq = 0                     # only the newest load may fill the table
         self._select_id: int | None = None
 
     # -- what a subclass says: list_call() -> a no-argument core call listing the rows with the
@@ -196,13 +278,18 @@ class ListDetailScreen(WorkstationScreen):
         return self.query_one(f"#{self.TABLE}", DataTable)
 
     def load(self) -> None:
-        self._seq += 1
-        seq = self._seq
-        self.call(self.list_call(), on_done=lambda rows: self.show_rows(rows, seq), group=f"{self.TABLE}-list")
+        self.fetch_rows(self.list_call())  # the filters are read here, on the event loop
 
-    def show_rows(self, rows: list[dict], seq: int) -> None:
-        if seq != self._seq:
+    @work(thread=True, exclusive=True, group="list", exit_on_error=False)
+    def fetch_rows(self, call: Callable[[], list[dict]]) -> None:
+        with self.reporting("list"):
+            self.reply(Listed(call()))
+
+    @on(Listed)
+    def show_rows(self, message: Listed) -> None:
+        if message.superseded:
             return  # a newer load is on its way
+        rows = message.rows
         table = self.table
         keep = self._select_id or self.current_id()
         self._select_id = None
@@ -216,7 +303,6 @@ class ListDetailScreen(WorkstationScreen):
             table.move_cursor(row=table.get_row_index(str(keep)), animate=False)
         more = f" ({self.MORE})" if len(rows) >= self.LIMIT else ""
         self.query_one(f"#{self.COUNT}", Static).update(plural(len(rows), *self.NOUN) + more)
-        self.add_class("loaded")
         self.load_detail()
 
     def current_id(self) -> int | None:
@@ -235,9 +321,9 @@ class ListDetailScreen(WorkstationScreen):
         if row_id is None:
             return None
         row = self.rows.get(row_id)
-        if self.detail is not None and self.detail["id"] == row_id and (
-                row is None or self.detail["version"] >= row["version"]):
-            return self.detail
+        detail = self.detail
+        if detail is not None and detail["id"] == row_id and (row is None or detail["version"] >= row["version"]):
+            return detail
         return row
 
     def selected(self) -> dict | None:
@@ -252,7 +338,7 @@ class ListDetailScreen(WorkstationScreen):
             self.rows[row["id"]] = {**self.rows[row["id"]], **row}
         if select:
             self._select_id = row["id"]
-        self.detail = None
+        self.detail = None  # the pane keeps what it shows until the new detail arrives
         self.load()
 
     # -- the detail --------------------------------------------------------------------------
@@ -269,13 +355,22 @@ class ListDetailScreen(WorkstationScreen):
             self.detail = None
             self.query_one(f"#{self.DETAIL}", Static).update(self.empty_text())
             return
-        self.call(self.detail_call(row_id), on_done=self.show_detail, group=f"{self.TABLE}-detail")
+        self.fetch_detail(self.detail_call(row_id))
 
-    def show_detail(self, detail: dict) -> None:
-        if detail["id"] != self.current_id():
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
+    def fetch_detail(self, call: Callable[[], dict]) -> None:
+        with self.reporting("detail"):
+            self.reply(Shown(call()))
+
+    @on(Shown)
+    def show_detail(self, message: Shown) -> None:
+        if message.superseded or message.row["id"] != self.current_id():
             return  # the cursor has moved on
-        self.detail = detail
-        self.query_one(f"#{self.DETAIL}", Static).update(self.render_detail(detail))
+        self.detail = message.row
+
+    def watch_detail(self, detail: dict | None) -> None:
+        if detail is not None:
+            self.query_one(f"#{self.DETAIL}", Static).update(self.render_detail(detail))
 
     # -- keys --------------------------------------------------------------------------------
     def ready(self) -> bool:
@@ -302,7 +397,3 @@ class ListDetailScreen(WorkstationScreen):
             then(values)
 
         self.app.push_screen(form, done)
-
-
-class WorkstationModal(ServiceCalls, ModalScreen):
-    pass

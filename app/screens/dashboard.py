@@ -3,16 +3,18 @@ from __future__ import annotations
 
 from rich.table import Table
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
+from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Static
 
 from app.safe import visible
 from app.widgets.text import lines as text_lines, markup
 from core.domain import HORN_TYPES
 
-from .base import WorkstationScreen
+from .base import Reply, WorkstationScreen
 
 CANDIDATE_STATES = ["PENDING", "IN_REVIEW", "APPROVED", "REVISED", "REJECTED", "ESCALATED", "DISPUTED", "CLOSED",
                     "SUPERSEDED", "RETIRED"]
@@ -25,6 +27,22 @@ SHORT = {"PENDING_VALIDATION": "PEND_VALID", "IN_CLASSIFICATION": "IN_CLASSIF", 
          "RESOLUTION_REQUIRED": "RESOLUTION"}
 
 
+class Counted(Reply):
+    """Everything in flight, counted by state (`dashboard.counts`)."""
+
+    def __init__(self, counts: dict):
+        super().__init__()
+        self.counts = counts
+
+
+class Probed(Reply):
+    """How each service answers (`dashboard.health`)."""
+
+    def __init__(self, health: dict):
+        super().__init__()
+        self.health = health
+
+
 class DashboardScreen(WorkstationScreen):
     TITLE = "Dashboard"
     RELOAD_ON = ("*",)
@@ -35,6 +53,15 @@ class DashboardScreen(WorkstationScreen):
         Binding("y", "app.open_screen('grey')", "Grey queue"),
         Binding("r", "reload", "Refresh"),
     ]
+
+    # The counts and the services' health as last read, drawn by their watchers. The screen has the
+    # class "loaded" once counts are in: bench/startup.py times the first frame by it.
+    counts: var[dict | None] = var(None, init=False, always_update=True, toggle_class="loaded")
+    health: var[dict | None] = var(None, init=False, always_update=True)
+
+    def __init__(self):
+        super().__init__()
+        self._health_started = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -66,20 +93,42 @@ class DashboardScreen(WorkstationScreen):
         self.load_health()
 
     def load(self) -> None:
-        from core.services import dashboard
-
-        self.call(dashboard.counts, self.ctx, on_done=self.show_counts, group="counts", exclusive=True)
-        if not getattr(self, "_health_started", False):
+        self.fetch_counts()
+        if not self._health_started:
             self._health_started = True
             self.load_health()
             self.set_interval(10, self.load_health)  # health is probed, not notified: a slow, cheap poll
 
     def load_health(self) -> None:
+        self.fetch_health()
+
+    @work(thread=True, exclusive=True, group="counts", exit_on_error=False)
+    def fetch_counts(self) -> None:
         from core.services import dashboard
 
-        self.call(dashboard.health, self.ctx, on_done=self.show_health, group="health", exclusive=True)
+        with self.reporting("counts"):
+            self.reply(Counted(dashboard.counts(self.ctx)))
 
-    def show_counts(self, counts: dict) -> None:
+    @work(thread=True, exclusive=True, group="health", exit_on_error=False)
+    def fetch_health(self) -> None:
+        from core.services import dashboard
+
+        with self.reporting("health"):
+            self.reply(Probed(dashboard.health(self.ctx)))
+
+    @on(Counted)
+    def show_counts(self, message: Counted) -> None:
+        if not message.superseded:
+            self.counts = message.counts
+
+    @on(Probed)
+    def show_health(self, message: Probed) -> None:
+        if not message.superseded:
+            self.health = message.health
+
+    def watch_counts(self, counts: dict | None) -> None:
+        if counts is None:
+            return
         table = self.query_one("#candidates", DataTable)
         for horn in HORN_TYPES:
             for state in CANDIDATE_STATES:
@@ -88,9 +137,10 @@ class DashboardScreen(WorkstationScreen):
         self.query_one("#grey", CountsPanel).show(counts["grey"])
         self.query_one("#tasks", CountsPanel).show(counts["tasks"])
         self.query_one("#answers", CountsPanel).show(counts["answers"])
-        self.add_class("loaded")
 
-    def show_health(self, health: dict) -> None:
+    def watch_health(self, health: dict | None) -> None:
+        if health is None:
+            return
         # The urls and details (a driver's error message, say) go in as plain text, never as markup.
         lines = []
         for part in health["services"]:

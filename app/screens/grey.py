@@ -1,4 +1,4 @@
-"""The grey queue (DESIGN §5.5, seed 003): triage unknowns with one key per action.
+"""The grey queue: triage unknowns with one key per action.
 
 Entries are filtered by state, by "mine" and by text (search as you type); the detail pane shows
 the entry, its valid next actions and its transition history. Every action goes through
@@ -11,10 +11,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from functools import partial
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
@@ -25,7 +27,7 @@ from app.widgets.text import cell, lines, markup, plain
 from core.errors import ValidationStateError
 from core.machines.grey import GREY
 
-from .base import ListDetailScreen
+from .base import Changed, ListDetailScreen, Moved, notice_entity
 
 SEARCH_DEBOUNCE = 0.3
 SUBJECT_WIDTH = 26
@@ -70,16 +72,17 @@ class GreyQueueScreen(ListDetailScreen):
         Binding("escape", "back", "Back"),
     ]
 
+    # The filters (a new one reloads the list): the state (None: all), the words searched (once
+    # the typing pauses; None: none), and whether only the acting user's entries are listed.
+    state: var[str | None] = var(None, init=False)
+    words: var[str | None] = var(None, init=False)
+    mine: var[bool] = var(False, init=False)
+    # Escalations that arrived while away, or seen arriving here; drawn at every set.
+    badge: var[int] = var(0, init=False, always_update=True)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.mine = False
-        self.badge = 0
         self._left = True                  # away from the screen (not just under a modal)
-
-    @property
-    def entry(self) -> dict | None:
-        """The detail shown, from grey.show."""
-        return self.detail
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -120,30 +123,28 @@ class GreyQueueScreen(ListDetailScreen):
     def view_badge(self) -> None:
         """Viewing the screen: show what arrived while away, and reset the app's count."""
         self._left = False
-        self.badge = getattr(self.app, "grey_badge", 0) or 0
+        self.badge = self.app.grey_badge
         self.app.grey_badge = 0
-        self.show_badge()
 
     def _viewing(self) -> bool:
         stack = self.app.screen_stack
         top = stack[-1] if stack else None
         return top is self or (isinstance(top, ModalScreen) and len(stack) > 1 and stack[-2] is self)
 
-    def on_changed(self, message) -> None:
-        # WorkstationScreen.on_changed (also called) schedules the debounced reload.
+    @on(Changed)
+    def _count_escalation(self, message: Changed) -> None:
+        # WorkstationScreen's handler (also called) schedules the debounced reload.
         event = message.event
-        if event.get("entity") != "grey_entry" or event.get("action") != "escalate" or not self._viewing():
+        if notice_entity(event) != "grey_entry" or event.get("action") != "escalate" or not self._viewing():
             return
-        counted = getattr(self.app, "grey_badge", 0) or 0
+        counted = self.app.grey_badge
         if counted <= 0:
             return  # the app counts escalations for specialists and admins only
         self.app.grey_badge = counted - 1  # seen here
         if event.get("actor") != self.me:
             self.badge += 1
-            self.show_badge()
 
-    def show_badge(self) -> None:
-        n = self.badge
+    def watch_badge(self, n: int) -> None:
         text = f"⚑ {plural(n, 'new escalation')}" if n else "no new escalations"
         line = self.query_one("#grey-badge", Static)
         line.update(text)
@@ -155,23 +156,32 @@ class GreyQueueScreen(ListDetailScreen):
     def me(self) -> str:
         return self.actor.name if self.actor is not None else self.app.user_name
 
-    def on_select_changed(self, event: Select.Changed) -> None:
-        if event.select.id == "grey-state":
-            self.load()
+    @on(Select.Changed, "#grey-state")
+    def state_picked(self, event: Select.Changed) -> None:
+        self.state = None if event.value in ("all", Select.NULL) else event.value
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == "grey-search":
-            self.debounce("search", SEARCH_DEBOUNCE, self.load)
+    @on(Input.Changed, "#grey-search")
+    def typed(self, event: Input.Changed) -> None:
+        self.debounce("search", SEARCH_DEBOUNCE, lambda: setattr(self, "words", event.input.value.strip() or None))
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "grey-search":
-            self.table.focus()
+    @on(Input.Submitted, "#grey-search")
+    def to_table(self) -> None:
+        self.table.focus()
+
+    def watch_state(self) -> None:
+        self.load()
+
+    def watch_words(self) -> None:
+        self.load()
+
+    def watch_mine(self, mine: bool) -> None:
+        line = self.query_one("#grey-mine", Static)
+        line.update(plain(f"Mine only ({self.me})" if mine else "All assignees"))
+        line.set_class(mine, "active")
+        self.load()
 
     def action_toggle_mine(self) -> None:
         self.mine = not self.mine
-        self.query_one("#grey-mine", Static).update(plain(f"Mine only ({self.me})" if self.mine else "All assignees"))
-        self.query_one("#grey-mine", Static).set_class(self.mine, "active")
-        self.load()
 
     def action_focus_search(self) -> None:
         self.query_one("#grey-search", Input).focus()
@@ -180,15 +190,11 @@ class GreyQueueScreen(ListDetailScreen):
         self.query_one("#grey-state", Select).focus()
 
     # -- the list and the detail -------------------------------------------------------------
-    def filters(self) -> tuple[str | None, str | None, str | None]:
-        state = self.query_one("#grey-state", Select).value
-        text = self.query_one("#grey-search", Input).value.strip()
-        return (None if state in ("all", Select.NULL) else state, self.me if self.mine else None, text or None)
-
     def list_call(self):
         from core.services import grey
 
-        return partial(grey.list_entries, self.ctx, *self.filters(), limit=self.LIMIT)
+        return partial(grey.list_entries, self.ctx, self.state, self.me if self.mine else None, self.words,
+                       limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
         return (str(row["id"]), state_cell(row["state"]), cell(row["subject"], SUBJECT_WIDTH),
@@ -206,9 +212,9 @@ class GreyQueueScreen(ListDetailScreen):
     def render_detail(self, entry: dict) -> Content:
         return render_entry(entry)
 
-    def show_detail(self, entry: dict) -> None:
-        super().show_detail(entry)
-        if self.entry is entry:
+    def watch_detail(self, entry: dict | None) -> None:
+        super().watch_detail(entry)
+        if entry is not None:
             self.query_one("#grey-detail-pane").set_class(entry["state"] == "Escalated", "escalated")
 
     # -- actions -----------------------------------------------------------------------------
@@ -253,17 +259,13 @@ class GreyQueueScreen(ListDetailScreen):
         def add(values: dict) -> None:
             from core.services import grey
 
-            self.call(grey.add, self.ctx, self.actor, values["subject"], values.get("detail") or "",
-                      idempotency_key=key, on_done=self.added, group="grey-move")
+            self.move("add", partial(grey.add, self.ctx, self.actor, values["subject"], values.get("detail") or "",
+                                     idempotency_key=key))
 
         self.ask(FieldsModal("Add a grey entry", [
             Field("subject", "Subject: what is unknown", required=True),
             Field("detail", "Detail")]), add)
 
-    def added(self, entry: dict) -> None:
-        self.show_info(f"Entry {entry['id']} added ({entry['state']}).")
-        self._select_id = entry["id"]
-        self.load()
 
     def act(self, action: str, *, ask: list[Field] | None = None, title: str = "", **fields) -> None:
         """One key press: a fresh idempotency key; ask for what the move needs (when the entry's
@@ -289,12 +291,19 @@ class GreyQueueScreen(ListDetailScreen):
     def send(self, row: dict, action: str, key: str, fields: dict) -> None:
         from core.services import grey
 
-        self.call(grey.transition, self.ctx, self.actor, row["id"], action, expected_version=row["version"],
-                  idempotency_key=key, **{k: v for k, v in fields.items() if v is not None},
-                  on_done=lambda moved: self.moved(action, moved), group="grey-move")
+        self.move(action, partial(grey.transition, self.ctx, self.actor, row["id"], action,
+                                  expected_version=row["version"], idempotency_key=key,
+                                  **{k: v for k, v in fields.items() if v is not None}))
 
-    def moved(self, action: str, entry: dict) -> None:
-        self.show_info(f"Entry {entry['id']}: {action} → {entry['state']}"
+    @on(Moved)
+    def moved(self, message: Moved) -> None:
+        entry = message.row
+        if message.action == "add":
+            self.show_info(f"Entry {entry['id']} added ({entry['state']}).")
+            self._select_id = entry["id"]
+            self.load()
+            return
+        self.show_info(f"Entry {entry['id']}: {message.action} → {entry['state']}"
                        + (f" (assignee {entry['assignee']})" if entry.get("assignee") else "") + ".")
         self.updated(entry)
 

@@ -6,16 +6,18 @@ picker opens as fast with a million candidates as with ten.
 from __future__ import annotations
 
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Static
 
 from app.widgets.format import span
 from app.widgets.text import plain
 from core.domain import HORN_MEANING, HORN_TYPES
 
-from .base import WorkstationScreen
+from .base import Reply, WorkstationScreen
 
 # key, label, width: fixed, so a late value ("no authority") is never cut to the first one's width;
 # all but the meaning fit in 80 columns. Disputed: answers disputed in the registry, back for re-review.
@@ -26,6 +28,14 @@ COLUMNS = (("horn", "Horn type", 10), ("pending", "Pending", 7), ("in_review", "
 
 def short_meaning(horn: str) -> str:
     return HORN_MEANING[horn].split(";")[0]
+
+
+class QueueStats(Reply):
+    """Each partition's counts, from `candidate_views.queue_stats`."""
+
+    def __init__(self, stats: list[dict]):
+        super().__init__()
+        self.stats = stats
 
 
 class QueueTable(DataTable):
@@ -45,9 +55,11 @@ class QueuePickerScreen(WorkstationScreen):
         Binding("escape", "back", "Back"),
     ]
 
+    # Horn type -> its counts as last read; drawn into the table by watch_stats.
+    stats: var[dict[str, dict]] = var(dict, init=False, always_update=True)
+
     def __init__(self):
         super().__init__()
-        self.stats: dict[str, dict] = {}
         self._cursor_placed = False
 
     def compose(self) -> ComposeResult:
@@ -69,9 +81,19 @@ class QueuePickerScreen(WorkstationScreen):
         # WorkstationScreen.on_mount (called after this one) loads the counts
 
     def load(self) -> None:
+        self.fetch_stats()
+
+    @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
+    def fetch_stats(self) -> None:
         from core.services import candidate_views
 
-        self.call(candidate_views.queue_stats, self.ctx, on_done=self.show_stats, group="stats", exclusive=True)
+        with self.reporting("stats"):
+            self.reply(QueueStats(candidate_views.queue_stats(self.ctx)))
+
+    @on(QueueStats)
+    def show_stats(self, message: QueueStats) -> None:
+        if not message.superseded:
+            self.stats = {row["horn_type"]: row for row in message.stats}
 
     def action_reload(self) -> None:
         self.load()
@@ -82,11 +104,10 @@ class QueuePickerScreen(WorkstationScreen):
             return False if self.app.actor_error else None
         return self.actor.holds(horn)
 
-    def show_stats(self, stats: list[dict]) -> None:
-        self.stats = {row["horn_type"]: row for row in stats}
+    def watch_stats(self, stats: dict[str, dict]) -> None:
         table = self.query_one("#queue-table", DataTable)
         for horn in HORN_TYPES:
-            row = self.stats.get(horn)
+            row = stats.get(horn)
             if row is None:
                 continue
             allowed = self.holds(horn)
@@ -110,7 +131,6 @@ class QueuePickerScreen(WorkstationScreen):
             held = [h for h in HORN_TYPES if self.actor.holds(h)]
             if held and table.cursor_row == 0:
                 table.move_cursor(row=table.get_row_index(held[0]), animate=False)
-        self.add_class("loaded")
 
     def authority_line(self) -> str:
         if self.app.actor_error:

@@ -1,22 +1,26 @@
 """The registry browser: search as you type, filter by status, read an answer with its supersede
-chain, and supersede, dispute or retire it (DESIGN §5.2).
+chain, and supersede, dispute or retire it.
 
 Results come 50 at a time from the database's full-text index (`]` and `[` page through them);
 nothing is loaded in bulk.
 """
 from __future__ import annotations
 
+from functools import partial
+
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from app.safe import visible
 from app.widgets.format import clip, new_key, plural, registry_move_said
 from app.widgets.text import cell
 
-from .base import WorkstationScreen
+from .base import Listed, Moved, Reply, WorkstationScreen
 
 LIMIT = 50
 QUESTION_WIDTH = 40
@@ -60,6 +64,15 @@ def chain_text(chain: list[dict], current_id: int, width: int = 60) -> Text:
     return out
 
 
+class Chain(Reply):
+    """An answer's supersede chain, oldest first (`registry.chain`)."""
+
+    def __init__(self, answer_id: int, chain: list[dict]):
+        super().__init__()
+        self.answer_id = answer_id
+        self.chain = chain
+
+
 class ResultsTable(DataTable):
     """The results: columns as wide as what they hold (auto width).
 
@@ -87,15 +100,17 @@ class RegistryScreen(WorkstationScreen):
         Binding("escape", "back", "Back"),
     ]
 
+    # The search: the words typed (once the typing pauses) and the status filter; a new one starts
+    # at the first page (watch_words, watch_status).
+    words: var[str] = var("", init=False)
+    status: var[str] = var("APPROVED", init=False)
+    page_start: var[int] = var(0)    # where the page shown starts in the results
+    has_more: var[bool] = var(False)  # whether results follow the page shown
+    selected_id: var[int | None] = var(None)  # the highlighted answer, which the keys act on
+
     def __init__(self):
         super().__init__()
         self.rows: dict[int, dict] = {}
-        self.selected_id: int | None = None
-        self.page_start = 0    # where the page shown starts in the results
-        self.has_more = False  # whether results follow the page shown
-        self._search_seq = 0  # only the newest search may fill the table
-        self._detail_seq = 0
-        self.searches = 0  # results shown so far (tests wait on it)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -130,43 +145,46 @@ class RegistryScreen(WorkstationScreen):
 
     # -- searching -----------------------------------------------------------------------------
 
-    def query_text(self) -> str:
-        return self.query_one("#search", Input).value
-
-    def status_filter(self) -> str:
-        value = self.query_one("#status", Select).value
-        return value if isinstance(value, str) else "APPROVED"
-
     def load(self) -> None:
+        # One row beyond the page says whether there is a next one.
+        self.search(self.words, self.status, self.page_start)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def search(self, words: str, status: str, offset: int) -> None:
         from core.services import registry
 
-        self._search_seq += 1
-        seq = self._search_seq
-        # One row beyond the page says whether there is a next one.
-        self.call(registry.search, self.ctx, self.query_text(), self.status_filter(), limit=LIMIT + 1,
-                  offset=self.page_start, on_done=lambda rows: self.show_results(seq, rows), group="search")
+        with self.reporting("search"):
+            self.reply(Listed(registry.search(self.ctx, words, status, limit=LIMIT + 1, offset=offset)))
 
     def search_anew(self) -> None:
         self.page_start = 0
         self.load()
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id != "search":
-            return
+    def watch_words(self) -> None:
+        self.search_anew()
+
+    def watch_status(self) -> None:
+        self.search_anew()
+
+    @on(Input.Changed, "#search")
+    def typed(self, event: Input.Changed) -> None:
         # Search as you type, once the typing pauses: one query per pause, not one per key.
-        self.debounce("search", 0.2, self.search_anew)
+        self.debounce("search", 0.2, lambda: setattr(self, "words", event.input.value))
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "search":
-            self.query_one("#results", DataTable).focus()
+    @on(Input.Submitted, "#search")
+    def to_results(self) -> None:
+        self.query_one("#results", DataTable).focus()
 
-    def on_select_changed(self, event: Select.Changed) -> None:
-        if event.select.id == "status":
-            self.search_anew()
+    @on(Select.Changed, "#status")
+    def status_picked(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            self.status = event.value
 
-    def show_results(self, seq: int, rows: list[dict]) -> None:
-        if seq != self._search_seq:
-            return  # an older search finished after a newer one started
+    @on(Listed)
+    def show_results(self, message: Listed) -> None:
+        if message.superseded:
+            return  # a newer search is on its way
+        rows = message.rows
         if not rows and self.page_start:  # the page emptied (answers retired meanwhile): the one before
             self.page_start = max(0, self.page_start - LIMIT)
             self.load()
@@ -182,11 +200,10 @@ class RegistryScreen(WorkstationScreen):
             table.add_row(str(row["id"]), Text(visible(row["status"]), style=STATUS_STYLE.get(row["status"], "")),
                           cell(row["horn_type"]), cell(row["question"], QUESTION_WIDTH),
                           cell(row["text"], text_width), key=str(row["id"]))
-        self.searches += 1
         table.border_title = self.page_title(len(rows))
         if not rows:
             self.selected_id = None
-            what = f"matching “{visible(self.query_text().strip())}”" if self.query_text().strip() else "yet"
+            what = f"matching “{visible(self.words.strip())}”" if self.words.strip() else "yet"
             self.query_one("#detail-body", Static).update(Text(f"No {self.status_label()} answers {what}.",
                                                                style="dim"))
             self.query_one("#chain", Static).update("")
@@ -207,12 +224,12 @@ class RegistryScreen(WorkstationScreen):
         return title
 
     def status_label(self) -> str:
-        status = self.status_filter()
-        return "" if status == "ALL" else status.lower()
+        return "" if self.status == "ALL" else self.status.lower()
 
     # -- the highlighted answer ----------------------------------------------------------------
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    @on(DataTable.RowHighlighted, "#results")
+    def highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is None or event.row_key.value is None:
             return
         self.select(int(event.row_key.value))
@@ -226,19 +243,21 @@ class RegistryScreen(WorkstationScreen):
         self.query_one("#detail-body", Static).update(detail_text(answer))
         if changed:
             self.query_one("#chain", Static).update(Text("…", style="dim"))
+        self.read_chain(answer_id)
+
+    @work(thread=True, exclusive=True, group="chain", exit_on_error=False)
+    def read_chain(self, answer_id: int) -> None:
         from core.services import registry
 
-        self._detail_seq += 1
-        seq = self._detail_seq
-        self.call(registry.chain, self.ctx, answer_id, on_done=lambda chain: self.show_chain(seq, answer_id, chain),
-                  group="chain")
+        with self.reporting("chain"):
+            self.reply(Chain(answer_id, registry.chain(self.ctx, answer_id)))
 
-    def show_chain(self, seq: int, answer_id: int, chain: list[dict]) -> None:
-        if seq != self._detail_seq:
+    @on(Chain)
+    def show_chain(self, message: Chain) -> None:
+        if message.superseded:
             return
         panel = self.query_one("#chain", Static)
-        panel.update(chain_text(chain, answer_id, panel.size.width or 60))
-        self.chain_ids = [row["id"] for row in chain]
+        panel.update(chain_text(message.chain, message.answer_id, panel.size.width or 60))
 
     # -- keys ----------------------------------------------------------------------------------
 
@@ -305,15 +324,13 @@ class RegistryScreen(WorkstationScreen):
     def mutate(self, action: str, answer: dict, *args: str) -> None:
         from core.services import registry
 
-        fn = getattr(registry, action)
         self.show_info(f"{action.title()} answer {answer['id']}…")
-        self.call(fn, self.ctx, self.actor, answer["id"], *args, expected_version=answer["version"],
-                  idempotency_key=new_key(),
-                  on_done=lambda row: self.mutated(action, answer, row), group=f"mutate-{answer['id']}",
-                  exclusive=False)
+        self.move(action, partial(getattr(registry, action), self.ctx, self.actor, answer["id"], *args,
+                                  expected_version=answer["version"], idempotency_key=new_key()), answer)
 
-    def mutated(self, action: str, old: dict, row: dict) -> None:
-        self.show_info(registry_move_said(action, old["id"], row))
-        if action == "supersede":
-            self.selected_id = row["id"]  # follow the new version
+    @on(Moved)
+    def mutated(self, message: Moved) -> None:
+        self.show_info(registry_move_said(message.action, message.before["id"], message.row))
+        if message.action == "supersede":
+            self.selected_id = message.row["id"]  # follow the new version
         self.load()

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from functools import partial
 
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.reactive import var
 from textual.widgets import Footer, Header, Static
 
 from app.safe import visible
 from app.widgets.format import ago, decision_said, new_key, parse_time
 from core.domain import HORN_MEANING
 
-from .base import Changed, WorkstationScreen, plain_words
+from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
 
 BLANK_LINES = re.compile(r"\n[ \t]*(\n[ \t]*)+")
 DOING = {"approve": "Approving", "revise": "Revising", "reject": "Rejecting", "escalate": "Escalating",
@@ -89,6 +92,29 @@ def history_text(history: list[dict], now: datetime) -> Text:
     return out or Text("No history.", style="dim")
 
 
+# --------------------------------------------------------------------------- what the workers say
+
+class Claimed(Reply):
+    """A claim came back: the candidate now this validator's, as a reviewer reads it (None: the
+    queue is empty); `resumed` when it was theirs already."""
+
+    def __init__(self, shown: dict | None, resumed: bool = False):
+        super().__init__()
+        self.shown = shown
+        self.resumed = resumed
+
+
+class Decided(Reply):
+    """A decision was made: `result` is the core's review loop's (`decided`, then `next`, or the
+    `error` that kept the next from being claimed)."""
+
+    def __init__(self, action: str, candidate_id: int, result: dict):
+        super().__init__()
+        self.action = action
+        self.candidate_id = candidate_id
+        self.result = result
+
+
 # --------------------------------------------------------------------------- the screen
 
 class ReviewScreen(WorkstationScreen):
@@ -103,19 +129,30 @@ class ReviewScreen(WorkstationScreen):
         Binding("escape", "back", "Back to queues"),
     ]
 
+    # The candidate as shown (its version is the one a decision sends); None: the idle pane says why.
+    # Redrawn on every set, so a candidate read again shows as it now stands.
+    current: var[dict | None] = var(None, init=False, always_update=True)
+    idle_text: var[str] = var("", init=False)           # what the idle pane says
+    lease_expires: var[datetime | None] = var(None, init=False)  # our own claim's lease, for the countdown
+    # A call is in flight: further keys are ignored rather than applied twice.
+    busy: var[bool] = var(False)
+
     def __init__(self, horn_type: str):
         super().__init__()
         self.horn = horn_type
-        self.current: dict | None = None  # the candidate as shown (its version is the one we send)
-        # For tests and the bench: set once the widgets show the candidate (or the empty state).
-        # Plain attributes, not a CSS class: a class on the screen restyles every widget (~10 ms).
-        self.shown_id: int | None = None
-        self.renders = 0
-        self.ready = False
-        self.busy = False
-        self.lease_expires: datetime | None = None
         self.lease_timer = None
+        self.renders = 0  # candidates and idle states drawn so far: bench/review.py times them
         self._opened = False
+
+    @property
+    def shown_id(self) -> int | None:
+        """The candidate on screen (bench/review.py waits on it)."""
+        return self.current["id"] if self.current is not None else None
+
+    @property
+    def ready(self) -> bool:
+        """No call in flight (bench/review.py waits on it)."""
+        return not self.busy
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -138,7 +175,7 @@ class ReviewScreen(WorkstationScreen):
                                  ("sources", "Sources"), ("history", "History")):
             self.query_one(f"#{widget_id}", Static).border_title = title
         self.add_class("idle")
-        self.query_one("#idle", Static).update(f"Claiming the next {self.horn} candidate…")
+        self.idle_text = f"Claiming the next {self.horn} candidate…"
         # The countdown only redraws one label from the lease already read: no database call.
         self.lease_timer = self.set_interval(1.0, self.tick_lease)
         # WorkstationScreen.on_mount (called after this one) claims
@@ -153,20 +190,33 @@ class ReviewScreen(WorkstationScreen):
         if self.actor is None:
             self.show_idle("Still finding out who you are: n to try again, escape to go back.")
             return
+        self.start("claim")
+        self.open_queue(self.actor, new_key())
+
+    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
+    def open_queue(self, actor, key: str) -> None:
         from core.services import claims
 
-        self.start("claim")
-        self.call(claims.resume_or_claim, self.ctx, self.actor, self.horn, idempotency_key=new_key(),
-                  on_done=self.opened, on_error=self.failed, group="review")
+        with self.reporting("claim"):
+            result = claims.resume_or_claim(self.ctx, actor, self.horn, idempotency_key=key)
+            self.reply(Claimed(result["shown"], resumed=result["resumed"]))
 
-    def opened(self, result: dict) -> None:
+    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
+    def claim(self, actor, key: str) -> None:
+        from core.services import claims
+
+        with self.reporting("claim"):
+            self.reply(Claimed(claims.next_for_review(self.ctx, actor, self.horn, idempotency_key=key)))
+
+    @on(Claimed)
+    def claimed_one(self, message: Claimed) -> None:
         self.busy = False
-        shown = result["shown"]
+        shown = message.shown
         if shown is None:
             self.show_empty()
             return
         self.render_candidate(shown)
-        if result["resumed"]:
+        if message.resumed:
             self.show_info(f"You already had candidate {shown['id']} claimed: carrying on with it.")
         else:
             self.show_info("")
@@ -198,19 +248,8 @@ class ReviewScreen(WorkstationScreen):
     def action_claim_next(self) -> None:
         if not self.ready_for("claim"):
             return
-        from core.services import claims
-
         self.start("claim")
-        self.call(claims.next_for_review, self.ctx, self.actor, self.horn, idempotency_key=new_key(),
-                  on_done=self.claimed_next, on_error=self.failed, group="review")
-
-    def claimed_next(self, shown: dict | None) -> None:
-        self.busy = False
-        if shown is None:
-            self.show_empty()
-        else:
-            self.render_candidate(shown)
-            self.show_info("")
+        self.claim(self.actor, new_key())
 
     def action_approve(self) -> None:
         self.decide("approve")
@@ -248,25 +287,29 @@ class ReviewScreen(WorkstationScreen):
     def decide(self, action: str, **fields) -> None:
         if not self.ready_for(action):
             return
+        self.start(action)
+        self.send_decision(self.actor, self.current, action, new_key(), fields)
+
+    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
+    def send_decision(self, actor, candidate: dict, action: str, key: str, fields: dict) -> None:
         from core.services import claims
 
-        cur = self.current
-        self.start(action)
-        self.call(claims.decide_and_next, self.ctx, self.actor, cur["id"], action, idempotency_key=new_key(),
-                  expected_version=cur["version"], **fields,
-                  on_done=lambda result: self.decided(action, cur["id"], result), on_error=self.failed,
-                  group="review")
+        with self.reporting(action):
+            result = claims.decide_and_next(self.ctx, actor, candidate["id"], action, idempotency_key=key,
+                                            expected_version=candidate["version"], **fields)
+            self.reply(Decided(action, candidate["id"], result))
 
-    def decided(self, action: str, candidate_id: int, result: dict) -> None:
+    @on(Decided)
+    def decided(self, message: Decided) -> None:
         self.busy = False
-        said = decision_said(action, candidate_id, result["decided"])
+        result = message.result
+        said = decision_said(message.action, message.candidate_id, result["decided"])
         shown = result["next"]
         if shown is not None:
             self.render_candidate(shown)
             self.show_info(f"{said}. Now showing candidate {shown['id']}.")
         elif result["error"]:
             message, status = result["error"]["message"], result["error"]["status"]
-            self.current = None
             self.show_idle(f"{said}. The next candidate could not be claimed: n to try again.")
             # The lead words (403, 503 …) belong to the reason, not to the decision said first.
             self.show_error(f"{said}; the next one could not be claimed. {plain_words(message, status)}")
@@ -277,19 +320,19 @@ class ReviewScreen(WorkstationScreen):
     def action_release(self) -> None:
         if not self.ready_for("release"):
             return
-        cur = self.current
-        self.start("release")
-        self.call(self._release, cur["id"], cur["version"], new_key(),
-                  on_done=self.released, on_error=self.failed, group="review")
-
-    def _release(self, candidate_id: int, version: int, key: str) -> dict:
         from core.services import candidates
 
-        return candidates.release(self.ctx, self.actor, candidate_id, expected_version=version, idempotency_key=key)
+        cur = self.current
+        self.start("release")
+        self.move("release", partial(candidates.release, self.ctx, self.actor, cur["id"],
+                                     expected_version=cur["version"], idempotency_key=new_key()))
 
-    def released(self, row: dict) -> None:
+    @on(Moved)
+    def released(self, message: Moved) -> None:
+        if message.action != "release":
+            return
         self.busy = False
-        self.current = None
+        row = message.row
         self.show_idle(f"Candidate {row['id']} is back at the head of the {self.horn} queue.\n\n"
                        f"n claims the next candidate, escape goes back to the queues.")
         self.show_info(f"Released candidate {row['id']}.")
@@ -305,10 +348,11 @@ class ReviewScreen(WorkstationScreen):
         if note and hasattr(screen, "show_info"):
             screen.show_info(note)
 
-    def on_changed(self, message: Changed) -> None:
+    @on(Changed)
+    def _follow_claim(self, message: Changed) -> None:
         """The lease sweeper (or an admin) took back the candidate on screen: show where it stands."""
         event = message.event
-        if event.get("entity") != "candidate" or self.current is None or self.busy:
+        if notice_entity(event) != "candidate" or self.current is None or self.busy:
             return
         if event.get("id") != self.current["id"]:
             return
@@ -316,48 +360,66 @@ class ReviewScreen(WorkstationScreen):
         mine = self.actor is not None and event.get("actor") == self.actor.name
         if action == "release" or (action == "claim" and not mine):
             self.refresh_current()
-            self.show_error(f"Candidate {event['id']} is no longer claimed by you (its lease ran out, or it was "
-                            f"released elsewhere). n claims the next candidate.", 0)
+            self.show_error(f"Candidate {self.current['id']} is no longer claimed by you (its lease ran out, or "
+                            f"it was released elsewhere). n claims the next candidate.", 0)
 
     # -- outcomes ------------------------------------------------------------------------------
 
     def start(self, action: str) -> None:
         self.busy = True
-        self.ready = False
         if self.current is None:
-            self.query_one("#idle", Static).update(f"{DOING[action]}…")
+            self.idle_text = f"{DOING[action]}…"
         self.show_info(f"{DOING[action]}…")
 
-    def failed(self, message: str, status: int) -> None:
+    def show_failure(self, failed: Failed) -> None:
         self.busy = False
-        self.show_error(message, status)
+        if failed.call == "refresh":
+            return  # what failed first is said already; the candidate stays as shown
+        self.show_error(failed.message, failed.status)
         if self.current is None:
             self.show_idle("Nothing is claimed. n to try again, escape to go back.")
-        elif status in (403, 409):
+        elif failed.status in (403, 409):
             self.refresh_current()  # someone else moved it: show where it stands now
-        else:
-            self.ready = True
 
     def refresh_current(self) -> None:
+        self.busy = True
+        self.read_candidate(self.current["id"])
+
+    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
+    def read_candidate(self, candidate_id: int) -> None:
         from core.services import candidate_views
 
-        self.busy = True
-        self.call(candidate_views.show, self.ctx, self.current["id"], on_done=self.refreshed, on_error=self.refresh_failed,
-                  group="review")
+        with self.reporting("refresh"):
+            self.reply(Shown(candidate_views.show(self.ctx, candidate_id)))
 
-    def refreshed(self, shown: dict) -> None:
+    @on(Shown)
+    def refreshed(self, message: Shown) -> None:
         self.busy = False
-        self.render_candidate(shown)
-
-    def refresh_failed(self, message: str, status: int) -> None:
-        self.busy = False
-        self.ready = True
+        self.render_candidate(message.row)
 
     # -- rendering (cheap: a handful of label updates) -----------------------------------------
 
     def render_candidate(self, data: dict) -> None:
+        self.current = data  # drawn by watch_current
+
+    def show_empty(self) -> None:
+        self.show_idle(f"The {self.horn} queue is empty. n to try again, escape to go back.")
+
+    def show_idle(self, text: str) -> None:
+        self.idle_text = text
+        self.current = None
+
+    def watch_idle_text(self, text: str) -> None:
+        self.query_one("#idle", Static).update(text)
+
+    def watch_current(self, data: dict | None) -> None:
+        self.renders += 1
+        if data is None:
+            self.lease_expires = None
+            self.query_one("#review-head", Static).update(Text(f"{self.horn} queue", style="bold"))
+            self.add_class("idle")
+            return
         now = datetime.now(timezone.utc)
-        self.current = data
         mine = data["state"] == "IN_REVIEW" and self.actor is not None and data.get("claimed_by") == self.actor.name
         self.lease_expires = parse_time(data.get("lease_expires_at")) if mine else None  # only our own lease
         # Stored text below goes through visible(): a Rich Text reads no markup, but would pass
@@ -366,11 +428,10 @@ class ReviewScreen(WorkstationScreen):
         self.query_one("#review-head", Static).update(Text.assemble(
             (f"{visible(data['horn_type'])} queue", "bold"), f" · candidate {data['id']} · {visible(data['state'])}",
             f" · version {data['version']}{claimant}"))
-        self.query_one("#lease", Static).update(lease_text(self.lease_expires, now))
         horn = Text.assemble((visible(data["horn_type"]), "bold"), " — ", HORN_MEANING.get(data["horn_type"], ""))
         answer = data.get("answer")
         if answer and answer.get("status") == "DISPUTED":
-            # A re-review: say what is at stake, since the keys settle the dispute (§5.1).
+            # A re-review: say what is at stake, since the keys settle the dispute.
             horn.append(f"\nRe-review: its published answer {answer['id']} is DISPUTED", style="bold yellow")
             if answer.get("reason"):
                 horn.append(f" ({visible(answer['reason'])})", style="yellow")
@@ -385,25 +446,10 @@ class ReviewScreen(WorkstationScreen):
         self.query_one("#history", Static).update(history_text(data.get("history") or [], now))
         self.query_one("#review-body", VerticalScroll).scroll_home(animate=False)
         self.remove_class("idle")
-        self.shown_id = data["id"]
-        self.renders += 1
-        self.ready = True
 
-    def show_empty(self) -> None:
-        self.current = None
-        self.show_idle(f"The {self.horn} queue is empty. n to try again, escape to go back.")
-
-    def show_idle(self, text: str) -> None:
-        self.current = None
-        self.lease_expires = None
-        self.shown_id = None
-        self.query_one("#review-head", Static).update(Text(f"{self.horn} queue", style="bold"))
-        self.query_one("#lease", Static).update("")
-        self.query_one("#idle", Static).update(text)
-        self.add_class("idle")
-        self.renders += 1
-        self.ready = True
+    def watch_lease_expires(self, expires: datetime | None) -> None:
+        self.query_one("#lease", Static).update(lease_text(expires, datetime.now(timezone.utc)))
 
     def tick_lease(self) -> None:
         if self.lease_expires is not None:
-            self.query_one("#lease", Static).update(lease_text(self.lease_expires, datetime.now(timezone.utc)))
+            self.watch_lease_expires(self.lease_expires)

@@ -1,4 +1,4 @@
-"""Work items (DESIGN §5.3, §8): the generation pipeline as it runs.
+"""Work items: the generation pipeline as it runs.
 
 A table of items (filtered by state, updated live as workers move them), the LLM circuit
 breaker and the live worker count, and a detail pane with the highlighted item's question,
@@ -10,10 +10,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from functools import partial
 
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Select, Static
 
 from app.safe import visible
@@ -22,7 +24,7 @@ from app.widgets.modals import Field, FieldsModal
 from app.widgets.text import cell, lines, markup, plain
 from core.machines.work_item import WORK_ITEM
 
-from .base import ListDetailScreen
+from .base import Changed, Failed, ListDetailScreen, Moved, Reply, notice_entity
 
 STATUS_EVERY = 5.0     # the breaker and the worker count live in Redis: a cheap, slow poll
 PROMPT_SHOWN = 1500
@@ -40,6 +42,17 @@ def pipeline_order() -> list[str]:
 
 
 WORK_ITEM_STATES = pipeline_order()
+# A move's action -> what the message line says it did to the item.
+DONE = {"create": "created", "generate": "queued for generation", "rework": "sent back for rework",
+        "close": "closed"}
+
+
+class PipelineStatus(Reply):
+    """The LLM circuit breaker and the live worker count (`pipeline_status`)."""
+
+    def __init__(self, status: dict):
+        super().__init__()
+        self.status = status
 
 
 class WorkItemsScreen(ListDetailScreen):
@@ -61,10 +74,8 @@ class WorkItemsScreen(ListDetailScreen):
         Binding("escape", "back", "Back"),
     ]
 
-    @property
-    def item(self) -> dict | None:
-        """The detail shown, from workitems.show."""
-        return self.detail
+    # The state filter (None: all states); a new one reloads the list.
+    state: var[str | None] = var(None, init=False)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -95,18 +106,27 @@ class WorkItemsScreen(ListDetailScreen):
         self.set_interval(STATUS_EVERY, self.load_status)
         # WorkstationScreen.on_mount (called after this one) loads the list
 
-    def on_changed(self, message) -> None:
-        # WorkstationScreen.on_changed (also called) reloads the list; a worker moving an item
+    @on(Changed)
+    def _follow_pipeline(self, message: Changed) -> None:
+        # WorkstationScreen's handler (also called) reloads the list; a worker moving an item
         # may also have tripped or closed the breaker.
-        if message.event.get("entity") == "work_item" and self.is_current:
+        if notice_entity(message.event) == "work_item" and self.is_current:
             self.load_status()
 
     # -- the breaker and the workers ---------------------------------------------------------
     def load_status(self) -> None:
-        self.call(pipeline_status, self.ctx, on_done=self.show_status, on_error=self.status_failed,
-                  group="wi-status", exclusive=True)
+        self.fetch_status()
 
-    def show_status(self, status: dict) -> None:
+    @work(thread=True, exclusive=True, group="status", exit_on_error=False)
+    def fetch_status(self) -> None:
+        with self.reporting("status"):
+            self.reply(PipelineStatus(pipeline_status(self.ctx)))
+
+    @on(PipelineStatus)
+    def show_status(self, message: PipelineStatus) -> None:
+        if message.superseded:
+            return
+        status = message.status
         breaker = status["breaker"]
         line = self.query_one("#wi-breaker", Static)
         text = f"LLM circuit {breaker['shown']} · {breaker['failures']}/{breaker['threshold']} failures"
@@ -120,21 +140,20 @@ class WorkItemsScreen(ListDetailScreen):
         box = self.query_one("#wi-workers", Static)
         box.update(f"{plural(workers, 'worker')} live")
         box.set_class(workers == 0, "none")
-        self.add_class("status-loaded")
 
-    def status_failed(self, message: str, status: int) -> None:
-        self.query_one("#wi-breaker", Static).update("LLM circuit unknown")
-        self.query_one("#wi-workers", Static).update("workers unknown")
-        self.show_error(message, status)
+    def show_failure(self, failed: Failed) -> None:
+        if failed.call == "status":
+            self.query_one("#wi-breaker", Static).update("LLM circuit unknown")
+            self.query_one("#wi-workers", Static).update("workers unknown")
+        super().show_failure(failed)
 
     # -- the list and the detail -------------------------------------------------------------
-    def state_filter(self) -> str | None:
-        value = self.query_one("#wi-state", Select).value
-        return None if value in ("all", Select.NULL) else value
+    @on(Select.Changed, "#wi-state")
+    def state_picked(self, event: Select.Changed) -> None:
+        self.state = None if event.value in ("all", Select.NULL) else event.value
 
-    def on_select_changed(self, event: Select.Changed) -> None:
-        if event.select.id == "wi-state":
-            self.load()
+    def watch_state(self) -> None:
+        self.load()
 
     def action_reload(self) -> None:
         self.load()
@@ -143,7 +162,7 @@ class WorkItemsScreen(ListDetailScreen):
     def list_call(self):
         from core.services import workitems
 
-        return partial(workitems.list_items, self.ctx, self.state_filter(), limit=self.LIMIT)
+        return partial(workitems.list_items, self.ctx, self.state, limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
         return (str(row["id"]), cell(row["state"]), cell(row["reason"], 18),
@@ -151,7 +170,7 @@ class WorkItemsScreen(ListDetailScreen):
                 age(row["created_at"], now), cell(row["question"], QUESTION_WIDTH))
 
     def empty_text(self) -> str:
-        state = self.state_filter()
+        state = self.state
         return "No work items" + (f" in {state}." if state else " yet: n creates one.")
 
     def detail_call(self, row_id: int):
@@ -171,8 +190,8 @@ class WorkItemsScreen(ListDetailScreen):
         def create(values: dict) -> None:
             from core.services import workitems
 
-            self.call(workitems.create, self.ctx, self.actor, values["question"], idempotency_key=key,
-                      on_done=lambda item: self.acted(item, "created"), group="wi-move")
+            self.move("create", partial(workitems.create, self.ctx, self.actor, values["question"],
+                                        idempotency_key=key))
 
         self.ask(FieldsModal("New work item: a question that needs a generated answer",
                              [Field("question", "Question", required=True)]), create)
@@ -182,8 +201,7 @@ class WorkItemsScreen(ListDetailScreen):
 
         if not self.ready() or (row := self.selected()) is None:
             return
-        self.call(workitems.generate, self.ctx, self.actor, row["id"],
-                  on_done=lambda item: self.acted(item, "queued for generation"), group="wi-move")
+        self.move("generate", partial(workitems.generate, self.ctx, self.actor, row["id"]))
 
     def action_rework(self) -> None:
         from core.services import workitems
@@ -193,14 +211,13 @@ class WorkItemsScreen(ListDetailScreen):
             return
         if not WORK_ITEM.is_legal("rework", row["state"]):
             # Straight to the core: its 422 names the state and what is allowed from it.
-            self.call(workitems.rework, self.ctx, self.actor, row["id"], None, expected_version=row["version"],
-                      idempotency_key=key, group="wi-move")
+            self.move("rework", partial(workitems.rework, self.ctx, self.actor, row["id"], None,
+                                        expected_version=row["version"], idempotency_key=key))
             return
 
         def rework(values: dict) -> None:
-            self.call(workitems.rework, self.ctx, self.actor, row["id"], values["reason"],
-                      expected_version=row["version"], idempotency_key=key,
-                      on_done=lambda item: self.acted(item, "sent back for rework"), group="wi-move")
+            self.move("rework", partial(workitems.rework, self.ctx, self.actor, row["id"], values["reason"],
+                                        expected_version=row["version"], idempotency_key=key))
 
         self.ask(FieldsModal(f"Rework item {row['id']}: what should the next attempt fix?",
                              [Field("reason", "Reason (goes into the prompt)", required=True)],
@@ -214,9 +231,8 @@ class WorkItemsScreen(ListDetailScreen):
             return
 
         def send(reason: str | None) -> None:
-            self.call(workitems.close, self.ctx, self.actor, row["id"], reason=reason,
-                      expected_version=row["version"], idempotency_key=key,
-                      on_done=lambda item: self.acted(item, "closed"), group="wi-move")
+            self.move("close", partial(workitems.close, self.ctx, self.actor, row["id"], reason=reason,
+                                       expected_version=row["version"], idempotency_key=key))
 
         move = WORK_ITEM.is_legal("close", row["state"]) and WORK_ITEM.find("close", row["state"]).who(self.actor, row)
         if not move:
@@ -225,8 +241,10 @@ class WorkItemsScreen(ListDetailScreen):
         self.ask(FieldsModal(f"Close item {row['id']} (final)", [Field("reason", "Why close")],
                              hint=plain(row["question"], 70)), lambda values: send(values.get("reason")))
 
-    def acted(self, item: dict, what: str) -> None:
-        self.show_info(f"Work item {item['id']} {what} ({item['state']}).")
+    @on(Moved)
+    def acted(self, message: Moved) -> None:
+        item = message.row
+        self.show_info(f"Work item {item['id']} {DONE[message.action]} ({item['state']}).")
         self.updated(item, select=True)
 
     def action_focus_state(self) -> None:

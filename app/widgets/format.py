@@ -78,7 +78,7 @@ def plural(n: int, one: str, many: str | None = None) -> str:
 
 
 def new_key() -> str:
-    """One idempotency key per key press (DESIGN §6): a retried call never applies twice."""
+    """One idempotency key per key press: a retried call never applies twice."""
     return uuid.uuid4().hex
 
 

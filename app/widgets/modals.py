@@ -1,5 +1,4 @@
-"""Modals that ask for a reason, a text or a few short fields (DESIGN §11): escape cancels with
-nothing changed.
+"""Modals that ask for a reason, a text or a few short fields: escape cancels with nothing changed.
 
 Each dismisses with what was typed, or None when cancelled; the caller makes the core call, so a
 modal never touches the database. A value the modal needs and did not get is said in its error
