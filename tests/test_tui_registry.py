@@ -6,7 +6,7 @@ from textual.widgets import DataTable, Input, Select, Static
 from app.screens.registry import RegistryScreen
 from app.widgets.modals import ReasonModal, TextModal
 from core.services import candidate_views, candidates, claims, registry
-from tests.tui import chain_on, make_app, message, open_modal, open_screen, shows, text_of, type_text, wait_for
+from tests.tui import after, chain_on, make_app, message, open_modal, open_screen, shows, text_of, type_text, wait_for
 
 ANSWERS = [
     ("How many loading docks does Rotterdam have?", "The Rotterdam warehouse has 14 loading docks."),
@@ -190,6 +190,25 @@ async def test_a_specialist_is_refused_in_place(ctx, people):
         await wait_for(pilot, lambda: "Not allowed" in message(app), what="the 403 message")
         assert screen.query_one("#message", Static).has_class("error")
         assert registry.show(ctx, 3)["status"] == "APPROVED"
+
+
+async def test_an_unexpected_error_is_said_in_place_and_the_app_carries_on(ctx, people, monkeypatch):
+    publish(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_registry(pilot)
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("the index is on fire")
+
+        monkeypatch.setattr(registry, "search", broken)
+        await type_text(pilot, "dock")
+        await after(pilot, "RuntimeError: the index is on fire")
+        assert screen.query_one("#message", Static).has_class("error")
+        assert app.is_running and app.screen is screen
+        monkeypatch.undo()
+        await pilot.press("ctrl+a", "ctrl+k")  # clear the search: it works again
+        await wait_for(pilot, lambda: shown_ids(screen) == [3, 2, 1], what="the results again")
 
 
 # --------------------------------------------------------------------------- snapshot
