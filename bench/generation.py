@@ -101,7 +101,7 @@ def main() -> None:
     args = parser.parse_args()
     env = bench_env("generation")
     from core.context import Context
-    from core.demo import load
+    from core.services.demo import load
 
     ctx = Context()
     from core.domain import SYSTEM

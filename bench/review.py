@@ -24,7 +24,7 @@ from _common import bench_env, median, percentile, verdict
 
 def setup(million: int, approvals: int) -> None:
     from core.context import Context
-    from core.demo import load
+    from core.services.demo import load
     from core.domain import SYSTEM
     from core.services import candidates, queue_index
 

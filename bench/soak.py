@@ -594,7 +594,7 @@ class Soak:
         t0 = now()
         self.cli("services", "up", check=True)
         self.note_servers()
-        from core.demo import load
+        from core.services.demo import load
         from core.domain import SYSTEM
         from core.services import users
 

@@ -40,27 +40,23 @@ def register(commands) -> None:
     replay.add_argument("--verify", action="store_true", help="report differences (exit 1 when any)")
 
 
-def _status_rows(parts) -> list[dict]:
-    return [p.as_dict() for p in parts]
-
-
 def services_up(cli, args):
-    from core import embedded
+    from core.services import admin
 
-    embedded.up(cli.ctx.settings)
+    admin.services_up(cli.ctx)
     return services_status(cli, args)
 
 
 def services_down(cli, args):
-    from core import embedded
+    from core.services import admin
 
-    return Table(embedded.down(cli.ctx.settings), ["name", "stopped"])
+    return Table(admin.services_down(cli.ctx), ["name", "stopped"])
 
 
 def services_status(cli, args):
-    from core import embedded
+    from core.services import admin
 
-    rows = _status_rows(embedded.status(cli.ctx.settings))
+    rows = admin.services_status(cli.ctx)
     if next(r["answers"] for r in rows if r["name"] == "postgres"):
         cli.actor  # a known user, once the database can tell; a server that is down is the operator's to see
     redis_answers = next(r["answers"] for r in rows if r["name"] == "redis")
@@ -85,12 +81,9 @@ def _breaker_row(cli) -> dict | None:
 
 
 def db_upgrade(cli, args):
-    from core import migrations
-    from core.config import mask_url
+    from core.services import admin
 
-    url = cli.ctx.database_url
-    migrations.upgrade(url)
-    return {"database": mask_url(url), "revision": migrations.HEAD}
+    return admin.db_upgrade(cli.ctx)
 
 
 def users_add(cli, args):
@@ -107,12 +100,9 @@ def users_list(cli, args):
 
 
 def audit_verify(cli, args):
-    from core import audit
+    from core.services import admin
 
-    anchor_path = getattr(args, "anchor", None)
-    anchor = audit.read_anchor(anchor_path) if anchor_path else None
-    report = audit.verify(cli.ctx.db, settings=cli.ctx.settings, anchor=anchor,
-                           anchor_name=f"--anchor {anchor_path}" if anchor_path else "--anchor")
+    report = admin.audit_verify(cli.ctx, getattr(args, "anchor", None))
     return Text(report, _verify_said(report)), (0 if report["ok"] else 1)
 
 
@@ -151,10 +141,10 @@ def _one_per_line(lines: list[str]) -> str:
 
 
 def audit_anchor(cli, args):
-    from core import audit
     from core.errors import Conflict, NotFound
+    from core.services import admin
 
-    outcome = audit.write_checkpoint(cli.ctx, force=True)
+    outcome = admin.audit_anchor(cli.ctx)
     latest = outcome.latest
     if latest is None:
         if outcome.refused:
@@ -177,9 +167,9 @@ def audit_anchor(cli, args):
 
 
 def replay_cmd(cli, args):
-    from core import events
+    from core.services import admin
 
-    report = events.replay(cli.ctx.db)
+    report = admin.replay(cli.ctx)
     if report["ok"]:
         text = f"ok: {report['events']} events rebuild all {report['rows']} rows exactly"
     else:

@@ -75,7 +75,7 @@ def register(commands) -> None:
 
 
 def demo_cmd(cli, args):
-    from core.demo import load, loaded
+    from core.services.demo import load, loaded
 
     # Loading adds users and documents: an admin's job. Once loaded, a rerun only opens the workstation.
     by = cli.actor if loaded(cli.ctx) else cli.admin("load the demo")

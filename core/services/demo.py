@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..context import Context
 from ..domain import Actor
 
-HERE = Path(__file__).resolve().parent
+if TYPE_CHECKING:
+    from ..context import Context
+
+HERE = Path(__file__).resolve().parent.parent / "demo"  # the corpus and users, shipped as data
 CORPUS = HERE / "corpus"
 
 
@@ -33,7 +36,7 @@ def loaded(ctx: Context) -> bool:
 
 def load(ctx: Context, by: Actor) -> dict:
     """Add the demo users and ingest the corpus, as `by` (an admin); running it again adds nothing."""
-    from ..services import ingest, users
+    from . import ingest, users
 
     added = []
     with ctx.db.read() as tx:
