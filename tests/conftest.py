@@ -1,17 +1,35 @@
-"""Real services for every test: embedded ones started once per session in a temporary
-data dir, or the servers the R2K_* URLs name. Each test starts from empty tables and an empty Redis.
+"""Real services for the tests that need them: embedded ones started once per session in a
+temporary data dir, or the servers the R2K_* URLs name. Each such test starts from empty tables and an
+empty Redis.
+
+Two tiers. A test that asks for `services`, `ctx`, `people` or `superuser` (itself or through another
+fixture) is marked `services` here; a test that starts servers of its own says so with
+`@pytest.mark.services`. The rest is the fast tier, pure logic that reaches no server:
+`python -m pytest -m "not services"`.
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# The fixtures that reach the session's servers: a test that uses one, directly or through another
+# fixture, is a `services` test.
+SERVICE_FIXTURES = frozenset({"data_dir", "services", "ctx", "people", "superuser"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SERVICE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.services)
 
 
 @pytest.fixture(scope="session")
@@ -35,6 +53,8 @@ def services(data_dir):
     embedded.up(settings)
     embedded.prepare_database(settings)  # external servers are migrated here
     yield settings
+    for conn in _CLEANERS.values():
+        conn.close()
     embedded.purge(settings)
 
 
@@ -44,22 +64,50 @@ TABLES = ("idempotency_keys", "events", "signing_keys", "durable_tasks", "grey_t
           "audit_buckets")
 
 
+_SEQUENCES: list[str] = []
+_CLEANERS: dict = {}
+
+
+def _cleaner(settings):
+    """One superuser connection per session for the cleanup between tests (a new one if it broke)."""
+    import psycopg
+
+    from core import embedded
+
+    url = embedded.superuser_url(settings)
+    conn = _CLEANERS.get(url)
+    if conn is None or conn.closed or conn.broken:
+        conn = _CLEANERS[url] = psycopg.connect(url, autocommit=True)
+    return conn
+
+
+def _sequences(conn) -> list[str]:
+    """The sequences the tables' id columns own (what TRUNCATE … RESTART IDENTITY restarts)."""
+    if not _SEQUENCES:
+        _SEQUENCES.extend(row[0] for row in conn.execute(
+            "SELECT DISTINCT seq.oid::regclass::text FROM pg_class seq JOIN pg_depend d ON d.objid = seq.oid "
+            "AND d.deptype IN ('a', 'i') JOIN pg_class tab ON tab.oid = d.refobjid "
+            "WHERE seq.relkind = 'S' AND tab.relname = ANY(%s)", (list(TABLES),)))
+    return _SEQUENCES
+
+
 @pytest.fixture
 def ctx(services):
     """A fresh world: empty tables and Redis, and a Context on them."""
-    import psycopg
-
-    from core import audit, embedded
+    from core import audit
     from core.context import Context
 
     audit.wait_pending()  # a checkpoint the previous test's commits started writes into its own world
     context = Context(services, pool_size=8)
-    # As the superuser: the application's own role may neither truncate nor silence the append-only
-    # triggers (replica mode does, for this cleanup only).
-    with psycopg.connect(embedded.superuser_url(services), autocommit=True) as conn:
-        conn.execute("SET session_replication_role = replica")
-        conn.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
-        conn.execute("SET session_replication_role = DEFAULT")
+    # As the superuser: the application's own role may neither delete from the append-only tables nor
+    # silence their triggers (replica mode does, for this cleanup only, and skips the foreign keys
+    # too). DELETE, not TRUNCATE: the tables hold a few rows, and TRUNCATE makes new files for each
+    # table and index at every test. The ids start at 1 again, as TRUNCATE … RESTART IDENTITY did.
+    conn = _cleaner(services)
+    with conn.transaction():
+        conn.execute("SET LOCAL session_replication_role = replica; "  # one round trip
+                     + " ".join(f"DELETE FROM {table};" for table in TABLES))
+        conn.execute("SELECT setval(s, 1, false) FROM unnest(%s::regclass[]) AS s", (_sequences(conn),))
     (Path(services.data_dir) / "audit" / "checkpoints.jsonl").unlink(missing_ok=True)  # their copy outside it
     context.redis.flushdb()
     from core.services import queue_index
@@ -99,11 +147,59 @@ def people(ctx):
     return {name: users.resolve(ctx, name) for name in ("alice", "bob", "vera", "sam", "root")}
 
 
-def r2k(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def r2k(*args: str, env: dict | None = None, timeout: float = 120,
+        process: bool = False) -> subprocess.CompletedProcess:
+    """The command line as a user runs it: its exit code, stdout and stderr.
+
+    In this process (`app.cli.run`, what `python -m app` calls), which costs no interpreter start:
+    stdout and stderr are written through the encodings a process's pipes have and read back as
+    `subprocess.run(text=True)` reads them. In a real subprocess (`r2k_process`) when `process` is set
+    or `env` changes the environment (settings are read once per process)."""
+    if process or env:
+        return r2k_process(*args, env=env, timeout=timeout)
+    return r2k_in_process(*args)
+
+
+def r2k_process(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run the installed command line in a subprocess, as a user would."""
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=ROOT)
+
+
+def _pipe(errors: str) -> io.TextIOWrapper:
+    """A text stream over bytes, as a process's stdout or stderr on a pipe: UTF-8, stdout with the
+    error handler of this interpreter's stdout, stderr with backslashreplace (what Python gives it)."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors=errors, newline="\n", write_through=True)
+
+
+def _read_back(stream: io.TextIOWrapper) -> str:
+    """What `subprocess.run(text=True)` makes of the bytes: strict UTF-8, universal newlines."""
+    data = stream.buffer.getvalue()
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="strict", newline=None).read()
+
+
+def r2k_in_process(*args: str) -> subprocess.CompletedProcess:
+    """`python -m app ARGS` without the new interpreter: `app.cli.run`, its exit code returned."""
+    from app.cli import run
+    from core.config import get_settings
+
+    out = _pipe(getattr(sys.__stdout__, "errors", None) or "strict")
+    err = _pipe("backslashreplace")
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = columns or "80"  # argparse wraps help as on a pipe, whatever runs pytest
+    get_settings.cache_clear()  # settings as a new process reads them from the environment now
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = run(list(args))
+            except SystemExit as exit_:  # argparse's --help
+                code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    finally:
+        if columns is None:
+            os.environ.pop("COLUMNS", None)
+        get_settings.cache_clear()
+    return subprocess.CompletedProcess([sys.executable, "-m", "app", *args], code, _read_back(out), _read_back(err))
 
 
 def r2k_json(*args: str, **kw):

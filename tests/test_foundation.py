@@ -209,7 +209,7 @@ def test_json_and_as_are_accepted_before_or_after_the_command(ctx, people):
 
 def test_illegal_transition_is_exit_5_with_json_on_stderr(ctx, people):
     candidates.add(ctx, people["root"], "Q?", "Fact.", "FACT")
-    result = r2k("--json", "--as", "alice", "candidates", "approve", "1")
+    result = r2k("--json", "--as", "alice", "candidates", "approve", "1", process=True)
     assert result.returncode == 5
     assert result.stdout == ""
     error = error_of(result)
@@ -223,11 +223,28 @@ def test_illegal_transition_is_exit_5_with_json_on_stderr(ctx, people):
     (["candidates", "show", "abc", "--as", "root"], 6), (["queue", "claim", "--horn-type", "FACT", "--as", "alice"], 3),
 ])
 def test_cli_errors_map_to_the_exit_codes_of_design_10(ctx, people, argv, code):
-    result = r2k(*argv)
+    """In a real process: the exit code and the last line of stderr are what scripts read."""
+    result = r2k(*argv, process=True)
     assert result.returncode == code, result.stderr
     error = error_of(result)
     assert set(error) == {"error", "status", "message"}
     assert "Traceback" not in result.stderr
+
+
+def test_the_in_process_command_line_says_what_the_process_says(ctx, people):
+    """tests/conftest.py runs most commands in the test's own process (`app.cli.run`): for each kind of
+    outcome (JSON, text with stored controls, a refusal, a usage error, help, an internal state read),
+    the exit code, stdout and stderr are those of `python -m app`."""
+    from tests.conftest import r2k_in_process, r2k_process
+
+    candidates.add(ctx, people["root"], "Q\x1b[2J?", "Fact \x9b with \u202e controls\r\nand lines.", "FACT")
+    for argv in (["--json", "--as", "root", "candidates", "show", "1"], ["--as", "root", "candidates", "show", "1"],
+                 ["--as", "root", "candidates", "list"], ["--as", "alice", "candidates", "approve", "1"],
+                 ["--json", "--as", "mallory", "queue", "stats"], ["candidates", "show", "abc", "--as", "root"],
+                 ["frobnicate"], ["candidates", "--help"], ["--as", "root", "audit", "verify"]):
+        inside, outside = r2k_in_process(*argv), r2k_process(*argv)
+        assert (inside.returncode, inside.stdout, inside.stderr) == (outside.returncode, outside.stdout,
+                                                                     outside.stderr), argv
 
 
 def test_core_never_imports_textual():
@@ -260,6 +277,7 @@ def _env(data_dir: Path, **extra) -> dict:
     return env
 
 
+@pytest.mark.services
 def test_two_commands_starting_together_start_one_set_of_servers(tmp_path):
     data = tmp_path / "fresh"
     env = _env(data)
@@ -283,6 +301,7 @@ def test_two_commands_starting_together_start_one_set_of_servers(tmp_path):
     assert [(p["name"], p["answers"]) for p in down] == [("postgres", False), ("redis", False), ("graph", False)]
 
 
+@pytest.mark.services
 def test_a_stale_pid_file_after_a_crash_is_recovered(tmp_path):
     from core import embedded
     from core.config import Settings
@@ -341,20 +360,38 @@ def test_the_wheel_carries_styles_migrations_and_the_demo(tmp_path):
     assert "r2k = app.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
-@pytest.fixture
-def old_database(ctx):
-    """A scratch database on the same server, migrated only to revision 0001."""
+@pytest.fixture(scope="module")
+def revision_0001(services):
+    """A database on the session's server migrated only to revision 0001, made once: the template
+    each test copies (CREATE DATABASE … TEMPLATE writes no checkpoint, where DROP DATABASE forces an
+    immediate one, which took up to 97 s on a busy machine). The copies are dropped at the end only
+    on a configured server: the embedded cluster is removed whole."""
     from core import embedded, migrations
 
-    base = embedded.superuser_url(ctx.settings).rsplit("/", 1)[0]
+    base = embedded.superuser_url(services).rsplit("/", 1)[0]
+    template = f"r2k_revision_0001_{os.getpid()}"
     with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS r2k_old_revision")
-        admin.execute("CREATE DATABASE r2k_old_revision")
-    url = f"{base}/r2k_old_revision"
-    migrations.upgrade(url, "0001")
-    yield url
+        admin.execute(f"DROP DATABASE IF EXISTS {template}")
+        admin.execute(f"CREATE DATABASE {template}")
+    migrations.upgrade(f"{base}/{template}", "0001")
+    made = [template]
+    yield base, template, made
+    if services.database_url:
+        with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+            for name in reversed(made):
+                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def old_database(revision_0001):
+    """A scratch database of its own on the same server, at revision 0001."""
+    base, template, made = revision_0001
+    name = f"r2k_old_revision_{os.getpid()}_{len(made)}"
     with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
-        admin.execute("DROP DATABASE IF EXISTS r2k_old_revision WITH (FORCE)")
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+    made.append(name)
+    return f"{base}/{name}"
 
 
 def test_migrations_upgrade_an_existing_database_step_by_step(old_database):

@@ -137,6 +137,7 @@ def test_services_status_names_each_credential_and_prints_none(ctx, people):
     assert not [s for s in secrets if s in result.stdout + result.stderr + text.stdout + text.stderr]
 
 
+@pytest.mark.services  # a cluster of its own
 @pytest.mark.skipif(not EMBEDDED_DB, reason="the embedded cluster's set-up")
 def test_a_cluster_made_by_an_older_r2k_trusting_loopback_is_locked_down(tmp_path):
     """An older r2k initialised its cluster with trust for every local connection. Started again,

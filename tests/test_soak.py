@@ -14,12 +14,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 INVARIANTS = ("double claims", "candidates lost", "decisions reported successful but missing",
               "decisions applied but reported refused", "validators that died by themselves",
               "`r2k audit verify` exact", "`r2k replay --verify` exact", "processes left behind")
 
 
+@pytest.mark.services  # servers of its own
 def test_a_short_chaos_soak_keeps_every_invariant(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("R2K_")}
     env["R2K_DATA_DIR"] = str(tmp_path / "soak-data")
