@@ -107,7 +107,7 @@ class Cli:
     @property
     def ctx(self):
         if self._ctx is None:
-            from core.context import Context
+            from core.services.session import Context
 
             self._ctx = Context(check_schema=getattr(self.args, "checks_schema", True))
         return self._ctx
@@ -194,7 +194,7 @@ def run(argv: list[str]) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a driver's connection failure is a 503 naming the service
-        from core.outage import service_error
+        from core.services.session import service_error
 
         translated = service_error(exc, cli.ctx if cli and cli._ctx else None)
         if translated is not None:

@@ -19,8 +19,7 @@ from textual.message import Message
 from textual.reactive import reactive, var
 
 import styles
-from core.context import Context
-from core.notices import CHANNEL
+from core.services.session import CHANNEL, Context
 
 from .safe import visible
 from .screens.base import Changed, notice_entity
@@ -170,7 +169,7 @@ class R2KApp(App):
 
     @work(thread=True, group="actor", exclusive=True, exit_on_error=False)
     def resolve_actor(self) -> None:
-        from core.outage import service_error
+        from core.services.session import service_error
         from core.errors import R2KError
         from core.services import users
 
@@ -207,7 +206,7 @@ class R2KApp(App):
         """Relay the core's pub/sub notices to the screens; reconnect when Redis comes back."""
         from textual.worker import get_current_worker
 
-        from core.outage import service_error
+        from core.services.session import service_error
 
         worker = get_current_worker()
         while not worker.is_cancelled:
@@ -260,8 +259,7 @@ class R2KApp(App):
         (an embedded one that died is started again), try."""
         from textual.worker import get_current_worker
 
-        from core.outage import service_error
-        from core.outage import delays
+        from core.services.session import delays, service_error
 
         worker = get_current_worker()
         for pause in delays():

@@ -187,3 +187,35 @@ def test_every_live_notice_has_one_shape_built_from_the_event(ctx, people):
         ("answer", approved["answer"]["id"], "publish", "APPROVED", "alice"),
     ]
     assert seen[2]["version"] == approved["candidate"]["version"]
+
+
+def test_the_layers_hold(tmp_path):
+    """import-linter's contracts (.importlinter): core imports neither app nor workers, workers do not
+    import app, and app reaches core only through its services, domain, errors and config."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    assert lint, "import-linter is a test dependency"
+    result = subprocess.run([lint, "--config", str(root / ".importlinter")], cwd=root, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 kept, 0 broken" in result.stdout
+
+
+def test_every_core_module_is_on_one_side_of_the_app_contract():
+    """A new module of core is either a door for the front ends or behind them: say which."""
+    import configparser
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    config = configparser.ConfigParser()
+    config.read(root / ".importlinter")
+    behind = set(config["importlinter:contract:app-through-services"]["forbidden_modules"].split())
+    doors = {"core.services", "core.domain", "core.errors", "core.config"}
+    top = {f"core.{p.stem}" if p.is_file() else f"core.{p.name}" for p in (root / "core").iterdir()
+           if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())}
+    assert top == behind | doors, (top - behind - doors, (behind | doors) - top)

@@ -103,7 +103,7 @@ class Shown(Reply):
 def failure(call: str, exc: BaseException, ctx) -> Failed:
     """What a call raised, as the failure to show: the core's refusal as it is; a driver's dropped
     connection as the 503 that names the service; anything else as a 500 naming the exception."""
-    from core.outage import service_error
+    from core.services.session import service_error
     from core.errors import R2KError
 
     if isinstance(exc, R2KError):

@@ -25,7 +25,7 @@ from app.widgets.format import age, clip, new_key, plural, until
 from app.widgets.modals import Field, FieldsModal
 from app.widgets.text import cell, lines, markup, plain
 from core.errors import ValidationStateError
-from core.machines.grey import GREY
+from core.services.grey import GREY
 
 from .base import Changed, ListDetailScreen, Moved, notice_entity
 

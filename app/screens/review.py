@@ -259,7 +259,7 @@ class ReviewScreen(WorkstationScreen):
             return
         from app.widgets.modals import TextModal
         from core.errors import ValidationStateError
-        from core.machines.candidate import not_open_issue
+        from core.services.candidates import not_open_issue
 
         cur = self.current
         cid = cur["id"]

@@ -22,7 +22,7 @@ from app.safe import visible
 from app.widgets.format import age, clip, new_key, plural
 from app.widgets.modals import Field, FieldsModal
 from app.widgets.text import cell, lines, markup, plain
-from core.machines.work_item import WORK_ITEM
+from core.services.workitems import WORK_ITEM
 
 from .base import Changed, Failed, ListDetailScreen, Moved, Reply, notice_entity
 
@@ -253,10 +253,9 @@ class WorkItemsScreen(ListDetailScreen):
 
 def pipeline_status(ctx) -> dict:
     """The breaker's state and the live worker count: two Redis reads, in a worker thread."""
-    from core.adapters import jobs
-    from core.services import generation
+    from core.services import generation, jobs
 
-    return {"breaker": generation.breaker_status(ctx), "workers": jobs.live_workers(ctx.redis)}
+    return {"breaker": generation.breaker_status(ctx), "workers": jobs.live_workers(ctx)}
 
 
 def render_item(item: dict) -> Content:

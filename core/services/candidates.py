@@ -17,7 +17,7 @@ from ..domain import SYSTEM, Actor, parse_horn_type
 from ..engine import Event
 from ..errors import Conflict, InvalidInput
 from ..events import now
-from ..machines.candidate import CANDIDATE
+from ..machines.candidate import CANDIDATE, not_open_issue  # noqa: F401 - the rule a screen checks before typing
 from .common import mutate, parse_id
 
 if TYPE_CHECKING:

@@ -17,3 +17,8 @@ def enqueue(ctx: Context, kind: str, task: str, *args, job_id: str | None = None
 def waiting(ctx: Context, kind: str, job_id: str) -> bool:
     """Whether the job is in its queue now, waiting for a worker: a sweep need not queue it again."""
     return rq_jobs.waiting(ctx.redis, kind, job_id)
+
+
+def live_workers(ctx: Context) -> int:
+    """How many RQ workers are alive (their heartbeat in Redis)."""
+    return rq_jobs.live_workers(ctx.redis)
