@@ -133,7 +133,8 @@ def validator_main(args) -> int:
         journal.write(json.dumps({"ev": ev, "t": now(), **fields}) + "\n")
         journal.flush()
 
-    from core.context import Context, service_error
+    from core.context import Context
+    from core.outage import service_error
     from core.errors import R2KError
 
     ctx = Context(pool_size=args.pool or None)

@@ -26,10 +26,26 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVICE_FIXTURES = frozenset({"data_dir", "services", "ctx", "people", "superuser"})
 
 
+def pytest_configure(config):
+    # Under pytest-xdist each worker starts embedded servers of its own (its own data dir); servers
+    # named by R2K_* URLs would be one for all, and each worker's ctx would empty the others' tables.
+    if getattr(config.option, "numprocesses", None) and any(
+            os.environ.get(v) for v in ("R2K_DATABASE_URL", "R2K_REDIS_URL", "R2K_GRAPH_URL")):
+        raise pytest.UsageError("R2K_DATABASE_URL, R2K_REDIS_URL or R2K_GRAPH_URL is set: those servers are "
+                                "shared by every xdist worker, so run the tests on them without -n")
+
+
+# The longest files first: with pytest-xdist (--dist loadfile) each file goes whole to the next free
+# worker, so a long one dealt last would run alone at the end.
+LONGEST_FIRST = ("test_soak.py", "test_fuzz.py", "test_faults.py")
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if SERVICE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.services)
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file keeps its order
 
 
 @pytest.fixture(scope="session")
