@@ -1,4 +1,4 @@
-"""The `r2k` command line (DESIGN §10): parses arguments, calls a service, prints, maps errors to exits.
+"""The `r2k` command line (docs/architecture.md, Command line): parses arguments, calls a service, prints, maps errors to exits.
 
 `r2k` alone opens the TUI. Every other command is headless and never imports Textual.
 `--json` and `--as USER` are accepted before or after the command's name.
@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Callable
 
-from core.errors import InvalidInput, R2KError, exit_code
+from r2k.core.errors import InvalidInput, R2KError, exit_code
 
 from .output import json_form, render_text
 
@@ -40,7 +40,7 @@ def bounded_int(option: str, bounds: tuple[int, int], unit: str = "") -> Callabl
     """An argparse type: a whole number within `bounds` (from `core.domain.limits`), else the 400 that names
     the option and its range ("--ttl is 1–31,536,000 seconds, got 2147483648"). It raises the
     InvalidInput itself, which argparse lets through, so the message is not wrapped in argparse's."""
-    from core.domain.limits import number
+    from r2k.core.domain.limits import number
 
     def parse(value: str) -> int:
         return number(value, option, bounds, unit)
@@ -50,7 +50,7 @@ def bounded_int(option: str, bounds: tuple[int, int], unit: str = "") -> Callabl
 
 
 def mutating(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    from core.domain.limits import VERSION
+    from r2k.core.domain.limits import VERSION
 
     parser.add_argument("--idempotency-key", metavar="KEY", help="a repeat within 24 h returns the first result "
                         "(at most 200 characters)")
@@ -107,7 +107,7 @@ class Cli:
     @property
     def ctx(self):
         if self._ctx is None:
-            from core.services.session import Context
+            from r2k.core.services.session import Context
 
             self._ctx = Context(check_schema=getattr(self.args, "checks_schema", True))
         return self._ctx
@@ -120,14 +120,14 @@ class Cli:
     def actor(self):
         """The acting user, a known one (403 otherwise); while no admin exists, the data dir's owner."""
         if self._actor is None:
-            from core.services import users
+            from r2k.core.services import users
 
             self._actor = users.acting(self.ctx, self.actor_name)
         return self._actor
 
     def admin(self, what: str = "administer r2k"):
         """The acting user, who must be an admin (403 otherwise)."""
-        from core.services import users
+        from r2k.core.services import users
 
         self._actor = users.acting(self.ctx, self.actor_name, admin=True, what=what)
         return self._actor
@@ -146,7 +146,7 @@ class Cli:
         return path + ([sub] if sub else [])
 
     def opts(self) -> dict:
-        """The mutating options every command accepts (§10)."""
+        """The mutating options every command accepts (docs/architecture.md, Command line)."""
         return {"idempotency_key": getattr(self.args, "idempotency_key", None),
                 "expected_version": getattr(self.args, "expected_version", None)}
 
@@ -179,7 +179,7 @@ def run(argv: list[str]) -> int:
         if isinstance(result, tuple):  # (result, exit code) for reports such as audit verify
             result, code = result
         if getattr(args, "json", False):
-            from core.domain import jsonable
+            from r2k.core.domain import jsonable
 
             from .safe import dumps
 
@@ -194,7 +194,7 @@ def run(argv: list[str]) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a driver's connection failure is a 503 naming the service
-        from core.services.session import service_error
+        from r2k.core.services.session import service_error
 
         translated = service_error(exc, cli.ctx if cli and cli._ctx else None)
         if translated is not None:
@@ -207,8 +207,8 @@ def run(argv: list[str]) -> int:
         return 1
     finally:
         if cli is not None and cli._ctx is not None:
-            if "core.audit" in sys.modules:  # a checkpoint this command's commit started
-                sys.modules["core.audit"].wait_pending()
+            if "r2k.core.audit" in sys.modules:  # a checkpoint this command's commit started
+                sys.modules["r2k.core.audit"].wait_pending()
             cli._ctx.close()
 
 

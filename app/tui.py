@@ -18,8 +18,8 @@ from textual.command import Hit, Hits, Provider
 from textual.message import Message
 from textual.reactive import reactive, var
 
-import styles
-from core.services.session import CHANNEL, Context
+from r2k import styles
+from r2k.core.services.session import CHANNEL, Context
 
 from .safe import visible
 from .screens.base import Changed, notice_entity
@@ -28,11 +28,11 @@ STYLES = sorted(Path(styles.__file__).resolve().parent.glob("*.tcss"))
 
 # name -> (module, class, title, key)
 SCREENS = {
-    "dashboard": ("app.screens.dashboard", "DashboardScreen", "Dashboard", "D"),
-    "queues": ("app.screens.queues", "QueuePickerScreen", "Validation queues", "V"),
-    "registry": ("app.screens.registry", "RegistryScreen", "Registry", "G"),
-    "workitems": ("app.screens.workitems", "WorkItemsScreen", "Work items", "W"),
-    "grey": ("app.screens.grey", "GreyQueueScreen", "Grey queue", "Y"),
+    "dashboard": ("r2k.app.screens.dashboard", "DashboardScreen", "Dashboard", "D"),
+    "queues": ("r2k.app.screens.queues", "QueuePickerScreen", "Validation queues", "V"),
+    "registry": ("r2k.app.screens.registry", "RegistryScreen", "Registry", "G"),
+    "workitems": ("r2k.app.screens.workitems", "WorkItemsScreen", "Work items", "W"),
+    "grey": ("r2k.app.screens.grey", "GreyQueueScreen", "Grey queue", "Y"),
 }
 
 
@@ -160,7 +160,7 @@ class R2KApp(App):
     @work(thread=True, group="sweep", exclusive=True)
     def sweep_if_unattended(self) -> None:
         """Expired leases and the like, when no worker is running to sweep them (a demo, say)."""
-        from core.services import sweeps
+        from r2k.core.services import sweeps
 
         try:
             sweeps.sweep_if_unattended(self.ctx, self._sweep_every)
@@ -169,9 +169,9 @@ class R2KApp(App):
 
     @work(thread=True, group="actor", exclusive=True, exit_on_error=False)
     def resolve_actor(self) -> None:
-        from core.services.session import service_error
-        from core.errors import R2KError
-        from core.services import users
+        from r2k.core.services.session import service_error
+        from r2k.core.errors import R2KError
+        from r2k.core.services import users
 
         try:
             actor = users.resolve(self.ctx, self.user_name)
@@ -206,7 +206,7 @@ class R2KApp(App):
         """Relay the core's pub/sub notices to the screens; reconnect when Redis comes back."""
         from textual.worker import get_current_worker
 
-        from core.services.session import service_error
+        from r2k.core.services.session import service_error
 
         worker = get_current_worker()
         while not worker.is_cancelled:
@@ -259,7 +259,7 @@ class R2KApp(App):
         (an embedded one that died is started again), try."""
         from textual.worker import get_current_worker
 
-        from core.services.session import delays, service_error
+        from r2k.core.services.session import delays, service_error
 
         worker = get_current_worker()
         for pause in delays():
@@ -306,7 +306,7 @@ class R2KApp(App):
     @work(thread=True, group="escalations", exit_on_error=False)
     def read_escalation(self, entry_id, actor: str | None) -> None:
         """The subject and reason of an escalated entry, read from the core (a notice carries no text)."""
-        from core.services import grey
+        from r2k.core.services import grey
 
         try:
             entry = grey.get(self.ctx, entry_id)
@@ -346,19 +346,19 @@ class R2KApp(App):
 
 
 def run_tui(user: str | None = None) -> int:
-    from core.errors import R2KError
+    from r2k.core.errors import R2KError
 
     try:
         ctx = Context(pool_size=6)
         ctx.db  # start or reach the services before the screen opens; a 503 is said plainly
-        from core.services import queue_index
+        from r2k.core.services import queue_index
 
         queue_index.reconcile_if_lost(ctx)  # Redis lost its data since last time: rebuild the queues
     except R2KError as exc:
         import sys
 
         print(json.dumps(exc.as_dict()), file=sys.stderr)
-        from core.errors import exit_code
+        from r2k.core.errors import exit_code
 
         return exit_code(exc.status)
     R2KApp(ctx, user).run()

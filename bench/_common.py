@@ -21,7 +21,7 @@ def bench_env(name: str) -> dict:
 
 
 def r2k(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "r2k.app", *args], cwd=ROOT, env=env, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise SystemExit(f"r2k {' '.join(args)} failed: {result.stderr}")
     return result

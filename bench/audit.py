@@ -29,7 +29,7 @@ def signed_rows(ctx, heads: dict[str, tuple[int, str]], ids: list[str]) -> list[
     """One new event for each chain in `ids`, hashed and signed as the engine does; `heads` moves on."""
     from datetime import datetime, timezone
 
-    from core import events
+    from r2k.core import events
 
     signer = ctx.signer
     rows = []
@@ -47,7 +47,7 @@ def signed_rows(ctx, heads: dict[str, tuple[int, str]], ids: list[str]) -> list[
 
 
 def copy_in(ctx, rows: list[tuple]) -> None:
-    from core.events import EVENT_COLUMNS
+    from r2k.core.events import EVENT_COLUMNS
 
     with ctx.db.connection() as conn:
         with conn.transaction():
@@ -100,8 +100,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     bench_env("audit")
-    from core import audit
-    from core.context import Context
+    from r2k.core import audit
+    from r2k.core.context import Context
 
     ctx = Context()
     t0 = time.perf_counter()

@@ -35,8 +35,8 @@ HORN = "FACT"
 
 
 def setup(pending: int) -> None:
-    from core.context import Context
-    from core.services import queue_index, users
+    from r2k.core.context import Context
+    from r2k.core.services import queue_index, users
 
     ctx = Context()
     with ctx.db.read() as tx:
@@ -60,8 +60,8 @@ def setup(pending: int) -> None:
 
 
 def claimer(seconds: float, start_at: float, out, measured) -> None:
-    from core.context import Context
-    from core.services import claims, users
+    from r2k.core.context import Context
+    from r2k.core.services import claims, users
 
     ctx = Context()
     actor = users.resolve(ctx, "bench")
@@ -92,7 +92,7 @@ def floor_worker(seconds: float, start_at: float, out, measured) -> None:
     import psycopg
     from psycopg.types.json import Jsonb
 
-    from core.context import Context
+    from r2k.core.context import Context
 
     ctx = Context()
     redis, url = ctx.redis, ctx.database_url

@@ -28,9 +28,9 @@ QUESTIONS = ["How long are nightly database backups kept?", "Who may drive a for
 def start_workers(env: dict, processes: int) -> subprocess.Popen:
     from rq import Worker
 
-    from core.context import Context
+    from r2k.core.context import Context
 
-    proc = subprocess.Popen([sys.executable, "-m", "app", "worker", "--queues", "generation", "--processes",
+    proc = subprocess.Popen([sys.executable, "-m", "r2k.app", "worker", "--queues", "generation", "--processes",
                              str(processes)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     ctx = Context()
@@ -50,8 +50,8 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def time_noop(env: dict, processes: int, jobs: int) -> float:
-    from core.adapters import jobs as rq_jobs
-    from core.context import Context
+    from r2k.core.adapters import jobs as rq_jobs
+    from r2k.core.context import Context
 
     ctx = Context()
     queue = rq_jobs.queue(ctx.redis, "generation")
@@ -70,8 +70,8 @@ def time_noop(env: dict, processes: int, jobs: int) -> float:
 
 
 def time_generation(env: dict, processes: int, jobs: int) -> tuple[float, int]:
-    from core.context import Context
-    from core.services import users, workitems
+    from r2k.core.context import Context
+    from r2k.core.services import users, workitems
 
     ctx = Context()
     actor = users.resolve(ctx, "root")
@@ -100,11 +100,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=200)
     args = parser.parse_args()
     env = bench_env("generation")
-    from core.context import Context
-    from core.services.demo import load
+    from r2k.core.context import Context
+    from r2k.core.services.demo import load
 
     ctx = Context()
-    from core.domain import SYSTEM
+    from r2k.core.domain import SYSTEM
 
     load(ctx, by=SYSTEM)  # users and the demo corpus: sources for retrieval
     ctx.redis.delete("rq:queue:raw_to_knowledge_generation")
@@ -131,7 +131,7 @@ def main() -> None:
 
 def _llm_ms(url: str, n: int = 50) -> float:
     """The LLM call alone, as a worker makes it: one kept-alive httpx client per process."""
-    from core.adapters.llm import ChatClient
+    from r2k.core.adapters.llm import ChatClient
 
     client = ChatClient(url, "bench", None, 10, 0)
     client.complete("warm")

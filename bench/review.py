@@ -23,10 +23,10 @@ from _common import bench_env, median, percentile, verdict
 
 
 def setup(million: int, approvals: int) -> None:
-    from core.context import Context
-    from core.services.demo import load
-    from core.domain import SYSTEM
-    from core.services import candidates, queue_index
+    from r2k.core.context import Context
+    from r2k.core.services.demo import load
+    from r2k.core.domain import SYSTEM
+    from r2k.core.services import candidates, queue_index
 
     ctx = Context()
     load(ctx, by=SYSTEM)
@@ -57,9 +57,9 @@ def setup(million: int, approvals: int) -> None:
 
 
 async def measure(approvals: int) -> dict:
-    from app.screens.queues import QueuePickerScreen
-    from app.screens.review import ReviewScreen
-    from app.tui import R2KApp
+    from r2k.app.screens.queues import QueuePickerScreen
+    from r2k.app.screens.review import ReviewScreen
+    from r2k.app.tui import R2KApp
 
     app = R2KApp(user="ada", listen=False, sweep_every=0)  # no sweep in the middle of a timing
     async with app.run_test(size=(140, 45)) as pilot:
@@ -124,7 +124,7 @@ def main() -> None:
     args = parser.parse_args()
     bench_env("review")
     setup(args.million, args.approvals)
-    from core.context import Context
+    from r2k.core.context import Context
 
     with Context().db.read() as tx:
         total = tx.scalar("SELECT count(*) FROM candidates")

@@ -133,9 +133,9 @@ def validator_main(args) -> int:
         journal.write(json.dumps({"ev": ev, "t": now(), **fields}) + "\n")
         journal.flush()
 
-    from core.context import Context
-    from core.outage import service_error
-    from core.errors import R2KError
+    from r2k.core.context import Context
+    from r2k.core.outage import service_error
+    from r2k.core.errors import R2KError
 
     ctx = Context(pool_size=args.pool or None)
 
@@ -188,14 +188,14 @@ def validator_main(args) -> int:
             write("exit", why="stopped before starting")
             return 0
         try:
-            from core.services import users
+            from r2k.core.services import users
 
             actor = users.resolve(ctx, args.user)
         except Exception as exc:  # noqa: BLE001
             report("start", exc)
             n += 1
             backoff(n, exc)
-    from core.services import candidates, claims
+    from r2k.core.services import candidates, claims
 
     horns = sorted(actor.horn_types, key=HORNS.index)
     write("start", pid=os.getpid(), user=args.user, horns=horns)
@@ -207,7 +207,7 @@ def validator_main(args) -> int:
         if now() - looked.get(horn, 0) < 2:
             return
         looked[horn] = now()
-        from core.adapters.redis_queues import inflight_key, queue_key
+        from r2k.core.adapters.redis_queues import inflight_key, queue_key
 
         try:
             with ctx.db.read() as tx:
@@ -306,7 +306,7 @@ def validator_main(args) -> int:
                 backoff(attempts, exc)
     write("exit", why="orphaned" if orphaned() else "stopped")
     try:
-        from core import audit
+        from r2k.core import audit
 
         audit.wait_pending()
     except Exception:  # noqa: BLE001
@@ -334,8 +334,8 @@ def empty_data_dir(data_dir: Path) -> None:
         if not (data_dir / MARKER).exists():
             raise SystemExit(f"{data_dir} is not empty and was not made by the soak: the soak kills and removes "
                              f"its data dir's servers, so give it an empty R2K_DATA_DIR")
-        from core import embedded
-        from core.config import Settings
+        from r2k.core import embedded
+        from r2k.core.config import Settings
 
         try:
             embedded.purge(Settings(data_dir=data_dir))
@@ -482,7 +482,7 @@ class Soak:
     def ctx(self):
         """This thread's Context, made anew whenever a server came back on another port: the soak's
         own figures and checks must read our servers, whatever the processes under test do."""
-        from core.context import Context
+        from r2k.core.context import Context
 
         name = threading.current_thread().name
         ports = self.ports()
@@ -498,8 +498,8 @@ class Soak:
         return held[0]
 
     def ports(self) -> dict:
-        from core import embedded
-        from core.config import get_settings
+        from r2k.core import embedded
+        from r2k.core.config import get_settings
 
         return {part: (embedded.common.read_state(get_settings(), part) or {}).get("port") for part in SERVERS}
 
@@ -529,7 +529,7 @@ class Soak:
     def cli(self, *argv: str, timeout: float = 180, check: bool = False) -> subprocess.CompletedProcess:
         """One `r2k` command, in a session of its own (a Ctrl-C never reaches a server it starts)."""
         t0 = now()
-        proc = subprocess.Popen([sys.executable, "-m", "app", *argv], cwd=ROOT, env=self.env, text=True,
+        proc = subprocess.Popen([sys.executable, "-m", "r2k.app", *argv], cwd=ROOT, env=self.env, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         self.started.add(proc.pid)
         try:
@@ -546,8 +546,8 @@ class Soak:
         return result
 
     def note_servers(self) -> dict[str, dict]:
-        from core import embedded
-        from core.config import get_settings
+        from r2k.core import embedded
+        from r2k.core.config import get_settings
 
         states = {}
         for part in SERVERS:
@@ -578,7 +578,7 @@ class Soak:
         self.wgen[j] += 1
         log = self.logdir / f"worker-{j + 1}-{self.wgen[j]}.log"
         with open(log, "a") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "app", "worker", "--processes",
+            proc = subprocess.Popen([sys.executable, "-m", "r2k.app", "worker", "--processes",
                                      str(self.args.worker_processes), "--as", ADMIN],
                                     cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
@@ -595,9 +595,9 @@ class Soak:
         t0 = now()
         self.cli("services", "up", check=True)
         self.note_servers()
-        from core.services.demo import load
-        from core.domain import SYSTEM
-        from core.services import users
+        from r2k.core.services.demo import load
+        from r2k.core.domain import SYSTEM
+        from r2k.core.services import users
 
         load(self.ctx, SYSTEM)
         users.add(self.ctx, ADMIN, "admin", by=SYSTEM)
@@ -628,8 +628,8 @@ class Soak:
 
     def create(self, horn: str, count: int) -> None:
         """`count` candidates of `horn`, created through core in batches and queued after commit."""
-        from core.domain import SYSTEM
-        from core.services import candidates
+        from r2k.core.domain import SYSTEM
+        from r2k.core.services import candidates
 
         templates = self.templates.get(horn) or [t for ts in self.templates.values() for t in ts]
         ctx = self.ctx
@@ -676,7 +676,7 @@ class Soak:
         makes Redis look fuller), at rows queued and settled for 5 s that are in no partition, and at
         claims whose lease ran out."""
         held = self.partitions()
-        from core.adapters import jobs
+        from r2k.core.adapters import jobs
 
         depth = jobs.depth(self.ctx.redis)
         with self.ctx.db.read() as tx:
@@ -699,7 +699,7 @@ class Soak:
 
     def partitions(self) -> dict[str, set[int]]:
         """The ids each Horn partition holds: its list and its in-flight set."""
-        from core.adapters.redis_queues import inflight_key, queue_key
+        from r2k.core.adapters.redis_queues import inflight_key, queue_key
 
         pipe = self.ctx.redis.pipeline(transaction=True)
         for horn in HORNS:
@@ -870,7 +870,7 @@ class Soak:
 
     def killed_jobs(self) -> list[dict]:
         """What became of each job a killed worker was running: re-run and finished, and when."""
-        from core.adapters import jobs
+        from r2k.core.adapters import jobs
 
         out = []
         for f in self.faults:
@@ -934,7 +934,7 @@ class Soak:
             time.sleep(0.05)
         self.t_start = now()
         self.t_end = self.t_start + args.minutes * 60
-        from core.config import get_settings
+        from r2k.core.config import get_settings
 
         self.sweep_interval = get_settings().sweep_interval
         print(f"{args.validators} validators, {args.workers} x `r2k worker --processes {args.worker_processes}`, "
@@ -1005,7 +1005,7 @@ class Soak:
             kill_group(proc.pid)
         t_workers_done = now()
         self.journals.poll()
-        from core.services.queue_index import QUEUE_SETTLE
+        from r2k.core.services.queue_index import QUEUE_SETTLE
 
         time.sleep(max(0.0, QUEUE_SETTLE + 1 - (now() - t_validators_done)))
         def clock():
@@ -1036,7 +1036,7 @@ class Soak:
     # -------------------------------------------------------------------- the invariants
 
     def check(self, sweep_at) -> dict:
-        from core.adapters.redis_queues import inflight_key, queue_key
+        from r2k.core.adapters.redis_queues import inflight_key, queue_key
 
         ctx = self.ctx
         entries = self.journals.entries
@@ -1464,8 +1464,8 @@ class Soak:
             except subprocess.TimeoutExpired:
                 pass
         self.close_contexts()
-        from core import embedded
-        from core.config import get_settings
+        from r2k.core import embedded
+        from r2k.core.config import get_settings
 
         try:
             embedded.down(get_settings())

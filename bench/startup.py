@@ -16,7 +16,7 @@ import time
 from _common import ROOT, bench_env, median, r2k, verdict
 
 DASHBOARD_CHILD = """
-from app.tui import R2KApp
+from r2k.app.tui import R2KApp
 from textual.widgets import Static
 
 class Timed(R2KApp):

@@ -53,7 +53,7 @@ def data_dir(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("r2k-data")
     os.environ["R2K_DATA_DIR"] = str(path)
     os.environ.pop("R2K_USER", None)
-    from core.config import get_settings
+    from r2k.core.config import get_settings
 
     get_settings.cache_clear()
     return path
@@ -62,8 +62,8 @@ def data_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def services(data_dir):
     """Start (or reach) PostgreSQL, Redis and the graph once; stop the embedded ones at the end."""
-    from core import embedded
-    from core.config import get_settings
+    from r2k.core import embedded
+    from r2k.core.config import get_settings
 
     settings = get_settings()
     embedded.up(settings)
@@ -88,7 +88,7 @@ def _cleaner(settings):
     """One superuser connection per session for the cleanup between tests (a new one if it broke)."""
     import psycopg
 
-    from core import embedded
+    from r2k.core import embedded
 
     url = embedded.superuser_url(settings)
     conn = _CLEANERS.get(url)
@@ -110,8 +110,8 @@ def _sequences(conn) -> list[str]:
 @pytest.fixture
 def ctx(services):
     """A fresh world: empty tables and Redis, and a Context on them."""
-    from core import audit
-    from core.context import Context
+    from r2k.core import audit
+    from r2k.core.context import Context
 
     audit.wait_pending()  # a checkpoint the previous test's commits started writes into its own world
     context = Context(services, pool_size=8)
@@ -126,7 +126,7 @@ def ctx(services):
         conn.execute("SELECT setval(s, 1, false) FROM unnest(%s::regclass[]) AS s", (_sequences(conn),))
     (Path(services.data_dir) / "audit" / "checkpoints.jsonl").unlink(missing_ok=True)  # their copy outside it
     context.redis.flushdb()
-    from core.services import queue_index
+    from r2k.core.services import queue_index
 
     queue_index.reconcile(context)  # as every workstation and worker does at start-up: the mark is set
     yield context
@@ -140,7 +140,7 @@ def superuser(ctx):
     import psycopg
     from psycopg.rows import dict_row
 
-    from core import embedded
+    from r2k.core import embedded
 
     with psycopg.connect(embedded.superuser_url(ctx.settings), autocommit=True, row_factory=dict_row) as conn:
         def run(sql: str, params=None):
@@ -153,7 +153,7 @@ def superuser(ctx):
 @pytest.fixture
 def people(ctx):
     """The users a session needs: validators with different authority, a specialist, an admin."""
-    from core.services import users
+    from r2k.core.services import users
 
     users.add(ctx, "alice", "validator", ["FACT", "RULE"])
     users.add(ctx, "bob", "validator", ["FACT"])
@@ -167,7 +167,7 @@ def r2k(*args: str, env: dict | None = None, timeout: float = 120,
         process: bool = False) -> subprocess.CompletedProcess:
     """The command line as a user runs it: its exit code, stdout and stderr.
 
-    In this process (`app.cli.run`, what `python -m app` calls), which costs no interpreter start:
+    In this process (`app.cli.run`, what `python -m r2k.app` calls), which costs no interpreter start:
     stdout and stderr are written through the encodings a process's pipes have and read back as
     `subprocess.run(text=True)` reads them. In a real subprocess (`r2k_process`) when `process` is set
     or `env` changes the environment (settings are read once per process)."""
@@ -179,7 +179,7 @@ def r2k(*args: str, env: dict | None = None, timeout: float = 120,
 def r2k_process(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run the installed command line in a subprocess, as a user would."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "r2k.app", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=ROOT)
 
 
@@ -196,9 +196,9 @@ def _read_back(stream: io.TextIOWrapper) -> str:
 
 
 def r2k_in_process(*args: str) -> subprocess.CompletedProcess:
-    """`python -m app ARGS` without the new interpreter: `app.cli.run`, its exit code returned."""
-    from app.cli import run
-    from core.config import get_settings
+    """`python -m r2k.app ARGS` without the new interpreter: `app.cli.run`, its exit code returned."""
+    from r2k.app.cli import run
+    from r2k.core.config import get_settings
 
     out = _pipe(getattr(sys.__stdout__, "errors", None) or "strict")
     err = _pipe("backslashreplace")
@@ -215,7 +215,7 @@ def r2k_in_process(*args: str) -> subprocess.CompletedProcess:
         if columns is None:
             os.environ.pop("COLUMNS", None)
         get_settings.cache_clear()
-    return subprocess.CompletedProcess([sys.executable, "-m", "app", *args], code, _read_back(out), _read_back(err))
+    return subprocess.CompletedProcess([sys.executable, "-m", "r2k.app", *args], code, _read_back(out), _read_back(err))
 
 
 def r2k_json(*args: str, **kw):

@@ -12,8 +12,8 @@ from datetime import datetime
 
 import pytest
 
-from core import audit, events
-from core.services import candidates, claims, queue_index
+from r2k.core import audit, events
+from r2k.core.services import candidates, claims, queue_index
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
 
@@ -416,7 +416,7 @@ def test_ordinary_commands_write_a_checkpoint_every_n_events(ctx, people):
 def test_processes_checkpointing_at_once_never_write_the_same_number(ctx, people):
     env = {"R2K_CHECKPOINT_EVENTS": "1"}  # every command that writes an event checkpoints
     for round_ in range(3):
-        procs = [subprocess.Popen([sys.executable, "-m", "app", "--json", "--as", "root", *args], cwd=ROOT,
+        procs = [subprocess.Popen([sys.executable, "-m", "r2k.app", "--json", "--as", "root", *args], cwd=ROOT,
                                   env={**os.environ, **env}, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
                  for args in [["audit", "anchor"]] * 3 + [
@@ -437,8 +437,8 @@ def test_processes_checkpointing_at_once_never_write_the_same_number(ctx, people
 def test_a_checkpoint_is_written_when_an_event_waited_m_seconds_by_a_command_or_the_sweep(ctx, people):
     import time
 
-    from core.context import Context
-    from core.services import sweeps
+    from r2k.core.context import Context
+    from r2k.core.services import sweeps
 
     time.sleep(1.2)  # the people's events are now older than a second
     r2k_json("users", "list", "--as", "root", env={"R2K_CHECKPOINT_SECONDS": "1"})
@@ -458,7 +458,7 @@ def test_a_checkpoint_is_written_when_an_event_waited_m_seconds_by_a_command_or_
 
 
 def test_the_database_reports_committed_events_once_per_outermost_unit(ctx, people):
-    from core.adapters.postgres import Database
+    from r2k.core.adapters.postgres import Database
 
     seen = []
 

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from core.domain import limits
-from core.errors import InvalidInput
-from core.services import candidate_views, candidates, claims, generation, grey, ingest, registry, workitems
+from r2k.core.domain import limits
+from r2k.core.errors import InvalidInput
+from r2k.core.services import candidate_views, candidates, claims, generation, grey, ingest, registry, workitems
 from tests.conftest import TABLES
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
     """Run `r2k ARGV` in this process: (exit code, stdout, stderr)."""
-    from app.cli import run
+    from r2k.app.cli import run
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
@@ -254,8 +254,8 @@ def test_work_items_and_grey_entries_with_bad_text_are_a_400(ctx, people):
 
 
 def test_a_generated_answer_too_long_escalates_its_work_item(ctx, people):
-    from core.adapters.llm import Generation
-    from core.context import Context
+    from r2k.core.adapters.llm import Generation
+    from r2k.core.context import Context
 
     class Verbose:
         def complete(self, prompt):

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from core import engine
-from core.domain import SYSTEM, Actor
-from core.events import now
-from core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
-from core.machines.answer import ANSWER
-from core.machines.candidate import CANDIDATE
-from core.machines.grey import GREY
-from core.machines.task import TASK
-from core.machines.work_item import WORK_ITEM
+from r2k.core import engine
+from r2k.core.domain import SYSTEM, Actor
+from r2k.core.events import now
+from r2k.core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
+from r2k.core.machines.answer import ANSWER
+from r2k.core.machines.candidate import CANDIDATE
+from r2k.core.machines.grey import GREY
+from r2k.core.machines.task import TASK
+from r2k.core.machines.work_item import WORK_ITEM
 from tests.conftest import redis_snapshot
 
 MACHINES = [CANDIDATE, ANSWER, WORK_ITEM, GREY, TASK]

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Settings
-from core.embedded import common
+from r2k.core.config import Settings
+from r2k.core.embedded import common
 from tests.conftest import ROOT
 from tests.llm_server import ChatServer
 from tests.tui import wait_for
@@ -38,7 +38,7 @@ class Install:
         self.settings = Settings(data_dir=data, sweep_interval=2)
 
     def r2k(self, *args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env={**self.env, **(env or {})},
+        return subprocess.run([sys.executable, "-m", "r2k.app", *args], cwd=ROOT, env={**self.env, **(env or {})},
                               capture_output=True, text=True, timeout=timeout)
 
     def json(self, *args: str, **kw):
@@ -62,13 +62,13 @@ class Install:
         return (self.data / "secrets" / f"{name}.password").read_text()
 
     def worker(self, log: Path, env: dict | None = None) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "app", "worker", "--queues", "generation,graph"], cwd=ROOT,
+        return subprocess.Popen([sys.executable, "-m", "r2k.app", "worker", "--queues", "generation,graph"], cwd=ROOT,
                                 env={**self.env, **(env or {})}, stdout=log.open("w"), stderr=subprocess.STDOUT)
 
 
 @pytest.fixture(scope="module")
 def install(tmp_path_factory):
-    from core import embedded
+    from r2k.core import embedded
 
     place = Install(tmp_path_factory.mktemp("faults"))
     loaded = place.r2k("demo", "--no-tui")
@@ -113,7 +113,7 @@ def test_a_killed_redis_or_graph_comes_back_on_its_port_and_answers_the_first_co
 
 
 def test_a_postgres_restarted_outside_r2k_is_adopted_not_started_twice(install):
-    from core.embedded import postgres
+    from r2k.core.embedded import postgres
 
     install.json("queue", "stats")
     state = install.state("postgres")
@@ -211,9 +211,9 @@ def test_a_dead_workers_job_runs_again_within_a_minute(install, tmp_path):
 async def test_the_workstation_says_reconnecting_and_carries_on(install):
     """Redis dies under an open workstation: it says so, reconnects by itself (the embedded Redis is
     started again on its port), and the next claim works."""
-    from app.screens.queues import QueuePickerScreen
-    from app.tui import R2KApp
-    from core.context import Context
+    from r2k.app.screens.queues import QueuePickerScreen
+    from r2k.app.tui import R2KApp
+    from r2k.core.context import Context
     from tests.tui import open_screen
 
     install.json("services", "up")
@@ -228,7 +228,7 @@ async def test_the_workstation_says_reconnecting_and_carries_on(install):
         await wait_for(pilot, lambda: not app.reconnecting, timeout=30, what="reconnected")
         assert "reconnecting" not in app.sub_title
         assert install.state("redis")["port"] == common.read_state(install.settings, "redis")["port"]
-        from core.services import candidates, claims, users
+        from r2k.core.services import candidates, claims, users
 
         claimed = claims.claim_next(ctx, users.resolve(ctx, "ada"), "FACT")
         assert claimed["state"] == "IN_REVIEW"
@@ -240,15 +240,15 @@ async def test_the_workstation_says_reconnecting_and_carries_on(install):
 def test_a_claim_rebuilds_a_partition_that_lost_a_push(ctx, people):
     """A candidate committed while its queue push was lost (Redis away) is claimable at once,
     without `queue sweep`: the claim finds the partition empty while PostgreSQL holds the row."""
-    from core.adapters.redis_queues import queue_key
-    from core.services import candidates, claims, queue_index
+    from r2k.core.adapters.redis_queues import queue_key
+    from r2k.core.services import candidates, claims, queue_index
 
     added = candidates.add(ctx, people["root"], "Q?", "A fact.", "FACT")
     assert ctx.redis.lrem(queue_key("FACT"), 0, added["id"]) == 1  # the push that never arrived
     assert queue_index.queue(ctx).length("FACT") == 0
     claimed = claims.claim_next(ctx, people["alice"], "FACT")
     assert claimed["id"] == added["id"] and claimed["state"] == "IN_REVIEW"
-    from core.errors import NotFound
+    from r2k.core.errors import NotFound
 
     with pytest.raises(NotFound):  # and an empty queue is still a plain 404
         claims.claim_next(ctx, people["alice"], "FACT")
@@ -259,8 +259,8 @@ def test_a_stale_in_flight_id_does_not_hide_a_lost_push(ctx, people):
     while a push is lost at the same time. Counting, the partition looked complete; by ids it is not."""
     import time
 
-    from core.adapters.redis_queues import inflight_key, queue_key
-    from core.services import candidates, claims, queue_index, sweeps
+    from r2k.core.adapters.redis_queues import inflight_key, queue_key
+    from r2k.core.services import candidates, claims, queue_index, sweeps
 
     ids = [candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")["id"] for i in range(2)]
     claimed = claims.claim_next(ctx, people["alice"], "FACT")
@@ -279,7 +279,7 @@ def test_claims_that_rebuild_a_partition_at_once_do_not_trip_over_each_other(ctx
     """Found by the chaos soak: two rebuilds shared one temporary key ('RENAME … no such key')."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from core.services import candidates, queue_index
+    from r2k.core.services import candidates, queue_index
 
     ids = [candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")["id"] for i in range(50)]
     with ThreadPoolExecutor(8) as pool:

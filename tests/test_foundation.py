@@ -12,9 +12,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from core import audit
-from core.errors import Conflict, Forbidden
-from core.services import candidate_views, candidates, claims, queue_index, users
+from r2k.core import audit
+from r2k.core.errors import Conflict, Forbidden
+from r2k.core.services import candidate_views, candidates, claims, queue_index, users
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
 
@@ -234,7 +234,7 @@ def test_cli_errors_map_to_the_exit_codes_of_design_10(ctx, people, argv, code):
 def test_the_in_process_command_line_says_what_the_process_says(ctx, people):
     """tests/conftest.py runs most commands in the test's own process (`app.cli.run`): for each kind of
     outcome (JSON, text with stored controls, a refusal, a usage error, help, an internal state read),
-    the exit code, stdout and stderr are those of `python -m app`."""
+    the exit code, stdout and stderr are those of `python -m r2k.app`."""
     from tests.conftest import r2k_in_process, r2k_process
 
     candidates.add(ctx, people["root"], "Q\x1b[2J?", "Fact \x9b with \u202e controls\r\nand lines.", "FACT")
@@ -248,11 +248,11 @@ def test_the_in_process_command_line_says_what_the_process_says(ctx, people):
 
 
 def test_core_never_imports_textual():
-    code = ("import pkgutil, importlib, sys, core\n"
-            "for m in pkgutil.walk_packages(core.__path__, 'core.'):\n"
+    code = ("import pkgutil, importlib, sys, r2k.core\n"
+            "for m in pkgutil.walk_packages(r2k.core.__path__, 'r2k.core.'):\n"
             "    if '.migrations.versions' in m.name or m.name.endswith('migrations.env'): continue\n"
             "    importlib.import_module(m.name)\n"
-            "import workers.tasks, workers.main\n"
+            "import r2k.workers.tasks, r2k.workers.main\n"
             "bad = sorted(n for n in sys.modules if n == 'textual' or n.startswith('textual.'))\n"
             "print(len(bad))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
@@ -261,11 +261,11 @@ def test_core_never_imports_textual():
 
 
 def test_a_cli_command_does_not_import_textual(ctx, people):
-    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "app", "--json", "--as", "root",
+    result = subprocess.run([sys.executable, "-X", "importtime", "-m", "r2k.app", "--json", "--as", "root",
                              "queue", "stats"], capture_output=True, text=True, cwd=ROOT, env=os.environ)
     assert result.returncode == 0
     imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line]
-    assert "core.services.candidate_views" in imported
+    assert "r2k.core.services.candidate_views" in imported
     assert not [m for m in imported if m == "textual" or m.startswith("textual.")]
 
 
@@ -281,7 +281,7 @@ def _env(data_dir: Path, **extra) -> dict:
 def test_two_commands_starting_together_start_one_set_of_servers(tmp_path):
     data = tmp_path / "fresh"
     env = _env(data)
-    procs = [subprocess.Popen([sys.executable, "-m", "app", "--json", "services", "up"], cwd=ROOT, env=env,
+    procs = [subprocess.Popen([sys.executable, "-m", "r2k.app", "--json", "services", "up"], cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=180) for p in procs]
     try:
@@ -291,20 +291,20 @@ def test_two_commands_starting_together_start_one_set_of_servers(tmp_path):
         assert all(p["answers"] for p in first)
         ports = {int(p["url"].rsplit(":", 1)[1].split("/")[0]) for p in first}
         assert not ports & {5432, 6379, 7687}
-        status = json.loads(subprocess.run([sys.executable, "-m", "app", "--json", "services", "status"],
+        status = json.loads(subprocess.run([sys.executable, "-m", "r2k.app", "--json", "services", "status"],
                                            cwd=ROOT, env=env, capture_output=True, text=True).stdout)
         assert [p["pid"] for p in status if p["name"] != "llm"] == [p["pid"] for p in first]
     finally:
-        subprocess.run([sys.executable, "-m", "app", "services", "down"], cwd=ROOT, env=env, capture_output=True)
-    down = json.loads(subprocess.run([sys.executable, "-m", "app", "--json", "services", "status"], cwd=ROOT,
+        subprocess.run([sys.executable, "-m", "r2k.app", "services", "down"], cwd=ROOT, env=env, capture_output=True)
+    down = json.loads(subprocess.run([sys.executable, "-m", "r2k.app", "--json", "services", "status"], cwd=ROOT,
                                      env=env, capture_output=True, text=True).stdout)
     assert [(p["name"], p["answers"]) for p in down] == [("postgres", False), ("redis", False), ("graph", False)]
 
 
 @pytest.mark.services
 def test_a_stale_pid_file_after_a_crash_is_recovered(tmp_path):
-    from core import embedded
-    from core.config import Settings
+    from r2k.core import embedded
+    from r2k.core.config import Settings
 
     settings = Settings(data_dir=tmp_path / "crashed")
     run = embedded.run_dir(settings)
@@ -324,7 +324,7 @@ def test_a_stale_pid_file_after_a_crash_is_recovered(tmp_path):
 
 
 def _fails_fast(env: dict, args: list[str], service: str) -> None:
-    result = subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "r2k.app", *args], cwd=ROOT, env=env, capture_output=True,
                             text=True, timeout=30)
     assert result.returncode == 8, result.stderr
     error = json.loads(result.stderr.strip().splitlines()[-1])
@@ -346,18 +346,32 @@ def test_an_unreachable_redis_fails_fast_with_503_naming_it(ctx, people, tmp_pat
 
 # ----------------------------------------------------------------------------- packaging
 
-def test_the_wheel_carries_styles_migrations_and_the_demo(tmp_path):
+def test_the_wheel_installs_everything_under_one_package_r2k(tmp_path):
+    """The repository's folders go into the wheel as r2k.app, r2k.core, r2k.workers and r2k.styles,
+    with the styles, migrations and demo corpus: `r2k` is the only top-level name it installs."""
+    import shutil
+
+    # Built from a copy: setuptools builds in the source tree, and a build/ left by an older layout
+    # would be packed too.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", ".venv",
+                                                                "__pycache__", ".pytest_cache", ".hypothesis"))
     result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w",
-                             str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=300)
+                             str(tmp_path), str(source)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     wheel = next(tmp_path.glob("r2k-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"styles/app.tcss", "styles/dashboard.tcss", "core/migrations/env.py", "core/migrations/script.py.mako",
-            "core/migrations/versions/0001_initial.py", "core/migrations/versions/0002_oldest_pending_index.py", "core/demo/users.json", "app/cli.py",
-            "workers/tasks.py"} <= names
-    assert len([n for n in names if n.startswith("core/demo/corpus/")]) >= 30
+    top = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
+    assert top == {"r2k"}, top
+    assert {"r2k/styles/app.tcss", "r2k/styles/dashboard.tcss", "r2k/core/migrations/env.py",
+            "r2k/core/migrations/script.py.mako", "r2k/core/migrations/versions/0001_initial.py",
+            "r2k/core/migrations/versions/0002_oldest_pending_index.py", "r2k/core/demo/users.json",
+            "r2k/app/cli.py", "r2k/app/__main__.py", "r2k/workers/tasks.py"} <= names
+    assert len([n for n in names if n.startswith("r2k/core/demo/corpus/")]) >= 30
+    top_level = [n for n in names if n.endswith(".dist-info/top_level.txt")]
+    assert all(zipfile.ZipFile(wheel).read(n).decode().split() == ["r2k"] for n in top_level)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "r2k = app.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "r2k = r2k.app.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 @pytest.fixture(scope="module")
@@ -366,7 +380,7 @@ def revision_0001(services):
     each test copies (CREATE DATABASE … TEMPLATE writes no checkpoint, where DROP DATABASE forces an
     immediate one, which took up to 97 s on a busy machine). The copies are dropped at the end only
     on a configured server: the embedded cluster is removed whole."""
-    from core import embedded, migrations
+    from r2k.core import embedded, migrations
 
     base = embedded.superuser_url(services).rsplit("/", 1)[0]
     template = f"r2k_revision_0001_{os.getpid()}"
@@ -396,12 +410,12 @@ def old_database(revision_0001):
 
 def test_migrations_upgrade_an_existing_database_step_by_step(old_database):
     """An installation at an older revision is brought to head by `r2k db upgrade`, keeping its rows."""
-    from core import migrations
+    from r2k.core import migrations
 
     with psycopg.connect(old_database) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0001"
         conn.execute("INSERT INTO users (name, role, created_at, updated_at) VALUES ('ada', 'admin', now(), now())")
-    result = subprocess.run([sys.executable, "-m", "app", "--json", "--as", "ada", "db", "upgrade"], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "r2k.app", "--json", "--as", "ada", "db", "upgrade"], cwd=ROOT,
                             capture_output=True,
                             text=True, env={**os.environ, "R2K_DATABASE_URL": old_database})
     assert result.returncode == 0, result.stderr
@@ -414,7 +428,7 @@ def test_migrations_upgrade_an_existing_database_step_by_step(old_database):
 
 
 def test_an_external_database_behind_the_code_is_told_to_upgrade(old_database):
-    result = subprocess.run([sys.executable, "-m", "app", "users", "list"], cwd=ROOT, capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "r2k.app", "users", "list"], cwd=ROOT, capture_output=True,
                             text=True, env={**os.environ, "R2K_DATABASE_URL": old_database})
     assert result.returncode == 8
     assert "r2k db upgrade" in error_of(result)["message"] and "0001" in error_of(result)["message"]

@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.domain import limits
-from core.services import candidates, claims, grey, registry, workitems
+from r2k.core.domain import limits
+from r2k.core.services import candidates, claims, grey, registry, workitems
 from tests.conftest import TABLES
 
 # Commands that block or start things; `demo` is run with --no-tui only.
@@ -51,7 +51,7 @@ def leaves(parser: argparse.ArgumentParser, path: tuple = ()):
 
 
 def commands() -> list[tuple[tuple, argparse.ArgumentParser]]:
-    from app.cli import build_parser
+    from r2k.app.cli import build_parser
 
     return [(path, parser) for path, parser in leaves(build_parser()) if path not in SKIPPED]
 
@@ -186,7 +186,7 @@ def argvs(draw, files: Files) -> list[str]:
 # ----------------------------------------------------------------------------- the world
 
 def run(argv: list[str]) -> tuple[int, str, str]:
-    from app.cli import run as cli_run
+    from r2k.app.cli import run as cli_run
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):

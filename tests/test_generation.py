@@ -12,11 +12,11 @@ from datetime import timedelta
 
 import pytest
 
-from core.adapters import jobs
-from core.adapters.breaker import CircuitBreaker
-from core.context import Context
-from core.errors import InvalidInput, ValidationStateError
-from core.services import candidate_views, candidates, claims, generation, ingest, queue_index, workitems
+from r2k.core.adapters import jobs
+from r2k.core.adapters.breaker import CircuitBreaker
+from r2k.core.context import Context
+from r2k.core.errors import InvalidInput, ValidationStateError
+from r2k.core.services import candidate_views, candidates, claims, generation, ingest, queue_index, workitems
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 from tests.llm_server import ChatServer
 
@@ -47,7 +47,7 @@ def with_settings(ctx: Context, **overrides) -> Context:
 
 def run_worker(env: dict | None = None, processes: int = 1, timeout: float = 120) -> subprocess.CompletedProcess:
     full = {**os.environ, **(env or {})}
-    result = subprocess.run([sys.executable, "-m", "app", "worker", "--burst", "--queues", "generation",
+    result = subprocess.run([sys.executable, "-m", "r2k.app", "worker", "--burst", "--queues", "generation",
                              "--processes", str(processes)], cwd=ROOT, env=full, capture_output=True, text=True,
                             timeout=timeout)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -100,7 +100,7 @@ def test_fewer_than_two_sources_escalates_with_exactly_no_content(ctx, people, c
     run_worker()
     done = item_of(ctx, item["id"])
     assert (done["state"], done["reason"], done["source_count"]) == ("ESCALATED", "no_content", 0)
-    from core.services import grey
+    from r2k.core.services import grey
 
     entries = grey.list_entries(ctx)
     assert any(e["subject"] == "Which colour are the forklifts painted?" for e in entries)
@@ -143,8 +143,8 @@ def test_the_breaker_opens_across_two_worker_processes(ctx, people, corpus):
 
 PROBER = """
 import json, sys, time
-from core.context import Context
-from core.adapters.breaker import CircuitBreaker
+from r2k.core.context import Context
+from r2k.core.adapters.breaker import CircuitBreaker
 ctx = Context()
 cb = CircuitBreaker(ctx.redis, threshold=1, cooldown=0.5)
 start = float(sys.argv[1])
@@ -199,7 +199,7 @@ def test_a_worker_killed_mid_job_leaves_nothing_stuck_and_nothing_twice(ctx, peo
     with ChatServer(mode="hang") as llm:
         item = workitems.create(ctx, people["sam"], QUESTION)
         env = {**os.environ, "R2K_LLM_URL": llm.url, "R2K_LLM_TIMEOUT": "120"}
-        worker = subprocess.Popen([sys.executable, "-m", "app", "worker", "--queues", "generation"], cwd=ROOT,
+        worker = subprocess.Popen([sys.executable, "-m", "r2k.app", "worker", "--queues", "generation"], cwd=ROOT,
                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True)
         deadline = time.time() + 60
@@ -281,7 +281,7 @@ def test_workitem_commands_and_their_errors(ctx, people, corpus):
 
 
 def test_a_duplicate_job_does_not_call_the_llm_while_a_run_is_alive(ctx, people, corpus):
-    from core.services.generation import GENERATION_LOCKS
+    from r2k.core.services.generation import GENERATION_LOCKS
 
     item = workitems.create(ctx, people["sam"], QUESTION)
     with ChatServer() as llm:

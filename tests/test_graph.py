@@ -10,14 +10,14 @@ import time
 
 import pytest
 
-from core.adapters.graph import MAX_STRING, BoltGraph, FalkorGraph, GraphRequestTooLarge, GraphUnavailable, connect
-from core.services import candidates, claims, graph_sync, registry
+from r2k.core.adapters.graph import MAX_STRING, BoltGraph, FalkorGraph, GraphRequestTooLarge, GraphUnavailable, connect
+from r2k.core.services import candidates, claims, graph_sync, registry
 
 
 @pytest.fixture(scope="module")
 def bolt_url(services, tmp_path_factory):
     """A throwaway FalkorDB with its Bolt port, for the Bolt adapter's compatibility run."""
-    from core.embedded import common, redis as embedded_redis
+    from r2k.core.embedded import common, redis as embedded_redis
 
     workdir = tmp_path_factory.mktemp("bolt-graph")
     port = common.free_port(28379)
@@ -104,7 +104,7 @@ def test_answers_on_one_subject_that_disagree_are_flagged_once(ctx, people, grap
 
 @pytest.mark.parametrize("url", ["bolt://127.0.0.1:9", "falkor://127.0.0.1:9"])
 def test_graph_connection_failure_is_a_clear_503(ctx, url):
-    from core.outage import service_error
+    from r2k.core.outage import service_error
 
     with pytest.raises(GraphUnavailable) as raised:
         graph = connect(url, timeout=1)
@@ -119,7 +119,7 @@ def test_graph_connection_failure_is_a_clear_503(ctx, url):
 def test_the_embedded_graph_is_falkordb_with_a_password_and_no_bolt_port(ctx):
     import redis
 
-    from core.embedded import common
+    from r2k.core.embedded import common
 
     state = common.read_state(ctx.settings, "graph")
     assert ctx.graph.protocol == "FalkorDB" and ctx.graph_url.startswith("falkor://")
@@ -139,7 +139,7 @@ def test_the_bolt_close_patch_applies_to_falkordb_only_and_still_fits_the_driver
 
     from neo4j._sync.io._bolt import Bolt
 
-    import core.adapters.graph as adapter
+    import r2k.core.adapters.graph as adapter
 
     source = inspect.getsource(Bolt.close if not adapter._patched else Bolt.close.__closure__[0].cell_contents)
     assert "if not self._defunct" in source and "goodbye()" in source

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import Forbidden, InvalidInput, ValidationStateError
-from core.machines.grey import GREY
-from core.services import grey, ingest
+from r2k.core.errors import Forbidden, InvalidInput, ValidationStateError
+from r2k.core.machines.grey import GREY
+from r2k.core.services import grey, ingest
 from tests.conftest import error_of, r2k, r2k_json
 
 
@@ -20,15 +20,15 @@ def states_of(ctx, entry_id) -> list[tuple]:
 
 def taken_by_a_worker(ctx, entry_id):
     """The entry's queued job leaves the queue, as when a worker takes it (tests call process() themselves)."""
-    from core.adapters import jobs
+    from r2k.core.adapters import jobs
 
     ctx.redis.lrem(jobs.queue(ctx.redis, "generation").key, 0, grey.processing_job_id(entry_id))
 
 
 def force_state(ctx, entry_id, state, **columns):
     """Put an entry in a state the automation reaches (Processing, Failed …), through the engine."""
-    from core import engine
-    from core.domain import SYSTEM
+    from r2k.core import engine
+    from r2k.core.domain import SYSTEM
 
     path = {"Processing": ["process"], "Retrying": ["process", "retry"], "Failed": ["process", "fail"]}[state]
     with ctx.db.begin() as tx:
@@ -176,7 +176,7 @@ def test_new_sources_resolve_an_entry_and_open_a_work_item(ctx, people, tmp_path
         "# Drone operations\n\n## Drone insurance\n\nThe drone insurance policy is held with Northsea Mutual.\n\n"
         "## Drone claims\n\nClaims under the drone insurance policy go to the finance desk.\n")
     ingest.ingest(ctx, people["root"], [tmp_path])
-    from core.adapters import jobs
+    from r2k.core.adapters import jobs
 
     queued = ctx.redis.lrange(jobs.queue(ctx.redis, "generation").key, 0, -1)
     assert any(b"retrigger" in job_id for job_id in queued)  # ingest re-triggered processing at once
@@ -184,7 +184,7 @@ def test_new_sources_resolve_an_entry_and_open_a_work_item(ctx, people, tmp_path
     assert result["outcome"] == "resolved" and result["sources"] >= 2
     resolved = grey.get(ctx, entry["id"])
     assert resolved["state"] == "Resolved" and resolved["work_item_id"] is not None
-    from core.services import workitems
+    from r2k.core.services import workitems
 
     assert workitems.get(ctx, resolved["work_item_id"])["question"] == \
         "What do the sources say about drone insurance policy?"
@@ -192,7 +192,7 @@ def test_new_sources_resolve_an_entry_and_open_a_work_item(ctx, people, tmp_path
 
 def test_documents_ingested_while_no_worker_runs_retrigger_an_entry_once(ctx, people, tmp_path):
     entry = new_entry(ctx, people, "drone insurance policy")
-    from core.adapters import jobs
+    from r2k.core.adapters import jobs
 
     def new_document(n):
         (tmp_path / f"drones{n}.md").write_text(f"# Drones {n}\n\n## Insurance\n\nThe drone insurance policy "
@@ -217,7 +217,7 @@ def test_sweeps_while_no_worker_runs_queue_an_entry_once(ctx, people):
     entry = new_entry(ctx, people, "Who repaints the yard lines?")
     with ctx.db.begin() as tx:  # untouched for over a minute: a sweep makes sure it will be processed
         tx.execute("UPDATE grey_entries SET created_at = now() - interval '2 minutes' WHERE id = %s", (entry["id"],))
-    from core.adapters import jobs
+    from r2k.core.adapters import jobs
 
     waiting = jobs.queue(ctx.redis, "generation")
     for _ in range(3):  # its job from creation still waits: no copy queued behind it
@@ -245,7 +245,7 @@ def test_escalation_publishes_a_notice(ctx, people):
     entry = new_entry(ctx, people)
     grey.transition(ctx, people["sam"], entry["id"], "assign", assignee="sam")
     pubsub = ctx.redis.pubsub(ignore_subscribe_messages=True)
-    from core.notices import CHANNEL
+    from r2k.core.notices import CHANNEL
 
     pubsub.subscribe(CHANNEL)
     pubsub.get_message(timeout=1)
@@ -285,7 +285,7 @@ def test_a_running_worker_sweeps_on_schedule(ctx, people):
     import sys
     import time
 
-    from core.services import candidate_views, candidates, claims, queue_index
+    from r2k.core.services import candidate_views, candidates, claims, queue_index
     from tests.conftest import ROOT
 
     entry = new_entry(ctx, people, "Who repaints the dock lines?")
@@ -295,7 +295,7 @@ def test_a_running_worker_sweeps_on_schedule(ctx, people):
         tx.execute("UPDATE grey_entries SET expires_at = now() - interval '1 second' WHERE id = %s", (entry["id"],))
         tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' WHERE id = %s",
                    (claimed["id"],))
-    worker = subprocess.Popen([sys.executable, "-m", "app", "worker"], cwd=ROOT, start_new_session=True,
+    worker = subprocess.Popen([sys.executable, "-m", "r2k.app", "worker"], cwd=ROOT, start_new_session=True,
                               env={**os.environ, "R2K_SWEEP_INTERVAL": "1"}, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:

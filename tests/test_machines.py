@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import engine
-from core.domain import HORN_TYPES, SYSTEM, Actor
-from core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
-from core.machines import NEW, WHO, Machine, move
+from r2k.core import engine
+from r2k.core.domain import HORN_TYPES, SYSTEM, Actor
+from r2k.core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
+from r2k.core.machines import NEW, WHO, Machine, move
 from tests.test_engine import MACHINES, OUTSIDER, actor_for, fields_for, standing_actor
 
 IDS = [m.name for m in MACHINES]
@@ -194,7 +194,7 @@ def test_plan_needs_every_field_of_the_move_and_holds_its_guard(machine):
 
 
 def test_the_claimant_rule_is_checked_after_the_state():
-    from core.machines.candidate import CANDIDATE
+    from r2k.core.machines.candidate import CANDIDATE
 
     row = row_in(CANDIDATE, "IN_REVIEW")
     bob = Actor("bob", "validator", frozenset({"FACT"}))  # authority for FACT, but did not claim it

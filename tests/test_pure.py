@@ -18,16 +18,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.output import Table, Text, json_form, render_text
-from app.safe import dumps, visible
-from app.widgets import format as fmt
-from core import audit
-from core.domain import limits
-from core.classify import classify, open_question
-from core.domain import parse_horn_type, parse_id
-from core.errors import InvalidInput
-from core.extract import MIN_WORDS, ExtractError, extract, question_for
-from core.services.graph_sync import disagree, subject_of
+from r2k.app.output import Table, Text, json_form, render_text
+from r2k.app.safe import dumps, visible
+from r2k.app.widgets import format as fmt
+from r2k.core import audit
+from r2k.core.domain import limits
+from r2k.core.classify import classify, open_question
+from r2k.core.domain import parse_horn_type, parse_id
+from r2k.core.errors import InvalidInput
+from r2k.core.extract import MIN_WORDS, ExtractError, extract, question_for
+from r2k.core.services.graph_sync import disagree, subject_of
 from tests.conftest import r2k
 
 PURE = settings(max_examples=200, deadline=None, derandomize=True, database=None)
@@ -457,7 +457,7 @@ def test_numbers_within_range_come_back_as_ints():
 
 
 def test_the_cli_option_types_use_the_same_ranges():
-    from app.cli import bounded_int
+    from r2k.app.cli import bounded_int
 
     ttl = bounded_int("--ttl", limits.TTL_SECONDS, "seconds")
     assert ttl("60") == 60
@@ -559,7 +559,7 @@ def test_leaves_and_buckets():
 
 
 def test_a_checkpoint_record_is_checked_by_its_hash_signer_and_signature(tmp_path):
-    from core.events import Signer
+    from r2k.core.events import Signer
 
     signer, other = Signer(tmp_path / "key.pem"), Signer(tmp_path / "other.pem")
     record = {"number": 1, "watermark": 10, "events": 10, "chains": 3, "buckets": audit.BUCKETS, "root": "ab",
@@ -597,7 +597,7 @@ def test_help_lists_the_commands():
 def test_every_command_and_option_says_what_it_is_for():
     import argparse
 
-    from app.cli import build_parser
+    from r2k.app.cli import build_parser
 
     def commands(parser, path=()):
         for action in parser._actions:  # argparse keeps its subcommands only here
@@ -616,7 +616,7 @@ def test_every_command_and_option_says_what_it_is_for():
 def test_migrations_head_matches_the_scripts():
     from alembic.script import ScriptDirectory
 
-    from core import migrations
+    from r2k.core import migrations
 
     script = ScriptDirectory.from_config(migrations.alembic_config("postgresql://x/y"))
     assert script.get_current_head() == migrations.HEAD

@@ -15,10 +15,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from core import embedded
-from core.embedded import common
-from core.errors import Conflict, Forbidden
-from core.services import candidate_views, candidates, claims, users, workitems
+from r2k.core import embedded
+from r2k.core.embedded import common
+from r2k.core.errors import Conflict, Forbidden
+from r2k.core.services import candidate_views, candidates, claims, users, workitems
 from tests.conftest import error_of, r2k, r2k_json
 
 EMBEDDED_DB = not os.environ.get("R2K_DATABASE_URL")
@@ -142,8 +142,8 @@ def test_services_status_names_each_credential_and_prints_none(ctx, people):
 def test_a_cluster_made_by_an_older_r2k_trusting_loopback_is_locked_down(tmp_path):
     """An older r2k initialised its cluster with trust for every local connection. Started again,
     the cluster gets its passwords and scram-sha-256, and its tables move to the owner role."""
-    from core.config import Settings
-    from core.embedded import postgres
+    from r2k.core.config import Settings
+    from r2k.core.embedded import postgres
 
     import shutil
 
@@ -220,7 +220,7 @@ def test_while_no_admin_exists_the_data_dir_owner_adds_the_first(ctx):
 
 def test_someone_who_does_not_own_the_data_dir_is_no_bootstrap_operator(ctx, tmp_path):
     """While no admin exists, only the OS account owning the data dir administers it."""
-    from core.context import Context
+    from r2k.core.context import Context
 
     foreign = tmp_path / "foreign"
     foreign.mkdir()

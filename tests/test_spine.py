@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from core.services import candidate_views, candidates, claims
+from r2k.core.services import candidate_views, candidates, claims
 from tests.conftest import r2k, r2k_json
 
 
@@ -69,7 +69,7 @@ def _core_imports() -> dict[str, set[str]]:
         if "versions" in parts or parts[-1] == "env":  # Alembic's scripts are loaded by Alembic, not imported
             continue
         is_package = parts[-1] == "__init__"
-        name = ".".join(parts[:-1] if is_package else parts)
+        name = ".".join(["r2k", *(parts[:-1] if is_package else parts)])  # as installed, under r2k
         modules[name] = (path, is_package)
 
     def resolve(current: str, is_package: bool, node) -> list[str]:
@@ -129,19 +129,19 @@ def test_core_has_no_import_cycle():
         if v not in index:
             visit(v)
     assert cycles == []
-    assert "core.services.candidates" in graph["core.reactions"]  # the walk sees real edges
+    assert "r2k.core.services.candidates" in graph["r2k.core.reactions"]  # the walk sees real edges
 
 
 def test_workflows_leave_follow_ups_to_the_reactions_table():
     """No workflow imports another workflow for what follows its moves: the decision does not call
     the registry, the registry does not call the candidates, and so on."""
     graph = _core_imports()
-    workflows = {f"core.services.{m}" for m in ("candidates", "claims", "registry", "workitems", "grey",
+    workflows = {f"r2k.core.services.{m}" for m in ("candidates", "claims", "registry", "workitems", "grey",
                                                 "generation", "graph_sync", "ingest")}
     allowed = {  # a command whose own work makes another workflow's entity
-        "core.services.claims": {"core.services.candidates"},      # the review loop decides
-        "core.services.generation": {"core.services.candidates", "core.services.workitems"},  # makes a candidate
-        "core.services.ingest": {"core.services.candidates", "core.services.grey"},  # makes candidates, entries
+        "r2k.core.services.claims": {"r2k.core.services.candidates"},      # the review loop decides
+        "r2k.core.services.generation": {"r2k.core.services.candidates", "r2k.core.services.workitems"},  # makes a candidate
+        "r2k.core.services.ingest": {"r2k.core.services.candidates", "r2k.core.services.grey"},  # makes candidates, entries
     }
     crossing = {m: sorted((graph[m] & workflows) - allowed.get(m, set())) for m in workflows}
     assert {m: c for m, c in crossing.items() if c} == {}
@@ -150,11 +150,11 @@ def test_workflows_leave_follow_ups_to_the_reactions_table():
 # ----------------------------------------------------------------------------- reactions and notices
 
 def test_every_move_of_every_workflow_has_its_row_in_the_reactions_table():
-    from core.machines.answer import ANSWER
-    from core.machines.candidate import CANDIDATE
-    from core.machines.grey import GREY
-    from core.machines.work_item import WORK_ITEM
-    from core.reactions import INDEX
+    from r2k.core.machines.answer import ANSWER
+    from r2k.core.machines.candidate import CANDIDATE
+    from r2k.core.machines.grey import GREY
+    from r2k.core.machines.work_item import WORK_ITEM
+    from r2k.core.reactions import INDEX
 
     missing = [(m.name, action) for m in (CANDIDATE, ANSWER, WORK_ITEM, GREY) for action in m.actions
                if (m.name, action) not in INDEX]
@@ -162,7 +162,7 @@ def test_every_move_of_every_workflow_has_its_row_in_the_reactions_table():
 
 
 def test_every_live_notice_has_one_shape_built_from_the_event(ctx, people):
-    from core.notices import CHANNEL
+    from r2k.core.notices import CHANNEL
 
     pubsub = ctx.redis.pubsub(ignore_subscribe_messages=True)
     pubsub.subscribe(CHANNEL)
@@ -215,7 +215,7 @@ def test_every_core_module_is_on_one_side_of_the_app_contract():
     config = configparser.ConfigParser()
     config.read(root / ".importlinter")
     behind = set(config["importlinter:contract:app-through-services"]["forbidden_modules"].split())
-    doors = {"core.services", "core.domain", "core.errors", "core.config"}
-    top = {f"core.{p.stem}" if p.is_file() else f"core.{p.name}" for p in (root / "core").iterdir()
+    doors = {"r2k.core.services", "r2k.core.domain", "r2k.core.errors", "r2k.core.config"}
+    top = {f"r2k.core.{p.stem}" if p.is_file() else f"r2k.core.{p.name}" for p in (root / "core").iterdir()
            if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())}
     assert top == behind | doors, (top - behind - doors, (behind | doors) - top)

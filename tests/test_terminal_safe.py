@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, TextArea
 
-from app.safe import visible
-from app.screens.grey import GreyQueueScreen
-from app.screens.registry import RegistryScreen
-from app.screens.workitems import WorkItemsScreen
-from app.widgets.modals import TextModal
-from core.notices import CHANNEL
-from core.services import candidate_views, candidates, claims, grey, ingest, registry, workitems
+from r2k.app.safe import visible
+from r2k.app.screens.grey import GreyQueueScreen
+from r2k.app.screens.registry import RegistryScreen
+from r2k.app.screens.workitems import WorkItemsScreen
+from r2k.app.widgets.modals import TextModal
+from r2k.core.notices import CHANNEL
+from r2k.core.services import candidate_views, candidates, claims, grey, ingest, registry, workitems
 from tests.conftest import ROOT, error_of
 from tests.test_tui_validation import open_review
 from tests.tui import candidate_on, chain_on, highlight, make_app, open_modal, open_screen, wait_for
@@ -84,7 +84,7 @@ def seed_world(ctx, people, tmp_path, monkeypatch) -> dict:
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     """The command line in a subprocess, as bytes: text mode would turn a raw CR into a newline and hide it."""
-    result = subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, env=dict(os.environ),
+    result = subprocess.run([sys.executable, "-m", "r2k.app", *args], capture_output=True, env=dict(os.environ),
                             timeout=120, cwd=ROOT)
     result.stdout, result.stderr = result.stdout.decode("utf-8"), result.stderr.decode("utf-8")
     return result

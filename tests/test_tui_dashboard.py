@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
-from core.services import candidates, claims
+from r2k.core.services import candidates, claims
 from tests.tui import loaded, make_app, settle_dashboard, wait_for
 
 
@@ -34,7 +34,7 @@ async def test_dashboard_counts_match_the_rows_and_help_lists_the_keys(ctx, peop
         await wait_for(pilot, lambda: table.get_cell("FACT", "PENDING") == "2", what="live update")
 
         await pilot.press("question_mark")
-        from app.screens.help import HelpScreen
+        from r2k.app.screens.help import HelpScreen
 
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
         keys = app.screen.query_one(DataTable)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Input, Select, Static
 
-from app.screens.grey import GreyQueueScreen
-from app.widgets.modals import FieldsModal
-from core.context import Context
-from core.notices import CHANNEL
-from core.services import grey
+from r2k.app.screens.grey import GreyQueueScreen
+from r2k.app.widgets.modals import FieldsModal
+from r2k.core.context import Context
+from r2k.core.notices import CHANNEL
+from r2k.core.services import grey
 from tests.tui import (after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, shows, text_of,
                        wait_for)
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Input, Select, Static
 
-from app.screens.registry import RegistryScreen
-from app.widgets.modals import ReasonModal, TextModal
-from core.services import candidate_views, candidates, claims, registry
+from r2k.app.screens.registry import RegistryScreen
+from r2k.app.widgets.modals import ReasonModal, TextModal
+from r2k.core.services import candidate_views, candidates, claims, registry
 from tests.tui import after, chain_on, make_app, message, open_modal, open_screen, shows, text_of, type_text, wait_for
 
 ANSWERS = [

@@ -5,10 +5,10 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Static, TextArea
 
-from app.screens.queues import QueuePickerScreen
-from app.screens.review import ReviewScreen
-from app.widgets.modals import ReasonModal, TextModal
-from core.services import candidate_views, candidates, claims, ingest, queue_index, workitems
+from r2k.app.screens.queues import QueuePickerScreen
+from r2k.app.screens.review import ReviewScreen
+from r2k.app.widgets.modals import ReasonModal, TextModal
+from r2k.core.services import candidate_views, candidates, claims, ingest, queue_index, workitems
 from tests.conftest import redis_snapshot
 from tests.tui import (after, candidate_on, keys_together, make_app, message, open_modal, open_screen, review_settled,
                        shows, text_of, type_text, wait_for)
@@ -365,7 +365,7 @@ async def test_a_stale_version_is_a_conflict_shown_in_place(ctx, people):
 
 
 async def test_a_disputed_answer_comes_back_first_and_approving_it_publishes_a_new_version(ctx, people):
-    from core.services import registry
+    from r2k.core.services import registry
 
     ids = seed_facts(ctx, people, 2)
     claims.claim_next(ctx, people["bob"], "FACT")
@@ -399,7 +399,7 @@ async def test_an_unknown_user_opens_no_queue(ctx, people):
 
 
 async def test_help_lists_the_review_keys(ctx, people):
-    from app.screens.help import HelpScreen
+    from r2k.app.screens.help import HelpScreen
 
     seed_facts(ctx, people, 1)
     app = make_app(ctx, "alice")

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from core import audit
-from core.adapters.redis_queues import heads_key, inflight_key, queue_key
-from core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
-from core.services import candidate_views, candidates, claims, ingest, queue_index, registry, sweeps, workitems
+from r2k.core import audit
+from r2k.core.adapters.redis_queues import heads_key, inflight_key, queue_key
+from r2k.core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
+from r2k.core.services import candidate_views, candidates, claims, ingest, queue_index, registry, sweeps, workitems
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
 HANDBOOK = """# Dock handbook
@@ -223,7 +223,7 @@ def test_the_demo_loads_its_corpus_and_users_once(ctx):
     stats = {row["horn_type"]: row for row in candidate_views.queue_stats(ctx)}
     assert {h: (row["pending"], row["queued"]) for h, row in stats.items()} == {
         "FACT": (119, 119), "RULE": (52, 52), "CONSTRAINT": (38, 38), "PROCEDURE": (37, 37), "OPEN_ISSUE": (30, 30)}
-    from core.services import users
+    from r2k.core.services import users
 
     assert users.resolve(ctx, "ada").holds("RULE") and not users.resolve(ctx, "ada").holds("CONSTRAINT")
     assert users.resolve(ctx, "sam").role == "specialist" and users.resolve(ctx, "root").role == "admin"
@@ -374,9 +374,9 @@ def test_claims_go_on_after_redis_drops_their_connection_or_forgets_their_script
 
 CLAIMER = """
 import json, sys
-from core.context import Context
-from core.errors import NotFound, Conflict
-from core.services import candidate_views, candidates, claims, queue_index, sweeps, users
+from r2k.core.context import Context
+from r2k.core.errors import NotFound, Conflict
+from r2k.core.services import candidate_views, candidates, claims, queue_index, sweeps, users
 ctx = Context()
 actor = users.resolve(ctx, sys.argv[1])
 got = []
@@ -409,8 +409,8 @@ def test_eight_processes_claim_two_thousand_candidates_each_exactly_once(ctx, pe
 
 STUCK_CLAIMER = """
 import sys
-from core.context import Context
-from core.services import candidate_views, candidates, claims, queue_index, sweeps, users
+from r2k.core.context import Context
+from r2k.core.services import candidate_views, candidates, claims, queue_index, sweeps, users
 ctx = Context()
 actor = users.resolve(ctx, "alice")
 print("ready", flush=True)
@@ -470,7 +470,7 @@ def test_flushall_then_reconcile_restores_every_partition_in_order(ctx, people):
     candidates.approve(ctx, people["alice"], claimed["id"])
     second = claims.claim_next(ctx, people["alice"], "FACT")
     candidates.release(ctx, people["alice"], second["id"])  # back at the head
-    from core.services import registry
+    from r2k.core.services import registry
 
     answer = candidate_views.current_answer_of(ctx, claimed["id"])
     registry.dispute(ctx, people["alice"], answer["id"], "numbers disagree")  # at the head too
@@ -649,7 +649,7 @@ def test_start_up_notices_a_lost_redis_and_rebuilds_the_queues(ctx, people):
 
 
 def test_workstations_offer_to_sweep_and_one_does_per_interval(ctx, people):
-    from core.services import sweeps
+    from r2k.core.services import sweeps
 
     first = sweeps.sweep_if_unattended(ctx, interval=30)  # no worker is running here
     assert set(first) == {"claims", "grey", "work_items"}
@@ -659,7 +659,7 @@ def test_workstations_offer_to_sweep_and_one_does_per_interval(ctx, people):
 def test_when_everyone_notices_a_lost_redis_at_once_one_rebuilds(ctx, people):
     import threading
 
-    from core.context import Context
+    from r2k.core.context import Context
 
     ids = add_many(ctx, people["root"], "FACT", 50)
     ctx.redis.flushall()

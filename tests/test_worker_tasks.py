@@ -23,9 +23,9 @@ from rq.serializers import DefaultSerializer, JSONSerializer
 from rq.utils import import_attribute
 from rq.webhook import Webhook
 
-from core.adapters import jobs
-from core.services import jobs as service_jobs
-from core.services import workitems
+from r2k.core.adapters import jobs
+from r2k.core.services import jobs as service_jobs
+from r2k.core.services import workitems
 from tests.conftest import ROOT
 
 FOREIGN = "r2k_foreign"  # a module of the attacker's, on the worker's path in some tests
@@ -33,7 +33,7 @@ FOREIGN = "r2k_foreign"  # a module of the attacker's, on the worker's path in s
 
 def burst_worker(env: dict | None = None, processes: int = 1) -> str:
     """Run `r2k worker --burst` on the generation queue until it is empty; its log."""
-    result = subprocess.run([sys.executable, "-m", "app", "worker", "--burst", "--queues", "generation",
+    result = subprocess.run([sys.executable, "-m", "r2k.app", "worker", "--burst", "--queues", "generation",
                              "--processes", str(processes)], cwd=ROOT, env={**os.environ, **(env or {})},
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -153,7 +153,7 @@ def test_an_abandoned_job_is_failed_without_importing_its_foreign_failure_callba
 
 
 def test_core_cannot_enqueue_a_task_that_does_not_exist(ctx):
-    for name in ("generate_answer", "workers.tasks.generate_answer_task", "os.system"):
+    for name in ("generate_answer", "r2k.workers.tasks.generate_answer_task", "os.system"):
         with pytest.raises(ValueError, match="unknown task"):
             jobs.enqueue(ctx.redis, "generation", name, 1)
         with pytest.raises(ValueError, match="unknown task"):
@@ -162,24 +162,24 @@ def test_core_cannot_enqueue_a_task_that_does_not_exist(ctx):
 
 
 def test_the_registry_names_every_task_and_nothing_else():
-    import workers.tasks
+    from r2k.workers import tasks
 
-    defined = {name for name, f in vars(workers.tasks).items() if name.endswith("_task") and inspect.isfunction(f)}
+    defined = {name for name, f in vars(tasks).items() if name.endswith("_task") and inspect.isfunction(f)}
     assert set(jobs.TASKS) == defined
     for name, path in jobs.TASKS.items():
-        assert path == f"workers.tasks.{name}" and import_attribute(path) is getattr(workers.tasks, name)
+        assert path == f"r2k.workers.tasks.{name}" and import_attribute(path) is getattr(tasks, name)
     code = ("import sys\n"
-            "import core.adapters.jobs, core.services.jobs, core.services.workitems, core.services.grey\n"
-            "import core.services.graph_sync, core.services.sweeps, core.services.generation\n"
-            "print(sorted(n for n in sys.modules if n == 'workers' or n.startswith('workers.')))")
+            "import r2k.core.adapters.jobs, r2k.core.services.jobs, r2k.core.services.workitems, r2k.core.services.grey\n"
+            "import r2k.core.services.graph_sync, r2k.core.services.sweeps, r2k.core.services.generation\n"
+            "print(sorted(n for n in sys.modules if n == 'r2k.workers' or n.startswith('r2k.workers.')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"  # core names the tasks; it never imports them
 
 
 def test_queues_workers_the_pool_and_the_scheduler_use_json(ctx):
-    from workers.main import R2KCronScheduler, R2KJob, R2KWorker
-    from workers.tasks import sweep_task
+    from r2k.workers.main import R2KCronScheduler, R2KJob, R2KWorker
+    from r2k.workers.tasks import sweep_task
 
     assert all(jobs.queue(ctx.redis, kind).serializer is JSONSerializer for kind in jobs.QUEUES)
     # What WorkerPool hands each worker: RQ's defaults, pickle and Job, and queues built with them.
@@ -197,7 +197,7 @@ def test_queues_workers_the_pool_and_the_scheduler_use_json(ctx):
 
 def test_a_running_worker_runs_the_sweep_its_scheduler_enqueues(ctx):
     graph = jobs.queue(ctx.redis, "generation")  # the sweep goes to the front of the queue taken first
-    worker = subprocess.Popen([sys.executable, "-m", "app", "worker", "--queues", "generation,graph"], cwd=ROOT,
+    worker = subprocess.Popen([sys.executable, "-m", "r2k.app", "worker", "--queues", "generation,graph"], cwd=ROOT,
                               env={**os.environ, "R2K_SWEEP_INTERVAL": "1"}, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
@@ -219,8 +219,8 @@ def test_the_scheduled_sweep_jumps_a_backlog(ctx):
     claims, lost jobs) waited for the backlog to drain. It goes to the front of the first queue."""
     from redis import Redis
 
-    from workers.main import R2KCronScheduler
-    from workers.tasks import sweep_task
+    from r2k.workers.main import R2KCronScheduler
+    from r2k.workers.tasks import sweep_task
 
     generation = jobs.queue(ctx.redis, "generation")
     for _ in range(20):

@@ -23,7 +23,7 @@ async def wait_for(pilot, predicate, timeout: float = 10.0, what: str = "conditi
 
 def make_app(ctx, user: str, **kw):
     """The workstation as `user`; it sweeps only when a test asks (sweep_every), so none races a test."""
-    from app.tui import R2KApp
+    from r2k.app.tui import R2KApp
 
     kw.setdefault("sweep_every", 0)
     return R2KApp(ctx, user, **kw)
@@ -170,7 +170,7 @@ async def open_modal(pilot, key: str, modal_type):
 
 async def answer_modal(pilot, *texts: str) -> None:
     """Fill a FieldsModal: each text into its field, enter after each; wait for it to close."""
-    from app.widgets.modals import FieldsModal
+    from r2k.app.widgets.modals import FieldsModal
 
     app = pilot.app
     await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal), what="the modal")

@@ -29,9 +29,9 @@ from rq.job import Job
 from rq.utils import now
 from rq.worker_pool import WorkerPool
 
-from core.adapters.jobs import QUEUES, SERIALIZER, TASK_PATHS
-from core.context import Context
-from core.outage import OUTAGES, delays, through
+from r2k.core.adapters.jobs import QUEUES, SERIALIZER, TASK_PATHS
+from r2k.core.context import Context
+from r2k.core.outage import OUTAGES, delays, through
 
 log = logging.getLogger("r2k.worker")
 
@@ -243,8 +243,8 @@ def _revive_redis() -> None:
         return
     _revived_at = time.monotonic()
     try:
-        from core import embedded
-        from core.config import get_settings
+        from r2k.core import embedded
+        from r2k.core.config import get_settings
 
         embedded.ensure(get_settings(), "redis", start_stopped=False)
     except Exception as exc:  # noqa: BLE001 - still down: the outage line said so, the next try retries
@@ -329,18 +329,18 @@ class R2KCronScheduler(CronScheduler):
 
 def _preload() -> None:
     # Imported once before the pool forks its workers, so each starts warm.
-    import core.services.generation  # noqa: F401
-    import core.services.graph_sync  # noqa: F401
-    import core.services.grey  # noqa: F401
-    import core.services.candidates  # noqa: F401
-    import core.services.claims  # noqa: F401
-    import workers.tasks  # noqa: F401
+    import r2k.core.services.generation  # noqa: F401
+    import r2k.core.services.graph_sync  # noqa: F401
+    import r2k.core.services.grey  # noqa: F401
+    import r2k.core.services.candidates  # noqa: F401
+    import r2k.core.services.claims  # noqa: F401
+    import r2k.workers.tasks  # noqa: F401
 
 
 def _run_cron(redis_url: str, interval: int) -> None:
     from redis import Redis
 
-    from workers.tasks import sweep_task
+    from r2k.workers.tasks import sweep_task
 
     scheduler = R2KCronScheduler(connection=Redis.from_url(redis_url), logging_level="WARNING")
     # On the queue workers take first, and dropped if not started within a minute: the next is due.
@@ -353,7 +353,7 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
     names = []
     for kind in queues:
         if kind not in QUEUES:
-            from core.errors import InvalidInput
+            from r2k.core.errors import InvalidInput
 
             raise InvalidInput(f"unknown queue {kind!r}: expected {', '.join(QUEUES)}")
         names.append(QUEUES[kind])
@@ -363,7 +363,7 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
     through(ctx, lambda: (ctx.redis.ping(), ctx.db), within=30)
     redis = ctx.redis
     _preload()
-    from core.services import generation, queue_index
+    from r2k.core.services import generation, queue_index
 
     if not queue_index.reconcile_if_lost(ctx):  # a lost Redis: queues rebuilt, work items re-enqueued
         generation.recover(ctx)  # items a dead worker left behind

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 
-from core.adapters.jobs import JOB_TIMEOUT
-from core.context import Context
-from core.outage import through
+from r2k.core.adapters.jobs import JOB_TIMEOUT
+from r2k.core.context import Context
+from r2k.core.outage import through
 
 _ctx: Context | None = None
 _pid: int | None = None
@@ -36,32 +36,32 @@ def _riding_outages(kind: str, call):
 
 
 def generate_answer_task(work_item_id: int) -> dict:
-    from core.services import generation
+    from r2k.core.services import generation
 
     return _riding_outages("generation", lambda ctx: generation.generate_answer(ctx, int(work_item_id)))
 
 
 def sync_graph_task(answer_id: int) -> dict:
-    from core.services import graph_sync
+    from r2k.core.services import graph_sync
 
     return _riding_outages("graph", lambda ctx: graph_sync.sync_answer(ctx, int(answer_id)))
 
 
 def detect_contradictions_task(answer_id: int) -> dict:
-    from core.services import graph_sync
+    from r2k.core.services import graph_sync
 
     return _riding_outages("graph", lambda ctx: graph_sync.detect_contradictions(ctx, int(answer_id)))
 
 
 def process_grey_task(entry_id: int, force: bool = False) -> dict:
-    from core.services import grey
+    from r2k.core.services import grey
 
     return _riding_outages("generation", lambda ctx: grey.process(ctx, int(entry_id), force=force))
 
 
 def sweep_task() -> dict:
     """The scheduled sweep (core.services.sweeps): one at a time across all schedulers."""
-    from core.services import sweeps
+    from r2k.core.services import sweeps
 
     return _riding_outages("graph", sweeps.sweep_all)
 

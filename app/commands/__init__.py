@@ -1,1 +1,1 @@
-"""CLI command groups; each module's `register(commands)` adds its subcommands (DESIGN §10)."""
+"""CLI command groups; each module's `register(commands)` adds its subcommands (docs/architecture.md, Command line)."""

@@ -41,20 +41,20 @@ def register(commands) -> None:
 
 
 def services_up(cli, args):
-    from core.services import admin
+    from r2k.core.services import admin
 
     admin.services_up(cli.ctx)
     return services_status(cli, args)
 
 
 def services_down(cli, args):
-    from core.services import admin
+    from r2k.core.services import admin
 
     return Table(admin.services_down(cli.ctx), ["name", "stopped"])
 
 
 def services_status(cli, args):
-    from core.services import admin
+    from r2k.core.services import admin
 
     rows = admin.services_status(cli.ctx)
     if next(r["answers"] for r in rows if r["name"] == "postgres"):
@@ -69,7 +69,7 @@ def services_status(cli, args):
 def _breaker_row(cli) -> dict | None:
     """The LLM circuit breaker's state, when Redis answers (it lives there)."""
     try:
-        from core.services import generation
+        from r2k.core.services import generation
 
         state = generation.breaker_status(cli.ctx)
     except Exception:
@@ -81,26 +81,26 @@ def _breaker_row(cli) -> dict | None:
 
 
 def db_upgrade(cli, args):
-    from core.services import admin
+    from r2k.core.services import admin
 
     return admin.db_upgrade(cli.ctx)
 
 
 def users_add(cli, args):
-    from core.services import users
+    from r2k.core.services import users
 
     horns = [h for h in args.horn_types.split(",") if h.strip()]
     return users.add(cli.ctx, args.name, args.role, horns, by=cli.actor, idempotency_key=args.idempotency_key)
 
 
 def users_list(cli, args):
-    from core.services import users
+    from r2k.core.services import users
 
     return Table(users.list_users(cli.ctx), ["name", "role", "horn_types", "version"])
 
 
 def audit_verify(cli, args):
-    from core.services import admin
+    from r2k.core.services import admin
 
     report = admin.audit_verify(cli.ctx, getattr(args, "anchor", None))
     return Text(report, _verify_said(report)), (0 if report["ok"] else 1)
@@ -141,8 +141,8 @@ def _one_per_line(lines: list[str]) -> str:
 
 
 def audit_anchor(cli, args):
-    from core.errors import Conflict, NotFound
-    from core.services import admin
+    from r2k.core.errors import Conflict, NotFound
+    from r2k.core.services import admin
 
     outcome = admin.audit_anchor(cli.ctx)
     latest = outcome.latest
@@ -167,7 +167,7 @@ def audit_anchor(cli, args):
 
 
 def replay_cmd(cli, args):
-    from core.services import admin
+    from r2k.core.services import admin
 
     report = admin.replay(cli.ctx)
     if report["ok"]:

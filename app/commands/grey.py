@@ -1,7 +1,7 @@
 """grey: the queue of unknowns and its triage."""
 from __future__ import annotations
 
-from core.domain import limits
+from r2k.core.domain import limits
 
 from ..cli import bounded_int
 from ..output import Table
@@ -58,21 +58,21 @@ def register(commands) -> None:
 
 
 def add(cli, args):
-    from core.services import grey
+    from r2k.core.services import grey
 
     return grey.add(cli.ctx, cli.actor, args.subject, args.detail, ttl_seconds=args.ttl,
                     max_attempts=args.max_attempts, idempotency_key=args.idempotency_key)
 
 
 def list_cmd(cli, args):
-    from core.services import grey
+    from r2k.core.services import grey
 
     cli.actor
     return Table(grey.list_entries(cli.ctx, args.state, args.assignee, args.text, limit=args.limit), GREY_COLUMNS)
 
 
 def read(cli, args):
-    from core.services import grey
+    from r2k.core.services import grey
 
     cli.actor
     if args.grey_command == "history":
@@ -82,7 +82,7 @@ def read(cli, args):
 
 
 def move(cli, args):
-    from core.services import grey
+    from r2k.core.services import grey
 
     fields = {k: getattr(args, k) for k in ("assignee", "notes", "reason", "resolution")
               if getattr(args, k, None) is not None}

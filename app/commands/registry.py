@@ -1,7 +1,7 @@
 """registry: search, read and move published answers."""
 from __future__ import annotations
 
-from core.domain import limits
+from r2k.core.domain import limits
 
 from ..cli import bounded_int
 from ..output import Table, Text
@@ -40,7 +40,7 @@ def register(commands) -> None:
 
 
 def search(cli, args):
-    from core.services import registry
+    from r2k.core.services import registry
 
     cli.actor
     return Table(registry.search(cli.ctx, args.query, args.status, limit=args.limit, offset=args.offset),
@@ -48,21 +48,21 @@ def search(cli, args):
 
 
 def show(cli, args):
-    from core.services import registry
+    from r2k.core.services import registry
 
     cli.actor
     return registry.show(cli.ctx, args.id)
 
 
 def chain(cli, args):
-    from core.services import registry
+    from r2k.core.services import registry
 
     cli.actor
     return Table(registry.chain(cli.ctx, args.id), ANSWER_COLUMNS)
 
 
 def readout(cli, args):
-    from core.services import registry
+    from r2k.core.services import registry
 
     cli.actor
     rows = registry.readout(cli.ctx, args.query, limit=args.limit)
@@ -72,7 +72,7 @@ def readout(cli, args):
 
 
 def supersede(cli, args):
-    from core.services import registry
+    from r2k.core.services import registry
 
     from ..widgets.format import registry_move_said
 
@@ -81,7 +81,7 @@ def supersede(cli, args):
 
 
 def move(cli, args):
-    from core.services import registry
+    from r2k.core.services import registry
 
     from ..widgets.format import registry_move_said
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from core.domain import limits
+from r2k.core.domain import limits
 
 from ..cli import bounded_int
 from ..output import Table, Text
@@ -75,7 +75,7 @@ def register(commands) -> None:
 
 
 def demo_cmd(cli, args):
-    from core.services.demo import load, loaded
+    from r2k.core.services.demo import load, loaded
 
     # Loading adds users and documents: an admin's job. Once loaded, a rerun only opens the workstation.
     by = cli.actor if loaded(cli.ctx) else cli.admin("load the demo")
@@ -113,7 +113,7 @@ def ingest_lines(summary: dict) -> list[str]:
 
 
 def ingest_cmd(cli, args):
-    from core.services import ingest
+    from r2k.core.services import ingest
 
     progress = cli.progress().start("ingesting", None)
 
@@ -130,21 +130,21 @@ def ingest_cmd(cli, args):
         print(visible(f"r2k: skipped {s['path']}{':' + str(s['line']) if s.get('line') else ''}: {s['reason']}"),
               file=sys.stderr)
     if summary["skipped"] and not summary["documents"] and not summary["duplicates"]:
-        from core.errors import InvalidInput
+        from r2k.core.errors import InvalidInput
 
         raise InvalidInput(f"nothing was ingested: all {len(summary['skipped'])} file(s) were skipped")
     return Text(summary, "\n".join(lines))
 
 
 def cand_add(cli, args):
-    from core.services import candidates
+    from r2k.core.services import candidates
 
     return candidates.add(cli.ctx, cli.actor, args.question, args.text, args.horn_type, args.source_ref,
                           idempotency_key=args.idempotency_key)
 
 
 def cand_list(cli, args):
-    from core.services import candidate_views
+    from r2k.core.services import candidate_views
 
     rows = candidate_views.list_candidates(cli.ctx, args.state, args.horn_type, limit=args.limit, offset=args.offset,
                                       claimed_by=args.claimed_by)
@@ -152,9 +152,9 @@ def cand_list(cli, args):
 
 
 def cand_show(cli, args):
-    from core.services import candidate_views
+    from r2k.core.services import candidate_views
 
-    cli.actor  # reading needs a known user too (§10)
+    cli.actor  # reading needs a known user too (docs/architecture.md, Command line)
     shown = candidate_views.show(cli.ctx, args.id)
     return Text(shown, candidate_text(shown))
 
@@ -193,27 +193,27 @@ def candidate_text(c: dict) -> str:
 
 
 def cand_history(cli, args):
-    from core.services import candidate_views
+    from r2k.core.services import candidate_views
 
     cli.actor
     return Table(candidate_views.history(cli.ctx, args.id), HISTORY_COLUMNS)
 
 
 def cand_claim(cli, args):
-    from core.services import claims
+    from r2k.core.services import claims
 
     return claims.claim(cli.ctx, cli.actor, args.id, **cli.opts())
 
 
 def cand_decide(cli, args):
-    from core.services import candidates
+    from r2k.core.services import candidates
 
     from ..widgets.format import decision_said
 
     action = args.candidates_command
     fields = {"text": getattr(args, "text", None), "reason": getattr(args, "reason", None), **cli.opts()}
     if args.next:
-        from core.services import claims
+        from r2k.core.services import claims
 
         result = claims.decide_and_next(cli.ctx, cli.actor, args.id, action, **fields)
         decided = result["decided"]
@@ -235,10 +235,10 @@ def _with_next(result: dict, said: str, horn_type: str):
 
 
 def cand_release(cli, args):
-    from core.services import candidates
+    from r2k.core.services import candidates
 
     if args.next:
-        from core.services import claims
+        from r2k.core.services import claims
 
         result = claims.release_and_next(cli.ctx, cli.actor, args.id, **cli.opts())
         released = result["released"]
@@ -250,7 +250,7 @@ def cand_release(cli, args):
 
 
 def queue_stats(cli, args):
-    from core.services import candidate_views
+    from r2k.core.services import candidate_views
 
     from ..output import render_text
     from ..widgets.format import span
@@ -263,13 +263,13 @@ def queue_stats(cli, args):
 
 
 def queue_claim(cli, args):
-    from core.services import claims
+    from r2k.core.services import claims
 
     return claims.claim_next(cli.ctx, cli.actor, args.horn_type, idempotency_key=args.idempotency_key)
 
 
 def queue_reconcile(cli, args):
-    from core.services import generation, queue_index
+    from r2k.core.services import generation, queue_index
 
     cli.actor
     rows = queue_index.reconcile(cli.ctx)
@@ -280,7 +280,7 @@ def queue_reconcile(cli, args):
 
 
 def queue_sweep(cli, args):
-    from core.services import sweeps
+    from r2k.core.services import sweeps
 
     cli.actor
     swept = sweeps.sweep_claims(cli.ctx)

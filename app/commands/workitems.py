@@ -1,7 +1,7 @@
 """workitems and worker: the generation pipeline."""
 from __future__ import annotations
 
-from core.domain import limits
+from r2k.core.domain import limits
 
 from ..cli import bounded_int
 from ..output import Table
@@ -38,7 +38,7 @@ def register(commands) -> None:
 
 
 def list_cmd(cli, args):
-    from core.services import workitems
+    from r2k.core.services import workitems
 
     cli.actor
     return Table(workitems.list_items(cli.ctx, args.state, limit=args.limit),
@@ -46,40 +46,40 @@ def list_cmd(cli, args):
 
 
 def show(cli, args):
-    from core.services import workitems
+    from r2k.core.services import workitems
 
     cli.actor
     return workitems.show(cli.ctx, args.id)
 
 
 def create(cli, args):
-    from core.services import workitems
+    from r2k.core.services import workitems
 
     return workitems.create(cli.ctx, cli.actor, args.question, horn_type=args.horn_type,
                             idempotency_key=args.idempotency_key)
 
 
 def generate(cli, args):
-    from core.services import workitems
+    from r2k.core.services import workitems
 
     return workitems.generate(cli.ctx, cli.actor, args.id)
 
 
 def rework(cli, args):
-    from core.services import workitems
+    from r2k.core.services import workitems
 
     return workitems.rework(cli.ctx, cli.actor, args.id, args.reason, **cli.opts())
 
 
 def close(cli, args):
-    from core.services import workitems
+    from r2k.core.services import workitems
 
     return workitems.close(cli.ctx, cli.actor, args.id, reason=args.reason, **cli.opts())
 
 
 def worker(cli, args):
-    from core.errors import InvalidInput
-    from workers.main import run
+    from r2k.core.errors import InvalidInput
+    from r2k.workers.main import run
 
     if args.processes < 1:
         raise InvalidInput("--processes is at least 1")

@@ -20,9 +20,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
 from textual.worker import NoActiveWorker, get_current_worker
 
-from app.safe import visible
-from app.widgets.format import plural
-from app.widgets.text import plain
+from r2k.app.safe import visible
+from r2k.app.widgets.format import plural
+from r2k.app.widgets.text import plain
 
 
 def notice_entity(event: dict) -> str | None:
@@ -103,8 +103,8 @@ class Shown(Reply):
 def failure(call: str, exc: BaseException, ctx) -> Failed:
     """What a call raised, as the failure to show: the core's refusal as it is; a driver's dropped
     connection as the 503 that names the service; anything else as a 500 naming the exception."""
-    from core.services.session import service_error
-    from core.errors import R2KError
+    from r2k.core.services.session import service_error
+    from r2k.core.errors import R2KError
 
     if isinstance(exc, R2KError):
         return Failed(call, exc.message, exc.status)

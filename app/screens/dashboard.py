@@ -10,9 +10,9 @@ from textual.containers import Grid, Vertical
 from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Static
 
-from app.safe import visible
-from app.widgets.text import lines as text_lines, markup
-from core.domain import HORN_TYPES
+from r2k.app.safe import visible
+from r2k.app.widgets.text import lines as text_lines, markup
+from r2k.core.domain import HORN_TYPES
 
 from .base import Reply, WorkstationScreen
 
@@ -104,14 +104,14 @@ class DashboardScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="counts", exit_on_error=False)
     def fetch_counts(self) -> None:
-        from core.services import dashboard
+        from r2k.core.services import dashboard
 
         with self.reporting("counts"):
             self.reply(Counted(dashboard.counts(self.ctx)))
 
     @work(thread=True, exclusive=True, group="health", exit_on_error=False)
     def fetch_health(self) -> None:
-        from core.services import dashboard
+        from r2k.core.services import dashboard
 
         with self.reporting("health"):
             self.reply(Probed(dashboard.health(self.ctx)))

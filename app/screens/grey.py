@@ -20,12 +20,12 @@ from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from app.safe import visible
-from app.widgets.format import age, clip, new_key, plural, until
-from app.widgets.modals import Field, FieldsModal
-from app.widgets.text import cell, lines, markup, plain
-from core.errors import ValidationStateError
-from core.services.grey import GREY
+from r2k.app.safe import visible
+from r2k.app.widgets.format import age, clip, new_key, plural, until
+from r2k.app.widgets.modals import Field, FieldsModal
+from r2k.app.widgets.text import cell, lines, markup, plain
+from r2k.core.errors import ValidationStateError
+from r2k.core.services.grey import GREY
 
 from .base import Changed, ListDetailScreen, Moved, notice_entity
 
@@ -191,7 +191,7 @@ class GreyQueueScreen(ListDetailScreen):
 
     # -- the list and the detail -------------------------------------------------------------
     def list_call(self):
-        from core.services import grey
+        from r2k.core.services import grey
 
         return partial(grey.list_entries, self.ctx, self.state, self.me if self.mine else None, self.words,
                        limit=self.LIMIT)
@@ -205,7 +205,7 @@ class GreyQueueScreen(ListDetailScreen):
         return "No entries match the filters."
 
     def detail_call(self, row_id: int):
-        from core.services import grey
+        from r2k.core.services import grey
 
         return partial(grey.show, self.ctx, row_id)
 
@@ -257,7 +257,7 @@ class GreyQueueScreen(ListDetailScreen):
             return
 
         def add(values: dict) -> None:
-            from core.services import grey
+            from r2k.core.services import grey
 
             self.move("add", partial(grey.add, self.ctx, self.actor, values["subject"], values.get("detail") or "",
                                      idempotency_key=key))
@@ -289,7 +289,7 @@ class GreyQueueScreen(ListDetailScreen):
                  lambda values: self.send(row, action, key, {**fields, **values}))
 
     def send(self, row: dict, action: str, key: str, fields: dict) -> None:
-        from core.services import grey
+        from r2k.core.services import grey
 
         self.move(action, partial(grey.transition, self.ctx, self.actor, row["id"], action,
                                   expected_version=row["version"], idempotency_key=key,

@@ -13,9 +13,9 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Static
 
-from app.widgets.format import span
-from app.widgets.text import plain
-from core.domain import HORN_MEANING, HORN_TYPES
+from r2k.app.widgets.format import span
+from r2k.app.widgets.text import plain
+from r2k.core.domain import HORN_MEANING, HORN_TYPES
 
 from .base import Reply, WorkstationScreen
 
@@ -85,7 +85,7 @@ class QueuePickerScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
     def fetch_stats(self) -> None:
-        from core.services import candidate_views
+        from r2k.core.services import candidate_views
 
         with self.reporting("stats"):
             self.reply(QueueStats(candidate_views.queue_stats(self.ctx)))

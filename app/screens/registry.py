@@ -16,9 +16,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from app.safe import visible
-from app.widgets.format import clip, new_key, plural, registry_move_said
-from app.widgets.text import cell
+from r2k.app.safe import visible
+from r2k.app.widgets.format import clip, new_key, plural, registry_move_said
+from r2k.app.widgets.text import cell
 
 from .base import Listed, Moved, Reply, WorkstationScreen
 
@@ -151,7 +151,7 @@ class RegistryScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def search(self, words: str, status: str, offset: int) -> None:
-        from core.services import registry
+        from r2k.core.services import registry
 
         with self.reporting("search"):
             self.reply(Listed(registry.search(self.ctx, words, status, limit=LIMIT + 1, offset=offset)))
@@ -247,7 +247,7 @@ class RegistryScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="chain", exit_on_error=False)
     def read_chain(self, answer_id: int) -> None:
-        from core.services import registry
+        from r2k.core.services import registry
 
         with self.reporting("chain"):
             self.reply(Chain(answer_id, registry.chain(self.ctx, answer_id)))
@@ -295,7 +295,7 @@ class RegistryScreen(WorkstationScreen):
         answer = self.target()
         if answer is None:
             return
-        from app.widgets.modals import TextModal
+        from r2k.app.widgets.modals import TextModal
 
         def done(result) -> None:
             if result is None:
@@ -316,13 +316,13 @@ class RegistryScreen(WorkstationScreen):
         answer = self.target()
         if answer is None:
             return
-        from app.widgets.modals import ReasonModal
+        from r2k.app.widgets.modals import ReasonModal
 
         self.app.push_screen(ReasonModal(f"{verb} answer {answer['id']}", "Reason", placeholder),
                              lambda reason: reason is not None and self.mutate(action, answer, reason))
 
     def mutate(self, action: str, answer: dict, *args: str) -> None:
-        from core.services import registry
+        from r2k.core.services import registry
 
         self.show_info(f"{action.title()} answer {answer['id']}…")
         self.move(action, partial(getattr(registry, action), self.ctx, self.actor, answer["id"], *args,

@@ -18,9 +18,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import var
 from textual.widgets import Footer, Header, Static
 
-from app.safe import visible
-from app.widgets.format import ago, decision_said, new_key, parse_time
-from core.domain import HORN_MEANING
+from r2k.app.safe import visible
+from r2k.app.widgets.format import ago, decision_said, new_key, parse_time
+from r2k.core.domain import HORN_MEANING
 
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
 
@@ -195,7 +195,7 @@ class ReviewScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def open_queue(self, actor, key: str) -> None:
-        from core.services import claims
+        from r2k.core.services import claims
 
         with self.reporting("claim"):
             result = claims.resume_or_claim(self.ctx, actor, self.horn, idempotency_key=key)
@@ -203,7 +203,7 @@ class ReviewScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def claim(self, actor, key: str) -> None:
-        from core.services import claims
+        from r2k.core.services import claims
 
         with self.reporting("claim"):
             self.reply(Claimed(claims.next_for_review(self.ctx, actor, self.horn, idempotency_key=key)))
@@ -257,9 +257,9 @@ class ReviewScreen(WorkstationScreen):
     def action_revise(self) -> None:
         if not self.ready_for("revise"):
             return
-        from app.widgets.modals import TextModal
-        from core.errors import ValidationStateError
-        from core.services.candidates import not_open_issue
+        from r2k.app.widgets.modals import TextModal
+        from r2k.core.errors import ValidationStateError
+        from r2k.core.services.candidates import not_open_issue
 
         cur = self.current
         cid = cur["id"]
@@ -278,7 +278,7 @@ class ReviewScreen(WorkstationScreen):
     def ask_reason(self, action: str, verb: str, placeholder: str) -> None:
         if not self.ready_for(action):
             return
-        from app.widgets.modals import ReasonModal
+        from r2k.app.widgets.modals import ReasonModal
 
         cid = self.current["id"]
         self.app.push_screen(ReasonModal(f"{verb} candidate {cid}", "Reason", placeholder),
@@ -292,7 +292,7 @@ class ReviewScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def send_decision(self, actor, candidate: dict, action: str, key: str, fields: dict) -> None:
-        from core.services import claims
+        from r2k.core.services import claims
 
         with self.reporting(action):
             result = claims.decide_and_next(self.ctx, actor, candidate["id"], action, idempotency_key=key,
@@ -320,7 +320,7 @@ class ReviewScreen(WorkstationScreen):
     def action_release(self) -> None:
         if not self.ready_for("release"):
             return
-        from core.services import candidates
+        from r2k.core.services import candidates
 
         cur = self.current
         self.start("release")
@@ -387,7 +387,7 @@ class ReviewScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def read_candidate(self, candidate_id: int) -> None:
-        from core.services import candidate_views
+        from r2k.core.services import candidate_views
 
         with self.reporting("refresh"):
             self.reply(Shown(candidate_views.show(self.ctx, candidate_id)))

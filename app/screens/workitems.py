@@ -18,11 +18,11 @@ from textual.content import Content
 from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Select, Static
 
-from app.safe import visible
-from app.widgets.format import age, clip, new_key, plural
-from app.widgets.modals import Field, FieldsModal
-from app.widgets.text import cell, lines, markup, plain
-from core.services.workitems import WORK_ITEM
+from r2k.app.safe import visible
+from r2k.app.widgets.format import age, clip, new_key, plural
+from r2k.app.widgets.modals import Field, FieldsModal
+from r2k.app.widgets.text import cell, lines, markup, plain
+from r2k.core.services.workitems import WORK_ITEM
 
 from .base import Changed, Failed, ListDetailScreen, Moved, Reply, notice_entity
 
@@ -160,7 +160,7 @@ class WorkItemsScreen(ListDetailScreen):
         self.load_status()
 
     def list_call(self):
-        from core.services import workitems
+        from r2k.core.services import workitems
 
         return partial(workitems.list_items, self.ctx, self.state, limit=self.LIMIT)
 
@@ -174,7 +174,7 @@ class WorkItemsScreen(ListDetailScreen):
         return "No work items" + (f" in {state}." if state else " yet: n creates one.")
 
     def detail_call(self, row_id: int):
-        from core.services import workitems
+        from r2k.core.services import workitems
 
         return partial(workitems.show, self.ctx, row_id)
 
@@ -188,7 +188,7 @@ class WorkItemsScreen(ListDetailScreen):
             return
 
         def create(values: dict) -> None:
-            from core.services import workitems
+            from r2k.core.services import workitems
 
             self.move("create", partial(workitems.create, self.ctx, self.actor, values["question"],
                                         idempotency_key=key))
@@ -197,14 +197,14 @@ class WorkItemsScreen(ListDetailScreen):
                              [Field("question", "Question", required=True)]), create)
 
     def action_generate(self) -> None:
-        from core.services import workitems
+        from r2k.core.services import workitems
 
         if not self.ready() or (row := self.selected()) is None:
             return
         self.move("generate", partial(workitems.generate, self.ctx, self.actor, row["id"]))
 
     def action_rework(self) -> None:
-        from core.services import workitems
+        from r2k.core.services import workitems
 
         key = new_key()
         if not self.ready() or (row := self.selected()) is None:
@@ -224,7 +224,7 @@ class WorkItemsScreen(ListDetailScreen):
                              hint=plain(row["question"], 70)), rework)
 
     def action_close_item(self) -> None:
-        from core.services import workitems
+        from r2k.core.services import workitems
 
         key = new_key()
         if not self.ready() or (row := self.selected()) is None:
@@ -253,7 +253,7 @@ class WorkItemsScreen(ListDetailScreen):
 
 def pipeline_status(ctx) -> dict:
     """The breaker's state and the live worker count: two Redis reads, in a worker thread."""
-    from core.services import generation, jobs
+    from r2k.core.services import generation, jobs
 
     return {"breaker": generation.breaker_status(ctx), "workers": jobs.live_workers(ctx)}
 

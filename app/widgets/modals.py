@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, Static, TextArea
 
-from app.safe import visible
+from r2k.app.safe import visible
 
 REASON_NEEDED = "A reason is needed: type one, or escape to cancel."
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from rich.markup import escape as rich_escape
 from textual.content import Content
 
-from app.safe import visible
-from app.widgets.format import clip
+from r2k.app.safe import visible
+from r2k.app.widgets.format import clip
 
 
 def plain(text: str | None, width: int | None = None) -> Content:

@@ -17,12 +17,12 @@ JOB_TIMEOUT = {"generation": 300, "graph": 120}
 
 # Every RQ task of r2k, by name, and the function its jobs name (workers/tasks.py).
 TASKS = {
-    "generate_answer_task": "workers.tasks.generate_answer_task",
-    "sync_graph_task": "workers.tasks.sync_graph_task",
-    "detect_contradictions_task": "workers.tasks.detect_contradictions_task",
-    "process_grey_task": "workers.tasks.process_grey_task",
-    "sweep_task": "workers.tasks.sweep_task",  # enqueued by the workers' own scheduler
-    "noop_task": "workers.tasks.noop_task",    # benches only: RQ's own cost for a job
+    "generate_answer_task": "r2k.workers.tasks.generate_answer_task",
+    "sync_graph_task": "r2k.workers.tasks.sync_graph_task",
+    "detect_contradictions_task": "r2k.workers.tasks.detect_contradictions_task",
+    "process_grey_task": "r2k.workers.tasks.process_grey_task",
+    "sweep_task": "r2k.workers.tasks.sweep_task",  # enqueued by the workers' own scheduler
+    "noop_task": "r2k.workers.tasks.noop_task",    # benches only: RQ's own cost for a job
 }
 TASK_PATHS = frozenset(TASKS.values())
 
