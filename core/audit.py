@@ -434,7 +434,10 @@ def checkpoint_if_due(ctx) -> dict | None:
         log.error("the audit checkpoint failed: %s: %s", type(exc).__name__, exc)
         return {"error": str(exc)}
     if outcome.refused:
-        log.error("no audit checkpoint written: %s", "; ".join(outcome.refused))
+        shown = outcome.refused[:5]  # the first few say what is wrong; thousands would drown the log
+        more = len(outcome.refused) - len(shown)
+        log.error("no audit checkpoint written: %s%s", "; ".join(shown),
+                  f"; and {more} more (r2k audit verify lists them all)" if more else "")
         # Damage is not going away by itself: look again after a checkpoint interval, not every second.
         _refused_until = time.monotonic() + float(ctx.settings.checkpoint_seconds)
     return outcome.as_dict()

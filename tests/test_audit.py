@@ -529,3 +529,23 @@ def test_a_stored_id_cannot_print_a_line_of_its_own(ctx, people, superuser):
     assert lines[0].startswith("BROKEN: 1 chain(s) of 6 damaged")
     assert len(lines) == 2 and lines[1].startswith("  event 6 (candidate 9\\nok: every hash and signature verifies"
                                                    "\\x1b[2J seq 1): content does not match its hash")
+
+
+def test_a_refused_checkpoint_logs_a_bounded_line(ctx, people, superuser, caplog, monkeypatch):
+    """Thousands of broken chains (a bench's hand-made rows, a restore gone wrong) are named by
+    `audit verify`; the log line the refusal writes names the first few and counts the rest."""
+    for i in range(12):
+        candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
+    audit.write_checkpoint(ctx, force=True)
+    tamper(superuser, "DELETE FROM events WHERE aggregate_type = 'candidate' AND seq = 1")
+    for _ in range(12):  # each damaged chain gains an event after the checkpoint
+        claims.claim_next(ctx, people["alice"], "FACT")
+    monkeypatch.setattr(ctx.settings, "checkpoint_events", 1)
+    monkeypatch.setattr(audit, "_refused_until", 0.0)
+    with caplog.at_level("ERROR", logger=audit.log.name):
+        outcome = audit.checkpoint_if_due(ctx)
+    assert outcome is not None and len(outcome["refused"]) >= 12
+    [line] = [r.getMessage() for r in caplog.records if "no audit checkpoint written" in r.getMessage()]
+    assert line.count("chain candidate") == 5
+    assert f"and {len(outcome['refused']) - 5} more (r2k audit verify lists them all)" in line
+    assert verify()[0] == 1  # the refusal changed nothing: verify still names the damage
