@@ -17,6 +17,7 @@ import pytest
 
 from r2k.core import embedded
 from r2k.core.embedded import common
+from r2k.core.embedded.postgres import os_account as postgres_account
 from r2k.core.errors import Conflict, Forbidden
 from r2k.core.services import candidate_views, candidates, claims, users, workitems
 from tests.conftest import error_of, r2k, r2k_json
@@ -173,6 +174,40 @@ def test_a_cluster_made_by_an_older_r2k_trusting_loopback_is_locked_down(tmp_pat
             assert not (Path(settings.data_dir) / "postgres").exists()  # moved out of the private data dir
     finally:
         embedded.purge(settings)
+
+
+@pytest.mark.services  # a cluster of its own
+@pytest.mark.skipif(not EMBEDDED_DB or postgres_account() is None,
+                    reason="run by root: the cluster lives outside the data dir")
+def test_a_data_dir_removed_and_made_again_gets_a_cluster_it_can_log_in_to(tmp_path):
+    """Run by root, the cluster lives under /var/lib/r2k-postgres, so removing the data dir (with
+    its passwords) leaves it behind, still running. The next start at the same path stops it and
+    sets it aside, never deleting it, instead of failing on a password it no longer has."""
+    import shutil
+
+    from r2k.core.config import Settings
+    from r2k.core.embedded import postgres
+
+    settings = Settings(data_dir=tmp_path / "data")
+    kept = []
+    try:
+        embedded.ensure(settings, "postgres")
+        first = Path((Path(settings.data_dir) / "postgres.cluster").read_text().strip())
+        pid, _ = postgres._postmaster(first)
+        assert common.process_is(pid, postgres.PROGRAM)
+        shutil.rmtree(settings.data_dir)  # no `services down`: the server keeps running
+
+        url = embedded.ensure(settings, "postgres")
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            assert conn.execute("SELECT current_user").fetchone()[0] == "r2k_app"
+        kept = sorted(first.parent.glob(f"{first.name}.orphaned-*"))
+        assert len(kept) == 1 and (kept[0] / "PG_VERSION").exists()  # set aside whole
+        assert not common.process_is(pid, postgres.PROGRAM)  # and its server stopped
+        assert Path((Path(settings.data_dir) / "postgres.cluster").read_text().strip()) == first
+    finally:
+        embedded.purge(settings)
+        for path in kept:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- authority

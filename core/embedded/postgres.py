@@ -17,15 +17,20 @@ root's home is never opened to another account.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from ..config import Settings
 from ..errors import ServiceUnavailable
 from . import common
+
+log = logging.getLogger(__name__)
 
 PORT_BASE = 25432
 DATABASE = "r2k"
@@ -91,6 +96,8 @@ def cluster_dir(settings: Settings, account: str | None) -> Path:
         return Path(pointer.read_text().strip())
     key = hashlib.sha256(str(Path(settings.data_dir).resolve()).encode()).hexdigest()[:16]
     path = SYSTEM_BASE / "clusters" / key
+    if path.exists() and not common.has_secret(settings, SECRETS[SUPERUSER]):
+        _set_aside_orphan(path)
     inside = common.data_dir(settings) / "postgres"
     if (inside / "PG_VERSION").exists() and not path.exists():
         # A cluster an older r2k kept inside the data dir, which the account could only reach
@@ -161,6 +168,22 @@ def url(settings: Settings, state: dict, role: str, database: str = DATABASE) ->
 
 
 # ----------------------------------------------------------------------------- start and stop
+
+def _set_aside_orphan(path: Path) -> None:
+    """A cluster left by a data dir that was removed at this same path (without `services down`):
+    its passwords went with the data dir, so no r2k can log in to it, and a new one would find it
+    in the way. Its server is stopped and the cluster moved aside, never deleted."""
+    pid, _ = _postmaster(path)
+    if common.process_is(pid, PROGRAM):
+        os.kill(pid, signal.SIGINT)  # PostgreSQL's fast shutdown
+        deadline = time.monotonic() + 30
+        while common.process_is(pid, PROGRAM) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    kept = path.with_name(f"{path.name}.orphaned-{time.strftime('%Y%m%d-%H%M%S')}")
+    path.rename(kept)
+    log.warning("the PostgreSQL cluster %s belonged to an earlier data dir at this path, whose passwords "
+                "are gone: stopped and moved to %s (delete it when it is not needed)", path, kept)
+
 
 def start(settings: Settings, prefer_port: int | None = None) -> dict:
     binaries = bin_dir()
