@@ -44,7 +44,8 @@ def screen_class(name: str):
 
 
 class ScreensProvider(Provider):
-    """The command palette reaches every screen and every action of the current screen."""
+    """The command palette reaches every screen, and every action the screen it was opened over
+    can take now (its bindings, hidden ones too; the palette's own screen has none of its own)."""
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -54,15 +55,20 @@ class ScreensProvider(Provider):
             score = matcher.match(text)
             if score > 0:
                 yield Hit(score, matcher.highlight(text), partial(app.open_screen, name), help=f"go to the {title} screen")
-        for key, active in app.screen.active_bindings.items():
+        below = self.screen  # the screen the palette was opened over, not the palette itself
+        where = getattr(below, "TITLE", None) or below.__class__.__name__
+        seen = set()
+        for active in below.active_bindings.values():
             binding = active.binding
-            if not binding.description or binding.action in ("command_palette", "quit"):
+            if (not active.enabled or not binding.description or "open_screen" in binding.action
+                    or binding.action in ("command_palette", "quit") or (active.node, binding.action) in seen):
                 continue
-            text = f"{binding.description} ({binding.key_display or key})"
+            seen.add((active.node, binding.action))
+            text = f"{binding.description} ({app.get_key_display(binding)})"
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(app.run_binding_action, active.node, binding.action),
-                          help=f"on {getattr(app.screen, 'TITLE', None) or app.screen.__class__.__name__}")
+                yield Hit(score, matcher.highlight(text), partial(app.run_action, binding.action, active.node),
+                          help=f"on {where}")
 
 
 # --------------------------------------------------------------------------- what the app's workers say
