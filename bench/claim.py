@@ -98,6 +98,7 @@ def floor_worker(seconds: float, start_at: float, out, measured) -> None:
     redis, url = ctx.redis, ctx.database_url
     conn = psycopg.connect(url, autocommit=False)
     key = f"raw_to_knowledge:val_queue:{HORN}"
+    run = os.urandom(4).hex()  # candidate ids start again each round: the floor's chains must not
 
     def one_claim() -> None:
         cid = int(redis.lpop(key))
@@ -110,7 +111,7 @@ def floor_worker(seconds: float, start_at: float, out, measured) -> None:
                          "'', %s, %s, (SELECT key_id FROM signing_keys LIMIT 1))",
                          # seq 1 after the genesis: a chain of its own, whole, so the audit checkpoints
                          # the claimers write in the same run anchor it instead of refusing a broken log
-                         (str(cid), 1, Jsonb({"to": "IN_REVIEW"}), digest, b"x"))
+                         (f"{cid}-{run}", 1, Jsonb({"to": "IN_REVIEW"}), digest, b"x"))
         conn.commit()
 
     out.put(timed(seconds, start_at, one_claim))
