@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import Callable
@@ -69,7 +68,7 @@ class Commands:
     def group(self, name: str, help_text: str) -> "Commands":
         parser = self._subparsers.add_parser(name, help=help_text, description=help_text, parents=[COMMON])
         sub = parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND", parser_class=Parser)
-        sub.required = True
+        parser.set_defaults(group_help=parser.format_help)  # given no subcommand, the group prints this
         return Commands(sub)
 
     def command(self, name: str, help_text: str, handler: Callable, *, mutates: bool = False,
@@ -159,19 +158,36 @@ class Cli:
 
 # ----------------------------------------------------------------------------- entry
 
-def fail(error: R2KError) -> int:
-    from .safe import dumps  # an error may echo what was given: a bad id, a stored text
+def print_error(error: dict, as_json: bool) -> None:
+    """With --json the error is the JSON document `{"error", "status", "message"}`; without, one
+    readable line (docs/architecture.md, Command line). Either is terminal-safe: an error may echo
+    what was given, a bad id or a stored text."""
+    from .output import error_line
+    from .safe import dumps
 
-    print(dumps(error.as_dict()), file=sys.stderr)
+    print(dumps(error) if as_json else error_line(error), file=sys.stderr)
+
+
+def wants_json(argv: list[str], args: argparse.Namespace | None) -> bool:
+    # Before the arguments parse (a usage error), the flag is looked for in what was typed.
+    return bool(getattr(args, "json", False)) if args is not None else "--json" in argv
+
+
+def fail(error: R2KError, as_json: bool = True) -> int:
+    print_error(error.as_dict(), as_json)
     return exit_code(error.status)
 
 
 def run(argv: list[str]) -> int:
     cli = None
+    args = None
     try:
         args = build_parser().parse_args(argv)
         if getattr(args, "command", None) is None:
             raise InvalidInput("no command given: run `r2k --help`, or `r2k` alone for the workstation")
+        if getattr(args, "handler", None) is None and getattr(args, "group_help", None):
+            print(args.group_help())  # a group given no subcommand (`r2k candidates`) shows its help
+            return 0
         cli = Cli(args)
         cli.authorize()
         result = args.handler(cli, args)
@@ -188,7 +204,7 @@ def run(argv: list[str]) -> int:
             print(render_text(result))
         return code
     except R2KError as error:
-        return fail(error)
+        return fail(error, wants_json(argv, args))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -198,12 +214,12 @@ def run(argv: list[str]) -> int:
 
         translated = service_error(exc, cli.ctx if cli and cli._ctx else None)
         if translated is not None:
-            return fail(translated)
+            return fail(translated, wants_json(argv, args))
         if os.environ.get("R2K_DEBUG"):
             raise
-        print(json.dumps({"error": "InternalError", "status": 500,
-                          "message": f"{type(exc).__name__}: {exc} (set R2K_DEBUG=1 for the traceback)"}),
-              file=sys.stderr)
+        print_error({"error": "InternalError", "status": 500,
+                     "message": f"{type(exc).__name__}: {exc} (set R2K_DEBUG=1 for the traceback)"},
+                    wants_json(argv, args))
         return 1
     finally:
         if cli is not None and cli._ctx is not None:

@@ -63,3 +63,41 @@ def json_form(result: Any) -> Any:
         return result.data
     return result
 
+
+
+# What each status is called in the one line an error prints without --json (docs/architecture.md,
+# Command line): a person reads the word, a script the number (and the exit code).
+STATUS_WORDS = {400: "invalid input", 403: "forbidden", 404: "not found", 409: "conflict",
+                422: "illegal transition", 500: "internal error", 503: "service unavailable"}
+
+
+def error_line(error: dict) -> str:
+    """An error as one readable line: `r2k: forbidden (403): unknown user 'nobody': …`. The message
+    is shown with every control, newline and tab included, as a visible escape, so it stays one line."""
+    status = error.get("status", 500)
+    word = STATUS_WORDS.get(status, "error")
+    return f"r2k: {word} ({status}): {visible(str(error.get('message', '')), multiline=False)}"
+
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float]) -> str:
+    """Values as one line of unicode bars, the highest full; all zero is the lowest bar throughout."""
+    top = max(values, default=0)
+    if top <= 0:
+        return BARS[0] * len(values)
+    return "".join(BARS[min(len(BARS) - 1, round(v / top * (len(BARS) - 1)))] for v in values)
+
+
+def duration(seconds: float | None) -> str:
+    """A span as people say it: 45 s, 12 min, 3.5 h, 2.1 d; None is "—"."""
+    if seconds is None:
+        return "—"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 36 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"

@@ -363,7 +363,9 @@ def run_tui(user: str | None = None) -> int:
     except R2KError as exc:
         import sys
 
-        print(json.dumps(exc.as_dict()), file=sys.stderr)
+        from .output import error_line
+
+        print(error_line(exc.as_dict()), file=sys.stderr)  # one readable line, as the CLI's errors
         from r2k.core.errors import exit_code
 
         return exit_code(exc.status)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -224,8 +225,25 @@ def r2k_json(*args: str, **kw):
     return json.loads(result.stdout)
 
 
-def error_of(result: subprocess.CompletedProcess) -> dict:
-    return json.loads(result.stderr.strip().splitlines()[-1])
+ERROR_NAMES = {400: "InvalidInput", 403: "Forbidden", 404: "NotFound", 409: "Conflict", 422: "ValidationStateError",
+               500: "InternalError", 503: "ServiceUnavailable"}
+ERROR_LINE = re.compile(r"r2k: (?P<word>[a-z ]+) \((?P<status>\d{3})\): ?(?P<message>.*)")
+
+
+def error_of(result: subprocess.CompletedProcess | str) -> dict:
+    """The error a command printed last on stderr, as `{"error", "status", "message"}`: the JSON
+    document of --json, or parsed from the one readable line printed without it
+    (`r2k: forbidden (403): …`, whose message shows controls as visible escapes)."""
+    last = (result if isinstance(result, str) else result.stderr).strip().splitlines()[-1]
+    if last.startswith("{"):
+        return json.loads(last)
+    line = ERROR_LINE.fullmatch(last)
+    assert line, f"not an error line: {last!r}"
+    status = int(line["status"])
+    from r2k.app.output import STATUS_WORDS
+
+    assert line["word"] == STATUS_WORDS[status], last
+    return {"error": ERROR_NAMES[status], "status": status, "message": line["message"]}
 
 
 def redis_snapshot(redis) -> dict:

@@ -327,7 +327,7 @@ def _fails_fast(env: dict, args: list[str], service: str) -> None:
     result = subprocess.run([sys.executable, "-m", "r2k.app", *args], cwd=ROOT, env=env, capture_output=True,
                             text=True, timeout=30)
     assert result.returncode == 8, result.stderr
-    error = json.loads(result.stderr.strip().splitlines()[-1])
+    error = error_of(result)
     assert error["status"] == 503 and service in error["message"]
     assert "***" in error["message"] and "s3cret" not in result.stderr
     assert "Traceback" not in result.stderr

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from r2k.core.domain import limits
 from r2k.core.services import candidates, claims, grey, registry, workitems
-from tests.conftest import TABLES
+from tests.conftest import TABLES, error_of
 
 # Commands that block or start things; `demo` is run with --no-tui only.
 SKIPPED = {("worker",), ("services", "up"), ("services", "down"), ("db", "upgrade")}
@@ -236,7 +236,7 @@ def test_no_input_gives_an_internal_error_and_a_failure_changes_nothing(ctx, peo
     said = [a if len(a) <= 100 else f"{a[:60]!r}… ({len(a):,} characters)" for a in argv]
     assert code in ALLOWED, f"r2k {said} exited {code}: {err[-2000:]}"
     if code:
-        shape = json.loads(err.strip().splitlines()[-1])
+        shape = error_of(err)  # the JSON error with --json, else the one readable line
         assert set(shape) == {"error", "status", "message"} and shape["status"] != 500, err[-2000:]
         assert counts(ctx) == before, f"r2k {said} failed ({code}) but changed the data"
 
