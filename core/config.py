@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     breaker_cooldown: float = 30.0
 
     claim_lease_seconds: int = 30 * 60
+    # How long a validator may undo their last decision (core/services/undo.py), and how long a
+    # skipped candidate stays passed by for the validator who skipped it (docs/architecture.md, Queues).
+    undo_seconds: float = Field(default=60.0, ge=0)
+    skip_seconds: int = Field(default=8 * 3600, ge=1)
     sweep_interval: int = 15  # seconds between scheduled sweeps (leases, in-flight ids, grey TTLs, lost jobs)
     retrieval_top_k: int = 5
     connect_timeout: float = 3.0

@@ -60,7 +60,15 @@ def register(commands) -> None:
                                                        f"(at most {limits.REASON:,} characters)")
     p = cands.command("release", "give a claimed candidate back to the head of its queue", cand_release, mutates=True)
     p.add_argument("id", help="the id of a candidate you have claimed")
-    for name in ("approve", "revise", "reject", "escalate", "release"):
+    p = cands.command("skip", "pass a claimed candidate by, for you alone: it goes back to the head of its queue "
+                      "for others, and your claims serve it again only when the queue holds nothing else",
+                      cand_skip, mutates=True)
+    p.add_argument("id", help="the id of a candidate you have claimed")
+    p = cands.command("undo", "undo your last decision within R2K_UNDO_SECONDS (60 by default), while nothing "
+                      "has used it: its answer is retired, or its work item closed, and a new candidate "
+                      "with the same content is claimed by you", cand_undo, mutates=True)
+    p.add_argument("id", help="the id of the candidate you decided last")
+    for name in ("approve", "revise", "reject", "escalate", "release", "skip"):
         cands.parsers[name].add_argument(
             "--next", action="store_true",
             help="then claim and print the next candidate of the same queue (the workstation's loop)")
@@ -247,6 +255,34 @@ def cand_release(cli, args):
     released = candidates.release(cli.ctx, cli.actor, args.id, **cli.opts())
     return Text(released, f"Released candidate {released['id']}: back at the head of the "
                           f"{released['horn_type']} queue.")
+
+
+def cand_skip(cli, args):
+    from r2k.core.services import skip
+
+    opts = cli.opts()
+    result = skip.skip(cli.ctx, cli.actor, args.id, then_next=args.next, **opts)
+    skipped = result["skipped"]
+    said = (f"Skipped candidate {skipped['id']}: back at the head of the {skipped['horn_type']} queue for others; "
+            f"your claims pass it by while the queue holds anything else.")
+    if args.next:
+        return _with_next(result, said, skipped["horn_type"])
+    return Text(result, said)
+
+
+def cand_undo(cli, args):
+    from r2k.core.services import undo
+
+    result = undo.undo(cli.ctx, cli.actor, args.id, **cli.opts())
+    undone, made = result["undone"], result["candidate"]
+    lines = [f"Undid your {undone['action']} of candidate {undone['candidate']['id']} "
+             f"(now {undone['candidate']['state']})."]
+    if undone.get("retired"):
+        lines.append(f"Answer {undone['retired']['id']} is RETIRED (reason: undone).")
+    if undone.get("work_item"):
+        lines.append(f"Work item {undone['work_item']['id']} is CLOSED (reason: undone).")
+    lines.append(f"Candidate {made['id']}, with the same content, is claimed by you: decide it again.")
+    return Text(result, "\n".join(lines))
 
 
 def queue_stats(cli, args):

@@ -30,9 +30,24 @@ EPOCH_KEY = "raw_to_knowledge:queue_epoch"
 
 # Pop the oldest id into flight, with its read-ahead entry ('' if none) and how many entries are left;
 # nothing when the reconcile mark is gone (Redis lost data, or a push after a commit failed).
+# With KEYS[5], the claimer's skipped set: the oldest id not in it, else (every listed id skipped)
+# the oldest. Only the first |skipped| + 1 ids can all be skipped, so that many are looked at, and
+# the id is taken from where it lies (LREM): the others keep their order.
 _POP = """
 if redis.call('EXISTS', KEYS[4]) == 0 then return -1 end
-local id = redis.call('LPOP', KEYS[1])
+local id
+local skipping = KEYS[5] and redis.call('SCARD', KEYS[5]) or 0
+if skipping > 0 then
+  local front = redis.call('LRANGE', KEYS[1], 0, skipping)
+  for i = 1, #front do
+    if redis.call('SISMEMBER', KEYS[5], front[i]) == 0 then
+      id = front[i]
+      if i == 1 then redis.call('LPOP', KEYS[1]) else redis.call('LREM', KEYS[1], 1, id) end
+      break
+    end
+  end
+end
+if not id then id = redis.call('LPOP', KEYS[1]) end
 if not id then return false end
 redis.call('ZADD', KEYS[2], ARGV[1], id)
 local head = redis.call('HGET', KEYS[3], id)
@@ -68,6 +83,14 @@ def inflight_key(horn_type: str) -> str:
 
 def heads_key(horn_type: str) -> str:
     return f"{PREFIX}{horn_type}:heads"
+
+
+SKIPPED_PREFIX = "raw_to_knowledge:skipped:"
+
+
+def skipped_key(user: str, horn_type: str) -> str:
+    """The ids a validator skipped in a partition: passed by for them alone (a set with a TTL)."""
+    return f"{SKIPPED_PREFIX}{user}:{horn_type}"
 
 
 class IndexLost(Exception):
@@ -137,18 +160,34 @@ class ValidationQueue:
     def push_head(self, horn_type: str, candidate_id: int) -> None:
         self.redis.lpush(queue_key(horn_type), candidate_id)
 
-    def pop(self, horn_type: str) -> Popped | None:
+    def pop(self, horn_type: str, skipping: str | None = None) -> Popped | None:
         """The oldest id, now in flight until `done` (or a rescue after a crash), with its read-ahead
         entry; None when the partition is empty; IndexLost, popping nothing, when the reconcile mark
-        is gone."""
-        value = self._line.run(self._pop, [queue_key(horn_type), inflight_key(horn_type), heads_key(horn_type),
-                                           EPOCH_KEY], [time.time()])
+        is gone. `skipping` names a user: the oldest id they have not skipped, if there is one."""
+        keys = [queue_key(horn_type), inflight_key(horn_type), heads_key(horn_type), EPOCH_KEY]
+        if skipping is not None:
+            keys.append(skipped_key(skipping, horn_type))
+        value = self._line.run(self._pop, keys, [time.time()])
         if value == -1:
             raise IndexLost(horn_type)
         if value is None:
             return None
         candidate_id, head, cached = value
         return Popped(int(candidate_id), head.decode() if head else None, int(cached))
+
+    def skip(self, user: str, horn_type: str, candidate_id: int, ttl: int) -> None:
+        """Pass an id by for `user`: their pops serve it only when nothing else is listed. The set
+        lives `ttl` seconds after the last skip."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.sadd(skipped_key(user, horn_type), candidate_id)
+        pipe.expire(skipped_key(user, horn_type), ttl)
+        pipe.execute()
+
+    def unskip(self, user: str, horn_type: str, candidate_id: int) -> None:
+        self.redis.srem(skipped_key(user, horn_type), candidate_id)
+
+    def skipped(self, user: str, horn_type: str) -> set[int]:
+        return {int(i) for i in self.redis.smembers(skipped_key(user, horn_type))}
 
     def remove(self, horn_type: str, candidate_id: int) -> None:
         """Take an id out of its partition (claimed by name), with its read-ahead entry."""

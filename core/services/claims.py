@@ -60,7 +60,7 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
         refill = False
         rebuilt = False
         while True:
-            popped = q.pop(horn)
+            popped = q.pop(horn, skipping=actor.name)  # the oldest this user has not skipped, if any
             if popped is None:
                 if q.rescue(horn, IN_FLIGHT_GRACE):
                     continue
@@ -249,3 +249,28 @@ def release_and_next(ctx: Context, actor: Actor, candidate_id, *, idempotency_ke
     released = candidates.release(ctx, actor, candidate_id, expected_version=expected_version,
                                   idempotency_key=idempotency_key)
     return {"released": released, **shown}
+
+
+def held(ctx: Context, actor: Actor) -> list[dict]:
+    """The claims this user holds now (leaving the workstation asks what to do with them)."""
+    from ..domain import limits
+    from . import candidate_views
+
+    return candidate_views.list_candidates(ctx, "IN_REVIEW", claimed_by=actor.name, limit=limits.LIST_LIMIT)
+
+
+def release_held(ctx: Context, actor: Actor) -> list[int]:
+    """Give back every claim this user holds, each to the head of its queue; the ids released. A
+    claim that moved meanwhile (its lease swept, decided elsewhere) is passed over."""
+    from ..errors import R2KError
+
+    released = []
+    for row in held(ctx, actor):
+        try:
+            candidates.release(ctx, actor, row["id"], expected_version=row["version"])
+        except R2KError as exc:
+            if exc.status >= 500:  # a service down: said by the caller
+                raise
+            continue
+        released.append(row["id"])
+    return released

@@ -1,0 +1,126 @@
+"""Skip: a validator passes a claimed candidate by for themselves alone; it goes back to its place
+(the head) for everyone else, and their own claims serve it again only when nothing else is queued."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from r2k.core.adapters.redis_queues import skipped_key
+from r2k.core.errors import Forbidden
+from r2k.core.services import candidates, claims, queue_index, skip
+from tests.conftest import error_of, r2k, r2k_json, redis_snapshot
+
+
+def add(ctx, people, n, horn="FACT"):
+    return [candidates.add(ctx, people["root"], f"Question {i}?", f"Fact number {i}.", horn)["id"] for i in range(n)]
+
+
+def test_a_skipped_candidate_goes_back_to_the_head_for_others_and_is_passed_by_for_you(ctx, people):
+    ids = add(ctx, people, 3)
+    first = claims.claim_next(ctx, people["alice"], "FACT")
+    assert first["id"] == ids[0]
+    result = skip.skip(ctx, people["alice"], first["id"], then_next=True)
+    assert result["skipped"]["state"] == "PENDING"
+    assert result["next"]["id"] == ids[1]  # not the one skipped
+    assert queue_index.queue(ctx).ids("FACT") == [ids[0], ids[2]]  # its place: the head, not the tail
+    assert claims.claim_next(ctx, people["bob"], "FACT")["id"] == ids[0]  # others get it first
+    assert ctx.redis.ttl(skipped_key("alice", "FACT")) > 0
+
+
+def test_the_skipped_candidate_comes_back_when_the_queue_has_nothing_else(ctx, people):
+    ids = add(ctx, people, 2)
+    a = claims.claim_next(ctx, people["alice"], "FACT")
+    skip.skip(ctx, people["alice"], a["id"])
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[1]
+    # Only the skipped one is left: it is served rather than nothing.
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
+
+
+def test_skip_with_nothing_else_serves_the_same_candidate_again(ctx, people):
+    [only] = add(ctx, people, 1)
+    claims.claim_next(ctx, people["alice"], "FACT")
+    result = skip.skip(ctx, people["alice"], only, then_next=True)
+    assert result["next"]["id"] == only and result["next"]["claimed_by"] == "alice"
+
+
+def test_a_later_candidate_comes_before_the_skipped_one(ctx, people):
+    [first] = add(ctx, people, 1)
+    claims.claim_next(ctx, people["alice"], "FACT")
+    skip.skip(ctx, people["alice"], first)
+    later = candidates.add(ctx, people["root"], "Later?", "A later fact.", "FACT")["id"]
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == later
+
+
+def test_skipping_someone_elses_claim_is_refused_and_changes_nothing(ctx, people):
+    add(ctx, people, 2)
+    c = claims.claim_next(ctx, people["bob"], "FACT")
+    with ctx.db.read() as tx:
+        before = tx.all("SELECT * FROM candidates ORDER BY id"), tx.scalar("SELECT count(*) FROM events")
+    redis_before = redis_snapshot(ctx.redis)
+    with pytest.raises(Forbidden):
+        skip.skip(ctx, people["alice"], c["id"])
+    with ctx.db.read() as tx:
+        assert (tx.all("SELECT * FROM candidates ORDER BY id"), tx.scalar("SELECT count(*) FROM events")) == before
+    assert redis_snapshot(ctx.redis) == redis_before
+    result = r2k("--as", "alice", "candidates", "skip", str(c["id"]))
+    assert (result.returncode, error_of(result)["status"]) == (7, 403)
+    assert redis_snapshot(ctx.redis) == redis_before
+
+
+def test_candidates_skip_on_the_command_line(ctx, people):
+    ids = add(ctx, people, 2)
+    c = claims.claim_next(ctx, people["alice"], "FACT")
+    result = r2k_json("--as", "alice", "candidates", "skip", str(c["id"]), "--next")
+    assert (result["skipped"]["id"], result["next"]["id"]) == (ids[0], ids[1])
+    text = r2k("--as", "alice", "candidates", "release", str(ids[1]))
+    assert text.returncode == 0
+    # queue claim passes the skipped one by as well
+    assert r2k_json("--as", "alice", "queue", "claim", "--horn-type", "FACT")["id"] == ids[1]
+    out = r2k("--as", "alice", "candidates", "skip", str(ids[1]))
+    assert f"Skipped candidate {ids[1]}" in out.stdout
+
+
+def test_skips_under_concurrent_claims_lose_nothing_and_claim_nothing_twice(ctx, people):
+    """Four validators claim a queue at once, each skipping every third candidate they get, until the
+    queue is dry: every candidate ends claimed by exactly one of them, none lost."""
+    from r2k.core.services import users
+
+    for name in ("carol", "dave"):
+        users.add(ctx, name, "validator", ["FACT"])
+    actors = [people["alice"], people["bob"], users.resolve(ctx, "carol"), users.resolve(ctx, "dave")]
+    ids = add(ctx, people, 200)
+    kept: dict[str, list[int]] = {a.name: [] for a in actors}
+    errors = []
+
+    def work(actor):
+        n = 0
+        try:
+            while True:
+                try:
+                    row = claims.claim_next(ctx, actor, "FACT")
+                except Exception as exc:  # noqa: BLE001
+                    if getattr(exc, "status", None) == 404:
+                        return
+                    raise
+                n += 1
+                if n % 3 == 0 and row["id"] not in queue_index.queue(ctx).skipped(actor.name, "FACT"):
+                    skip.skip(ctx, actor, row["id"])
+                    continue
+                kept[actor.name].append(row["id"])
+        except Exception as exc:  # noqa: BLE001
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(a,)) for a in actors]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert errors == []
+    claimed = sorted(i for held in kept.values() for i in held)
+    assert claimed == ids  # every candidate once: none twice, none lost
+    with ctx.db.read() as tx:
+        rows = tx.all("SELECT id, state, claimed_by FROM candidates ORDER BY id")
+    assert all(r["state"] == "IN_REVIEW" for r in rows)
+    assert {r["id"]: r["claimed_by"] for r in rows} == {i: name for name, held in kept.items() for i in held}
+    assert queue_index.queue(ctx).held("FACT") == 0
