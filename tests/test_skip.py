@@ -8,7 +8,7 @@ import pytest
 
 from r2k.core.adapters.redis_queues import skipped_key
 from r2k.core.errors import Forbidden
-from r2k.core.services import candidates, claims, queue_index, skip
+from r2k.core.services import candidate_views, candidates, claims, queue_index, skip
 from tests.conftest import error_of, r2k, r2k_json, redis_snapshot
 
 
@@ -124,3 +124,30 @@ def test_skips_under_concurrent_claims_lose_nothing_and_claim_nothing_twice(ctx,
     assert all(r["state"] == "IN_REVIEW" for r in rows)
     assert {r["id"]: r["claimed_by"] for r in rows} == {i: name for name, held in kept.items() for i in held}
     assert queue_index.queue(ctx).held("FACT") == 0
+
+
+# ----------------------------------------------------------------------------- the review screen's s
+
+async def test_s_skips_the_candidate_and_n_serves_it_again_only_when_nothing_else_is_left(ctx, people):
+    from tests.test_tui_validation import open_review, seed_facts, showing
+    from tests.tui import after, candidate_on, make_app
+
+    ids = seed_facts(ctx, people, 2)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        assert candidate_on(screen) == ids[0]
+        await pilot.press("s")
+        await showing(pilot, screen, ids[1])
+        said = await after(pilot, f"Skipped candidate {ids[0]}")
+        assert "others get it first" in said
+        assert queue_index.queue(ctx).ids("FACT") == [ids[0]]  # back at the head for others
+        # Release the one on screen: n passes the skipped one by and serves the released one.
+        await pilot.press("u")
+        await after(pilot, f"Released candidate {ids[1]}")
+        await pilot.press("n")
+        await showing(pilot, screen, ids[1])
+        # Skipping it too leaves nothing else: the oldest skipped comes back.
+        await pilot.press("s")
+        await showing(pilot, screen, ids[0])
+        assert candidate_views.get(ctx, ids[0])["claimed_by"] == "alice"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from r2k.core.errors import Conflict, Forbidden, NotFound
-from r2k.core.services import candidate_views, candidates, claims, registry, undo, workitems
+from r2k.core.services import candidate_views, candidates, claims, queue_index, registry, undo, workitems
 from tests.conftest import error_of, r2k, r2k_json, redis_snapshot
 
 TABLES = ("candidates", "approved_answers", "work_items", "validation_records", "events")
@@ -191,3 +191,50 @@ def test_a_re_review_decision_is_not_undone(ctx, people):
     assert again["id"] == c["id"]
     candidates.approve(ctx, people["alice"], c["id"])
     refused(ctx, lambda: undo.undo(ctx, people["alice"], c["id"]), Conflict, "settled the dispute")
+
+
+# ----------------------------------------------------------------------------- the review screen's z
+
+async def test_z_undoes_your_last_decision_and_shows_the_candidate_again_at_once(ctx, people):
+    from tests.test_tui_validation import open_review, seed_facts, showing
+    from tests.tui import after, candidate_on, make_app, text_of
+
+    ids = seed_facts(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        await pilot.press("a")
+        await showing(pilot, screen, ids[1])
+        await pilot.press("z")
+        said = await after(pilot, "Undid your approve")
+        made = candidate_views.list_candidates(ctx, "IN_REVIEW", "FACT", claimed_by="alice")
+        [new] = [c for c in made if c["id"] not in ids]
+        assert candidate_on(screen) == new["id"]
+        assert "A plain fact number 1." in text_of(app, "#answer-text")
+        assert f"back as candidate {new['id']}, claimed by you" in said
+        assert f"Candidate {ids[1]} went back to the head of its queue" in said
+        # The claim that was on screen is back at the head, for anyone.
+        assert candidate_views.get(ctx, ids[1])["state"] == "PENDING"
+        assert queue_index.queue(ctx).ids("FACT")[0] == ids[1]
+        with ctx.db.read() as tx:
+            assert tx.scalar("SELECT status FROM approved_answers WHERE candidate_id = %s", (ids[0],)) == "RETIRED"
+
+
+async def test_z_past_the_window_says_to_dispute_from_the_registry(ctx, people, monkeypatch):
+    from tests.test_tui_validation import open_review, seed_facts, showing
+    from tests.tui import after, candidate_on, make_app
+
+    ids = seed_facts(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        await pilot.press("a")
+        await showing(pilot, screen, ids[1])
+        monkeypatch.setattr(ctx.settings, "undo_seconds", 0.0)
+        before = world(ctx)
+        await pilot.press("z")
+        said = await after(pilot, "Nothing was undone")
+        assert "dispute it from the registry instead" in said and "G opens the registry" in said
+        assert candidate_on(screen) == ids[1]  # still deciding the one on screen
+        await pilot.pause()
+        assert world(ctx) == before

@@ -26,7 +26,8 @@ from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notic
 
 BLANK_LINES = re.compile(r"\n[ \t]*(\n[ \t]*)+")
 DOING = {"approve": "Approving", "revise": "Revising", "reject": "Rejecting", "escalate": "Escalating",
-         "release": "Releasing", "claim": "Claiming"}
+         "release": "Releasing", "claim": "Claiming",
+         "undo": "Undoing your last decision", "skip": "Skipping"}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -115,6 +116,24 @@ class Decided(Reply):
         self.result = result
 
 
+class Undone(Reply):
+    """The last decision was undone: `result` is the core's (`undone`, the new candidate `shown`,
+    the claim on screen `released`, or the `error` that kept it from being released)."""
+
+    def __init__(self, result: dict):
+        super().__init__()
+        self.result = result
+
+
+class Skipped(Reply):
+    """A candidate was skipped: `result` is the core's (`skipped`, then `next`, or the `error` that
+    kept the next from being claimed)."""
+
+    def __init__(self, result: dict):
+        super().__init__()
+        self.result = result
+
+
 # --------------------------------------------------------------------------- the screen
 
 class ReviewScreen(WorkstationScreen):
@@ -126,6 +145,8 @@ class ReviewScreen(WorkstationScreen):
         Binding("x", "escalate", "Escalate"),
         Binding("u", "release", "Release"),
         Binding("n", "claim_next", "Claim next"),
+        Binding("s", "skip", "Skip", show=False, id="skip"),
+        Binding("z", "undo", "Undo", show=False, id="undo"),
         Binding("escape", "back", "Back to queues"),
     ]
 
@@ -363,6 +384,90 @@ class ReviewScreen(WorkstationScreen):
             self.show_error(f"Candidate {self.current['id']} is no longer claimed by you (its lease ran out, or "
                             f"it was released elsewhere). n claims the next candidate.", 0)
 
+    # -- undo and skip (docs/architecture.md, "Undo and skip") --------------------------------
+
+    def action_undo(self) -> None:
+        """Undo your last decision: the candidate comes back (as a new one, claimed by you) at once;
+        a claim on screen goes back to the head of its queue."""
+        if self.busy or self.actor is None:
+            self.ready_for("undo")  # says why not
+            return
+        release = {"id": self.current["id"], "version": self.current["version"]} if self.claimed() else None
+        self.start("undo")
+        self.send_undo(self.actor, release, new_key())
+
+    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
+    def send_undo(self, actor, release: dict | None, key: str) -> None:
+        from r2k.core.services import undo
+
+        with self.reporting("undo"):
+            self.reply(Undone(undo.undo_and_show(self.ctx, actor, release=release, idempotency_key=key)))
+
+    @on(Undone)
+    def undone(self, message: Undone) -> None:
+        self.busy = False
+        result = message.result
+        undone, shown = result["undone"], result["shown"]
+        said = f"Undid your {undone['action']} of candidate {undone['candidate']['id']}"
+        if undone.get("retired"):
+            said += f" (answer {undone['retired']['id']} retired)"
+        if undone.get("work_item"):
+            said += f" (work item {undone['work_item']['id']} closed)"
+        said += f": it is back as candidate {shown['id']}, claimed by you."
+        if result["released"]:
+            said += f" Candidate {result['released']['id']} went back to the head of its queue."
+        self.render_candidate(shown)
+        if result["error"]:
+            self.show_error(f"{said} The claim on screen could not be given back: "
+                            f"{plain_words(result['error']['message'], result['error']['status'])}")
+        else:
+            self.show_info(said)
+
+    def undo_refused(self, failed: Failed) -> None:
+        """Nothing was undone and nothing changed: say why, and what to do instead."""
+        hint = " G opens the registry." if "registry" in failed.message else ""
+        self.show_error(f"Nothing was undone: {failed.message}.{hint}", failed.status)
+        if self.current is None:
+            self.show_idle("Nothing is claimed. n claims the next candidate, escape goes back.")
+
+    def action_skip(self) -> None:
+        """Pass the candidate by for you alone: others get it first; n serves it to you again only
+        when the queue holds nothing else."""
+        if not self.ready_for("skip"):
+            return
+        cur = self.current
+        self.start("skip")
+        self.send_skip(self.actor, cur, new_key())
+
+    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
+    def send_skip(self, actor, candidate: dict, key: str) -> None:
+        from r2k.core.services import skip
+
+        with self.reporting("skip"):
+            self.reply(Skipped(skip.skip(self.ctx, actor, candidate["id"], then_next=True,
+                                         expected_version=candidate["version"], idempotency_key=key)))
+
+    @on(Skipped)
+    def skipped(self, message: Skipped) -> None:
+        self.busy = False
+        result = message.result
+        cid = result["skipped"]["id"]
+        shown = result["next"]
+        if shown is not None and shown["id"] == cid:
+            self.render_candidate(shown)
+            self.show_info(f"Nothing else is in the {self.horn} queue: candidate {cid} again.")
+        elif shown is not None:
+            self.render_candidate(shown)
+            self.show_info(f"Skipped candidate {cid}: others get it first, and you only once the queue "
+                           f"holds nothing else. Now showing candidate {shown['id']}.")
+        elif result["error"]:
+            self.show_idle(f"Skipped candidate {cid}. The next candidate could not be claimed: n to try again.")
+            self.show_error(f"Skipped candidate {cid}; the next one could not be claimed. "
+                            f"{plain_words(result['error']['message'], result['error']['status'])}")
+        else:
+            self.show_empty()
+            self.show_info(f"Skipped candidate {cid}.")
+
     # -- outcomes ------------------------------------------------------------------------------
 
     def start(self, action: str) -> None:
@@ -373,6 +478,9 @@ class ReviewScreen(WorkstationScreen):
 
     def show_failure(self, failed: Failed) -> None:
         self.busy = False
+        if failed.call == "undo" and failed.status in (403, 404, 409):
+            self.undo_refused(failed)
+            return
         if failed.call == "refresh":
             return  # what failed first is said already; the candidate stays as shown
         self.show_error(failed.message, failed.status)

@@ -30,21 +30,29 @@ EPOCH_KEY = "raw_to_knowledge:queue_epoch"
 
 # Pop the oldest id into flight, with its read-ahead entry ('' if none) and how many entries are left;
 # nothing when the reconcile mark is gone (Redis lost data, or a push after a commit failed).
-# With KEYS[5], the claimer's skipped set: the oldest id not in it, else (every listed id skipped)
-# the oldest. Only the first |skipped| + 1 ids can all be skipped, so that many are looked at, and
-# the id is taken from where it lies (LREM): the others keep their order.
+# With KEYS[5], the claimer's skipped ids (a sorted set scored by skip time): the oldest listed id
+# not in it, else (every listed id skipped) the one skipped longest ago. Only the first
+# |skipped| + 1 listed ids can all be skipped, so that many are looked at, and the id is taken from
+# where it lies (LREM): the others keep their order.
 _POP = """
 if redis.call('EXISTS', KEYS[4]) == 0 then return -1 end
 local id
-local skipping = KEYS[5] and redis.call('SCARD', KEYS[5]) or 0
+local skipping = KEYS[5] and redis.call('ZCARD', KEYS[5]) or 0
 if skipping > 0 then
   local front = redis.call('LRANGE', KEYS[1], 0, skipping)
+  local first, first_at
   for i = 1, #front do
-    if redis.call('SISMEMBER', KEYS[5], front[i]) == 0 then
+    local at = redis.call('ZSCORE', KEYS[5], front[i])
+    if not at then
       id = front[i]
-      if i == 1 then redis.call('LPOP', KEYS[1]) else redis.call('LREM', KEYS[1], 1, id) end
       break
     end
+    at = tonumber(at)
+    if not first_at or at < first_at then first, first_at = front[i], at end
+  end
+  id = id or first
+  if id then
+    if id == front[1] then redis.call('LPOP', KEYS[1]) else redis.call('LREM', KEYS[1], 1, id) end
   end
 end
 if not id then id = redis.call('LPOP', KEYS[1]) end
@@ -89,7 +97,8 @@ SKIPPED_PREFIX = "raw_to_knowledge:skipped:"
 
 
 def skipped_key(user: str, horn_type: str) -> str:
-    """The ids a validator skipped in a partition: passed by for them alone (a set with a TTL)."""
+    """The ids a validator skipped in a partition: passed by for them alone (a sorted set
+    scored by skip time, with a TTL)."""
     return f"{SKIPPED_PREFIX}{user}:{horn_type}"
 
 
@@ -176,18 +185,18 @@ class ValidationQueue:
         return Popped(int(candidate_id), head.decode() if head else None, int(cached))
 
     def skip(self, user: str, horn_type: str, candidate_id: int, ttl: int) -> None:
-        """Pass an id by for `user`: their pops serve it only when nothing else is listed. The set
-        lives `ttl` seconds after the last skip."""
+        """Pass an id by for `user`: their pops serve it only when nothing else is listed (then the
+        one skipped longest ago first). The set lives `ttl` seconds after the last skip."""
         pipe = self.redis.pipeline(transaction=True)
-        pipe.sadd(skipped_key(user, horn_type), candidate_id)
+        pipe.zadd(skipped_key(user, horn_type), {str(candidate_id): time.time()})
         pipe.expire(skipped_key(user, horn_type), ttl)
         pipe.execute()
 
     def unskip(self, user: str, horn_type: str, candidate_id: int) -> None:
-        self.redis.srem(skipped_key(user, horn_type), candidate_id)
+        self.redis.zrem(skipped_key(user, horn_type), candidate_id)
 
     def skipped(self, user: str, horn_type: str) -> set[int]:
-        return {int(i) for i in self.redis.smembers(skipped_key(user, horn_type))}
+        return {int(i) for i in self.redis.zrange(skipped_key(user, horn_type), 0, -1)}
 
     def remove(self, horn_type: str, candidate_id: int) -> None:
         """Take an id out of its partition (claimed by name), with its read-ahead entry."""

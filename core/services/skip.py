@@ -5,7 +5,7 @@ The candidate is released, so it goes back to the head of its queue for everyone
 joins the validator's skipped set in Redis (`raw_to_knowledge:skipped:{user}:{HORN}`, with a TTL).
 The claim path's pop takes the oldest id not in that set, in the same Lua step that puts it in
 flight, so a skip never loses a candidate nor lets two validators claim one; only when every listed
-id is one the validator skipped does the oldest of them come back to them.
+id is one the validator skipped does one come back to them: the one skipped longest ago.
 """
 from __future__ import annotations
 
