@@ -22,6 +22,7 @@ from r2k import styles
 from r2k.core.services.session import CHANNEL, Context
 
 from .safe import visible
+from .typeahead import TypeAhead
 from .screens.base import Changed, notice_entity
 
 STYLES = sorted(Path(styles.__file__).resolve().parent.glob("*.tcss"))
@@ -119,7 +120,24 @@ class Escalated(Message):
         self.entry = entry
 
 
-class R2KApp(App):
+class ClaimsHeld(Message):
+    """Quitting: the claims the user holds now (none: nothing to ask)."""
+
+    def __init__(self, rows: list[dict]):
+        super().__init__()
+        self.rows = rows
+
+
+class LeftSafely(Message):
+    """Quitting: the claims were given back (`released` ids), or could not be (`error`)."""
+
+    def __init__(self, released: list[int], error: str | None = None):
+        super().__init__()
+        self.released = released
+        self.error = error
+
+
+class R2KApp(TypeAhead, App):
     TITLE = "r2k"
     SUB_TITLE = "raw documents to validated knowledge"
     CSS_PATH = STYLES
@@ -346,6 +364,71 @@ class R2KApp(App):
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
+
+    # -- leaving safely -----------------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        """Quitting with claims held asks whether to release them (the default) or keep them
+        leased; without an acting user, or while that is asked already, it just quits."""
+        from .widgets.modals import ChoiceModal
+
+        if self.actor is None:
+            self.exit()
+        elif not isinstance(self.screen, ChoiceModal) or self.screen.id != "quit-question":
+            self.read_held_claims(self.actor)
+
+    @work(thread=True, group="quit", exclusive=True, exit_on_error=False)
+    def read_held_claims(self, actor) -> None:
+        from r2k.core.services import claims
+
+        try:
+            rows = claims.held(self.ctx, actor)
+        except Exception:  # noqa: BLE001 - a service down: nothing can be released now; just leave
+            rows = []
+        self.post_message(ClaimsHeld(rows))
+
+    @on(ClaimsHeld)
+    def _ask_about_claims(self, message: ClaimsHeld) -> None:
+        from .widgets.modals import Choice, ChoiceModal
+
+        rows = message.rows
+        if not rows:
+            self.exit()
+            return
+        ids = ", ".join(str(row["id"]) for row in rows[:5]) + (f" and {len(rows) - 5} more" if len(rows) > 5 else "")
+        minutes = self.ctx.settings.claim_lease_seconds // 60
+        held = f"candidate {ids}" if len(rows) == 1 else f"{len(rows)} candidates ({ids})"
+        question = (f"You hold {held} claimed. Release puts {'it' if len(rows) == 1 else 'them'} back at the head "
+                    f"of {'its queue' if len(rows) == 1 else 'their queues'} for others; keep leaves "
+                    f"{'it' if len(rows) == 1 else 'them'} yours until the lease runs out (up to {minutes} minutes).")
+        self.push_screen(ChoiceModal("Quit r2k?", question,
+                                     [Choice("release", "Release and quit", "r"),
+                                      Choice("keep", "Keep leased and quit", "k"),
+                                      Choice("stay", "Stay", "s")], cancel="stay", id="quit-question"),
+                         self._quit_answered)
+
+    def _quit_answered(self, choice: str | None) -> None:
+        if choice == "release":
+            self.release_and_leave(self.actor)
+        elif choice == "keep":
+            self.exit()
+
+    @work(thread=True, group="quit", exclusive=True, exit_on_error=False)
+    def release_and_leave(self, actor) -> None:
+        from r2k.core.services import claims
+
+        try:
+            self.post_message(LeftSafely(claims.release_held(self.ctx, actor)))
+        except Exception as exc:  # noqa: BLE001 - said; the user decides again
+            self.post_message(LeftSafely([], getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"))
+
+    @on(LeftSafely)
+    def _left(self, message: LeftSafely) -> None:
+        if message.error is None:
+            self.exit()
+            return
+        self.notify(visible(f"The claims could not be released: {message.error}. ctrl+q to try again."),
+                    title="Still here", severity="error", timeout=10, markup=False)
 
     def on_unmount(self) -> None:
         self.ctx.close()

@@ -7,7 +7,7 @@ from textual.widgets import DataTable, Static, TextArea
 
 from r2k.app.screens.queues import QueuePickerScreen
 from r2k.app.screens.review import ReviewScreen
-from r2k.app.widgets.modals import ReasonModal, TextModal
+from r2k.app.widgets.modals import ChoiceModal, ReasonModal, TextModal
 from r2k.core.services import candidate_views, candidates, claims, ingest, queue_index, workitems
 from tests.conftest import redis_snapshot
 from tests.tui import (after, candidate_on, keys_together, make_app, message, open_modal, open_screen, review_settled,
@@ -237,6 +237,9 @@ async def test_escape_in_a_modal_changes_nothing(ctx, people):
             await open_modal(pilot, key, modal)
             await type_text(pilot, "typed then abandoned")
             await pilot.press("escape")
+            if modal is TextModal:  # the editor asks before it throws a changed text away
+                await wait_for(pilot, lambda: isinstance(app.screen, ChoiceModal), what="the discard question")
+                await pilot.press("d")
             await wait_for(pilot, lambda: app.screen is screen, what="back on the review screen")
         assert candidate_views.get(ctx, ids[0]) == row_before
         assert candidate_views.history(ctx, ids[0]) == history_before

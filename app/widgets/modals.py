@@ -19,6 +19,7 @@ from textual.widgets import Button, Footer, Input, Label, Static, TextArea
 from r2k.app.safe import visible
 
 REASON_NEEDED = "A reason is needed: type one, or escape to cancel."
+UNCHANGED = "The text is as it stands: change it, or escape to cancel."
 
 
 class FormModal(ModalScreen):
@@ -174,7 +175,9 @@ class TextModal(DialogModal):
 
     Dismisses with the text, or (text, reason) when `with_reason`; None when cancelled. The text
     is stored text: the editor shows its controls as visible escapes (a TextArea draws ESC raw), so
-    what is saved is what the reviewer saw, escapes and all.
+    what is saved is what the reviewer saw, escapes and all. Saving the text as it stands is
+    refused in place (`unchanged` says what to do instead); escape with changes asks before it
+    throws them away.
     """
 
     # Not a priority binding: one would run before the text area had taken the keys typed just
@@ -183,11 +186,13 @@ class TextModal(DialogModal):
     SUBMIT = "Save"
     KIND = "text-modal"
 
-    def __init__(self, title: str, text: str, with_reason: bool = False, reason_placeholder: str = ""):
+    def __init__(self, title: str, text: str, with_reason: bool = False, reason_placeholder: str = "", *,
+                 unchanged: str = UNCHANGED):
         super().__init__(title)
         self.text = text
         self.with_reason = with_reason
         self.reason_placeholder = reason_placeholder
+        self.unchanged = unchanged
 
     def boxes(self) -> ComposeResult:
         yield Label("Text", classes="modal-label")
@@ -206,7 +211,83 @@ class TextModal(DialogModal):
         if not text:
             self.refuse("The text cannot be empty: type it, or escape to cancel.", area)
             return
-        if not self.with_reason:
-            self.dismiss(text)
-        elif (reason := self.reason()) is not None:
-            self.dismiss((text, reason))
+        reason = self.reason() if self.with_reason else None
+        if self.with_reason and reason is None:
+            return  # said in place
+        if text == visible(self.text).strip():
+            self.refuse(self.unchanged, area)
+            return
+        self.dismiss((text, reason) if self.with_reason else text)
+
+    def changed(self) -> bool:
+        """Whether anything was typed that escape would throw away."""
+        if self.query_one("#text", TextArea).text != visible(self.text):
+            return True
+        return self.with_reason and bool(self.query_one("#reason", Input).value.strip())
+
+    def action_cancel(self) -> None:
+        if not self.changed():
+            self.dismiss(None)
+            return
+
+        def answered(choice: str | None) -> None:
+            if choice == "discard":
+                self.dismiss(None)
+            else:
+                self.query_one("#text", TextArea).focus()
+
+        self.app.push_screen(ChoiceModal("Discard your changes?", "The text was changed and is not saved.",
+                                         [Choice("keep", "Keep editing", "k"), Choice("discard", "Discard", "d")],
+                                         cancel="keep"), answered)
+
+
+# ----------------------------------------------------------------------------- a question
+
+@dataclass(frozen=True)
+class Choice:
+    value: str
+    label: str
+    key: str  # one letter that takes it
+
+
+class ChoiceModal(ModalScreen):
+    """Ask one question with a few answers: each a button with its letter; enter takes the focused
+    button (the first, the default, to begin with), escape the `cancel` answer. Dismisses with the
+    answer's value."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="choice.cancel")]
+
+    def __init__(self, title: str, question: str | Content, choices: list[Choice], *, cancel: str | None = None,
+                 id: str | None = None):  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self.title_text = title
+        self.question = question
+        self.choices = choices
+        self.cancel_value = cancel
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="choice-box"):
+            yield Static(Content(self.title_text), id="choice-title")  # plain text, never markup
+            yield Static(Content(self.question) if isinstance(self.question, str) else self.question,
+                         id="choice-question")
+            with Horizontal(id="choice-buttons"):
+                for number, choice in enumerate(self.choices):
+                    yield Button(f"{choice.label} ({choice.key})", id=f"choice-{choice.value}",
+                                 variant="primary" if number == 0 else "default")
+
+    def on_mount(self) -> None:
+        self.query(Button).first().focus()
+
+    def on_key(self, event) -> None:
+        for choice in self.choices:
+            if event.key == choice.key:
+                event.stop()
+                self.dismiss(choice.value)
+                return
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id.removeprefix("choice-"))
+
+    def action_cancel(self) -> None:
+        self.dismiss(self.cancel_value)

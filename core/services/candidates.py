@@ -88,6 +88,9 @@ def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: 
         engine.plan(CANDIDATE, row, action, actor, {k: v for k, v in fields.items() if v is not None},
                     expected_version)
         check_lease(row)
+        if action == "revise" and text is not None and text.strip() == row["text"]:
+            raise InvalidInput(f"the revised text is candidate {row['id']}'s text as it stands: nothing was "
+                               f"revised; to publish it as it is, approve it (candidates approve {row['id']})")
         changes = {"claimed_by": None, "lease_expires_at": None}
         if action == "revise" and text is not None:
             changes["text"] = text.strip()

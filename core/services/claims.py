@@ -256,7 +256,7 @@ def held(ctx: Context, actor: Actor) -> list[dict]:
     from ..domain import limits
     from . import candidate_views
 
-    return candidate_views.list_candidates(ctx, "IN_REVIEW", claimed_by=actor.name, limit=limits.LIST_LIMIT)
+    return candidate_views.list_candidates(ctx, "IN_REVIEW", claimed_by=actor.name, limit=limits.LIST_LIMIT[1])
 
 
 def release_held(ctx: Context, actor: Actor) -> list[int]:

@@ -1,0 +1,226 @@
+"""Nothing typed is lost: keys typed ahead of a modal reach it in order, whatever their timing, and
+what is published is what was typed (checked in the registry, not only on the screen)."""
+from __future__ import annotations
+
+from textual.widgets import TextArea
+
+from r2k.app.widgets.modals import ChoiceModal, TextModal
+from r2k.core.services import candidate_views, claims, registry
+from tests.conftest import error_of, r2k
+from r2k.app.screens.review import ReviewScreen
+from tests.test_tui_validation import seed_facts, showing
+from tests.tui import after, keys_together, make_app, message, open_modal, review_settled, text_of, wait_for
+
+
+async def open_review(pilot, horn: str = "FACT") -> ReviewScreen:
+    """The review screen of a queue, opened as the queue picker opens it; once it shows its candidate."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
+    app.push_screen(ReviewScreen(horn))
+    await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and review_settled(app.screen),
+                   what=f"the {horn} review screen")
+    return app.screen
+
+
+async def one_write(pilot, data: str) -> None:
+    """`data` as the terminal sends it in one read (a fast typist, a key macro, keys bundled over
+    SSH): parsed by Textual's own terminal parser, every key queued before the app handles the first."""
+    from textual._xterm_parser import XTermParser
+
+    driver = pilot.app._driver
+    for event in XTermParser().feed(data):
+        event.set_sender(pilot.app)
+        driver.send_message(event)
+    await pilot.pause()
+
+
+def published_text(ctx, candidate_id: int) -> str | None:
+    """The text of the registry's answer for a candidate (None: none published)."""
+    rows = [a for a in registry.search(ctx, "", limit=100) if a["candidate_id"] == candidate_id]
+    return rows[0]["text"] if rows else None
+
+
+async def test_a_revision_typed_in_one_write_publishes_the_typed_text(ctx, people):
+    ids = seed_facts(ctx, people, 3)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        # e, the words, ctrl+s (\x13): one read from the terminal.
+        await one_write(pilot, "e Checked\x13")
+        await showing(pilot, screen, ids[1])
+        assert candidate_views.get(ctx, ids[0])["text"] == "A plain fact number 1. Checked"
+        assert published_text(ctx, ids[0]) == "A plain fact number 1. Checked"
+
+        # The same burst as key events queued together.
+        await keys_together(pilot, "e", "space", "O", "K", "ctrl+s")
+        await showing(pilot, screen, ids[2], "the third candidate")
+        assert published_text(ctx, ids[1]) == "A plain fact number 2. OK"
+
+
+async def test_keys_pressed_one_by_one_as_fast_as_pilot_can(ctx, people):
+    """The same burst when each key is handled before the next arrives (pilot.press)."""
+    ids = seed_facts(ctx, people, 2)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        await pilot.press("e", "space", "O", "K", "ctrl+s")
+        await showing(pilot, screen, ids[1])
+        assert published_text(ctx, ids[0]) == "A plain fact number 1. OK"
+
+
+def untouched(ctx, candidate_id: int, version: int) -> None:
+    """The candidate is still claimed by alice at `version`, and nothing was published for it."""
+    row = candidate_views.get(ctx, candidate_id)
+    assert (row["state"], row["version"], row["claimed_by"]) == ("IN_REVIEW", version, "alice")
+    assert published_text(ctx, candidate_id) is None
+    with ctx.db.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM validation_records WHERE candidate_id = %s", (candidate_id,)) == 0
+
+
+async def test_a_revision_identical_to_the_text_is_refused_in_place(ctx, people):
+    ids = seed_facts(ctx, people, 2)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        version = candidate_views.get(ctx, ids[0])["version"]
+        await one_write(pilot, "e\x13")  # e, then ctrl+s with nothing changed
+        modal = await wait_for(pilot, lambda: isinstance(app.screen, TextModal) and
+                               "approve it" in text_of(app, "#modal-error") and app.screen, what="the refusal")
+        assert "nothing to revise" in text_of(app, "#modal-error")
+        untouched(ctx, ids[0], version)
+        # A space added and saved is the same text (the ends are trimmed): still refused.
+        await one_write(pilot, " \x13")
+        await pilot.pause()
+        assert app.screen is modal and "approve it" in text_of(app, "#modal-error")
+        untouched(ctx, ids[0], version)
+        # escape (the only change is a space: asked), discard, then a approves it as it is.
+        await keys_together(pilot, "escape")  # a terminal sends a lone ESC once no more bytes follow
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceModal), what="the discard question")
+        await one_write(pilot, "da")
+        await showing(pilot, screen, ids[1])
+        assert published_text(ctx, ids[0]) == "A plain fact number 1."
+
+
+def test_the_core_refuses_a_revision_identical_to_the_text(ctx, people):
+    seed_facts(ctx, people, 1)
+    c = claims.claim_next(ctx, people["alice"], "FACT")
+    result = r2k("--as", "alice", "candidates", "revise", str(c["id"]), "--text", "  A plain fact number 1. ")
+    assert result.returncode != 0
+    error = error_of(result)
+    assert error["status"] == 400
+    assert error["message"] == (f"the revised text is candidate {c['id']}'s text as it stands: nothing was revised; "
+                                f"to publish it as it is, approve it (candidates approve {c['id']})")
+    untouched(ctx, c["id"], c["version"])
+
+
+async def test_escape_with_changes_asks_before_discarding(ctx, people):
+    ids = seed_facts(ctx, people, 1)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_review(pilot)
+        version = candidate_views.get(ctx, ids[0])["version"]
+        # Without changes escape just closes.
+        await open_modal(pilot, "e", TextModal)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, (TextModal, ChoiceModal)), what="the editor closed")
+
+        # With changes it asks; k (or escape) keeps editing, with the text as typed.
+        await keys_together(pilot, "e", "space", "m", "o", "r", "e", "escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceModal), what="the discard question")
+        assert "Discard your changes?" in text_of(app, "#choice-title")
+        await pilot.press("k")
+        editor = await wait_for(pilot, lambda: isinstance(app.screen, TextModal) and app.screen, what="the editor")
+        assert editor.query_one("#text", TextArea).text == "A plain fact number 1. more"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceModal), what="asked again")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal), what="still editing")
+        # d discards: nothing is decided.
+        await keys_together(pilot, "escape", "d")  # (in one read, ESC d would be alt+d)
+        await wait_for(pilot, lambda: not isinstance(app.screen, (TextModal, ChoiceModal)), what="the editor closed")
+        untouched(ctx, ids[0], version)
+
+
+async def test_decision_keys_pressed_while_one_is_saved_say_they_were_ignored(ctx, people):
+    ids = seed_facts(ctx, people, 3)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        await one_write(pilot, "aaa")
+        await showing(pilot, screen, ids[1])
+        said = await after(pilot, "ignored")
+        assert said.startswith(f"Approved candidate {ids[0]}")
+        assert "2 key presses made while saving it ignored" in said
+        assert published_text(ctx, ids[0]) == "A plain fact number 1."
+        untouched(ctx, ids[1], candidate_views.get(ctx, ids[1])["version"])  # approved once, not three times
+
+        # While the decision is in flight the line says so at once.
+        screen.busy, screen.doing, screen.ignored = True, "approve", 0
+        await pilot.press("a")
+        assert message(app) == "Still saving the last decision… (1 key press ignored)"
+        screen.busy = False
+
+
+# --------------------------------------------------------------------------- leaving safely
+
+def claimed_by_alice(ctx) -> list[int]:
+    return [c["id"] for c in candidate_views.list_candidates(ctx, "IN_REVIEW", claimed_by="alice")]
+
+
+def reopened(services):
+    """A Context again once the workstation has quit (it closes its own on the way out)."""
+    from r2k.core.context import Context
+
+    return Context(services, pool_size=2)
+
+
+async def quit_asking(pilot) -> ChoiceModal:
+    app = pilot.app
+    await pilot.press("ctrl+q")
+    return await wait_for(pilot, lambda: isinstance(app.screen, ChoiceModal) and app.screen, what="the quit question")
+
+
+async def test_quitting_with_a_claim_held_releases_it_by_default(ctx, people, services):
+    ids = seed_facts(ctx, people, 2)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_review(pilot)
+        assert claimed_by_alice(ctx) == [ids[0]]
+        await quit_asking(pilot)
+        question = text_of(app, "#choice-question")
+        assert f"You hold candidate {ids[0]} claimed" in question and "up to 30 minutes" in question
+        assert "Release and quit (r)" in str(app.screen.focused.label)  # the default: enter takes it
+        # s (or escape) stays, nothing released.
+        await pilot.press("s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ChoiceModal), what="the question gone")
+        assert app.is_running and claimed_by_alice(ctx) == [ids[0]]
+        await quit_asking(pilot)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
+    ctx = reopened(services)
+    assert claimed_by_alice(ctx) == []
+    row = candidate_views.get(ctx, ids[0])
+    assert (row["state"], row["claimed_by"]) == ("PENDING", None)
+    assert [h["action"] for h in candidate_views.history(ctx, ids[0])][-1] == "release"
+    ctx.close()
+
+
+async def test_quitting_can_keep_the_claims_leased(ctx, people, services):
+    ids = seed_facts(ctx, people, 1)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_review(pilot)
+        await quit_asking(pilot)
+        await pilot.press("k")
+        await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
+    ctx = reopened(services)
+    assert claimed_by_alice(ctx) == [ids[0]]
+    ctx.close()
+
+
+async def test_quitting_without_claims_asks_nothing(ctx, people):
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
