@@ -2,7 +2,8 @@
 
 Every decision sends a fresh idempotency key (one per key press) and the version as shown, and
 the next candidate is claimed and read in the same worker, so it appears without another key.
-While a call is in flight further decision keys are ignored: a bounced key never decides twice.
+While a call is in flight further decision keys are ignored, and the message line says so: a
+bounced key never decides twice, and never vanishes unsaid.
 """
 from __future__ import annotations
 
@@ -24,9 +25,12 @@ from r2k.core.domain import HORN_MEANING
 
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
 
+SAME_TEXT = ("This is the answer as it stands: nothing to revise. To publish it as it is, approve it "
+             "(escape, then a); or change the text.")
 BLANK_LINES = re.compile(r"\n[ \t]*(\n[ \t]*)+")
+DECISIONS = ("approve", "revise", "reject", "escalate")
 DOING = {"approve": "Approving", "revise": "Revising", "reject": "Rejecting", "escalate": "Escalating",
-         "release": "Releasing", "claim": "Claiming",
+         "release": "Releasing", "claim": "Claiming", "refresh": "Reading it again",
          "undo": "Undoing your last decision", "skip": "Skipping"}
 
 
@@ -70,6 +74,10 @@ def sources_text(sources: list[dict]) -> Text:
         out.append(squeeze(visible(excerpt[start:end])), style="bold black on yellow")
         out.append(squeeze(visible(excerpt[end:])).rstrip())
     return out
+
+
+def presses(count: int) -> str:
+    return "1 key press" if count == 1 else f"{count} key presses"
 
 
 def squeeze(text: str) -> str:
@@ -157,6 +165,8 @@ class ReviewScreen(WorkstationScreen):
     lease_expires: var[datetime | None] = var(None, init=False)  # our own claim's lease, for the countdown
     # A call is in flight: further keys are ignored rather than applied twice.
     busy: var[bool] = var(False)
+    doing: str = ""  # the call in flight
+    ignored = 0  # keys pressed while it was in flight
 
     def __init__(self, horn_type: str):
         super().__init__()
@@ -250,8 +260,11 @@ class ReviewScreen(WorkstationScreen):
 
     def ready_for(self, action: str) -> bool:
         """Whether a key may act now; says why not in the message line."""
-        if self.busy:
-            return False  # a call is in flight: ignore the key rather than apply anything twice
+        if self.busy:  # a call is in flight: ignore the key rather than apply anything twice, and say so
+            self.ignored += 1
+            doing = "saving the last decision" if self.doing in DECISIONS else DOING.get(self.doing, "busy").lower()
+            self.show_info(f"Still {doing}… ({presses(self.ignored)} ignored)")
+            return False
         if self.actor is None:
             self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
             return False
@@ -287,7 +300,7 @@ class ReviewScreen(WorkstationScreen):
         if why_not := not_open_issue(cur, {}):  # refused before any typing, not after (the core's own rule)
             self.show_error(ValidationStateError("candidate", cid, cur["state"], "revise", why_not).message, 422)
             return
-        self.app.push_screen(TextModal(f"Revise candidate {cid}", cur["text"]),
+        self.app.push_screen(TextModal(f"Revise candidate {cid}", cur["text"], unchanged=SAME_TEXT),
                              lambda text: text is not None and self.decide("revise", text=text))
 
     def action_reject(self) -> None:
@@ -325,6 +338,8 @@ class ReviewScreen(WorkstationScreen):
         self.busy = False
         result = message.result
         said = decision_said(message.action, message.candidate_id, result["decided"])
+        if self.ignored:
+            said += f" ({presses(self.ignored)} made while saving it ignored)"
         shown = result["next"]
         if shown is not None:
             self.render_candidate(shown)
@@ -472,6 +487,7 @@ class ReviewScreen(WorkstationScreen):
 
     def start(self, action: str) -> None:
         self.busy = True
+        self.doing, self.ignored = action, 0
         if self.current is None:
             self.idle_text = f"{DOING[action]}…"
         self.show_info(f"{DOING[action]}…")
@@ -491,6 +507,7 @@ class ReviewScreen(WorkstationScreen):
 
     def refresh_current(self) -> None:
         self.busy = True
+        self.doing, self.ignored = "refresh", 0
         self.read_candidate(self.current["id"])
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
