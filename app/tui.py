@@ -34,6 +34,7 @@ SCREENS = {
     "registry": ("r2k.app.screens.registry", "RegistryScreen", "Registry", "G"),
     "workitems": ("r2k.app.screens.workitems", "WorkItemsScreen", "Work items", "W"),
     "grey": ("r2k.app.screens.grey", "GreyQueueScreen", "Grey queue", "Y"),
+    "mywork": ("r2k.app.screens.mywork", "MyWorkScreen", "My work", "m"),
 }
 
 
@@ -151,6 +152,7 @@ class R2KApp(TypeAhead, App):
         Binding("G", "open_screen('registry')", "Registry", show=False),
         Binding("W", "open_screen('workitems')", "Work items", show=False),
         Binding("Y", "open_screen('grey')", "Grey queue", show=False),
+        Binding("m", "open_screen('mywork')", "My work", show=False, id="my_work"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
