@@ -7,11 +7,17 @@
 2. With 1,000,000 candidates in the database: the time from asking for the queue picker until its
    counts are shown, and from enter on a queue until the claimed candidate is shown (median of 5
    each; target < 1 s).
+3. Undo → the candidate shown again: approve, then `z`; the clock starts when the undo action
+   begins and stops when the undone candidate (the new one, claimed) is rendered. Median and p95
+   of `--undos`; target median < 100 ms.
+4. With 1,000,000 decisions in the database (validation records over 30 days by 20 validators, a
+   twentieth of them `ada`'s): the time from opening the "My work" screen until its figures are
+   shown (median of 5; target < 1 s).
 
-The million candidates are written once with INSERT … SELECT (setup speed) into the bench's own
-data dir and reused by later runs.
+The million candidates and the million decisions are written once with INSERT … SELECT (setup
+speed) into the bench's own data dir and reused by later runs.
 
-    python bench/review.py [--approvals 40] [--million 1000000]
+    python bench/review.py [--approvals 40] [--undos 20] [--million 1000000] [--decisions 1000000]
 """
 from __future__ import annotations
 
@@ -56,7 +62,67 @@ def setup(million: int, approvals: int) -> None:
     ctx.close()
 
 
-async def measure(approvals: int) -> dict:
+def setup_decisions(decisions: int) -> None:
+    """`decisions` validation records on the bulk candidates, spread over the last 30 days, by ada
+    and 19 others: what "My work" reads with a busy team's history."""
+    from r2k.core.context import Context
+
+    ctx = Context()
+    with ctx.db.begin() as tx:
+        have = tx.scalar("SELECT count(*) FROM validation_records WHERE reason = 'bench-decision'")
+        bulk = tx.one("SELECT min(id) AS first, count(*) AS n FROM candidates WHERE created_by = 'bench-million'")
+        if have < decisions and bulk["n"]:
+            tx.execute(
+                "INSERT INTO validation_records (candidate_id, action, actor, from_state, to_state, reason, "
+                "created_at, version) SELECT %s + (g %% %s), k.action, "
+                "CASE WHEN g %% 20 = 0 THEN 'ada' ELSE 'bench-v' || (g %% 20) END, 'IN_REVIEW', k.state, "
+                "'bench-decision', now() - g * interval '2.592 seconds', 1 "
+                "FROM generate_series(%s, %s) AS g, LATERAL (SELECT (ARRAY['approve','approve','approve','reject',"
+                "'escalate','revise'])[1 + g %% 6] AS action, (ARRAY['APPROVED','APPROVED','APPROVED','REJECTED',"
+                "'ESCALATED','REVISED'])[1 + g %% 6] AS state) AS k", (bulk["first"], bulk["n"], have + 1, decisions))
+    with ctx.db.connection() as conn:
+        conn.execute("VACUUM ANALYZE validation_records")
+    ctx.close()
+
+
+async def measure_my_work(rounds: int = 5) -> list[float]:
+    """From asking for "My work" to its figures shown, a fresh screen each time."""
+    from r2k.app.screens.mywork import MyWorkScreen
+    from r2k.app.tui import R2KApp
+
+    app = R2KApp(user="ada", listen=False, sweep_every=0)
+    times = []
+    async with app.run_test(size=(120, 40)):
+        async def until(predicate, timeout=30.0):
+            deadline = time.perf_counter() + timeout
+            while not predicate():
+                if time.perf_counter() > deadline:
+                    raise SystemExit("timed out")
+                await asyncio.sleep(0.001)
+
+        await until(lambda: app.actor is not None)
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            app.open_screen("mywork")
+            await until(lambda: isinstance(app.screen, MyWorkScreen) and app.screen.has_class("loaded"))
+            times.append(time.perf_counter() - t0)
+            app.pop_screen()
+            await until(lambda: not isinstance(app.screen, MyWorkScreen))
+    return times
+
+
+def report_my_work(decisions: int) -> None:
+    from r2k.core.context import Context
+
+    setup_decisions(decisions)
+    with Context().db.read() as tx:
+        decided = tx.scalar("SELECT count(*) FROM validation_records")
+    my_work = median(asyncio.run(measure_my_work()))
+    print(f"open My work (figures shown)         median {my_work * 1000:6.1f} ms   "
+          f"(target < 1000 ms: {verdict(my_work, 1.0)}; {decided:,} decisions in the database)")
+
+
+async def measure(approvals: int, undos: int) -> dict:
     from r2k.app.screens.queues import QueuePickerScreen
     from r2k.app.screens.review import ReviewScreen
     from r2k.app.tui import R2KApp
@@ -114,31 +180,65 @@ async def measure(approvals: int) -> dict:
             await until(lambda: screen.renders > renders and screen.shown_id != shown and screen.ready
                         and len(rendered) > count)
             latencies.append(rendered[-1] - started[-1])
-    return {"picker": picker_times, "review": review_times, "approve": latencies}
+
+        # Undo: approve the candidate shown (its next appears), then z brings it back as a new one.
+        undo_started: list[float] = []
+        undo = screen.action_undo
+
+        def timed_undo():
+            undo_started.append(time.perf_counter())
+            undo()
+
+        screen.action_undo = timed_undo
+        undo_latencies = []
+        for _ in range(undos):
+            renders, shown = screen.renders, screen.shown_id
+            await pilot.press("a")
+            await until(lambda: screen.renders > renders and screen.shown_id != shown and screen.ready)
+            renders, shown, count = screen.renders, screen.shown_id, len(rendered)
+            await pilot.press("z")
+            await until(lambda: screen.renders > renders and screen.shown_id != shown and screen.ready
+                        and len(rendered) > count)
+            undo_latencies.append(rendered[-1] - undo_started[-1])
+    return {"picker": picker_times, "review": review_times, "approve": latencies, "undo": undo_latencies}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--approvals", type=int, default=40)
+    parser.add_argument("--undos", type=int, default=20)
     parser.add_argument("--million", type=int, default=1_000_000)
+    parser.add_argument("--decisions", type=int, default=1_000_000)
+    parser.add_argument("--only-my-work", action="store_true", help="time only the My work screen")
     args = parser.parse_args()
     bench_env("review")
+    if args.only_my_work:
+        setup(args.million, 0)
+        report_my_work(args.decisions)
+        return
     setup(args.million, args.approvals)
     from r2k.core.context import Context
 
     with Context().db.read() as tx:
         total = tx.scalar("SELECT count(*) FROM candidates")
-    result = asyncio.run(measure(args.approvals))
+    result = asyncio.run(measure(args.approvals, args.undos))
     approve = [v * 1000 for v in result["approve"]]
     p50, p95 = median(approve), percentile(approve, 95)
     picker, review = median(result["picker"]), median(result["review"])
     print(f"candidates in the database: {total:,}")
     print(f"approve -> next candidate rendered   median {p50:6.1f} ms   p95 {p95:6.1f} ms   "
           f"(n={len(approve)}; target median < 100 ms: {verdict(p50, 100)})")
+    if result["undo"]:
+        undone = [v * 1000 for v in result["undo"]]
+        u50, u95 = median(undone), percentile(undone, 95)
+        print(f"undo -> candidate shown again        median {u50:6.1f} ms   p95 {u95:6.1f} ms   "
+              f"(n={len(undone)}; target median < 100 ms: {verdict(u50, 100)})")
     print(f"open queue picker (counts shown)     median {picker * 1000:6.1f} ms   "
           f"(target < 1000 ms: {verdict(picker, 1.0)})")
     print(f"open review screen (candidate shown) median {review * 1000:6.1f} ms   "
           f"(target < 1000 ms: {verdict(review, 1.0)})")
+
+    report_my_work(args.decisions)
 
 
 if __name__ == "__main__":
