@@ -58,7 +58,7 @@ def _blank(value: Any) -> bool:
 def check_needs(machine: Machine, m: Move, fields: dict) -> None:
     missing = [name for name in m.needs if _blank(fields.get(name))]
     if missing:
-        raise InvalidInput(f"{machine.name} {m.action} requires {', '.join(missing)}")
+        raise InvalidInput(f"{machine.words} {m.action} requires {', '.join(missing)}")
 
 
 def check_who(machine: Machine, m: Move, actor: Actor, row: dict) -> None:
@@ -67,7 +67,7 @@ def check_who(machine: Machine, m: Move, actor: Actor, row: dict) -> None:
 
 
 def refuse(machine: Machine, m: Move, actor: Actor, row: dict):
-    label = f"{machine.name} {row['id']}" if row.get("id") is not None else f"a {machine.name}"
+    label = f"{machine.words} {row['id']}" if row.get("id") is not None else f"a {machine.words}"
     raise Forbidden(f"{actor.name} ({actor.role}) may not {m.action} {label}: only {m.who.description} may")
 
 
@@ -83,14 +83,14 @@ def _head(row: dict) -> tuple[int, str]:
 
 
 def _select(tx: Tx, machine: Machine, entity_id: Any, *, for_update: bool, missing_ok: bool) -> dict | None:
-    key = parse_id(entity_id, machine.name.replace("_", " "))
+    key = parse_id(entity_id, machine.words)
     # One round trip: the row (locked, if asked) and the head of its event chain.
     row = tx.one(_WITH_HEAD.format(columns="t.*", table=machine.table)
                  + f"WHERE t.id = %s{' FOR UPDATE OF t' if for_update else ''}", (machine.name, key))
     if row is None:
         if missing_ok:
             return None
-        raise NotFound(f"no {machine.name} {entity_id}")
+        raise NotFound(f"no {machine.words} {entity_id}")
     tx.heads[(machine.name, str(row["id"]))] = _head(row)
     return row
 
@@ -126,7 +126,7 @@ def check_version(machine: Machine, row: dict, expected_version: int | None) -> 
 
     expected_version = optional_number(expected_version, "--expected-version", VERSION)
     if expected_version is not None and expected_version != row["version"]:
-        raise Conflict(f"{machine.name} {row['id']} is at version {row['version']}, not {expected_version}: "
+        raise Conflict(f"{machine.words} {row['id']} is at version {row['version']}, not {expected_version}: "
                        f"someone changed it first; reload and try again")
 
 

@@ -44,7 +44,8 @@ class ValidationStateError(R2KError):
     error = "ValidationStateError"
 
     def __init__(self, entity: str, entity_id, state: str, action: str, detail: str | None = None):
-        message = f"{entity} {entity_id} is {state}: '{action}' is not allowed"
+        # In a user's words: "grey entry 6", never the aggregate's name "grey_entry 6".
+        message = f"{entity.replace('_', ' ')} {entity_id} is {state}: '{action}' is not allowed"
         if detail:
             message += f" ({detail})"
         super().__init__(message)

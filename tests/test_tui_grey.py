@@ -151,7 +151,7 @@ async def test_illegal_move_is_answered_in_place_and_changes_nothing(ctx, people
         for key, action in [("e", "escalate"), ("d", "deescalate"), ("t", "reset"), ("r", "reject")]:
             await pilot.press(key)
             said = await after(pilot, f"'{action}' is not allowed")
-            assert said.startswith("Not possible now: grey_entry 1 is Pending")
+            assert said.startswith("Not possible now: grey entry 1 is Pending")
             assert not isinstance(app.screen, FieldsModal)  # no modal for a move that cannot be made
         entry = grey.get(ctx, e1["id"])
         assert (entry["state"], entry["version"]) == ("Pending", 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import TextArea
 
 from r2k.app.widgets.modals import ChoiceModal, TextModal
-from r2k.core.services import candidate_views, claims, registry
+from r2k.core.services import candidate_views, claims, grey, registry, workitems
 from tests.conftest import error_of, r2k
 from r2k.app.screens.review import ReviewScreen
 from tests.test_tui_validation import seed_facts, showing
@@ -224,3 +224,47 @@ async def test_quitting_without_claims_asks_nothing(ctx, people):
         await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
+
+
+# --------------------------------------------------------------------------- words
+
+def test_messages_name_things_in_words_not_tables(ctx, people):
+    """"grey entry 1" and "work item 1", never the tables' "grey_entry 1" / "work_item 1"."""
+    entry = grey.add(ctx, people["root"], "Backup rotation schedule")
+    item = workitems.create(ctx, people["root"], "What is the VPN timeout?")
+    said = {
+        "state": r2k("--as", "sam", "grey", "escalate", str(entry["id"]), "--reason", "needs an expert"),
+        "version": r2k("--as", "sam", "workitems", "close", str(item["id"]), "--reason", "dup",
+                       "--expected-version", "7"),
+        "missing": r2k("--as", "sam", "grey", "show", "99"),
+        "rework": r2k("--as", "sam", "workitems", "rework", str(item["id"]), "--reason", "too vague"),
+    }
+    messages = {name: error_of(result)["message"] for name, result in said.items()}
+    assert messages["state"].startswith(f"grey entry {entry['id']} is Pending: 'escalate' is not allowed")
+    assert messages["version"].startswith(f"work item {item['id']} is at version 1, not 7")
+    assert messages["missing"] == "no grey entry 99"
+    assert messages["rework"].startswith(f"work item {item['id']} is NEW: 'rework' is not allowed")
+    for result in said.values():
+        assert "grey_entry" not in result.stderr and "work_item" not in result.stderr
+    assert grey.get(ctx, entry["id"])["version"] == 1 and workitems.get(ctx, item["id"])["version"] == 1
+
+
+async def test_the_screens_say_grey_entry_and_work_item(ctx, people):
+    from r2k.app.screens.grey import GreyQueueScreen
+    from r2k.app.screens.workitems import WorkItemsScreen
+    from tests.tui import highlight, loaded
+
+    entry = grey.add(ctx, people["root"], "Backup rotation schedule")
+    item = workitems.create(ctx, people["root"], "What is the VPN timeout?")
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
+        for screen_type, row_id, action, words in ((GreyQueueScreen, entry["id"], "escalate", "grey entry"),
+                                                    (WorkItemsScreen, item["id"], "rework", "work item")):
+            app.push_screen(screen_type())
+            await wait_for(pilot, lambda: isinstance(app.screen, screen_type) and loaded(app.screen),
+                           what=screen_type.__name__)
+            await highlight(pilot, row_id)
+            getattr(app.screen, f"action_{action}")()  # a move its state cannot take: the core's refusal in place
+            said = await after(pilot, "is not allowed")
+            assert f"{words} {row_id} is" in said and "_" not in said.split(" is ")[0]

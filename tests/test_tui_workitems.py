@@ -161,7 +161,7 @@ async def test_close_and_the_core_refusals_in_place(ctx, people):
 
         await pilot.press("k")  # rework of a NEW item: illegal, no modal, the 422 in place
         said = await after(pilot, "'rework' is not allowed")
-        assert said.startswith("Not possible now: work_item 1 is NEW")
+        assert said.startswith("Not possible now: work item 1 is NEW")
         assert not isinstance(app.screen, FieldsModal)
         assert workitems.get(ctx, item["id"])["version"] == 1
 

@@ -96,6 +96,11 @@ class Machine:
     terminal: frozenset[str] = field(default_factory=frozenset)
     _index: dict = field(init=False, repr=False)
 
+    @property
+    def words(self) -> str:
+        """The entity in a user's words, for messages: "grey entry", "work item"."""
+        return self.name.replace("_", " ")
+
     def __post_init__(self) -> None:
         self._index = {}
         for m in self.moves:
