@@ -238,3 +238,40 @@ async def test_z_past_the_window_says_to_dispute_from_the_registry(ctx, people, 
         assert candidate_on(screen) == ids[1]  # still deciding the one on screen
         await pilot.pause()
         assert world(ctx) == before
+
+
+def test_a_generated_candidates_decision_belongs_to_its_work_item(ctx, people):
+    from r2k.core.domain import SYSTEM
+
+    item = workitems.create(ctx, people["sam"], "How many bays has the dock?", horn_type="FACT")
+    with ctx.db.begin() as tx:
+        candidates.create_candidate(tx, SYSTEM, "How many bays has the dock?", "Fourteen bays [1].", "FACT", [],
+                                    origin="generated", work_item_id=item["id"])
+    c = claims.claim_next(ctx, people["alice"], "FACT")
+    candidates.approve(ctx, people["alice"], c["id"])
+    refused(ctx, lambda: undo.undo(ctx, people["alice"], c["id"]), Conflict,
+            f"was generated for work item {item['id']}")
+
+
+def test_two_undos_at_once_undo_once(ctx, people):
+    import threading
+
+    c, _ = decide(ctx, people, "approve")
+    outcomes, barrier = [], threading.Barrier(2)
+
+    def attempt():
+        barrier.wait()
+        try:
+            outcomes.append(undo.undo(ctx, people["alice"], c["id"])["candidate"]["id"])
+        except (NotFound, Conflict) as exc:
+            outcomes.append(exc.status)
+
+    threads = [threading.Thread(target=attempt) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(outcomes) == 2 and outcomes.count(404) == 1  # one made a candidate, the other was told it is done
+    with ctx.db.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM candidates WHERE undo_of = %s", (c["id"],)) == 1
+        assert tx.scalar("SELECT count(*) FROM approved_answers WHERE status = 'RETIRED'") == 1
