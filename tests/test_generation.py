@@ -231,6 +231,24 @@ def test_sweeps_while_no_worker_runs_queue_a_new_items_job_once(ctx, people):
     assert generation_queue.get_job_ids() == [f"generate-{item['id']}"]
 
 
+def test_a_dead_workers_job_goes_back_at_the_front_of_the_queue(ctx, people):
+    """A job whose worker died is requeued ahead of the backlog: it waited once already, and at the
+    back of a long queue (the chaos soak's 1,400 jobs) it ran a minute or more after the sweep."""
+    from r2k.core import engine
+    from r2k.core.domain import SYSTEM
+    from r2k.core.machines.work_item import WORK_ITEM
+
+    items = [workitems.create(ctx, people["sam"], QUESTION) for _ in range(3)]
+    generation_queue = jobs.queue(ctx.redis, "generation")
+    dead = items[0]["id"]
+    ctx.redis.lrem(generation_queue.key, 0, f"generate-{dead}")  # a worker took it, started, and died
+    with ctx.db.begin() as tx:
+        row = tx.one("SELECT * FROM work_items WHERE id = %s", (dead,))
+        engine.apply(tx, WORK_ITEM, row, "generate", SYSTEM)
+    assert generation.recover(ctx, stale_after=timedelta(0))["requeued"] == [dead]
+    assert generation_queue.get_job_ids() == [f"generate-{dead}"] + [f"generate-{i['id']}" for i in items[1:]]
+
+
 def test_a_lost_redis_leaves_no_work_item_orphaned(ctx, people, corpus):
     items = [workitems.create(ctx, people["sam"], QUESTION) for _ in range(2)]
     ctx.redis.flushall()

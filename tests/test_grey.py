@@ -229,6 +229,7 @@ def test_sweeps_while_no_worker_runs_queue_an_entry_once(ctx, people):
 
 
 def test_an_entry_left_processing_by_a_dead_worker_is_recovered(ctx, people):
+    backlog = new_entry(ctx, people, "Who orders the spare filters?")  # its job waits in the queue
     entry = new_entry(ctx, people, "Who signs the lease renewal?")
     taken_by_a_worker(ctx, entry["id"])  # the worker that then died
     force_state(ctx, entry["id"], "Processing", attempts=1)
@@ -236,6 +237,11 @@ def test_an_entry_left_processing_by_a_dead_worker_is_recovered(ctx, people):
     with ctx.db.begin() as tx:
         tx.execute("UPDATE grey_entries SET updated_at = now() - interval '11 minutes' WHERE id = %s", (entry["id"],))
     assert entry["id"] in grey.sweep(ctx)["requeued"]
+    # It waited its turn once already: requeued ahead of the backlog, not behind it.
+    from r2k.core.adapters import jobs
+
+    assert jobs.queue(ctx.redis, "generation").get_job_ids()[0] == grey.processing_job_id(entry["id"])
+    assert grey.processing_job_id(backlog["id"]) in jobs.queue(ctx.redis, "generation").get_job_ids()
     result = grey.process(ctx, entry["id"])
     assert result["outcome"] == "retrying"
     assert grey.get(ctx, entry["id"])["attempts"] == 1  # the dead worker's attempt is finished, not repeated

@@ -178,6 +178,7 @@ def recover(ctx: Context, *, stale_after: timedelta = STALE_GENERATING) -> dict:
     for row in rows:
         if row["state"] == "NEW" and jobs.waiting(ctx, "generation", workitems.generation_job_id(row["id"])):
             continue
-        workitems.enqueue_generation(ctx, row["id"])
+        # A GENERATING item's job died in its worker after waiting its turn once: ahead of the backlog.
+        workitems.enqueue_generation(ctx, row["id"], at_front=row["state"] == "GENERATING")
         requeued.append(row["id"])
     return {"requeued": requeued}

@@ -54,8 +54,9 @@ def job_waiting(ctx: Context, entry_id: int) -> bool:
                for job_id in (processing_job_id(entry_id), retrigger_job_id(entry_id)))
 
 
-def enqueue_processing(ctx: Context, entry_id: int) -> None:
-    jobs.enqueue(ctx, "generation", "process_grey_task", entry_id, job_id=processing_job_id(entry_id))
+def enqueue_processing(ctx: Context, entry_id: int, *, at_front: bool = False) -> None:
+    jobs.enqueue(ctx, "generation", "process_grey_task", entry_id, job_id=processing_job_id(entry_id),
+                 at_front=at_front)
 
 
 def create_entry(tx: Tx, actor: Actor, *, subject: str, detail: str = "", origin: str = "manual",
@@ -228,16 +229,17 @@ def sweep(ctx: Context) -> dict:
             engine.apply(tx, GREY, entry, "expire", SYSTEM, fields={"reason": why}, changes={"reason": why})
             expired.append(entry["id"])
     with ctx.db.read() as tx:
-        due = [r["id"] for r in tx.all(
-            "SELECT id FROM grey_entries WHERE (state = 'Retrying' AND next_attempt_at <= %s) "
+        due = [(r["id"], r["state"]) for r in tx.all(
+            "SELECT id, state FROM grey_entries WHERE (state = 'Retrying' AND next_attempt_at <= %s) "
             "OR (state = 'Processing' AND updated_at < %s) OR (state = 'Pending' AND attempts = 0 "
             "AND created_at < %s) ORDER BY id LIMIT 500",
             (now(), now() - STALE_PROCESSING, now() - timedelta(minutes=1)))]
     # An entry whose job still waits in the queue (no worker running, say) is not queued again.
-    due = [entry_id for entry_id in due if not job_waiting(ctx, entry_id)]
-    for entry_id in due:
-        enqueue_processing(ctx, entry_id)
-    return {"expired": expired, "requeued": due}
+    due = [(entry_id, state) for entry_id, state in due if not job_waiting(ctx, entry_id)]
+    for entry_id, state in due:
+        # A Processing entry's job died in its worker after waiting its turn once: ahead of the backlog.
+        enqueue_processing(ctx, entry_id, at_front=state == "Processing")
+    return {"expired": expired, "requeued": [entry_id for entry_id, _ in due]}
 
 
 def retrigger_for_document(ctx: Context, document_id: int) -> list[int]:

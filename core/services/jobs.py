@@ -9,9 +9,10 @@ if TYPE_CHECKING:
     from ..context import Context
 
 
-def enqueue(ctx: Context, kind: str, task: str, *args, job_id: str | None = None):
-    """Queue r2k's task named `task` (a name of `core.adapters.jobs.TASKS`; any other raises ValueError)."""
-    return rq_jobs.enqueue(ctx.redis, kind, task, *args, job_id=job_id)
+def enqueue(ctx: Context, kind: str, task: str, *args, job_id: str | None = None, at_front: bool = False):
+    """Queue r2k's task named `task` (a name of `core.adapters.jobs.TASKS`; any other raises ValueError);
+    `at_front` for a job that already waited its turn once (its worker died)."""
+    return rq_jobs.enqueue(ctx.redis, kind, task, *args, job_id=job_id, at_front=at_front)
 
 
 def waiting(ctx: Context, kind: str, job_id: str) -> bool:

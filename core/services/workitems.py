@@ -27,12 +27,12 @@ def generation_job_id(work_item_id: int) -> str:
     return f"generate-{work_item_id}"
 
 
-def enqueue_generation(ctx: Context, work_item_id: int) -> None:
+def enqueue_generation(ctx: Context, work_item_id: int, *, at_front: bool = False) -> None:
     """Queue `generate_answer_task` on RQ (after commit: the job reads what was committed)."""
     from . import jobs
 
     jobs.enqueue(ctx, "generation", "generate_answer_task", work_item_id,
-                 job_id=generation_job_id(work_item_id))
+                 job_id=generation_job_id(work_item_id), at_front=at_front)
 
 
 def new_item(tx: Tx, actor: Actor, question: str, *, candidate_id: int | None = None, horn_type: str | None = None,
