@@ -90,14 +90,11 @@ def sparkline(values: list[float]) -> str:
     return "".join(BARS[min(len(BARS) - 1, round(v / top * (len(BARS) - 1)))] for v in values)
 
 
-def duration(seconds: float | None) -> str:
-    """A span as people say it: 45 s, 12 min, 3.5 h, 2.1 d; None is "—"."""
+def per_decision(seconds: float | None) -> str:
+    """A median time per decision: whole seconds under a minute ("12s"), else as every span is
+    written (`widgets.format.span`: 3m, 2h); "—" when there is none."""
+    from .widgets.format import span
+
     if seconds is None:
         return "—"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 36 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} d"
+    return f"{seconds:.0f}s" if seconds < 60 else span(seconds)
