@@ -145,6 +145,12 @@ def test_stats_for_an_admin_is_the_team_table(ctx, people):
     assert r2k_json("--as", "root", "stats", "--user", "bob")["today"]["approve"] == 1
 
 
+def test_stats_all_and_user_together_is_a_400(ctx, people):
+    result = r2k("--as", "root", "stats", "--all", "--user", "alice")
+    assert result.returncode == 6
+    assert error_of(result)["message"] == "--all and --user cannot go together: --all shows every validator"
+
+
 def test_stats_refuses_another_validator_and_a_bad_since(ctx, people):
     refused = r2k("--as", "bob", "stats", "--user", "alice")
     assert refused.returncode == 7
