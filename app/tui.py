@@ -145,15 +145,19 @@ class R2KApp(TypeAhead, App):
     COMMANDS = App.COMMANDS | {ScreensProvider}
     ENABLE_COMMAND_PALETTE = True
 
+    # The keys for everywhere (README, "Keys"): each has an id a keymap file may rebind (app/keymap.py).
+    # f1 is a priority key, so help opens even from a text box, where ? is a character; so do
+    # ctrl+p (the command palette, "Open …" for each screen) and ctrl+q.
     BINDINGS = [
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("D", "open_screen('dashboard')", "Dashboard", show=False),
-        Binding("V", "open_screen('queues')", "Queues", show=False),
-        Binding("G", "open_screen('registry')", "Registry", show=False),
-        Binding("W", "open_screen('workitems')", "Work items", show=False),
-        Binding("Y", "open_screen('grey')", "Grey queue", show=False),
+        Binding("question_mark", "help", "Help", key_display="?", id="help"),
+        Binding("f1", "help", "Help", show=False, priority=True, id="help_anywhere"),
+        Binding("D", "open_screen('dashboard')", "Dashboard", show=False, id="dashboard"),
+        Binding("V", "open_screen('queues')", "Queues", show=False, id="queues"),
+        Binding("G", "open_screen('registry')", "Registry", show=False, id="registry"),
+        Binding("W", "open_screen('workitems')", "Work items", show=False, id="workitems"),
+        Binding("Y", "open_screen('grey')", "Grey queue", show=False, id="grey"),
         Binding("m", "open_screen('mywork')", "My work", show=False, id="my_work"),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit"),
     ]
 
     # True while a service does not answer: the header says "reconnecting…" and a worker keeps
@@ -163,8 +167,10 @@ class R2KApp(TypeAhead, App):
     grey_badge: var[int] = var(0)
 
     def __init__(self, ctx: Context | None = None, user: str | None = None, *, listen: bool = True,
-                 sweep_every: float | None = None):
+                 sweep_every: float | None = None, keymap: dict[str, str] | None = None):
         super().__init__()
+        if keymap:  # checked by app/keymap.py before the workstation opens
+            self.set_keymap(keymap)
         self.ctx = ctx or Context(pool_size=6)
         self.user_name = user or self.ctx.settings.acting_user
         self.actor = None  # resolved in a worker on mount
@@ -437,8 +443,19 @@ class R2KApp(TypeAhead, App):
 
 
 def run_tui(user: str | None = None) -> int:
+    import sys
+
     from r2k.core.errors import R2KError
 
+    from .keymap import KeymapError, load
+
+    try:
+        keymap = load()  # before any service starts: a bad keymap changes nothing
+    except KeymapError as exc:
+        from r2k.core.errors import exit_code
+
+        print(f"r2k: {exc}", file=sys.stderr)
+        return exit_code(400)  # invalid input, as the CLI's
     try:
         ctx = Context(pool_size=6)
         ctx.db  # start or reach the services before the screen opens; a 503 is said plainly
@@ -454,5 +471,5 @@ def run_tui(user: str | None = None) -> int:
         from r2k.core.errors import exit_code
 
         return exit_code(exc.status)
-    R2KApp(ctx, user).run()
+    R2KApp(ctx, user, keymap=keymap).run()
     return 0

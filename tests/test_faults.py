@@ -220,9 +220,9 @@ async def test_the_workstation_says_reconnecting_and_carries_on(install):
     ctx = Context(install.settings, pool_size=4)
     app = R2KApp(ctx, "ada", sweep_every=0)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_screen(pilot, "v", QueuePickerScreen)
+        await open_screen(pilot, "V", QueuePickerScreen)
         install.kill("redis")
-        await pilot.press("r")  # refresh: its call meets the outage
+        await pilot.press("ctrl+r")  # refresh: its call meets the outage
         await wait_for(pilot, lambda: app.reconnecting, timeout=20, what="reconnecting")
         assert "reconnecting…" in app.sub_title
         await wait_for(pilot, lambda: not app.reconnecting, timeout=30, what="reconnected")

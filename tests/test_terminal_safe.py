@@ -278,7 +278,7 @@ async def test_registry_shows_results_detail_and_chain_safely(ctx, people):
     second = registry.supersede(ctx, alice, first["id"], f"New {EVIL}", f"Because {CLIPBOARD}")
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
-        screen = await open_screen(pilot, "g", RegistryScreen)
+        screen = await open_screen(pilot, "G", RegistryScreen)
         await wait_for(pilot, lambda: chain_on(screen) == ([first["id"], second["id"]], second["id"]),
                        what="the supersede chain")
         await assert_safe_screen(pilot, *SHOWN, f"Because {SHOWN[2]}", f"Question {SHOWN[0]}")
@@ -328,7 +328,7 @@ async def test_stored_markup_shows_as_typed_in_the_registry(ctx, people):
     candidates.approve(ctx, alice, claimed["id"])
     app = make_app(ctx, "alice")
     async with app.run_test(size=(160, 50)) as pilot:
-        screen = await open_screen(pilot, "g", RegistryScreen)
+        screen = await open_screen(pilot, "G", RegistryScreen)
         assert screen.query_one("#results", DataTable).row_count == 1
         await assert_safe_screen(pilot, *MARKUP_SHOWN,
                                  "Question [link=https://evil.example]")  # the results row, clipped to its column

@@ -60,10 +60,10 @@ async def test_filter_by_state_text_and_mine(ctx, people):
 
         screen.query_one("#grey-search", Input).value = ""
         await wait_for(pilot, lambda: len(shown(app)) == 4, what="search cleared")
-        await pilot.press("m")
+        await pilot.press("l")
         await wait_for(pilot, lambda: set(shown(app)) == {2}, what="mine only")
         assert "Mine only (sam)" in text_of(app, "#grey-mine")
-        await pilot.press("m")
+        await pilot.press("l")
         await wait_for(pilot, lambda: len(shown(app)) == 4, what="everyone's again")
 
 
@@ -74,7 +74,7 @@ async def test_triage_an_entry_through_its_life(ctx, people):
         await open_grey(pilot)
         await highlight(pilot, e1["id"])
 
-        await pilot.press("a")
+        await pilot.press("i")
         await after(pilot, "assign → UnderReview")
         entry = grey.get(ctx, e1["id"])
         assert (entry["state"], entry["assignee"]) == ("UnderReview", "sam")
@@ -85,7 +85,7 @@ async def test_triage_an_entry_through_its_life(ctx, people):
         # Escape in the modal changes nothing.
         await highlight(pilot, e1["id"])
         version = grey.get(ctx, e1["id"])["version"]
-        await open_modal(pilot, "e", FieldsModal)
+        await open_modal(pilot, "x", FieldsModal)
         await pilot.press(*"abc")
         await pilot.press("escape")
         await after(pilot, "nothing changed")
@@ -93,7 +93,7 @@ async def test_triage_an_entry_through_its_life(ctx, people):
         assert grey.get(ctx, e1["id"])["state"] == "UnderReview"
 
         # A required reason: enter on an empty box keeps the modal open.
-        await open_modal(pilot, "e", FieldsModal)
+        await open_modal(pilot, "x", FieldsModal)
         await pilot.press("enter")
         assert isinstance(app.screen, FieldsModal)
         assert "required" in str(app.screen.query_one(".fields-error", Static).render())
@@ -104,7 +104,7 @@ async def test_triage_an_entry_through_its_life(ctx, people):
         await wait_for(pilot, lambda: shown(app)[e1["id"]] == "⚑ Escalated", what="escalation marked")
         await wait_for(pilot, lambda: "⚑ Entry 1 · Escalated" in text_of(app, "#grey-detail"), what="detail marked")
 
-        await pilot.press("d")
+        await pilot.press("X")
         await after(pilot, "deescalate → UnderReview")
         assert grey.get(ctx, e1["id"])["state"] == "UnderReview"
 
@@ -123,17 +123,17 @@ async def test_triage_an_entry_through_its_life(ctx, people):
         assert (entry["state"], entry["reason"], entry["rejected_by"]) == ("Pending", "not dup", None)
 
         await detail_in(pilot, "Pending")
-        await pilot.press("a")
+        await pilot.press("i")
         await after(pilot, "assign → UnderReview")
         await detail_in(pilot, "UnderReview")
-        await pilot.press("s")
+        await pilot.press("v")
         await answer_modal(pilot, "runbook")
         await after(pilot, "resolve → Resolved")
         entry = grey.get(ctx, e1["id"])
         assert (entry["state"], entry["resolution"]) == ("Resolved", "runbook")
 
         await highlight(pilot, e2["id"])
-        await pilot.press("x")
+        await pilot.press("b")
         await answer_modal(pilot, "")
         await after(pilot, "dismiss → Dismissed")
         assert grey.get(ctx, e2["id"])["state"] == "Dismissed"
@@ -148,7 +148,7 @@ async def test_illegal_move_is_answered_in_place_and_changes_nothing(ctx, people
     async with app.run_test(size=(140, 45)) as pilot:
         await open_grey(pilot)
         await highlight(pilot, e1["id"])
-        for key, action in [("e", "escalate"), ("d", "deescalate"), ("t", "reset"), ("r", "reject")]:
+        for key, action in [("x", "escalate"), ("X", "deescalate"), ("j", "reset"), ("r", "reject")]:
             await pilot.press(key)
             said = await after(pilot, f"'{action}' is not allowed")
             assert said.startswith("Not possible now: grey entry 1 is Pending")
@@ -175,7 +175,7 @@ async def test_a_validator_is_refused_in_place(ctx, people):
     async with app.run_test(size=(140, 45)) as pilot:
         await open_grey(pilot)
         await highlight(pilot, e1["id"])
-        await pilot.press("a")
+        await pilot.press("i")
         said = await after(pilot, "Not allowed")
         assert "specialist" in said
         assert grey.get(ctx, e1["id"])["state"] == "Pending"
@@ -224,7 +224,7 @@ async def test_escalation_reaches_a_second_running_app(ctx, people):
             await wait_for(root, lambda: dict(ctx.redis.pubsub_numsub(CHANNEL)).get(CHANNEL.encode(), 0) >= 2,
                            what="both apps subscribed")
             await highlight(root, e1["id"])
-            await root.press("e")
+            await root.press("x")
             await answer_modal(root, "leak")
             await after(root, "escalate → Escalated")
 

@@ -32,11 +32,11 @@ def shown_ids(screen) -> list[int]:
 
 
 async def open_registry(pilot) -> RegistryScreen:
-    return await open_screen(pilot, "g", RegistryScreen)
+    return await open_screen(pilot, "G", RegistryScreen)
 
 
 async def highlight_answer(pilot, screen, answer_id: int) -> None:
-    await pilot.press("down")  # from the search box to the results
+    await pilot.press("down")  # the results have the focus: the cursor moves (placed below)
     table = screen.query_one("#results", DataTable)
     assert screen.focused is table
     table.move_cursor(row=table.get_row_index(str(answer_id)))
@@ -49,7 +49,9 @@ async def test_search_as_you_type_finds_an_approved_answer(ctx, people):
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
         assert shown_ids(screen) == [3, 2, 1]  # an empty query lists the newest first
-        assert app.focused is screen.query_one("#search", Input)  # typing searches at once
+        assert isinstance(app.focused, DataTable)  # the results: ? and the keys for everywhere act at once
+        await pilot.press("slash")  # / reaches the search box
+        assert app.focused is screen.query_one("#search", Input)
         await type_text(pilot, "forkl")  # half a word: prefix matching while typing
         await wait_for(pilot, lambda: shown_ids(screen) == [answers[1]["id"]], what="the forklift answer")
         assert screen.query_one("#results", DataTable).border_title == "1 approved answer"
@@ -79,7 +81,6 @@ async def test_results_page_fifty_at_a_time(ctx, people):
         table = screen.query_one("#results", DataTable)
         assert shown_ids(screen) == list(range(55, 5, -1))  # the newest 50
         assert table.border_title == "Approved answers 1–50 · ] next 50"
-        await pilot.press("enter")  # from the search box to the results
         await pilot.press("right_square_bracket")
         await shows(pilot, "#results", "Approved answers 51–55", what="the next page")
         assert shown_ids(screen) == [5, 4, 3, 2, 1]
@@ -128,7 +129,7 @@ async def test_supersede_publishes_a_new_version_and_shows_the_chain(ctx, people
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
         await highlight_answer(pilot, screen, answers[0]["id"])
-        modal = await open_modal(pilot, "s", TextModal)
+        modal = await open_modal(pilot, "p", TextModal)
         assert modal.query_one("#text").text == ANSWERS[0][1]
         await pilot.press("ctrl+s")  # no reason yet: told so, nothing sent
         assert app.screen is modal
@@ -155,7 +156,6 @@ async def test_retire_and_cancel(ctx, people):
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
         assert text_of(app, "#detail-body").startswith(f"Answer {answers[2]['id']}  ")
-        await pilot.press("enter")  # from the search box to the results
         await open_modal(pilot, "t", ReasonModal)
         await pilot.press("escape")  # cancel: nothing changes
         await wait_for(pilot, lambda: app.screen is screen, what="back on the registry")
@@ -183,7 +183,6 @@ async def test_a_specialist_is_refused_in_place(ctx, people):
     app = make_app(ctx, "sam")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_registry(pilot)
-        await pilot.press("enter")  # from the search box to the results
         await open_modal(pilot, "d", ReasonModal)
         await type_text(pilot, "looks wrong")
         await pilot.press("enter")
@@ -202,6 +201,7 @@ async def test_an_unexpected_error_is_said_in_place_and_the_app_carries_on(ctx, 
             raise RuntimeError("the index is on fire")
 
         monkeypatch.setattr(registry, "search", broken)
+        await pilot.press("slash")
         await type_text(pilot, "dock")
         await after(pilot, "RuntimeError: the index is on fire")
         assert screen.query_one("#message", Static).has_class("error")

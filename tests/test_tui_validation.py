@@ -46,7 +46,7 @@ def state(ctx, candidate_id: int) -> str:
 
 
 async def open_picker(pilot) -> QueuePickerScreen:
-    return await open_screen(pilot, "v", QueuePickerScreen)
+    return await open_screen(pilot, "V", QueuePickerScreen)
 
 
 async def open_review(pilot, horn: str = "FACT"):
@@ -412,7 +412,7 @@ async def test_help_lists_the_review_keys(ctx, people):
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
         keys = app.screen.query_one(DataTable)
         described = {keys.get_row_at(i)[1] for i in range(keys.row_count)}
-        assert {"Approve", "Revise", "Reject", "Escalate", "Release", "Claim next", "Back to queues"} <= described
+        assert {"Approve", "Revise", "Reject", "Escalate", "Release", "Claim next", "Back"} <= described
 
 
 # --------------------------------------------------------------------------- snapshots

@@ -184,7 +184,7 @@ async def test_a_specialist_creates_an_item_and_queues_it(ctx, people):
     async with app.run_test(size=(140, 45)) as pilot:
         await open_items(pilot)
         assert "No work items yet" in text_of(app, "#wi-detail")
-        await pilot.press("n")
+        await pilot.press("plus")
         await answer_modal(pilot, "Why?")
         await after(pilot, "Work item 1 created (NEW)")
         assert workitems.get(ctx, 1)["question"] == "Why?"
@@ -205,7 +205,7 @@ async def test_an_item_without_a_horn_type_is_for_specialists(ctx, people):
         await pilot.press("c")
         said = await after(pilot, "Not allowed")
         assert "specialist" in said
-        await pilot.press("n")
+        await pilot.press("plus")
         await answer_modal(pilot, "Mine?")
         await after(pilot, "Not allowed")
         assert workitems.get(ctx, 1)["state"] == "NEW"
@@ -223,7 +223,7 @@ async def test_breaker_and_workers_in_view(ctx, people):
         cb = generation.breaker(ctx)
         for _ in range(cb.threshold):
             cb.record_failure("connection refused")
-        await pilot.press("r")
+        await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: "LLM circuit open" in text_of(app, "#wi-breaker"), what="breaker open")
         line = screen.query_one("#wi-breaker", Static)
         assert line.has_class("breaker-open") and not line.has_class("breaker-closed")

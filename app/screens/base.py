@@ -226,6 +226,33 @@ class WorkstationScreen(Screen):
             timer.stop()
         self._debounced[name] = self.set_timer(delay, callback)
 
+    # -- keys the highlighted item cannot take ----------------------------------------------
+    def why_not(self, action: str):
+        """Why `action` cannot be taken on what the screen shows now (the core's refusal, from
+        r2k.core.services.common.refusal, or a message), or None. A screen names its moves."""
+        return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # A move the highlighted item's state or the user's authority refuses is not offered:
+        # hidden from the footer and the command palette (docs/architecture.md, "The workstation").
+        return not self.why_not(action)
+
+    def on_key(self, event) -> None:
+        """A hidden move's key, pressed anyway, says why instead of vanishing."""
+        for node, bindings in self._binding_chain:
+            if node is not self:
+                continue
+            for binding in bindings.key_to_bindings.get(event.key, ()):
+                reason = self.why_not(binding.action)
+                if reason:
+                    event.stop()
+                    event.prevent_default()
+                    if isinstance(reason, str):
+                        self.show_info(reason)
+                    else:
+                        self.show_error(reason.message, reason.status)
+                    return
+
     def action_back(self) -> None:
         # Back to wherever this was opened from (the dashboard sits at the bottom of the stack).
         if len(self.app.screen_stack) > 2:
@@ -258,7 +285,7 @@ class ListDetailScreen(WorkstationScreen):
     DETAIL_DEBOUNCE = 0.1
 
     # The highlighted row's detail as shown (None while it is on its way): drawn by watch_detail.
-    detail: var[dict | None] = var(None, init=False)
+    detail: var[dict | None] = var(None, init=False, bindings=True)  # the footer follows its moves
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -46,12 +46,13 @@ class Probed(Reply):
 class DashboardScreen(WorkstationScreen):
     TITLE = "Dashboard"
     RELOAD_ON = ("*",)
+    # The keys for everywhere, shown here (same ids, so a keymap moves both); README, "Keys".
     BINDINGS = [
-        Binding("v", "app.open_screen('queues')", "Queues"),
-        Binding("g", "app.open_screen('registry')", "Registry"),
-        Binding("w", "app.open_screen('workitems')", "Work items"),
-        Binding("y", "app.open_screen('grey')", "Grey queue"),
-        Binding("r", "reload", "Refresh"),
+        Binding("V", "app.open_screen('queues')", "Queues", id="queues"),
+        Binding("G", "app.open_screen('registry')", "Registry", id="registry"),
+        Binding("W", "app.open_screen('workitems')", "Work items", id="workitems"),
+        Binding("Y", "app.open_screen('grey')", "Grey queue", id="grey"),
+        Binding("ctrl+r", "reload", "Refresh", id="refresh"),
     ]
 
     # The counts and the services' health as last read, drawn by their watchers. The screen has the
@@ -76,7 +77,7 @@ class DashboardScreen(WorkstationScreen):
             yield Static("Services", classes="panel-title")
             yield Static("checking…", id="services")
             yield Static("", id="message")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # ctrl+p is listed in ? (80 columns: README, Keys)
 
     def on_mount(self) -> None:
         table = self.query_one("#candidates", DataTable)

@@ -55,21 +55,23 @@ class GreyQueueScreen(ListDetailScreen):
     MORE = "the first 200: narrow the filters"
 
     BINDINGS = [
-        Binding("a", "assign_me", "Assign me"),
-        Binding("A", "assign_other", "Assign…", key_display="A"),
-        Binding("u", "unassign", "Unassign"),
-        Binding("e", "escalate", "Escalate"),
-        Binding("d", "deescalate", "De-escalate"),
-        Binding("s", "resolve", "Resolve"),
-        Binding("r", "reject", "Reject"),
-        Binding("o", "reopen", "Reopen"),
-        Binding("x", "dismiss_entry", "Dismiss"),
-        Binding("t", "reset", "Reset", show=False),  # Failed entries only; listed in the ? help
-        Binding("plus", "add", "Add", key_display="+", show=False),
-        Binding("m", "toggle_mine", "Mine"),
-        Binding("slash", "focus_search", "Search", key_display="/", show=False),
-        Binding("f", "focus_state", "State filter", show=False),
-        Binding("escape", "back", "Back"),
+        # The footer shows the moves the highlighted entry's state allows (check_action); the rest
+        # are in the ? help. Letters as on every screen (README, "Keys").
+        Binding("i", "assign_me", "Assign me", id="assign_me"),
+        Binding("A", "assign_other", "Assign…", key_display="A", show=False, id="assign"),
+        Binding("u", "unassign", "Release", id="release"),
+        Binding("x", "escalate", "Escalate", id="escalate"),
+        Binding("X", "deescalate", "De-escalate", key_display="X", id="deescalate"),
+        Binding("v", "resolve", "Resolve", id="resolve"),
+        Binding("r", "reject", "Reject", id="reject"),
+        Binding("o", "reopen", "Reopen", id="reopen"),
+        Binding("b", "dismiss_entry", "Dismiss", id="dismiss"),
+        Binding("j", "reset", "Reset", show=False, id="reset"),  # Failed entries only
+        Binding("plus", "add", "Add", key_display="+", show=False, id="add"),
+        Binding("l", "toggle_mine", "Mine only", show=False, id="mine_only"),
+        Binding("slash", "focus_search", "Search", key_display="/", show=False, id="search"),
+        Binding("f", "focus_state", "State filter", show=False, id="state_filter"),
+        Binding("escape", "back", "Back", id="back"),
     ]
 
     # The filters (a new one reloads the list): the state (None: all), the words searched (once
@@ -99,7 +101,7 @@ class GreyQueueScreen(ListDetailScreen):
             with VerticalScroll(id="grey-detail-pane"):
                 yield Static("Loading…", id="grey-detail")
         yield Static("", id="message")
-        yield Footer(compact=True)
+        yield Footer(compact=True, show_command_palette=False)  # ctrl+p is listed in ?
 
     def on_mount(self) -> None:
         table = self.query_one("#grey-table", DataTable)
@@ -218,6 +220,18 @@ class GreyQueueScreen(ListDetailScreen):
             self.query_one("#grey-detail-pane").set_class(entry["state"] == "Escalated", "escalated")
 
     # -- actions -----------------------------------------------------------------------------
+    # The binding's action -> the grey entry's move: keys of moves the highlighted entry cannot take
+    # are hidden (base.WorkstationScreen.check_action), and say why when pressed.
+    MOVES = {"assign_me": "assign", "assign_other": "assign", "unassign": "unassign", "escalate": "escalate",
+             "deescalate": "deescalate", "resolve": "resolve", "reject": "reject", "reopen": "reopen",
+             "dismiss_entry": "dismiss", "reset": "reset"}
+
+    def why_not(self, action: str):
+        from r2k.core.services.common import refusal
+
+        row = self.current_row() if action in self.MOVES and self.actor is not None and self.is_mounted else None
+        return refusal(GREY, self.MOVES[action], row, self.actor) if row is not None else None
+
     def action_assign_me(self) -> None:
         self.act("assign", assignee=self.me)
 

@@ -44,15 +44,15 @@ class QueueTable(DataTable):
     by the table, whereas a priority binding on the screen ran before the table had moved and
     opened the queue the cursor had left."""
 
-    BINDINGS = [Binding("enter", "select_cursor", "Open queue")]
+    BINDINGS = [Binding("enter", "select_cursor", "Open queue", id="open_queue")]
 
 
 class QueuePickerScreen(WorkstationScreen):
     TITLE = "Validation queues"
     RELOAD_ON = ("candidate", "queue", "source_document", "answer", "actor")
     BINDINGS = [
-        Binding("r", "reload", "Refresh"),
-        Binding("escape", "back", "Back"),
+        Binding("ctrl+r", "reload", "Refresh", id="refresh"),
+        Binding("escape", "back", "Back", id="back"),
     ]
 
     # Horn type -> its counts as last read; drawn into the table by watch_stats.
@@ -69,7 +69,7 @@ class QueuePickerScreen(WorkstationScreen):
             yield QueueTable(id="queue-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="authority")
             yield Static("", id="message")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # ctrl+p is listed in ? (80 columns: README, Keys)
 
     def on_mount(self) -> None:
         table = self.query_one("#queue-table", DataTable)

@@ -90,14 +90,14 @@ class RegistryScreen(WorkstationScreen):
     RELOAD_ON = ("answer", "candidate")
     DEBOUNCE = 0.5
     BINDINGS = [
-        Binding("s", "supersede", "Supersede"),
-        Binding("d", "dispute", "Dispute"),
-        Binding("t", "retire", "Retire"),
-        Binding("slash", "focus_search", "Search", key_display="/"),
-        Binding("down", "focus_results", "Results", show=False),  # from the search box (the table has its own)
-        Binding("right_square_bracket", "next_page", "Next 50", key_display="]"),
-        Binding("left_square_bracket", "previous_page", "Previous 50", key_display="["),
-        Binding("escape", "back", "Back"),
+        Binding("p", "supersede", "Supersede", id="supersede"),
+        Binding("d", "dispute", "Dispute", id="dispute"),
+        Binding("t", "retire", "Retire", id="retire"),
+        Binding("slash", "focus_search", "Search", key_display="/", id="search"),
+        Binding("down", "focus_results", "Results", show=False, id="results"),  # from the search box (the table has its own)
+        Binding("right_square_bracket", "next_page", "Next 50", key_display="]", id="next_page"),
+        Binding("left_square_bracket", "previous_page", "Previous 50", key_display="[", show=False, id="previous_page"),
+        Binding("escape", "back", "Back", id="back"),
     ]
 
     # The search: the words typed (once the typing pauses) and the status filter; a new one starts
@@ -106,7 +106,7 @@ class RegistryScreen(WorkstationScreen):
     status: var[str] = var("APPROVED", init=False)
     page_start: var[int] = var(0)    # where the page shown starts in the results
     has_more: var[bool] = var(False)  # whether results follow the page shown
-    selected_id: var[int | None] = var(None)  # the highlighted answer, which the keys act on
+    selected_id: var[int | None] = var(None, bindings=True)  # the highlighted answer, which the keys act on
 
     def __init__(self):
         super().__init__()
@@ -125,7 +125,7 @@ class RegistryScreen(WorkstationScreen):
             with VerticalScroll(id="chain-pane"):
                 yield Static("", id="chain")
         yield Static("", id="message")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # ctrl+p is listed in ? (80 columns: README, Keys)
 
     def on_mount(self) -> None:
         table = self.query_one("#results", DataTable)
@@ -137,10 +137,10 @@ class RegistryScreen(WorkstationScreen):
         self.query_one("#detail", VerticalScroll).border_title = "Answer"
         self.query_one("#chain-pane", VerticalScroll).border_title = "Supersede chain (oldest first)"
         self.query_one("#detail-body", Static).update(Text("Nothing selected.", style="dim"))
-        # Typing starts a search at once: a validator who opens the registry and types a word must
-        # not have its letters taken as the table's keys (t retires, d disputes). Enter or ↓ reach the
-        # results, where those keys act.
-        self.query_one("#search", Input).focus()
+        # The results have the focus, so `?` and the keys for everywhere act at once (a search box
+        # focused first took them as text); `/` reaches the search box, and enter, ↓ or escape
+        # leave it for the results again.
+        self.query_one("#results", DataTable).focus()
         # WorkstationScreen.on_mount (called after this one) searches
 
     # -- searching -----------------------------------------------------------------------------
@@ -268,6 +268,12 @@ class RegistryScreen(WorkstationScreen):
         if self.focused is self.query_one("#search", Input):
             self.query_one("#results", DataTable).focus()
 
+    def action_back(self) -> None:
+        if self.focused is not self.query_one("#results", DataTable):
+            self.query_one("#results", DataTable).focus()  # leave the search box (or the filter) first
+            return
+        super().action_back()
+
     def action_next_page(self) -> None:
         if not self.has_more:
             self.show_info("This is the last page of results.")
@@ -290,6 +296,17 @@ class RegistryScreen(WorkstationScreen):
             self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
             return None
         return answer
+
+    def why_not(self, action: str):
+        """Supersede, dispute and retire are offered for an answer whose status allows them, to a
+        user with the authority (base.WorkstationScreen.check_action)."""
+        from r2k.core.services.common import refusal
+        from r2k.core.services.registry import ANSWER
+
+        if action not in ("supersede", "dispute", "retire") or self.actor is None or self.selected_id is None:
+            return None
+        answer = self.rows.get(self.selected_id)
+        return refusal(ANSWER, action, answer, self.actor) if answer is not None else None
 
     def action_supersede(self) -> None:
         answer = self.target()

@@ -147,20 +147,20 @@ class Skipped(Reply):
 class ReviewScreen(WorkstationScreen):
     TITLE = "Review"
     BINDINGS = [
-        Binding("a", "approve", "Approve"),
-        Binding("e", "revise", "Revise"),
-        Binding("r", "reject", "Reject"),
-        Binding("x", "escalate", "Escalate"),
-        Binding("u", "release", "Release"),
-        Binding("n", "claim_next", "Claim next"),
+        Binding("a", "approve", "Approve", id="approve"),
+        Binding("e", "revise", "Revise", id="revise"),
+        Binding("r", "reject", "Reject", id="reject"),
+        Binding("x", "escalate", "Escalate", id="escalate"),
+        Binding("u", "release", "Release", show=False, id="release"),
+        Binding("n", "claim_next", "Claim next", id="claim_next"),
         Binding("s", "skip", "Skip", show=False, id="skip"),
         Binding("z", "undo", "Undo", show=False, id="undo"),
-        Binding("escape", "back", "Back to queues"),
+        Binding("escape", "back", "Back", id="back"),
     ]
 
     # The candidate as shown (its version is the one a decision sends); None: the idle pane says why.
     # Redrawn on every set, so a candidate read again shows as it now stands.
-    current: var[dict | None] = var(None, init=False, always_update=True)
+    current: var[dict | None] = var(None, init=False, always_update=True, bindings=True)
     idle_text: var[str] = var("", init=False)           # what the idle pane says
     lease_expires: var[datetime | None] = var(None, init=False)  # our own claim's lease, for the countdown
     # A call is in flight: further keys are ignored rather than applied twice.
@@ -198,7 +198,7 @@ class ReviewScreen(WorkstationScreen):
             yield Static("", id="history")
         yield Static("", id="idle")
         yield Static("", id="message")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # ctrl+p is listed in ? (80 columns: README, Keys)
 
     def on_mount(self) -> None:
         self.title = f"Review · {self.horn} queue"
@@ -257,6 +257,23 @@ class ReviewScreen(WorkstationScreen):
     def claimed(self) -> bool:
         cur = self.current
         return bool(cur and cur["state"] == "IN_REVIEW" and self.actor and cur.get("claimed_by") == self.actor.name)
+
+    def why_not(self, action: str):
+        """The decision keys are offered for a candidate that can take them (approve and revise
+        never for an OPEN_ISSUE), through the core's rules (base.WorkstationScreen.check_action)."""
+        from r2k.core.services.candidates import CANDIDATE
+        from r2k.core.services.common import refusal
+
+        if self.actor is None or self.busy:
+            return None  # busy: ready_for says what is in flight
+        if action == "claim_next":  # offered while nothing is claimed here
+            return (f"Candidate {self.current['id']} is still claimed by you: decide it, or u to release it first."
+                    if self.claimed() else None)
+        if action not in ("approve", "revise", "reject", "escalate", "release"):
+            return None
+        if self.current is None:
+            return "Nothing is claimed: n claims the next candidate."
+        return refusal(CANDIDATE, action, self.current, self.actor)
 
     def ready_for(self, action: str) -> bool:
         """Whether a key may act now; says why not in the message line."""

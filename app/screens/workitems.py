@@ -65,13 +65,13 @@ class WorkItemsScreen(ListDetailScreen):
     MORE = "the newest 200: filter by state to see others"
 
     BINDINGS = [
-        Binding("n", "new_item", "New"),
-        Binding("g", "generate", "Generate"),
-        Binding("k", "rework", "Rework"),
-        Binding("c", "close_item", "Close"),
-        Binding("f", "focus_state", "State filter"),
-        Binding("r", "reload", "Refresh"),
-        Binding("escape", "back", "Back"),
+        Binding("plus", "new_item", "Add", key_display="+", id="add"),
+        Binding("g", "generate", "Generate", id="generate"),
+        Binding("k", "rework", "Rework", id="rework"),
+        Binding("c", "close_item", "Close", id="close"),
+        Binding("f", "focus_state", "State filter", show=False, id="state_filter"),
+        Binding("ctrl+r", "reload", "Refresh", show=False, id="refresh"),
+        Binding("escape", "back", "Back", id="back"),
     ]
 
     # The state filter (None: all states); a new one reloads the list.
@@ -91,7 +91,7 @@ class WorkItemsScreen(ListDetailScreen):
             with VerticalScroll(id="wi-detail-pane"):
                 yield Static("Loading…", id="wi-detail")
         yield Static("", id="message")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # ctrl+p is listed in ? (80 columns: README, Keys)
 
     def on_mount(self) -> None:
         table = self.query_one("#wi-table", DataTable)
@@ -171,7 +171,7 @@ class WorkItemsScreen(ListDetailScreen):
 
     def empty_text(self) -> str:
         state = self.state
-        return "No work items" + (f" in {state}." if state else " yet: n creates one.")
+        return "No work items" + (f" in {state}." if state else " yet: + creates one.")
 
     def detail_call(self, row_id: int):
         from r2k.core.services import workitems

@@ -81,3 +81,27 @@ def event_history(tx: Tx, aggregate: str, entity_id: int) -> list[dict]:
                     "from": r["payload"].get("from"), "to": r["payload"].get("to"), "reason": fields.get("reason"),
                     "revised_text": fields.get("revised_text")})
     return out
+
+
+def refusal(machine, action: str, row: dict, actor: Actor):
+    """Why `actor` may not make `action` on `row` as the row reads now: the R2KError the engine
+    would raise (authority 403, state 422, the move's rule of who, a guard on the row itself), not
+    raised; None when the move is open to them. The workstation hides the keys of refused moves and says this when one is
+    pressed (docs/architecture.md, "The workstation"): the engine still decides, on the row as it is."""
+    from ..engine import check_standing, check_who
+    from ..errors import R2KError, ValidationStateError
+
+    try:
+        check_standing(machine, action, actor, row)
+        move = machine.find(action, row[machine.column], row.get("id"))
+        check_who(machine, move, actor, row)
+        if move.guard is not None:
+            try:
+                why_not = move.guard(row, {})
+            except Exception:  # noqa: BLE001 - a guard that reads the fields: only the engine can tell
+                why_not = None
+            if why_not:
+                raise ValidationStateError(machine.name, row.get("id"), row[machine.column], action, why_not)
+    except R2KError as exc:
+        return exc
+    return None

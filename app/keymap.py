@@ -1,0 +1,161 @@
+"""Your own keys: a TOML file maps binding ids to keys, the way Posting's keymap does.
+
+Every binding of the workstation has an id (`approve`, `help`, …; `?` lists them, README "Keys"
+too). One id names the binding on every screen that has it (`reject` on the review screen and
+the grey queue), so a letter keeps one meaning. The file is `R2K_KEYMAP_FILE` when that is set,
+else `keymap.toml` in the user's config dir (platformdirs: `~/.config/r2k/keymap.toml` on Linux):
+
+    approve = "y"            # one key
+    reject = "r,delete"      # several keys, comma-separated
+
+A file is checked whole before the workstation opens: an id no binding has, a value that is not
+a key, or two bindings given the same key where both act (on one screen, or one screen and the
+keys for everywhere) is one readable line on stderr, and nothing opens (docs/architecture.md,
+"The workstation").
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import re
+import tomllib
+from pathlib import Path
+
+# The screens whose bindings a keymap may name (module, class); the app's own come first.
+SCREEN_CLASSES = [
+    ("r2k.app.screens.dashboard", "DashboardScreen"),
+    ("r2k.app.screens.queues", "QueuePickerScreen"),
+    ("r2k.app.screens.review", "ReviewScreen"),
+    ("r2k.app.screens.registry", "RegistryScreen"),
+    ("r2k.app.screens.workitems", "WorkItemsScreen"),
+    ("r2k.app.screens.grey", "GreyQueueScreen"),
+]
+
+# Widgets with keys of their own, acting together with their screen's (the queue table's enter).
+WIDGET_CLASSES = {"QueuePickerScreen": [("r2k.app.screens.queues", "QueueTable")]}
+
+# A key as Textual names it: a letter or a named key, optionally after modifiers.
+_KEY = re.compile(r"^((ctrl|shift|alt|super|meta)\+)*([A-Za-z0-9]|[a-z][a-z0-9_]+|f[0-9]{1,2}|[!-~])$")
+
+
+class KeymapError(Exception):
+    """The keymap file cannot be used: `str()` is the one line to show."""
+
+
+def keymap_path() -> Path:
+    named = os.environ.get("R2K_KEYMAP_FILE")
+    if named:
+        return Path(named).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("r2k", appauthor=False)) / "keymap.toml"
+
+
+def screen_classes() -> list[type]:
+    return [getattr(importlib.import_module(module), cls) for module, cls in SCREEN_CLASSES]
+
+
+def _bindings(node_class) -> list:
+    from textual.binding import Binding
+
+    return [b for b in node_class.BINDINGS if isinstance(b, Binding)]
+
+
+def scopes() -> list[tuple[str, list]]:
+    """(where, bindings) for every place keys act together: each screen with the app's own keys."""
+    from .tui import R2KApp
+
+    everywhere = _bindings(R2KApp)
+    out = []
+    for cls in screen_classes():
+        widgets = [getattr(importlib.import_module(module), name) for module, name in WIDGET_CLASSES.get(cls.__name__, ())]
+        out.append((getattr(cls, "TITLE", None) or cls.__name__,
+                    [b for widget in widgets for b in _bindings(widget)] + _bindings(cls) + everywhere))
+    return out
+
+
+def binding_classes() -> list[type]:
+    """The app, every screen and the widgets with keys of their own: every class with bindings."""
+    from .tui import R2KApp
+
+    widgets = [getattr(importlib.import_module(module), name) for extra in WIDGET_CLASSES.values()
+               for module, name in extra]
+    return [R2KApp, *screen_classes(), *widgets]
+
+
+def binding_ids() -> dict[str, object]:
+    """Every binding id the workstation has -> its binding (the first with that id)."""
+    found: dict[str, object] = {}
+    for _, bindings in scopes():
+        for binding in bindings:
+            if binding.id:
+                found.setdefault(binding.id, binding)
+    return found
+
+
+def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
+    for name, value in table.items():
+        full = f"{prefix}{name}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, full + "."))
+        else:
+            flat[full] = value
+    return flat
+
+
+def _keys(value: str) -> list[str]:
+    from textual.keys import _character_to_key
+
+    out = []
+    for part in value.split(","):
+        part = part.strip()
+        out.append(_character_to_key(part) if len(part) == 1 else part)
+    return out
+
+
+def check(keymap: dict[str, object], where: str = "keymap") -> dict[str, str]:
+    """The keymap as Textual takes it (id -> "key,key"), or KeymapError naming the first problem."""
+    known = binding_ids()
+    clean: dict[str, str] = {}
+    for binding_id, value in keymap.items():
+        if binding_id not in known:
+            close = difflib.get_close_matches(binding_id, list(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else " (? lists the ids of each screen)"
+            raise KeymapError(f"{where}: unknown binding id {binding_id!r}{hint}")
+        if not isinstance(value, str) or not value.strip():
+            raise KeymapError(f"{where}: {binding_id} must be a key in quotes, such as \"y\" or \"ctrl+y\"")
+        for key in (k.strip() for k in value.split(",")):
+            if not _KEY.match(key):
+                raise KeymapError(f"{where}: {binding_id} = {value!r}: {key!r} is not a key "
+                                  "(a letter, or a name such as \"f5\", \"ctrl+y\", \"delete\")")
+        clean[binding_id] = value
+    for scope, bindings in scopes():
+        taken: dict[str, object] = {}
+        for binding in bindings:
+            keys = _keys(clean[binding.id]) if binding.id in clean else _keys(binding.key)
+            for key in keys:
+                other = taken.get(key)
+                if other is not None and other.id != binding.id and (binding.id in clean or other.id in clean):
+                    raise KeymapError(f"{where}: {key!r} would be both {other.id} ({other.description}) and "
+                                      f"{binding.id} ({binding.description}) on {scope}")
+                taken.setdefault(key, binding)
+    return clean
+
+
+def load(path: Path | None = None) -> dict[str, str]:
+    """The keymap of `path` (default: keymap_path()), checked; {} when the default file is absent."""
+    named = path is not None or bool(os.environ.get("R2K_KEYMAP_FILE"))
+    path = path or keymap_path()
+    if not path.exists():
+        if named:
+            raise KeymapError(f"keymap {path}: no such file")
+        return {}
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KeymapError(f"keymap {path}: cannot be read ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise KeymapError(f"keymap {path}: not valid TOML ({exc})") from None
+    return check(_flatten(table), f"keymap {path}")
