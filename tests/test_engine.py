@@ -112,7 +112,7 @@ def test_every_state_action_pair(ctx, machine, state, action):
                              fields={"reason": "r", "assignee": "sam", "revised_text": "x", "text": "x"})
         assert raised.value.status == 422
         message = raised.value.message
-        assert machine.name in message and state in message and action in message
+        assert machine.words in message and state in message and action in message
         with ctx.db.read() as tx:
             assert tx.one(f"SELECT * FROM {machine.table} WHERE id = %s", (row["id"],)) == row
             assert count_events(tx, machine, row["id"]) == 0

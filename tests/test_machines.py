@@ -140,7 +140,7 @@ def test_plan_makes_exactly_the_legal_moves(machine, state, action):
             engine.plan(machine, row, action, standing_actor(machine, action, row),
                         {"reason": "r", "assignee": "sam", "revised_text": "x", "text": "x"})
         assert raised.value.status == 422
-        assert machine.name in raised.value.message and state in raised.value.message
+        assert machine.words in raised.value.message and state in raised.value.message
         assert action in raised.value.message
     assert row == row_in(machine, state)  # plan writes nothing, not even into the row
 
@@ -177,7 +177,7 @@ def test_plan_needs_every_field_of_the_move_and_holds_its_guard(machine):
         fields = fields_for(machine, made)
         for name in made.needs:
             for blank in (None, "", "   "):
-                with pytest.raises(InvalidInput, match=f"{machine.name} {made.action} requires {name}"):
+                with pytest.raises(InvalidInput, match=f"{machine.words} {made.action} requires {name}"):
                     engine.plan(machine, row, made.action, able(made, row), {**fields, name: blank})
         if made.guard is None:
             continue
