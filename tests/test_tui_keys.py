@@ -169,9 +169,6 @@ async def test_keys_of_your_own_act_and_show_in_the_footer_and_help(ctx, people)
 
 # --------------------------------------------------------------------------- one letter, one meaning
 
-README_PENDING = {"z", "s", "m"}  # undo, skip and My work: added by their own changes, checked once bound
-
-
 def readme_keys() -> dict[str, tuple[str, str]]:
     """The README's Keys table: key (as Textual names it) -> (what it does, its id)."""
     import re
@@ -209,7 +206,7 @@ def test_a_letter_means_the_same_on_every_screen_as_the_readme_says():
                     f"{cls.__name__}: {key} is {binding.description!r} ({binding.id}); the README says {table[key]}"
                 used.add(key)
     assert all(binding.id for binding in HelpScreen.BINDINGS)
-    unbound = set(table) - used - {"ctrl+p"} - README_PENDING
+    unbound = set(table) - used - {"ctrl+p"}
     assert not unbound, f"the README lists keys no screen binds: {sorted(unbound)}"
 
 
@@ -364,3 +361,20 @@ def test_snapshot_dashboard_keys(ctx, people, snap_compare, size):
 
     seed(ctx, people)
     assert snap_compare(make_app(ctx, "alice", listen=False), terminal_size=size, run_before=settle_dashboard)
+
+
+async def test_a_work_item_offers_rework_only_when_it_needs_rework(ctx, people):
+    from r2k.app.screens.workitems import WorkItemsScreen
+    from r2k.core.services import workitems
+    from tests.tui import highlight, open_screen
+
+    item = workitems.create(ctx, people["root"], "What is the VPN timeout?")
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_screen(pilot, "W", WorkItemsScreen)
+        await highlight(pilot, item["id"])
+        await wait_for(pilot, lambda: "Close" in offered(screen) and "Rework" not in offered(screen),
+                       what="close offered, rework not (NEW)")
+        workitems.close(ctx, people["root"], item["id"])
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: not {"Close", "Rework"} & offered(screen), what="nothing to offer once CLOSED")
