@@ -11,7 +11,7 @@ else `keymap.toml` in the user's config dir (platformdirs: `~/.config/r2k/keymap
 A file is checked whole before the workstation opens: an id no binding has, a value that is not
 a key, or two bindings given the same key where both act (on one screen, or one screen and the
 keys for everywhere) is one readable line on stderr, and nothing opens (docs/architecture.md,
-"The workstation").
+"Keys").
 """
 from __future__ import annotations
 

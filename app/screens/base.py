@@ -234,7 +234,7 @@ class WorkstationScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # A move the highlighted item's state or the user's authority refuses is not offered:
-        # hidden from the footer and the command palette (docs/architecture.md, "The workstation").
+        # hidden from the footer and the command palette (docs/architecture.md, "Keys").
         return not self.why_not(action)
 
     def on_key(self, event) -> None:

@@ -87,7 +87,7 @@ def refusal(machine, action: str, row: dict, actor: Actor):
     """Why `actor` may not make `action` on `row` as the row reads now: the R2KError the engine
     would raise (authority 403, state 422, the move's rule of who, a guard on the row itself), not
     raised; None when the move is open to them. The workstation hides the keys of refused moves and says this when one is
-    pressed (docs/architecture.md, "The workstation"): the engine still decides, on the row as it is."""
+    pressed (docs/architecture.md, "Keys"): the engine still decides, on the row as it is."""
     from ..engine import check_standing, check_who
     from ..errors import R2KError, ValidationStateError
 
