@@ -268,3 +268,36 @@ async def test_the_screens_say_grey_entry_and_work_item(ctx, people):
             getattr(app.screen, f"action_{action}")()  # a move its state cannot take: the core's refusal in place
             said = await after(pilot, "is not allowed")
             assert f"{words} {row_id} is" in said and "_" not in said.split(" is ")[0]
+
+
+# --------------------------------------------------------------------------- versions and links
+
+async def test_the_chain_shows_a_word_diff_between_versions(ctx, people):
+    from r2k.app.screens.registry import RegistryScreen, word_diff
+    from tests.test_tui_registry import highlight_answer, publish
+    from tests.tui import chain_on, loaded
+
+    answers = publish(ctx, people)
+    first = registry.supersede(ctx, people["alice"], answers[0]["id"], "The Rotterdam warehouse has 16 loading docks.",
+                               "two docks added")
+    second = registry.supersede(ctx, people["alice"], first["id"], "The Rotterdam warehouse has 16 docks \x1b[31m.",
+                                "shorter")
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
+        app.push_screen(RegistryScreen())
+        screen = await wait_for(pilot, lambda: isinstance(app.screen, RegistryScreen) and loaded(app.screen)
+                                and app.screen, what="the registry")
+        await highlight_answer(pilot, screen, second["id"])
+        await wait_for(pilot, lambda: chain_on(screen)[0] == [answers[0]["id"], first["id"], second["id"]],
+                       what="the chain")
+        chain = screen.query_one("#chain").content
+        lines = chain.plain.splitlines()
+        changes = [line.strip() for line in lines if line.strip().startswith("changes:")]
+        assert changes == ["changes: The Rotterdam warehouse has [-14-] {+16+} loading docks.",
+                           "changes: … warehouse has 16 [-loading docks.-] {+docks \\x1b[31m.+}"]
+        assert "\x1b" not in chain.plain  # stored text: the control shown, never sent
+        # In the styles of styles/registry.tcss: the added words bold, the removed struck through.
+        styles = {chain.plain[span.start:span.end]: span.style for span in chain.spans}
+        assert styles["{+16+}"].bold and styles["[-14-]"].strike
+    assert word_diff("same words", "same  words").plain == "(the same text)"

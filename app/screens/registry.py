@@ -6,8 +6,10 @@ nothing is loaded in bulk.
 """
 from __future__ import annotations
 
+import difflib
 from functools import partial
 
+from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -47,8 +49,46 @@ def detail_text(answer: dict) -> Text:
     return out
 
 
-def chain_text(chain: list[dict], current_id: int, width: int = 60) -> Text:
-    """The versions oldest first, two lines each; the one on screen marked."""
+def word_diff(old: str, new: str, added: Style | str = "", removed: Style | str = "", context: int = 3) -> Text:
+    """What changed from `old` to `new`, word by word: removed words as [-…-], added as {+…+} (and
+    in the given styles), a few unchanged words around each change, the rest elided as "…".
+    Stored text: each word goes through visible()."""
+    a, b = old.split(), new.split()
+    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    out = Text()
+
+    def words(part: list[str], style: Style | str = "") -> None:
+        if out:
+            out.append(" ")
+        out.append(" ".join(visible(w) for w in part), style=style)
+
+    if all(tag == "equal" for tag, *_ in ops):
+        return Text("(the same text)", style="dim")
+    for n, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag == "equal":
+            same = a[i1:i2]
+            head = same[:context] if n else []  # after a change
+            tail = same[-context:] if n < len(ops) - 1 else []  # before the next
+            if len(same) <= len(head) + len(tail) + 1:
+                words(same)
+                continue
+            if head:
+                words(head)
+            words(["…"], "dim")
+            if tail:
+                words(tail)
+            continue
+        if i2 > i1:
+            words(["[-" + " ".join(a[i1:i2]) + "-]"], removed)
+        if j2 > j1:
+            words(["{+" + " ".join(b[j1:j2]) + "+}"], added)
+    return out
+
+
+def chain_text(chain: list[dict], current_id: int, width: int = 60, added: Style | str = "",
+               removed: Style | str = "") -> Text:
+    """The versions oldest first, two lines each; the one on screen marked. After the first, each
+    version's word diff from the one before it (`word_diff`, in the given styles)."""
     out = Text()
     for i, row in enumerate(chain):
         if i:
@@ -61,6 +101,9 @@ def chain_text(chain: list[dict], current_id: int, width: int = 60) -> Text:
         if here:
             out.append("  (this one)", style="bold")
         out.append(f"\n    {clip(visible(row['text']), max(20, width - 4))}", style="" if here else "dim")
+        if i:
+            out.append("\n    changes: ", style="bold")
+            out.append_text(word_diff(chain[i - 1]["text"], row["text"], added, removed))
     return out
 
 
@@ -87,6 +130,8 @@ class ResultsTable(DataTable):
 
 class RegistryScreen(WorkstationScreen):
     TITLE = "Registry"
+    # The chain's word diff: styled in styles/registry.tcss.
+    COMPONENT_CLASSES = {"registry--added", "registry--removed"}
     RELOAD_ON = ("answer", "candidate")
     DEBOUNCE = 0.5
     BINDINGS = [
@@ -257,7 +302,9 @@ class RegistryScreen(WorkstationScreen):
         if message.superseded:
             return
         panel = self.query_one("#chain", Static)
-        panel.update(chain_text(message.chain, message.answer_id, panel.size.width or 60))
+        panel.update(chain_text(message.chain, message.answer_id, panel.size.width or 60,
+                                self.get_component_rich_style("registry--added"),
+                                self.get_component_rich_style("registry--removed")))
 
     # -- keys ----------------------------------------------------------------------------------
 
