@@ -9,7 +9,8 @@ from r2k.core.services import candidate_views, claims, grey, registry, workitems
 from tests.conftest import error_of, r2k
 from r2k.app.screens.review import ReviewScreen
 from tests.test_tui_validation import seed_facts, showing
-from tests.tui import after, keys_together, make_app, message, open_modal, review_settled, text_of, wait_for
+from tests.tui import (after, candidate_on, keys_together, make_app, message, open_modal, review_settled, text_of,
+                       wait_for)
 
 
 async def open_review(pilot, horn: str = "FACT") -> ReviewScreen:
@@ -301,3 +302,43 @@ async def test_the_chain_shows_a_word_diff_between_versions(ctx, people):
         styles = {chain.plain[span.start:span.end]: span.style for span in chain.spans}
         assert styles["{+16+}"].bold and styles["[-14-]"].strike
     assert word_diff("same words", "same  words").plain == "(the same text)"
+
+
+async def test_a_work_item_and_its_generated_candidate_link_to_each_other(ctx, people, tmp_path, services):
+    from r2k.app.screens.workitems import WorkItemsScreen
+    from r2k.core.services import generation
+    from tests.conftest import r2k_json
+    from tests.test_tui_workitems import QUESTION, corpus
+    from tests.tui import highlight, loaded
+
+    corpus(ctx, people, tmp_path)
+    item = workitems.create(ctx, people["root"], QUESTION)
+    assert workitems.show(ctx, item["id"])["generated_candidate"] is None
+    generation.generate_answer(ctx, item["id"])
+    made = workitems.show(ctx, item["id"])["generated"][-1]["candidate_id"]
+    # The command line, both ways.
+    assert r2k_json("--as", "sam", "workitems", "show", str(item["id"]))["generated_candidate"] == {
+        "id": made, "state": "PENDING"}
+    assert f"generated_candidate  {{\"id\": {made}" in r2k("--as", "sam", "workitems", "show", str(item["id"])).stdout
+    assert r2k_json("--as", "sam", "candidates", "show", str(made))["work_item"] == {
+        "id": item["id"], "state": "READY_FOR_REVIEW", "link": "generated from"}
+    shown = r2k("--as", "sam", "candidates", "show", str(made)).stdout
+    assert f"Work item generated from work item {item['id']} (READY_FOR_REVIEW)" in shown
+    horn = candidate_views.get(ctx, made)["horn_type"]
+    judge = next(name for name in ("alice", "vera") if horn in people[name].horn_types)
+    claims.claim(ctx, people[judge], made)  # the review screen carries on with it
+
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
+        app.push_screen(WorkItemsScreen())
+        await wait_for(pilot, lambda: isinstance(app.screen, WorkItemsScreen) and loaded(app.screen), what="the list")
+        await highlight(pilot, item["id"])
+        assert f"Generated candidate {made} (IN_REVIEW)" in text_of(app, "#wi-detail")
+
+    # The review screen names the work item its candidate came from.
+    app = make_app(reopened(services), judge)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot, horn)
+        assert candidate_on(screen) == made
+        assert f"Generated from work item {item['id']} (READY_FOR_REVIEW)" in text_of(app, "#horn")

@@ -186,6 +186,8 @@ def candidate_text(c: dict) -> str:
     if c.get("answer"):
         a = c["answer"]
         lines.append(f"{'Published':<10}answer {a['id']} ({a['status']})")
+    if item := c.get("work_item"):  # generated from it, or escalated to it
+        lines.append(f"{'Work item':<10}{item['link']} work item {item['id']} ({item['state']})")
     lines += ["", f"Sources ({len(c['sources'])})" if c["sources"] else "Sources: none (added by hand)"]
     for i, src in enumerate(c["sources"], 1):
         where = src.get("path") or src.get("ref") or ""

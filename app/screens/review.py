@@ -571,6 +571,8 @@ class ReviewScreen(WorkstationScreen):
             (f"{visible(data['horn_type'])} queue", "bold"), f" · candidate {data['id']} · {visible(data['state'])}",
             f" · version {data['version']}{claimant}"))
         horn = Text.assemble((visible(data["horn_type"]), "bold"), " — ", HORN_MEANING.get(data["horn_type"], ""))
+        if item := data.get("work_item"):  # the link back to the work item it was generated from
+            horn.append(f"\n{item['link'].capitalize()} work item {item['id']} ({visible(item['state'])})", style="cyan")
         answer = data.get("answer")
         if answer and answer.get("status") == "DISPUTED":
             # A re-review: say what is at stake, since the keys settle the dispute.

@@ -281,6 +281,9 @@ def render_item(item: dict) -> Content:
     if item.get("candidate_id"):
         facts.append(f"from candidate {item['candidate_id']}")
     out.append(m("[dim]" + " · ".join(facts) + "[/dim]", horn=item.get("horn_type")))
+    if made := item.get("generated_candidate"):  # the link to the candidate its generation made
+        out.append(m(f"[b]Generated candidate {made['id']}[/b] ($state)",
+                     state=made["state"]))
     if item.get("reason"):
         out.append(m("[b]Reason[/b]    $reason", reason=item["reason"]))
     generated = item.get("generated") or []

@@ -47,8 +47,22 @@ def show(ctx: Context, candidate_id) -> dict:
                                              cut_after=doc["excerpt_start"] + len(doc["excerpt"]) < doc["length"])
                 sources.append({**ref, "title": doc["title"], "excerpt": excerpt, "match": match})
         answer = current_answer(tx, cid)
+        work_item = linked_work_item(tx, row)
         history_rows = event_history(tx, "candidate", cid)
-    return {**public_row(row), "sources": sources, "answer": public_row(answer), "history": history_rows}
+    return {**public_row(row), "sources": sources, "answer": public_row(answer), "work_item": work_item,
+            "history": history_rows}
+
+
+def linked_work_item(tx, row: dict) -> dict | None:
+    """The work item a candidate is linked to ({id, state, link}): the one it was generated from
+    (`link` "generated from"), else the one its escalation opened ("escalated to"); None."""
+    if row.get("work_item_id") is not None:
+        item = tx.one("SELECT id, state FROM work_items WHERE id = %s", (row["work_item_id"],))
+        link = "generated from"
+    else:
+        item = tx.one("SELECT id, state FROM work_items WHERE candidate_id = %s ORDER BY id DESC LIMIT 1", (row["id"],))
+        link = "escalated to"
+    return {"id": item["id"], "state": item["state"], "link": link} if item else None
 
 
 def _whole_lines(excerpt: str, match: list[int], *, cut_before: bool, cut_after: bool) -> tuple[str, list[int]]:

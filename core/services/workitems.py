@@ -169,12 +169,16 @@ def get(ctx: Context, work_item_id) -> dict:
 
 
 def show(ctx: Context, work_item_id) -> dict:
-    """The item with its generated candidates (prompt, sources, model, text) and its history."""
+    """The item with its generated candidates (prompt, sources, model, text) and its history;
+    `generated_candidate`: the candidate its latest generation made ({id, state}), None before one."""
     with ctx.db.read() as tx:
         row = fetch(tx, "work_items", "work item", work_item_id)
         generated = tx.all("SELECT * FROM generated_candidates WHERE work_item_id = %s ORDER BY attempt", (row["id"],))
+        latest = next((g["candidate_id"] for g in reversed(generated) if g["candidate_id"] is not None), None)
+        candidate = tx.one("SELECT id, state FROM candidates WHERE id = %s", (latest,)) if latest else None
         history = event_history(tx, "work_item", row["id"])
-    return {**public_row(row), "generated": [public_row(g) for g in generated], "history": history}
+    return {**public_row(row), "generated_candidate": public_row(candidate),
+            "generated": [public_row(g) for g in generated], "history": history}
 
 
 def list_items(ctx: Context, state: str | None = None, *, limit: int = 200, offset: int = 0) -> list[dict]:
