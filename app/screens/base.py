@@ -244,9 +244,7 @@ class WorkstationScreen(Screen):
                 continue
             for binding in bindings.key_to_bindings.get(event.key, ()):
                 reason = self.why_not(binding.action)
-                if reason:
-                    event.stop()
-                    event.prevent_default()
+                if reason:  # the key still bubbles up to the app, whose bindings skip the refused move
                     if isinstance(reason, str):
                         self.show_info(reason)
                     else:
