@@ -29,16 +29,19 @@ TYPING_KEYS = {"enter", "tab", "backspace", "delete", "space", "left", "right", 
 class TypeAhead:
     """An App mixin (first in the bases): keys typed ahead of a key's action wait for it."""
 
-    _held_for: events.Key | None = None  # the key whose action runs now
-    _held_since = 0.0
-    _screen_before = None
-    _typed_ahead: list[events.Key]
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._held_for: events.Key | None = None  # the key whose action runs now
+        self._held_since = 0.0
+        self._hold_timer = None
+        self._screen_before = None
+        self._typed_ahead: list[events.Key] = []  # the keys read since, in order
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):
             if not event.is_forwarded:  # as read from the terminal
                 if self._held_for is not None:
-                    self.__dict__.setdefault("_typed_ahead", []).append(event)
+                    self._typed_ahead.append(event)
                     return
                 if self._acts(event):
                     self._hold(event)
@@ -71,7 +74,7 @@ class TypeAhead:
         self._held_for = event
         self._held_since = time.monotonic()
         self._screen_before = app.screen
-        app.set_timer(HOLD_LIMIT, partial(self._settle, event, True))
+        self._hold_timer = app.set_timer(HOLD_LIMIT, partial(self._settle, event, True))
 
     # -- letting them through ------------------------------------------------------------------
 
@@ -93,6 +96,8 @@ class TypeAhead:
         if self._held_for is not held:
             return  # released already (the timeout and the key's return both asked)
         self._held_for = None
-        waiting = self.__dict__.setdefault("_typed_ahead", [])
-        while waiting and self._held_for is None:
+        if self._hold_timer is not None:
+            self._hold_timer.stop()
+        waiting = self._typed_ahead
+        while waiting and self._held_for is None:  # until one of them holds the rest in its turn
             await self.on_event(waiting.pop(0))
