@@ -32,6 +32,14 @@ SCREEN_CLASSES = [
     ("r2k.app.screens.grey", "GreyQueueScreen"),
 ]
 
+# The dialogs, whose keys act with the app's own (escape cancels; ctrl+s submits or saves).
+MODAL_CLASSES = [
+    ("r2k.app.widgets.modals", "FieldsModal"),
+    ("r2k.app.widgets.modals", "ReasonModal"),
+    ("r2k.app.widgets.modals", "TextModal"),
+    ("r2k.app.widgets.modals", "ChoiceModal"),
+]
+
 # Widgets with keys of their own, acting together with their screen's (the queue table's enter).
 WIDGET_CLASSES = {"QueuePickerScreen": [("r2k.app.screens.queues", "QueueTable")]}
 
@@ -57,9 +65,8 @@ def screen_classes() -> list[type]:
 
 
 def _bindings(node_class) -> list:
-    from textual.binding import Binding
-
-    return [b for b in node_class.BINDINGS if isinstance(b, Binding)]
+    """A class's bindings with those it inherits (Textual's own: tab, ctrl+c, …), as Textual merges them."""
+    return [b for bindings in node_class._merged_bindings.key_to_bindings.values() for b in bindings]
 
 
 def scopes() -> list[tuple[str, list]]:
@@ -68,7 +75,7 @@ def scopes() -> list[tuple[str, list]]:
 
     everywhere = _bindings(R2KApp)
     out = []
-    for cls in screen_classes():
+    for cls in screen_classes() + [getattr(importlib.import_module(m), c) for m, c in MODAL_CLASSES]:
         widgets = [getattr(importlib.import_module(module), name) for module, name in WIDGET_CLASSES.get(cls.__name__, ())]
         out.append((getattr(cls, "TITLE", None) or cls.__name__,
                     [b for widget in widgets for b in _bindings(widget)] + _bindings(cls) + everywhere))
@@ -115,6 +122,11 @@ def _keys(value: str) -> list[str]:
     return out
 
 
+def _name(binding) -> str:
+    what = binding.description or binding.action
+    return f"{binding.id} ({what})" if binding.id else f"Textual's own {what!r}"
+
+
 def check(keymap: dict[str, object], where: str = "keymap") -> dict[str, str]:
     """The keymap as Textual takes it (id -> "key,key"), or KeymapError naming the first problem."""
     known = binding_ids()
@@ -138,8 +150,7 @@ def check(keymap: dict[str, object], where: str = "keymap") -> dict[str, str]:
             for key in keys:
                 other = taken.get(key)
                 if other is not None and other.id != binding.id and (binding.id in clean or other.id in clean):
-                    raise KeymapError(f"{where}: {key!r} would be both {other.id} ({other.description}) and "
-                                      f"{binding.id} ({binding.description}) on {scope}")
+                    raise KeymapError(f"{where}: {key!r} would be both {_name(other)} and {_name(binding)} on {scope}")
                 taken.setdefault(key, binding)
     return clean
 

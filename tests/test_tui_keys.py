@@ -108,6 +108,10 @@ def test_a_bad_keymap_is_one_readable_line(tmp_path):
     assert said.endswith("on Review")
     said = keymap_error(write(tmp_path, 'reject = "G"\n'))  # G opens the registry from everywhere
     assert "'G' would be both" in said and "grey" not in said and "registry (Registry)" in said
+    said = keymap_error(write(tmp_path, 'approve = "tab"\n'))  # tab moves the focus, on every screen
+    assert "'tab' would be both" in said and "Focus Next" in said
+    said = keymap_error(write(tmp_path, 'save = "escape"\n'))  # the editor's escape cancels
+    assert "'escape' would be both" in said and "cancel (Cancel)" in said and "save (Save)" in said
     assert "must be a key in quotes" in keymap_error(write(tmp_path, "approve = 5\n"))
     assert "is not a key" in keymap_error(write(tmp_path, 'approve = "ctrl+"\n'))
     assert "not valid TOML" in keymap_error(write(tmp_path, "approve = y\n"))
@@ -136,8 +140,8 @@ def test_the_keymap_file_is_found_in_the_config_dir(tmp_path, monkeypatch):
     assert keymap_path() == tmp_path / "r2k" / "keymap.toml"
     assert load() == {}  # none: the keys as listed in the README
     (tmp_path / "r2k").mkdir()
-    (tmp_path / "r2k" / "keymap.toml").write_text('approve = "y"\nreject = "r,delete"\n')
-    assert load() == {"approve": "y", "reject": "r,delete"}
+    (tmp_path / "r2k" / "keymap.toml").write_text('approve = "y"\nreject = "r,delete"\nsave = "ctrl+e"\n')
+    assert load() == {"approve": "y", "reject": "r,delete", "save": "ctrl+e"}  # a dialog's key too
 
 
 async def test_keys_of_your_own_act_and_show_in_the_footer_and_help(ctx, people):

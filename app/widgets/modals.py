@@ -26,7 +26,7 @@ class FormModal(ModalScreen):
     """What every form modal shares: escape cancels, enter in a box submits, refusals in place.
     Subclasses define `action_submit()` (check the boxes, then dismiss with the answer or `refuse`)."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="cancel")]
     ERROR = "#modal-error"  # the error line
 
     def on_mount(self) -> None:
@@ -154,7 +154,7 @@ class DialogModal(FormModal):
 class ReasonModal(DialogModal):
     """Ask for a reason (reject, escalate, dispute, retire). Dismisses with the reason or None."""
 
-    BINDINGS = [Binding("ctrl+s", "submit", "Submit")]
+    BINDINGS = [Binding("ctrl+s", "submit", "Submit", id="submit")]
     KIND = "reason-modal"
 
     def __init__(self, title: str, label: str = "Reason", placeholder: str = ""):
@@ -182,7 +182,7 @@ class TextModal(DialogModal):
 
     # Not a priority binding: one would run before the text area had taken the keys typed just
     # before it (fast typing, a paste, keys arriving together over SSH) and save the text without them.
-    BINDINGS = [Binding("ctrl+s", "submit", "Save")]
+    BINDINGS = [Binding("ctrl+s", "submit", "Save", id="save")]
     SUBMIT = "Save"
     KIND = "text-modal"
 
