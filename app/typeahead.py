@@ -9,7 +9,9 @@ modal's ctrl+s, bubbling up last, saves the text as it was.
 So the app holds the keys that follow a key bound on a screen (or on the app) until that key's
 action has run and the screen it opened, if any, is mounted and focused; then it routes them
 one by one as if they had just arrived. A key a focused text box takes for itself (a letter in
-an editor) is not held behind: it is typed, in order. A hold never lasts more than HOLD_LIMIT
+an editor) is not held behind: it is typed, in order. A held key that something on its way up
+stops (it never reaches the app's bindings) lets the others through as soon as it is stopped: a
+callback follows it through each queue it passes. A hold never lasts more than HOLD_LIMIT
 seconds: a key nobody answers still reaches the screen on top.
 """
 from __future__ import annotations
@@ -44,7 +46,13 @@ class TypeAhead:
                     self._typed_ahead.append(event)
                     return
                 if self._acts(event):
+                    target = self.focused or self.screen  # where App.on_event forwards it
                     self._hold(event)
+                    await super().on_event(event)
+                    # Behind the key in each queue it passes through: a key stopped on its way up
+                    # (a widget took it) lets the others through at once, not after HOLD_LIMIT.
+                    target.call_later(self._follow, event, target)
+                    return
             elif event is self._held_for:  # back from the screen: its binding runs now
                 await super().on_event(event)
                 self._settle(event)
@@ -77,6 +85,17 @@ class TypeAhead:
         self._hold_timer = app.set_timer(HOLD_LIMIT, partial(self._settle, event, True))
 
     # -- letting them through ------------------------------------------------------------------
+
+    def _follow(self, held: events.Key, node) -> None:
+        """Runs in `node`'s queue once it has handled the held key (and posted it to its parent,
+        unless it stopped it): follow the key one step up, and at the app settle unless it is back."""
+        if self._held_for is not held:
+            return
+        parent = node.parent
+        if parent is None or parent is self:
+            self.call_later(self._settle, held)  # behind the key, if it bubbled: it will have settled first
+        else:
+            parent.call_later(self._follow, held, parent)
 
     def _settle(self, held: events.Key, timed_out: bool = False) -> None:
         """The held key's action ran (or the hold timed out): once the screen on top is ready for

@@ -342,3 +342,49 @@ async def test_a_work_item_and_its_generated_candidate_link_to_each_other(ctx, p
         screen = await open_review(pilot, horn)
         assert candidate_on(screen) == made
         assert f"Generated from work item {item['id']} (READY_FOR_REVIEW)" in text_of(app, "#horn")
+
+
+# --------------------------------------------------------------------------- the hold itself
+
+async def test_a_key_stopped_on_its_way_holds_up_nothing():
+    """A bound key that a screen handles itself and stops never comes back to the app: the keys
+    after it go on at once (not after the hold's limit), and still in order."""
+    import time
+
+    from textual import events as ev
+    from textual.app import App
+    from textual.binding import Binding
+    from textual.screen import ModalScreen, Screen
+    from textual.widgets import Input
+
+    from r2k.app.typeahead import HOLD_LIMIT, TypeAhead
+
+    class Ask(ModalScreen):
+        def compose(self):
+            yield Input(id="box")
+
+        def on_mount(self):
+            self.query_one(Input).focus()
+
+    class Main(Screen):
+        BINDINGS = [Binding("b", "nothing", "Nothing", id="nothing"), Binding("r", "ask", "Ask", id="ask")]
+
+        def on_key(self, event: ev.Key) -> None:
+            if event.key == "b":
+                event.stop()  # taken here: never reaches the app's bindings
+
+        def action_ask(self):
+            self.app.push_screen(Ask())
+
+    class Tiny(TypeAhead, App):
+        def on_mount(self):
+            self.push_screen(Main())
+
+    app = Tiny()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, Main), what="the screen")
+        started = time.monotonic()
+        await one_write(pilot, "brxy")
+        await wait_for(pilot, lambda: isinstance(app.screen, Ask) and app.screen.query_one(Input).value == "xy",
+                       what="the typed-ahead keys in the box")
+        assert time.monotonic() - started < HOLD_LIMIT / 2
