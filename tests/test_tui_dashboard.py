@@ -42,7 +42,12 @@ async def test_dashboard_counts_match_the_rows_and_help_lists_the_keys(ctx, peop
         assert {"Queues", "Registry", "Refresh", "Help", "Quit"} <= described
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), what="help closed")
-        await pilot.press("ctrl+q")
+        await pilot.press("ctrl+q")  # alice holds candidate 2: asked whether to release it
+        from r2k.app.widgets.modals import ChoiceModal
+
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceModal), what="the quit question")
+        await pilot.press("k")  # keep it leased
+        await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
     assert app.return_code == 0
 
 
