@@ -18,7 +18,7 @@ import pytest
 from r2k.core.domain import limits
 from r2k.core.errors import InvalidInput
 from r2k.core.services import candidate_views, candidates, claims, generation, grey, ingest, registry, workitems
-from tests.conftest import TABLES
+from tests.conftest import TABLES, error_of
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
@@ -32,7 +32,7 @@ def cli(*argv: str) -> tuple[int, str, str]:
 
 
 def error(err: str) -> dict:
-    return json.loads(err.strip().splitlines()[-1])
+    return error_of(err)  # the JSON of --json, or the one readable line without it
 
 
 def refused(code: int, err: str, status: int = 400) -> str:
