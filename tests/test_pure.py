@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from r2k.app.output import Table, Text, json_form, render_text
 from r2k.app.safe import dumps, visible
+from r2k.app import wording
 from r2k.app.widgets import format as fmt
 from r2k.core import audit
 from r2k.core.domain import limits
@@ -253,16 +254,16 @@ def test_clip_plural_and_keys():
 
 
 def test_a_decision_and_a_registry_move_say_what_they_did():
-    assert fmt.decision_said("approve", 2, {"answer": {"id": 2}}) == "Approved candidate 2: answer 2 published"
-    assert fmt.decision_said("revise", 4, {"answer": {"id": 3, "supersedes_id": 1}}) == (
+    assert wording.decision_said("approve", 2, {"answer": {"id": 2}}) == "Approved candidate 2: answer 2 published"
+    assert wording.decision_said("revise", 4, {"answer": {"id": 3, "supersedes_id": 1}}) == (
         "Revised candidate 4: answer 3 published, superseding disputed answer 1")
-    assert fmt.decision_said("escalate", 5, {"work_item": {"id": 9}}) == "Escalated candidate 5: work item 9 created"
-    assert fmt.decision_said("reject", 6, {"retired": {"id": 7}}) == "Rejected candidate 6: disputed answer 7 retired"
-    assert fmt.decision_said("reject", 6, {}) == "Rejected candidate 6"
-    assert fmt.registry_move_said("supersede", 1, {"id": 5}) == "Published answer 5, superseding answer 1."
-    assert fmt.registry_move_said("dispute", 1, {"id": 1, "horn_type": "RULE"}) == (
+    assert wording.decision_said("escalate", 5, {"work_item": {"id": 9}}) == "Escalated candidate 5: work item 9 created"
+    assert wording.decision_said("reject", 6, {"retired": {"id": 7}}) == "Rejected candidate 6: disputed answer 7 retired"
+    assert wording.decision_said("reject", 6, {}) == "Rejected candidate 6"
+    assert wording.registry_move_said("supersede", 1, {"id": 5}) == "Published answer 5, superseding answer 1."
+    assert wording.registry_move_said("dispute", 1, {"id": 1, "horn_type": "RULE"}) == (
         "Answer 1 is DISPUTED; its candidate is back at the head of the RULE queue for re-review.")
-    assert fmt.registry_move_said("retire", 3, {"id": 3}) == (
+    assert wording.registry_move_said("retire", 3, {"id": 3}) == (
         "Answer 3 is RETIRED: out of search and readout, kept for audit.")
 
 

@@ -74,7 +74,7 @@ def readout(cli, args):
 def supersede(cli, args):
     from r2k.core.services import registry
 
-    from ..widgets.format import registry_move_said
+    from ..wording import registry_move_said
 
     row = registry.supersede(cli.ctx, cli.actor, args.id, args.text, args.reason, **cli.opts())
     return Text(row, registry_move_said("supersede", row["supersedes_id"], row))
@@ -83,7 +83,7 @@ def supersede(cli, args):
 def move(cli, args):
     from r2k.core.services import registry
 
-    from ..widgets.format import registry_move_said
+    from ..wording import registry_move_said
 
     row = getattr(registry, args.registry_command)(cli.ctx, cli.actor, args.id, args.reason, **cli.opts())
     return Text(row, registry_move_said(args.registry_command, row["id"], row))

@@ -218,7 +218,7 @@ def cand_claim(cli, args):
 def cand_decide(cli, args):
     from r2k.core.services import candidates
 
-    from ..widgets.format import decision_said
+    from ..wording import decision_said
 
     action = args.candidates_command
     fields = {"text": getattr(args, "text", None), "reason": getattr(args, "reason", None), **cli.opts()}

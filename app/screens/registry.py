@@ -19,7 +19,8 @@ from textual.reactive import var
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from r2k.app.safe import visible
-from r2k.app.widgets.format import clip, new_key, plural, registry_move_said
+from r2k.app.widgets.format import clip, new_key, plural
+from r2k.app.wording import registry_move_said
 from r2k.app.widgets.text import cell
 
 from .base import Listed, Moved, Reply, WorkstationScreen

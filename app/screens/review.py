@@ -20,7 +20,8 @@ from textual.reactive import var
 from textual.widgets import Footer, Header, Static
 
 from r2k.app.safe import visible
-from r2k.app.widgets.format import ago, decision_said, new_key, parse_time
+from r2k.app.widgets.format import ago, new_key, parse_time
+from r2k.app.wording import decision_said
 from r2k.core.domain import HORN_MEANING
 
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words

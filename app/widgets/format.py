@@ -1,7 +1,7 @@
-"""How the workstation writes times, durations, counts and long texts, what a decision or a
-registry move did, and makes idempotency keys: one version of each, so every screen and the CLI say
-"3m", "just now" or "Approved candidate 2: answer 2 published." the same way. Plain Python: the CLI
-imports it without Textual."""
+"""How the workstation writes times, durations, counts and long texts, and makes idempotency keys:
+one version of each, so every screen and the CLI say "3m" or "just now" the same way (what a
+decision or a registry move did is `app/wording.py`). Plain Python: the CLI imports it without
+Textual."""
 from __future__ import annotations
 
 import math
@@ -80,30 +80,3 @@ def plural(n: int, one: str, many: str | None = None) -> str:
 def new_key() -> str:
     """One idempotency key per key press: a retried call never applies twice."""
     return uuid.uuid4().hex
-
-
-PAST = {"approve": "Approved", "revise": "Revised", "reject": "Rejected", "escalate": "Escalated"}
-
-
-def decision_said(action: str, candidate_id: int, decided: dict) -> str:
-    """What a decision did, in a validator's words: the review screen's line and the CLI's output."""
-    said = f"{PAST[action]} candidate {candidate_id}"
-    if answer := decided.get("answer"):
-        said += f": answer {answer['id']} published"
-        if answer.get("supersedes_id"):
-            said += f", superseding disputed answer {answer['supersedes_id']}"
-    elif item := decided.get("work_item"):
-        said += f": work item {item['id']} created"
-    elif retired := decided.get("retired"):
-        said += f": disputed answer {retired['id']} retired"
-    return said
-
-
-def registry_move_said(action: str, answer_id: int, row: dict) -> str:
-    """What a registry move did (`row`: the answer it returned), in the browser's and the CLI's words."""
-    if action == "supersede":
-        return f"Published answer {row['id']}, superseding answer {answer_id}."
-    if action == "dispute":
-        return (f"Answer {answer_id} is DISPUTED; its candidate is back at the head of the "
-                f"{row['horn_type']} queue for re-review.")
-    return f"Answer {answer_id} is RETIRED: out of search and readout, kept for audit."

@@ -1,0 +1,30 @@
+"""What a decision or a registry move did, in a validator's words: one sentence each, said the same
+by the review screen, the registry browser and the command line ("Approved candidate 2: answer 2
+published."). Plain Python: the CLI imports it without Textual."""
+from __future__ import annotations
+
+PAST = {"approve": "Approved", "revise": "Revised", "reject": "Rejected", "escalate": "Escalated"}
+
+
+def decision_said(action: str, candidate_id: int, decided: dict) -> str:
+    """What a decision did, in a validator's words: the review screen's line and the CLI's output."""
+    said = f"{PAST[action]} candidate {candidate_id}"
+    if answer := decided.get("answer"):
+        said += f": answer {answer['id']} published"
+        if answer.get("supersedes_id"):
+            said += f", superseding disputed answer {answer['supersedes_id']}"
+    elif item := decided.get("work_item"):
+        said += f": work item {item['id']} created"
+    elif retired := decided.get("retired"):
+        said += f": disputed answer {retired['id']} retired"
+    return said
+
+
+def registry_move_said(action: str, answer_id: int, row: dict) -> str:
+    """What a registry move did (`row`: the answer it returned), in the browser's and the CLI's words."""
+    if action == "supersede":
+        return f"Published answer {row['id']}, superseding answer {answer_id}."
+    if action == "dispute":
+        return (f"Answer {answer_id} is DISPUTED; its candidate is back at the head of the "
+                f"{row['horn_type']} queue for re-review.")
+    return f"Answer {answer_id} is RETIRED: out of search and readout, kept for audit."
