@@ -380,15 +380,19 @@ def test_snapshot_dashboard_keys(ctx, people, snap_compare, size):
 async def test_a_work_item_offers_rework_only_when_it_needs_rework(ctx, people):
     from r2k.app.screens.workitems import WorkItemsScreen
     from r2k.core.services import workitems
-    from tests.tui import highlight, open_screen
+    from tests.tui import highlight, message, open_screen
 
     item = workitems.create(ctx, people["root"], "What is the VPN timeout?")
     app = make_app(ctx, "sam")
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_screen(pilot, "W", WorkItemsScreen)
         await highlight(pilot, item["id"])
-        await wait_for(pilot, lambda: "Close" in offered(screen) and "Rework" not in offered(screen),
-                       what="close offered, rework not (NEW)")
+        await wait_for(pilot, lambda: {"Close", "Generate"} <= offered(screen) and "Rework" not in offered(screen),
+                       what="close and generate offered, rework not (NEW)")
         workitems.close(ctx, people["root"], item["id"])
         await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: not {"Close", "Rework"} & offered(screen), what="nothing to offer once CLOSED")
+        await wait_for(pilot, lambda: not {"Close", "Rework", "Generate"} & offered(screen),
+                       what="nothing to offer once CLOSED")
+        await pilot.press("g")  # the hidden key says why instead of queueing a job
+        await wait_for(pilot, lambda: "CLOSED" in message(app), what="generate refused in place")
+        assert workitems.get(ctx, item["id"])["state"] == "CLOSED"

@@ -197,13 +197,20 @@ class WorkItemsScreen(ListDetailScreen):
                              [Field("question", "Question", required=True)]), create)
 
     def why_not(self, action: str):
-        """Rework and close are offered for an item whose state allows them, to a user with the
-        authority (base.WorkstationScreen.check_action); generate's rule lives in its service."""
+        """Generate, rework and close are offered for an item whose state allows them, to a user with
+        the authority (base.WorkstationScreen.check_action); generate's rule lives in its service."""
+        from r2k.core.services import workitems
         from r2k.core.services.common import refusal
 
         moves = {"rework": "rework", "close_item": "close"}
-        row = self.current_row() if action in moves and self.actor is not None and self.is_mounted else None
-        return refusal(WORK_ITEM, moves[action], row, self.actor) if row is not None else None
+        if action not in moves and action != "generate":
+            return None
+        row = self.current_row() if self.actor is not None and self.is_mounted else None
+        if row is None:
+            return None
+        if action == "generate":
+            return workitems.generate_refusal(self.actor, row)
+        return refusal(WORK_ITEM, moves[action], row, self.actor)
 
     def action_generate(self) -> None:
         from r2k.core.services import workitems

@@ -150,15 +150,28 @@ def generation_job(ctx: Context, event: Event) -> None:
     enqueue_generation(ctx, event.aggregate_id)
 
 
+def generate_refusal(actor: Actor, item: dict):
+    """Why `actor` may not (re)run generation for `item` as it reads now (the error `generate`
+    raises, not raised), or None: the work items screen offers the key only when this is None."""
+    from ..errors import R2KError
+
+    who = WHO.HORN_AUTHORITY_OR_SPECIALIST
+    if not who(actor, item):  # authority before state
+        return Forbidden(f"{actor.name} ({actor.role}) may not generate for work item {item['id']}: "
+                         f"only {who.description} may")
+    if item["state"] not in ("NEW", "GENERATING"):  # a GENERATING item's job may have died: run it again
+        try:
+            engine.plan(WORK_ITEM, item, "generate", SYSTEM)  # the 422 that names the state
+        except R2KError as exc:
+            return exc
+    return None
+
+
 def generate(ctx: Context, actor: Actor, work_item_id) -> dict:
     """Ask the workers to (re)run generation for a NEW item (`workitems generate`)."""
     item = get(ctx, work_item_id)
-    who = WHO.HORN_AUTHORITY_OR_SPECIALIST
-    if not who(actor, item):  # authority before state
-        raise Forbidden(f"{actor.name} ({actor.role}) may not generate for work item {item['id']}: "
-                        f"only {who.description} may")
-    if item["state"] not in ("NEW", "GENERATING"):
-        engine.plan(WORK_ITEM, item, "generate", SYSTEM)  # raises the 422 that names the state
+    if (why := generate_refusal(actor, item)) is not None:
+        raise why
     enqueue_generation(ctx, item["id"])
     return {**item, "enqueued": True}
 
