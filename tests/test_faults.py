@@ -208,6 +208,39 @@ def test_a_dead_workers_job_runs_again_within_a_minute(install, tmp_path):
     assert install.json("workitems", "show", str(item["id"]))["state"] in ("READY_FOR_REVIEW", "ESCALATED")
 
 
+@pytest.mark.parametrize("processes", [1, 2])
+def test_what_a_killed_worker_forked_ends_with_it(install, tmp_path, processes):
+    """`kill -9` of `r2k worker` runs none of its cleanup: its sweep scheduler (and a pool's
+    workers) went on for ever, sweeping and restarting the servers of a data dir long removed."""
+    def children(pid: int) -> set[int]:
+        found = set()
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.add(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                pass
+        return found
+
+    worker = subprocess.Popen([sys.executable, "-m", "r2k.app", "worker", "--queues", "generation",
+                               "--processes", str(processes)], cwd=ROOT, env=install.env,
+                              stdout=(tmp_path / "worker.log").open("w"), stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while len(kids := children(worker.pid)) < processes + (1 if processes > 1 else 0) + 0 or not kids:
+            assert time.monotonic() < deadline and worker.poll() is None, (tmp_path / "worker.log").read_text()
+            time.sleep(0.2)
+        time.sleep(1)  # their watch has started
+    finally:
+        worker.kill()  # kill -9 of the supervisor alone, as an operator's `kill -9 PID`
+        worker.wait(10)
+    deadline = time.monotonic() + 15
+    while (alive := {k for k in kids if Path(f"/proc/{k}").exists() and "zombie" not in
+                     Path(f"/proc/{k}/status").read_text().lower()}) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert alive == set(), (tmp_path / "worker.log").read_text()[-2000:]
+
+
 async def test_the_workstation_says_reconnecting_and_carries_on(install):
     """Redis dies under an open workstation: it says so, reconnects by itself (the embedded Redis is
     started again on its port), and the next claim works."""

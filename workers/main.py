@@ -26,6 +26,8 @@ from rq import Queue, SimpleWorker
 from rq.cron import CronJob, CronScheduler
 from rq.exceptions import DeserializationError
 from rq.job import Job
+from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
+from rq.scheduler import RQScheduler
 from rq.utils import now
 from rq.worker_pool import WorkerPool
 
@@ -104,6 +106,53 @@ class R2KJob(Job):
         return super().stopped_callback
 
 
+ORPHAN_GRACE = 5.0  # seconds an orphan has to end by itself (RQ's scheduler releasing its locks)
+
+
+def _watch_parent(pid: int) -> None:
+    """End this process when `pid`, its parent, is gone."""
+    def watch() -> None:
+        while os.getppid() == pid:
+            time.sleep(1)
+        log.warning("r2k worker (pid %d) is gone: this process ends with it", pid)
+        time.sleep(ORPHAN_GRACE)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="r2k parent watch", daemon=True).start()
+
+
+_FORKS_WATCHED = False
+
+
+def _forks_end_with_their_parent() -> None:
+    """Every process `r2k worker` forks (a pool's workers, RQ's scheduler, the sweep scheduler, and
+    theirs) ends when the process that forked it is gone. A `kill -9` of `r2k worker` runs none of
+    its cleanup, and an orphan went on sweeping and starting the embedded servers of a data dir
+    nobody uses, for ever. A server started through subprocess runs no fork hook: it is not bound."""
+    global _FORKS_WATCHED
+    if not _FORKS_WATCHED:
+        os.register_at_fork(after_in_child=lambda: _watch_parent(os.getppid()))
+        _FORKS_WATCHED = True
+
+
+class R2KScheduler(RQScheduler):
+    """RQ's scheduler (it puts retried jobs back when their interval is up), in the process a worker
+    forks for it. When that worker is gone (`kill -9`), it stops as RQ's own stop does, releasing
+    its queues' locks: the next worker's scheduler takes over at its next maintenance (10 s), not
+    once the dead one's lock lapses (61 s), so a dead worker's job is retried within a minute."""
+
+    def work(self):
+        parent = os.getppid()
+
+        def watch() -> None:
+            while os.getppid() == parent and not self._stop_requested:
+                time.sleep(0.5)
+            self._stop_requested = True
+
+        threading.Thread(target=watch, name="r2k scheduler parent watch", daemon=True).start()
+        super().work()
+
+
 class R2KWorker(SimpleWorker):
     """Jobs run in the worker process itself, so its connections (PostgreSQL pool, Redis, the LLM's
     HTTP client) live across jobs instead of being opened by a fresh work horse for every job.
@@ -133,6 +182,24 @@ class R2KWorker(SimpleWorker):
         super().__init__(queues, *args, **kwargs)
         if not any(isinstance(f, _OneLinePerOutage) for f in self.log.filters):
             self.log.addFilter(_OneLinePerOutage())
+
+    def _start_scheduler(self, burst: bool = False, logging_level: str | None = "INFO",
+                         date_format: str = DEFAULT_LOGGING_DATE_FORMAT, log_format: str = DEFAULT_LOGGING_FORMAT):
+        """RQ's own start of its scheduler, with R2KScheduler."""
+        self.scheduler = R2KScheduler(self.queues, connection=self.connection,
+                                      logging_level=logging_level if logging_level is not None else self.log.level,
+                                      date_format=date_format, log_format=log_format, serializer=self.serializer)
+        self.scheduler.acquire_locks()
+        if self.scheduler.acquired_locks:
+            if burst:
+                try:
+                    self.scheduler.register_birth()
+                    self.scheduler.enqueue_scheduled_jobs()
+                finally:
+                    self.scheduler.release_locks()
+                    self.scheduler.register_death()
+            else:
+                self.scheduler.start()
 
     def get_heartbeat_ttl(self, job: Job, working_time: float = 0.0) -> int:
         return HEARTBEAT_TTL
@@ -350,6 +417,7 @@ def _run_cron(redis_url: str, interval: int) -> None:
 
 
 def run(queues: list[str], processes: int = 1, burst: bool = False, logging_level: str = "INFO") -> int:
+    _forks_end_with_their_parent()
     names = []
     for kind in queues:
         if kind not in QUEUES:
