@@ -432,3 +432,13 @@ def test_an_external_database_behind_the_code_is_told_to_upgrade(old_database):
                             text=True, env={**os.environ, "R2K_DATABASE_URL": old_database})
     assert result.returncode == 8
     assert "r2k db upgrade" in error_of(result)["message"] and "0001" in error_of(result)["message"]
+
+
+def test_a_candidates_work_item_is_found_through_an_index(ctx):
+    """Every candidate view looks up the work item its escalation opened (migration 0007): by an
+    index, not a read of every work item."""
+    with ctx.db.read() as tx:
+        tx.execute("SET LOCAL enable_seqscan = off")  # a near-empty table: ask what the plan can use
+        plan = json.dumps(tx.all("EXPLAIN (FORMAT JSON) SELECT id, state FROM work_items "
+                                 "WHERE candidate_id = %s ORDER BY id DESC LIMIT 1", (1,)))
+    assert "work_items_candidate" in plan, plan
