@@ -210,6 +210,41 @@ def test_a_data_dir_removed_and_made_again_gets_a_cluster_it_can_log_in_to(tmp_p
             shutil.rmtree(path, ignore_errors=True)
 
 
+def test_copies_of_the_postgres_binaries_made_at_once_never_remove_one_in_use(tmp_path, monkeypatch):
+    """Run by root with a venv the PostgreSQL account cannot reach, each start copies the binaries
+    under /var/lib/r2k-postgres once. Two starting together both copied, and the one that finished
+    last removed the other's copy while its initdb read it (CI: "could not open file
+    sql_features.txt"). Here four processes copy at once; each keeps using what it was given."""
+    import multiprocessing
+
+    from r2k.core.embedded import postgres
+
+    monkeypatch.setattr(postgres, "SYSTEM_BASE", tmp_path / "system")
+    monkeypatch.setattr(postgres, "_can_run", lambda account, program: False)  # as for an unreachable venv
+    binaries = postgres.bin_dir()
+    assert binaries is not None
+    start, done = multiprocessing.get_context("fork").Barrier(4), multiprocessing.get_context("fork").Barrier(4)
+    results = multiprocessing.get_context("fork").Queue()
+
+    def copy() -> None:
+        start.wait()
+        got = postgres._runnable_bin_dir(binaries, "r2k-postgres")
+        before = (got / "postgres").stat().st_ino
+        done.wait()  # every copy made: is the one this process was given still the one there?
+        results.put((str(got), before, (got / "postgres").stat().st_ino))
+
+    procs = [multiprocessing.get_context("fork").Process(target=copy) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    seen = [results.get(timeout=5) for _ in procs]
+    assert all(p.exitcode == 0 for p in procs)
+    assert len({got for got, _, _ in seen}) == 1
+    assert [(before == after) for _, before, after in seen] == [True] * 4, seen
+    assert not [p for p in (tmp_path / "system" / "pginstall").iterdir() if p.name.endswith((".tmp", ".stale"))]
+
+
 # ----------------------------------------------------------------------------- authority
 
 @pytest.mark.compat

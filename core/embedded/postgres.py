@@ -148,8 +148,18 @@ def _runnable_bin_dir(binaries: Path, account: str | None) -> Path:
                 path = os.path.join(dirpath, name)
                 if not os.path.islink(path):
                     os.chmod(path, 0o755 if os.access(path, os.X_OK) else 0o644)
-        shutil.rmtree(root, ignore_errors=True)
-        os.replace(tmp, root)
+        # Put in place atomically, never over a complete copy: another process may have finished
+        # first and be running initdb or postgres from it this moment.
+        try:
+            os.rename(tmp, root)
+        except OSError:
+            if (target / "bin" / "postgres").exists():
+                shutil.rmtree(tmp, ignore_errors=True)  # theirs is complete and in use: keep it
+            else:  # something left without the binaries (an older layout): set aside, then ours
+                stale = root.with_name(f"{root.name}.{os.getpid()}.stale")
+                os.rename(root, stale)
+                os.rename(tmp, root)
+                shutil.rmtree(stale, ignore_errors=True)
     return target / "bin"
 
 
