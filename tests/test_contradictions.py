@@ -38,3 +38,101 @@ def test_subjects_are_a_handful_in_a_stable_order():
                                         ("switches", "switch"), ("logistics", "logistics")])
 def test_plurals_are_singularised_lightly(plural, one):
     assert singular(plural) == one
+
+
+# ----------------------------------------------------------------------------- the rules of core/contradictions.py
+
+from r2k.core.contradictions import Finding, compare, quantities  # noqa: E402
+
+
+def _kind(a: str, b: str) -> str | None:
+    found = compare(a, b)
+    assert (found is None) == (compare(b, a) is None), "symmetric in whether it finds one"
+    return found.kind if found else None
+
+
+def test_units_are_parsed_with_what_they_measure_not_the_next_word():
+    [docks] = quantities("The site has 14 loading docks.")
+    assert (docks.dimension, docks.value) == ("count:dock", 14)  # not a unit called "loading"
+    assert [(q.dimension, q.value) for q in quantities("Take a break of half an hour.")] == [("duration", 1800)]
+    assert [(q.dimension, q.value) for q in quantities("Store at 0 °F.")] == [("temperature", -17.8)]
+    assert [q.value for q in quantities("Keep it between 2 °C and 8 °C.")] == [2, 8]
+    assert [(q.dimension, q.value) for q in quantities("Refunds above €500.")] == [("money_eur", 500)]
+    assert [q.dimension for q in quantities("Drive 9 hours a day.")] == ["duration/duration:86400"]
+    assert [(q.dimension, q.value) for q in quantities("It is 12% of 22,000 pallets.")] == [
+        ("percent", 12), ("count:pallet", 22000)]
+    assert quantities("A severity 1 incident in zone 4.") == []  # labels, not quantities
+
+
+@pytest.mark.parametrize("a,b,detail", [
+    ("The site has 14 docks.", "The site has 12 docks.", "14 docks vs 12 docks"),
+    ("Operators take a 15-minute break every 4 hours.", "Operators take a 30-minute break every 4 hours.",
+     "15-minute vs 30-minute"),
+    ("Badges are deactivated within 24 hours.", "Badges are deactivated within an hour.", "24 hours vs an hour"),
+    ("The night shift starts at 22:00.", "The night shift starts at 23:00.", "22:00 vs 23:00"),
+    ("Restore tests run monthly.", "Restore tests run quarterly.", "monthly vs quarterly"),
+    ("Frozen goods are stored at -18 °C.", "Frozen goods are stored at -25 °C.", "-18 °C vs -25 °C"),
+])
+def test_one_quantity_with_two_values_is_a_contradiction(a, b, detail):
+    found = compare(a, b)
+    assert found is not None and found.kind == "quantity" and found.detail.startswith(detail)
+    assert found.words_a and found.words_a[0] in a and found.words_b[0] in b  # what a screen highlights
+
+
+@pytest.mark.parametrize("a,b", [
+    ("The break lasts 30 minutes.", "The break lasts half an hour."),          # units normalised
+    ("Frozen goods are kept at -18 °C.", "Frozen goods are kept at 0 °F."),
+    ("Backups are kept 30 days.", "Backups are kept 30 days and 2 weeks."),   # the other's value given too
+    ("The Rotterdam warehouse has 14 loading docks.", "The Antwerp cross-dock has 8 loading docks."),  # other places
+    ("Nightly backups are kept for 30 days.", "Audit logs are kept for 90 days."),  # other things
+    ("Forklift batteries are charged for 8 hours.", "Forklift operators work 8-hour shifts."),
+    ("The incident bridge opens for every severity 1 incident.", "Severity 2 incidents open no bridge."),
+    ("Plain words.", "Other words."), ("", ""), ("a", "b"),
+])
+def test_other_quantities_and_equal_values_are_not_contradictions(a, b):
+    assert compare(a, b) is None and compare(b, a) is None
+
+
+@pytest.mark.parametrize("a,b,words", [
+    ("Contractors must sign in at reception.", "Contractors must not sign in at reception.", "must vs must not"),
+    ("Drivers may use a hands-free phone.", "Drivers may not use a hands-free phone.", "may vs may not"),
+    ("The engineer is always paged first.", "The engineer is never paged first.", "always vs never"),
+    ("Hi-vis vests are required on the dock.", "Hi-vis vests are prohibited on the dock.", "required vs prohibited"),
+    ("Visitors must be escorted at all times.", "Visitors do not need to be escorted.", "must vs do not need to"),
+])
+def test_opposite_modals_on_one_statement_are_a_contradiction(a, b, words):
+    found = compare(a, b)
+    assert found == Finding("modal", words, found.words_a, found.words_b)
+
+
+@pytest.mark.parametrize("a,b", [
+    ("Drivers must not drive more than 9 hours a day.", "Drivers may drive up to 9 hours a day."),
+    ("Smoking is prohibited inside all buildings.", "Smoking is not permitted inside any building."),
+    ("Visitors must be escorted in the cold room.", "Visitors do not need to be escorted in the office."),
+    ("Visitors must be escorted.", "Visitors may be escorted."),  # permission is not denial
+    ("Visitors must be escorted.", "Visitors must always be escorted."),
+])
+def test_modals_and_negations_that_agree_are_not_contradictions(a, b):
+    assert _kind(a, b) is None
+
+
+def test_a_statement_and_its_negation_are_a_contradiction():
+    assert _kind("Backups are encrypted at rest.", "Backups are not encrypted at rest.") == "negation"
+    assert _kind("The Hamburg warehouse has a cold room.", "The Hamburg warehouse does not have a cold room.") \
+        == "negation"
+    assert _kind("Backups are encrypted at rest.", "Backups are encrypted at rest and in transit.") is None
+    assert _kind("Backups are not encrypted at rest.", "Logs are encrypted at rest.") is None  # another thing
+
+
+def test_other_values_of_one_attribute_of_one_thing_are_a_contradiction():
+    found = compare("Each Site Manager reports to the Director of Operations.",
+                    "Each Site Manager reports to the Head of Fleet.")
+    assert found == Finding("attribute", "Director of Operations vs Head of Fleet",
+                            ("Director of Operations",), ("Head of Fleet",))
+    assert _kind("The internal service desk is Helm.", "The internal service desk is Ledgerline.") == "attribute"
+    # another thing, a value that overlaps, an unnamed description: not contradictions
+    assert _kind("Visitors sign in at reception in the Rotterdam warehouse.",
+                 "Visitors sign in at reception in the Antwerp cross-dock.") is None
+    assert _kind("The Rotterdam site reports to the Director of Operations.",
+                 "The Antwerp site reports to the Head of Fleet.") is None
+    assert _kind("The Rotterdam warehouse is the largest site.", "The Rotterdam warehouse is a cold-chain hub.") is None

@@ -1,0 +1,85 @@
+"""Precision and recall of the deterministic contradiction rules (core/contradictions.py) on a
+labelled set of answer pairs written for it (bench/contradictions_set.json): contradicting pairs of
+each kind, and consistent pairs that look alike (same numbers for other quantities, negations that
+agree, elaborations, other places). Targets: precision >= 0.9, recall >= 0.8.
+
+Also the median time to detect over one subject: every pair of the set's answers that share a
+subject (core/subjects.py) compared, per subject, next to the floor of the same loop with a
+comparison that does nothing. Pure: no services.
+
+    python bench/contradictions.py [--verbose]
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import median  # noqa: E402
+
+from r2k.core.contradictions import compare  # noqa: E402
+from r2k.core.subjects import subjects_of  # noqa: E402
+
+SET = Path(__file__).resolve().parent / "contradictions_set.json"
+
+
+def main() -> None:
+    verbose = "--verbose" in sys.argv
+    pairs = json.loads(SET.read_text())["pairs"]
+    tp = fp = fn = tn = 0
+    by_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for pair in pairs:
+        found = compare(pair["a"], pair["b"])
+        backwards = compare(pair["b"], pair["a"])
+        if (found is None) != (backwards is None):
+            print(f"ASYMMETRIC: {pair['a']!r} / {pair['b']!r}")
+        said = found is not None
+        if pair["contradicts"]:
+            by_kind[pair["kind"]][1] += 1
+            by_kind[pair["kind"]][0] += said
+            tp += said
+            fn += not said
+        else:
+            fp += said
+            tn += not said
+        if verbose or said != pair["contradicts"]:
+            mark = "ok  " if said == pair["contradicts"] else ("FP  " if said else "FN  ")
+            print(f"{mark}[{pair['kind']}] {pair['a']}  |  {pair['b']}"
+                  + (f"  => {found.kind}: {found.detail}" if found else ""))
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    print(f"pairs: {len(pairs)} ({tp + fn} contradicting, {tn + fp} consistent)")
+    print(f"precision: {precision:.3f} (target >= 0.9: {'meets' if precision >= 0.9 else 'MISSES'})")
+    print(f"recall:    {recall:.3f} (target >= 0.8: {'meets' if recall >= 0.8 else 'MISSES'})")
+    print("recall by kind: " + ", ".join(f"{k} {found}/{total}" for k, (found, total) in sorted(by_kind.items())))
+
+    # Detection per subject: the set's answers grouped by the subjects they share.
+    texts = sorted({p[side] for p in pairs for side in ("a", "b")})
+    by_subject: dict[str, list[str]] = defaultdict(list)
+    for text in texts:
+        for subject in subjects_of("", text):
+            by_subject[subject].append(text)
+    groups = [g for g in by_subject.values() if len(g) > 1]
+
+    def run(judge) -> list[float]:
+        times = []
+        for group in groups:
+            start = time.perf_counter()
+            for x, y in itertools.combinations(group, 2):
+                judge(x, y)
+            times.append(time.perf_counter() - start)
+        return times
+
+    floor = median(run(lambda x, y: x == y))
+    took = median(run(compare))
+    pairs_per = median([len(g) * (len(g) - 1) / 2 for g in groups])
+    print(f"detection per subject: median {took * 1000:.2f} ms over {len(groups)} subjects "
+          f"(median {pairs_per:.0f} pairs each); floor (a comparison that does nothing) {floor * 1000:.3f} ms")
+
+
+if __name__ == "__main__":
+    main()

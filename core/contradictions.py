@@ -1,0 +1,579 @@
+"""Whether two answers contradict each other: deterministic rules, pure, no I/O (docs/architecture.md,
+"Conflicts").
+
+The one entry point is `compare(a, b) -> Finding | None`. It is called on two answers that share a
+subject (core/subjects.py) by contradiction detection (core/services/conflicts.py), and by anything
+else that checks a statement against the registry (an article's claim against approved answers):
+its signature and the fields of `Finding` are kept stable.
+
+Rules, tried in this order, sentence against sentence:
+
+- **quantity**: one quantity given two values. Numbers are read with their units (durations,
+  percentages, temperatures in °C or °F, distances, areas, weights, money, clock times, counts of the
+  noun the number counts: "14 loading docks" counts docks) and normalised ("half an hour" is "30
+  minutes", 0 °F is about -18 °C); two values disagree when they measure the same thing (the same
+  unit kind and, for counts, the same noun; the words around them alike, no other place or name) and
+  neither text also gives the other's value.
+- **modal**: the same statement under opposite modals: must / must not (or need not), may / may not,
+  always / never, required / prohibited, allowed / forbidden.
+- **negation**: the same statement, once affirmed and once denied ("is" / "is not", "does not").
+- **attribute**: the same attribute of the same thing with other values ("Refunds are approved by
+  the Finance Lead" / "… by the Support Manager"): the same subject and relation, values that share
+  no word and name someone or something (a capitalised name or code).
+
+A rule finds a contradiction only when the rest of the two sentences agree, so elaborations ("kept
+30 days" / "kept 30 days and 2 weeks"), restrictions to another place or thing, and negations that
+agree ("must not exceed 9 hours" / "may drive up to 9 hours") are not flagged.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .subjects import singular
+
+__all__ = ["Finding", "compare", "quantities", "Quantity"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A contradiction between two texts.
+
+    kind: "quantity", "modal", "negation", "attribute" (or "judged" when an LLM found it);
+    detail: a short human line naming the disagreeing words ("15 minutes vs 30 minutes (break)");
+    words_a / words_b: the disagreeing words as they are written in each text, for highlighting.
+    """
+
+    kind: str
+    detail: str
+    words_a: tuple[str, ...] = field(default_factory=tuple)
+    words_b: tuple[str, ...] = field(default_factory=tuple)
+
+
+# ----------------------------------------------------------------------------- words
+
+_FUNCTION = frozenset("""
+a an the this that these those it its they them their there here of in on at by for from to into onto
+with without within about after before between during through across per via than then as and or nor
+but if so is are was were be been being am has have had having do does did done will would shall should
+can could may might must also just very too all any each every some such same own only which who whom
+whose what when where how whether while our your we you he she his her i me my us up out off over under
+""".split())
+_NEGATIONS = frozenset({"not", "no", "never", "cannot", "can't", "don't", "doesn't", "isn't", "aren't",
+                        "won't", "mustn't", "shouldn't", "wasn't", "weren't", "none", "nobody", "nothing",
+                        "neither", "nor", "without"})
+_MODAL_WORDS = frozenset({"must", "may", "might", "can", "could", "shall", "should", "need", "needs", "needed",
+                          "require", "requires", "required", "requirement", "mandatory", "compulsory",
+                          "obligatory", "prohibited", "forbidden", "banned", "allowed", "permitted", "optional",
+                          "always", "never", "have", "has", "to", "cannot", "mustn't", "not", "no", "ever"})
+_TOKEN = re.compile(r"\d{1,2}:\d{2}\b|°[CF]|[A-Za-z][A-Za-z'’]*(?:-[A-Za-z]+)*|[-−]?\d[\d,]*(?:\.\d+)?|%|€|\$|£|[.;:!?,()]")
+
+
+def _stem(word: str) -> str:
+    w = singular(word.lower().replace("’", "'"))
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            w = w[:-len(suffix)]
+            if len(w) > 3 and w[-1] == w[-2]:  # stopped → stopp → stop
+                w = w[:-1]
+            break
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?;])\s+|\n+|(?<=:)\s+(?=[A-Z])", text or "")
+    return [p.strip() for p in parts if p and p.strip()]
+
+
+def _names(sentence: str) -> set[str]:
+    """Capitalised words not at the start of the sentence, and codes ("RTM-1", "ISO 9001")."""
+    words = re.findall(r"[A-Za-z][\w'-]*", sentence)
+    return {w.lower() for i, w in enumerate(words) if i > 0 and w[0].isupper() and w.lower() not in _FUNCTION}
+
+
+# ----------------------------------------------------------------------------- quantities
+
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
+    "dozen": 12, "half": 0.5, "a": 1, "an": 1, "single": 1, "once": 1, "twice": 2,
+}
+# unit word -> (dimension, factor to the dimension's base unit)
+_UNITS = {
+    **{w: ("duration", 1) for w in ("second", "seconds", "sec", "secs", "s")},
+    **{w: ("duration", 60) for w in ("minute", "minutes", "min", "mins")},
+    **{w: ("duration", 3600) for w in ("hour", "hours", "hr", "hrs", "h")},
+    **{w: ("duration", 86400) for w in ("day", "days", "night", "nights")},
+    **{w: ("working_days", 1) for w in ("working day", "working days", "business day", "business days")},
+    **{w: ("duration", 604800) for w in ("week", "weeks")},
+    **{w: ("duration", 2629800) for w in ("month", "months")},
+    **{w: ("duration", 31557600) for w in ("year", "years")},
+    **{w: ("percent", 1) for w in ("%", "percent", "per cent")},
+    **{w: ("length", 0.001) for w in ("mm", "millimetre", "millimetres", "millimeter", "millimeters")},
+    **{w: ("length", 0.01) for w in ("cm", "centimetre", "centimetres", "centimeter", "centimeters")},
+    **{w: ("length", 1) for w in ("m", "metre", "metres", "meter", "meters")},
+    **{w: ("length", 1000) for w in ("km", "kilometre", "kilometres", "kilometer", "kilometers")},
+    **{w: ("length", 1609.344) for w in ("mile", "miles")},
+    **{w: ("area", 1) for w in ("square metre", "square metres", "square meter", "square meters", "m2", "m²",
+                                "sq m")},
+    **{w: ("mass", 0.001) for w in ("g", "gram", "grams")},
+    **{w: ("mass", 1) for w in ("kg", "kilo", "kilos", "kilogram", "kilograms")},
+    **{w: ("mass", 1000) for w in ("t", "tonne", "tonnes", "ton", "tons")},
+    **{w: ("mass", 0.4536) for w in ("lb", "lbs", "pound", "pounds")},
+    **{w: ("speed", 1) for w in ("km/h", "kph")},
+    **{w: ("speed", 1.609344) for w in ("mph",)},
+    **{w: ("money_eur", 1) for w in ("eur", "euro", "euros", "€")},
+    **{w: ("money_usd", 1) for w in ("usd", "dollar", "dollars", "$")},
+    **{w: ("money_gbp", 1) for w in ("gbp", "£")},
+    **{w: ("temperature", "C") for w in ("°c", "degrees celsius", "degree celsius", "degrees c", "celsius")},
+    **{w: ("temperature", "F") for w in ("°f", "degrees fahrenheit", "degree fahrenheit", "degrees f",
+                                         "fahrenheit")},
+    **{w: ("temperature", "C") for w in ("degrees", "degree")},
+    **{w: ("data", 1) for w in ("gb", "gigabyte", "gigabytes")},
+    **{w: ("data", 1000) for w in ("tb", "terabyte", "terabytes")},
+    **{w: ("data", 0.001) for w in ("mb", "megabyte", "megabytes")},
+}
+_PREFIX_UNITS = {"€": "eur", "$": "usd", "£": "gbp", "eur": "eur", "usd": "usd", "gbp": "gbp"}
+_FREQUENCIES = {"hourly": 3600, "daily": 86400, "nightly": 86400, "weekly": 604800, "fortnightly": 1209600,
+                "monthly": 2629800, "quarterly": 7889400, "annually": 31557600, "yearly": 31557600}
+_RATE_WORDS = {"a", "an", "per", "each", "every"}
+# the words a small-number "a"/"an" is a quantity after ("within an hour", "for a week")
+_ARTICLE_AFTER = {"within", "for", "after", "in", "than", "about", "under", "over", "least", "most", "to",
+                  "of", "once", "every", "takes", "lasts", "last", "up", "than"}
+_LABELS = frozenset({"severity", "level", "zone", "priority", "tier", "class", "step", "phase", "version", "line",
+                     "gate", "dock", "room", "category", "grade", "stage", "chapter", "section", "page",
+                     "floor", "building", "aisle", "bay", "site", "door", "lane", "rule", "article", "iso",
+                     "no", "number", "sev", "p", "v", "channel", "platform", "route", "bus", "unit"})
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
+_NOT_COUNTED = _FUNCTION | _NEGATIONS | {"more", "less", "fewer", "least", "most", "other", "times", "time",
+                                         "percent", "approximately", "about", "roughly", "around", "extra",
+                                         "additional", "further"} | set(_NUMBER_WORDS)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number read with what it measures: `dimension` ("duration", "temperature", "count:dock" …),
+    `value` in the dimension's base unit, `text` as written, `context` the stems around it."""
+
+    dimension: str
+    value: float
+    text: str
+    context: frozenset[str]
+    names: frozenset[str]
+    every: bool = False
+
+
+def _number(token: str) -> float | None:
+    t = token.replace("−", "-")
+    if re.fullmatch(r"-?\d[\d,]*(?:\.\d+)?", t):
+        t = t.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", t) else t.replace(",", ".")
+        try:
+            return float(t)
+        except ValueError:
+            return None
+    return None
+
+
+def _unit_at(tokens: list[str], j: int) -> tuple[str, int] | None:
+    """The unit written at tokens[j:] (longest first): (unit key, tokens it takes)."""
+    for width in (3, 2, 1):
+        if j + width <= len(tokens):
+            phrase = " ".join(t.lower() for t in tokens[j:j + width])
+            if phrase in _UNITS:
+                return phrase, width
+    return None
+
+
+def _context(tokens: list[str], skip: set[int]) -> frozenset[str]:
+    out = set()
+    for i, t in enumerate(tokens):
+        if i in skip or not t[0].isalpha():
+            continue
+        low = t.lower()
+        if low in _FUNCTION or low in _NEGATIONS or low in _MODAL_WORDS or low in _UNITS or low in _NUMBER_WORDS:
+            continue
+        if low in ("least", "most", "more", "less", "than", "up", "maximum", "minimum", "approximately", "about",
+                   "roughly", "around", "longer", "shorter", "exceed", "exceeds", "last", "lasts", "take", "takes"):
+            continue
+        out.add(_stem(low))
+    return frozenset(out)
+
+
+def quantities(sentence: str) -> list[Quantity]:
+    """Every quantity in one sentence, with what it measures."""
+    matches = list(_TOKEN.finditer(sentence))
+    tokens = [m.group(0) for m in matches]
+    names = frozenset(_names(sentence))
+    found: list[tuple[str, float, int, int, bool]] = []  # dimension, value, start, end, every
+    i = 0
+    n = len(tokens)
+    while i < n:
+        tok = tokens[i]
+        low = tok.lower()
+        start = i
+        value: float | None = None
+        # money written before the number: €500, EUR 500
+        if low in _PREFIX_UNITS and i + 1 < n and _number(tokens[i + 1]) is not None:
+            found.append((f"money_{_PREFIX_UNITS[low]}", _number(tokens[i + 1]), i, i + 2, False))
+            i += 2
+            continue
+        clock = _CLOCK.match(tok)
+        if clock:
+            found.append(("clock", int(clock.group(1)) * 60 + int(clock.group(2)), i, i + 1, False))
+            i += 1
+            continue
+        if low in _FREQUENCIES:
+            found.append(("frequency", _FREQUENCIES[low], i, i + 1, False))
+            i += 1
+            continue
+        value = _number(tok)
+        j = i + 1
+        if i and tokens[i - 1].lower() in _LABELS:  # "severity 1", "zone 4": a name, not a quantity
+            i += 1
+            continue
+        if value is None and low in _NUMBER_WORDS:
+            if low in ("a", "an", "once", "twice", "single"):
+                prev = tokens[i - 1].lower() if i else ""
+                if low in ("a", "an") and prev not in _ARTICLE_AFTER:
+                    i += 1
+                    continue
+            value = float(_NUMBER_WORDS[low])
+            # "half an hour", "one and a half hours", "twenty four"
+            if low == "half" and j < n and tokens[j].lower() in ("a", "an"):
+                j += 1
+            elif j + 2 < n and tokens[j].lower() == "and" and tokens[j + 1].lower() == "a" \
+                    and tokens[j + 2].lower() == "half":
+                value += 0.5
+                j += 3
+            elif j < n and tokens[j].lower() in _NUMBER_WORDS and tokens[j].lower() not in ("a", "an", "half") \
+                    and value >= 20 and _NUMBER_WORDS[tokens[j].lower()] < 10:
+                value += _NUMBER_WORDS[tokens[j].lower()]
+                j += 1
+        if value is None:
+            i += 1
+            continue
+        if j < n and tokens[j].lower() in ("hundred", "thousand"):
+            value *= 100 if tokens[j].lower() == "hundred" else 1000
+            j += 1
+        # a range "2 and 8 °C", "2 to 8 °C", "2-8 °C": the unit after the second number is the first's too
+        second = None
+        if j + 1 < n and tokens[j].lower() in ("and", "to", "or", "-", "–") and _number(tokens[j + 1]) is not None:
+            second = _number(tokens[j + 1])
+            unit_end = j + 2
+        else:
+            unit_end = j
+        hyphen = re.fullmatch(r"-?(\d+(?:\.\d+)?)-([a-z]+)", tok.lower())
+        if hyphen:  # "15-minute"
+            value = float(hyphen.group(1))
+            unit = _unit_at([hyphen.group(2)], 0)
+            if unit:
+                dim, factor = _UNITS[unit[0]]
+                found.append((dim, value * factor, start, i + 1, _every(tokens, start)))
+            i += 1
+            continue
+        unit = _unit_at(tokens, unit_end)
+        if unit:
+            key, width = unit
+            dim, factor = _UNITS[key]
+            end = unit_end + width
+            if dim == "temperature":
+                scale = factor
+                values = [v for v in (value, second) if v is not None]
+                for v in values:
+                    c = (v - 32) * 5 / 9 if scale == "F" else v
+                    found.append(("temperature", round(c, 1), start, end, False))
+                i = end
+                continue
+            # a rate: "9 hours a day", "3 per week": the denominator is part of the dimension
+            if end + 1 < n and tokens[end].lower() in _RATE_WORDS and _unit_at(tokens, end + 1):
+                per = _UNITS[_unit_at(tokens, end + 1)[0]]
+                dim = f"{dim}/{per[0]}:{per[1]}"
+                end += 1 + _unit_at(tokens, end + 1)[1]
+            for v in (value, second):
+                if v is not None:
+                    found.append((dim, v * factor, start, end, _every(tokens, start)))
+            i = end
+            continue
+        if len(tok) == 2 and tok[1] == "-" or tok.startswith("-"):
+            i += 1
+            continue
+        # a count of the noun that follows: "14 loading docks", "three shifts", "12 characters"
+        k = unit_end
+        words = []
+        while k < n and len(words) < 3 and tokens[k][0].isalpha() and tokens[k].lower() not in _NOT_COUNTED \
+                and not (words and tokens[k][0].isupper()):
+            words.append(tokens[k])
+            k += 1
+        if words and low not in ("a", "an", "once", "twice", "half"):
+            head = singular(words[-1])
+            for v in (value, second):
+                if v is not None:
+                    found.append((f"count:{head}", v, start, k, _every(tokens, start)))
+            i = k
+            continue
+        if low in ("once", "twice"):
+            found.append(("times", value, start, j, False))
+        i = max(j, i + 1)
+    out = []
+    for dim, value, start, end, every in found:
+        skip = set(range(start, end))
+        written = sentence[matches[start].start():matches[end - 1].end()]  # as written, for highlighting
+        out.append(Quantity(dim, float(value), written, _context(tokens, skip), names, every))
+    return out
+
+
+def _every(tokens: list[str], start: int) -> bool:
+    return start > 0 and tokens[start - 1].lower() in ("every", "each")
+
+
+def _same(x: float, y: float, dim: str) -> bool:
+    if dim == "temperature":
+        return abs(x - y) <= 0.6
+    return abs(x - y) <= max(abs(x), abs(y)) * 0.02 + 1e-9
+
+
+def _alike(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Two quantities' surroundings describe the same thing: most words of the smaller one shared,
+    and, when each side has words of its own ("cold-chain deliveries" / "ambient deliveries"), most
+    words of both."""
+    if not a or not b:
+        return not a and not b
+    shared = len(a & b)
+    if a - b and b - a:
+        return shared / len(a | b) >= 0.7
+    return shared >= 1 and shared / min(len(a), len(b)) >= 0.6
+
+
+def _compatible(qa: Quantity, qb: Quantity) -> bool:
+    if qa.dimension != qb.dimension or qa.every != qb.every:
+        return False
+    only_a, only_b = qa.names - qb.names, qb.names - qa.names
+    if only_a and only_b:  # other places, people or systems: other things
+        return False
+    return _alike(qa.context, qb.context)
+
+
+def _quantity_rule(sa: str, sb: str) -> Finding | None:
+    qas, qbs = quantities(sa), quantities(sb)
+    for qa in qas:
+        for qb in qbs:
+            if not _compatible(qa, qb) or _same(qa.value, qb.value, qa.dimension):
+                continue
+            # a text that also gives the other's value for that thing does not disagree with it
+            if any(_compatible(qa, o) and _same(qa.value, o.value, qa.dimension) for o in qbs) or \
+                    any(_compatible(o, qb) and _same(o.value, qb.value, qb.dimension) for o in qas):
+                continue
+            what = _what(qa, qb)
+            return Finding("quantity", f"{qa.text} vs {qb.text}{f' ({what})' if what else ''}",
+                           (qa.text,), (qb.text,))
+    return None
+
+
+def _what(qa: Quantity, qb: Quantity) -> str:
+    if qa.dimension.startswith("count:"):
+        return ""
+    shared = sorted(qa.context & qb.context)
+    return " ".join(shared[:3])
+
+
+# ----------------------------------------------------------------------------- modals and negation
+
+# (pattern, the modal value it states, the words shown); longer patterns first.
+_MODALS = [
+    (r"\bdoes not need to\b|\bdo not need to\b|\bdoes not have to\b|\bdo not have to\b|\bneed not\b|"
+     r"\bneedn't\b|\bdon't need to\b|\bdoesn't need to\b|\bdon't have to\b|\bdoesn't have to\b|"
+     r"\bis not required\b|\bare not required\b|\bnot mandatory\b|\bis optional\b|\bare optional\b|\boptional\b",
+     "NOT_OBLIGED"),
+    (r"\bmust not\b|\bmustn't\b|\bshall not\b|\bmay not\b|\bcannot\b|\bcan not\b|\bcan't\b|\bis not allowed\b|"
+     r"\bare not allowed\b|\bis not permitted\b|\bare not permitted\b|\bnot allowed\b|\bnot permitted\b|"
+     r"\bprohibited\b|\bforbidden\b|\bbanned\b|\bshould not\b|\bshouldn't\b|\bno one may\b|\bnobody may\b",
+     "FORBIDDEN"),
+    (r"\bis not prohibited\b|\bare not prohibited\b|\bis not forbidden\b|\bare not forbidden\b", "PERMITTED"),
+    (r"\bmust\b|\bshall\b|\bhas to\b|\bhave to\b|\bneeds to\b|\bneed to\b|\bis required to\b|\bare required to\b|"
+     r"\brequired\b|\bmandatory\b|\bcompulsory\b|\bobligatory\b|\bshould\b", "OBLIGED"),
+    (r"\bmay\b|\bcan\b|\bis allowed\b|\bare allowed\b|\bis permitted\b|\bare permitted\b|\ballowed\b|\bpermitted\b",
+     "PERMITTED"),
+]
+_MODALS_RE = [(re.compile(p, re.I), value) for p, value in _MODALS]
+_ALWAYS = re.compile(r"\bnot always\b|\balways\b|\bnever\b|\bat all times\b|\bat no time\b", re.I)
+_OPPOSED = {frozenset({"OBLIGED", "FORBIDDEN"}), frozenset({"OBLIGED", "NOT_OBLIGED"}),
+            frozenset({"PERMITTED", "FORBIDDEN"})}
+_NEG_RE = re.compile(r"\b(?:not|no|never|cannot|none|nobody|nothing|n't)\b|n't\b", re.I)
+
+
+def _modal(sentence: str) -> tuple[str | None, str]:
+    # "is not prohibited" reads as permitted: try the patterns in the order above, but the
+    # negated-prohibition one before plain prohibition
+    order = [_MODALS_RE[2], _MODALS_RE[0], _MODALS_RE[1], _MODALS_RE[3], _MODALS_RE[4]]
+    for pattern, value in order:
+        m = pattern.search(sentence)
+        if m:
+            return value, m.group(0)
+    return None, ""
+
+
+def _frequency(sentence: str) -> tuple[str | None, str]:
+    m = _ALWAYS.search(sentence)
+    if not m:
+        return None, ""
+    word = m.group(0).lower()
+    return ("NEVER" if word in ("never", "at no time", "not always") else "ALWAYS"), m.group(0)
+
+
+def _core(sentence: str) -> list[str]:
+    """The sentence's content stems without its modals, negations and frequency words."""
+    s = _ALWAYS.sub(" ", sentence)
+    for pattern, _ in _MODALS_RE:
+        s = pattern.sub(" ", s)
+    words = re.findall(r"[A-Za-z][A-Za-z'’-]*|\d[\d.,:]*", s)
+    out = []
+    for w in words:
+        low = w.lower().replace("’", "'")
+        if low in _FUNCTION or low in _NEGATIONS or low in _MODAL_WORDS or low.endswith("n't"):
+            continue
+        if low in ("need", "needs", "required", "allowed", "permitted", "ever", "times", "time", "one"):
+            continue
+        out.append(_stem(low))
+    return out
+
+
+def _negated(sentence: str) -> str | None:
+    m = _NEG_RE.search(_ALWAYS.sub(" ", sentence))
+    return m.group(0) if m else None
+
+
+_COMPARATORS = [(re.compile(r"\b(?:no more than|not more than|up to|at most|maximum of|a maximum|within|no longer than|"
+                             r"less than|fewer than|under|below)\b", re.I), "<="),
+                (re.compile(r"\b(?:more than|over|longer than|exceeds?|exceeding|above|beyond)\b", re.I), ">"),
+                (re.compile(r"\b(?:at least|a minimum of|minimum|no less than|not less than)\b", re.I), ">=")]
+
+
+def _bounds(sentence: str) -> frozenset[str]:
+    """The comparators a sentence bounds its numbers with ("at most" and "up to" are one)."""
+    found = set()
+    for pattern, bound in _COMPARATORS:
+        if pattern.search(sentence):
+            found.add(bound)
+            sentence = pattern.sub(" ", sentence)
+    return frozenset(found)
+
+
+def _same_statement(ca: list[str], cb: list[str]) -> bool:
+    """Two statements say the same thing but for polarity: one's words contain the other's (an
+    elaboration of the same statement), or nearly all words are shared."""
+    a, b = set(ca), set(cb)
+    if min(len(a), len(b)) < 2:
+        return False
+    if a <= b or b <= a:
+        return True
+    return len(a & b) / len(a | b) >= 0.75
+
+
+def _polarity_rules(sa: str, sb: str) -> Finding | None:
+    ca, cb = _core(sa), _core(sb)
+    if not _same_statement(ca, cb) or _bounds(sa) != _bounds(sb):
+        return None
+    ma, wa = _modal(sa)
+    mb, wb = _modal(sb)
+    if ma and mb and frozenset({ma, mb}) in _OPPOSED:
+        return Finding("modal", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
+    fa, fwa = _frequency(sa)
+    fb, fwb = _frequency(sb)
+    if fa and fb and fa != fb:
+        return Finding("modal", f"{fwa.lower()} vs {fwb.lower()}", (fwa,), (fwb,))
+    if (ma or mb) and ma != mb and not (ma and mb):
+        # a modal on one side only: "must be escorted" vs "are not escorted" is a denial
+        na, nb = _negated(sa), _negated(sb)
+        if bool(na) != bool(nb) and "NOT_OBLIGED" not in (ma, mb):
+            return Finding("negation", f"{(wa or na or '').lower()} vs {(wb or nb or '').lower()}",
+                           tuple(w for w in (wa, na) if w), tuple(w for w in (wb, nb) if w))
+        return None
+    if ma == mb:
+        # the negation inside a modal phrase ("not permitted") is the modal's, not the statement's
+        na, nb = _negated(_unmodal(sa)), _negated(_unmodal(sb))
+        if bool(na) != bool(nb):
+            said_a = na or _verb(sa)
+            said_b = nb or _verb(sb)
+            return Finding("negation", f"{said_a.lower()} vs {said_b.lower()}",
+                           (na,) if na else (), (nb,) if nb else ())
+    return None
+
+
+def _unmodal(sentence: str) -> str:
+    for pattern, _ in _MODALS_RE:
+        sentence = pattern.sub(" ", sentence)
+    return sentence
+
+
+def _verb(sentence: str) -> str:
+    m = re.search(r"\b(is|are|was|were|does|do|has|have|will)\b", sentence, re.I)
+    return m.group(0) if m else "affirmed"
+
+
+# ----------------------------------------------------------------------------- attributes
+
+_RELATION = re.compile(
+    r"^(?P<subject>.+?)\s+(?P<rel>(?:is|are|was|were)(?:\s+(?:\w+ed|held|kept|run|done|made|set|sent|shown|"
+    r"known|led|owned|paid|built|chosen|given|written|taken))?(?:\s+(?:by|in|at|on|to|from|with|for|through|"
+    r"under|via))?|(?:reports|report|belongs|belong|goes|go|rests|rest|sits|sit|lies|lie)\s+(?:to|with|in|at|"
+    r"on)|(?:runs|run|happens|happen|starts|start|ends|end|takes place|take place|lives|live|meets|meet)\s+"
+    r"(?:in|on|at|from|through)|(?:uses|use|means|mean|equals)|(?:is|are)\s+(?:the|a|an)?)\s+(?P<value>.+?)"
+    r"[.!;]?$", re.I)
+
+
+def _attribute(sentence: str) -> tuple[frozenset[str], str, frozenset[str], frozenset[str], str] | None:
+    m = _RELATION.match(sentence.strip())
+    if not m:
+        return None
+    subject = frozenset(_stem(w) for w in re.findall(r"[A-Za-z][\w'-]*", m.group("subject"))
+                        if w.lower() not in _FUNCTION)
+    rel = " ".join(_stem(w) for w in m.group("rel").lower().split() if w not in ("the", "a", "an"))
+    value_text = m.group("value").strip()
+    value_words = re.findall(r"[A-Za-z][\w'-]*|\d[\w.,:-]*", value_text)
+    value = frozenset(_stem(w) for w in value_words if w.lower() not in _FUNCTION)
+    names = frozenset(w.lower() for w in value_words if w[0].isupper() or re.search(r"\d", w))
+    return subject, rel, value, names, value_text
+
+
+def _attribute_rule(sa: str, sb: str) -> Finding | None:
+    pa, pb = _attribute(sa), _attribute(sb)
+    if not pa or not pb:
+        return None
+    if _negated(sa) or _negated(sb) or _modal(sa)[0] != _modal(sb)[0]:
+        return None
+    (suba, rela, vala, namesa, texta), (subb, relb, valb, namesb, textb) = pa, pb
+    if not suba or suba != subb or rela != relb or not vala or not valb:
+        return None
+    if len(vala) > 6 or len(valb) > 6 or vala & valb:
+        return None
+    if not namesa or not namesb or any(re.search(r"\d", n) and not re.search(r"[a-z]", n) for n in namesa | namesb):
+        return None  # values must name someone or something; numbers are the quantity rule's
+    wa, wb = _shown(texta), _shown(textb)
+    return Finding("attribute", f"{wa} vs {wb}", (wa,), (wb,))
+
+
+def _shown(value: str) -> str:
+    value = re.sub(r"^(?:the|a|an)\s+", "", value.strip().rstrip(".;!"), flags=re.I)
+    return value[:60]
+
+
+# ----------------------------------------------------------------------------- entry point
+
+def compare(a: str, b: str) -> Finding | None:
+    """Whether texts `a` and `b` (two answers on one subject, or a claim and an answer) contradict
+    each other: the first rule that finds a contradiction between a sentence of `a` and a sentence
+    of `b`, or None. Symmetric in whether it finds one; deterministic; pure."""
+    sentences_a, sentences_b = _sentences(a), _sentences(b)
+    if not sentences_a or not sentences_b:
+        return None
+    for rule in (_quantity_rule, _polarity_rules, _attribute_rule):
+        for sa in sentences_a:
+            for sb in sentences_b:
+                found = rule(sa, sb)
+                if found:
+                    return found
+    return None
