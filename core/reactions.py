@@ -28,6 +28,7 @@ from .services import (
     grey,
     queue_index,
     registry,
+    tasks,
     workitems,
 )
 
@@ -68,7 +69,11 @@ TABLE = [
                                                                  workitems.open_for_escalation),         (notice,)),
     on("candidate",        "release dispute",                   (),                                      (queue_index.push_head, notice)),
     on("candidate",        "close supersede retire record_version", (),                                  (notice,)),
-    on("answer",           "publish supersede",                 (),                                      (graph_sync.sync_later, notice)),
+    # Every registry change reaches the graph (docs/architecture.md, "Graph"): one row each. A
+    # re-review's outcome is one of these moves too: approve or revise supersedes the disputed
+    # answer and publishes the new one, reject retires it.
+    on("answer",           "publish",                           (),                                      (graph_sync.sync_later, notice)),
+    on("answer",           "supersede",                         (),                                      (graph_sync.sync_later, notice)),
     on("answer",           "dispute",                           (candidates.send_for_re_review,),        (graph_sync.sync_later, notice)),
     on("answer",           "retire",                            (candidates.retire_with_answer,),        (graph_sync.sync_later, notice)),
     on("work_item",        "create rework",                     (),                                      (workitems.generation_job, notice)),
@@ -82,6 +87,13 @@ TABLE = [
                                                                 (grey.record_transition,),               (notice,)),
     on("source_document",  "ingested",                          (),                                      (grey.retrigger_after_ingest, notice)),
     on("conflict_flag",    "conflict_detected",                 (),                                      (notice,)),
+    # Durable article tasks (docs/architecture.md, "Durable tasks"): publication follows approval at
+    # once; a published new version deprecates the one it supersedes; a submission queues its analysis.
+    on("task",             "submit",                            (),                                      (tasks.analysis_job, notice)),
+    on("task",             "approve",                           (tasks.publish_approved,),               (notice,)),
+    on("task",             "publish",                           (tasks.deprecate_superseded,),           (notice,)),
+    on("task",             "create assign note_approval reject resolve pass_analysis flag_analysis deprecate",
+                                                                (),                                      (notice,)),
 ]
 
 INDEX: dict[tuple[str, str], On] = {}

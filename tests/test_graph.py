@@ -1,17 +1,35 @@
-"""The registry mirrored into the graph: idempotent sync, supersede links, contradictions on one
-subject, and requests kept small. Every test runs through both adapters: FalkorDB's own protocol
+"""The registry mirrored into the graph: every registry change synced through the jobs the reactions
+queue (no hand-syncing), idempotent and never older over newer; a rebuild from PostgreSQL, the
+sweep's catch-up after the graph server is killed, `graph status`; contradictions on one subject;
+requests kept small, and long texts never in the graph. Every test runs through both adapters: FalkorDB's own protocol
 (the embedded graph) and Bolt (the neo4j driver), the latter against a Bolt-enabled FalkorDB
 started only for these tests (FalkorDB's Bolt port listens on every interface without asking for
 a password, which is why the embedded graph never opens one)."""
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 import time
 
 import pytest
 
-from r2k.core.adapters.graph import MAX_STRING, BoltGraph, FalkorGraph, GraphRequestTooLarge, GraphUnavailable, connect
-from r2k.core.services import candidates, claims, graph_sync, registry
+from r2k.core.adapters.graph import (
+    MAX_BATCH,
+    MAX_REQUEST_BYTES,
+    MAX_STRING,
+    BoltGraph,
+    FalkorGraph,
+    GraphRequestTooLarge,
+    GraphUnavailable,
+    chunks,
+    connect,
+)
+from r2k.core.errors import Forbidden
+from r2k.core.services import candidates, claims, graph_sync, registry, sweeps
+
+from .conftest import error_of, r2k, r2k_json
 
 
 @pytest.fixture(scope="module")
@@ -51,17 +69,184 @@ def publish(ctx, people, question, text):
     return candidates.approve(ctx, people["alice"], claimed["id"])["answer"]
 
 
-def test_sync_is_idempotent_and_holds_structure_not_texts(ctx, people, graph):
-    long_text = "Nightly database backups are kept for 30 days. " * 200  # ~9,600 characters
-    answer = publish(ctx, people, "What is established about backup retention?", long_text)
+def run_graph_jobs(ctx) -> None:
+    """What a worker on the graph queue does with the jobs the reactions queued (r2k's own worker
+    class, in this process, burst), with this test's context and so its adapter."""
+    from r2k.core.adapters.jobs import QUEUES
+    from r2k.workers import tasks
+    from r2k.workers.main import R2KWorker
+
+    tasks._ctx, tasks._pid = ctx, os.getpid()
+    try:
+        R2KWorker([QUEUES["graph"]], connection=ctx.redis).work(burst=True, logging_level="WARNING")
+    finally:
+        tasks._ctx = tasks._pid = None
+
+
+def nodes(graph) -> dict[int, dict]:
+    rows = graph.run("MATCH (a:Answer) OPTIONAL MATCH (a)-[:SUPERSEDES]->(o:Answer) "
+                     "RETURN a.id AS id, a.status AS status, o.id AS supersedes")
+    return {r["id"]: {"status": r["status"], "supersedes": r["supersedes"]} for r in rows}
+
+
+def test_a_sync_row_for_each_registry_move():
+    from r2k.core import reactions
+
+    rows = [reactions.INDEX[("answer", action)] for action in ("publish", "supersede", "dispute", "retire")]
+    assert all(graph_sync.sync_later in row.after for row in rows)
+    assert len({id(row) for row in rows}) == 4  # one row each
+    for action in ("approve", "revise", "reject"):  # a re-review's outcome moves an answer, synced by those rows
+        assert graph_sync.sync_later not in reactions.INDEX[("candidate", action)].after
+
+
+def test_chunks_keep_every_request_small():
+    rows = [{"id": i, "title": "t" * (i % 200)} for i in range(500)]
+    runs = list(chunks("UNWIND $rows AS r MERGE (a:Answer {id: r.id})", rows))
+    assert [r["id"] for run in runs for r in run] == list(range(500))
+    assert all(len(run) <= MAX_BATCH and len(repr(run)) < MAX_REQUEST_BYTES for run in runs)
+
+
+def test_every_registry_change_reaches_the_graph_with_no_hand_syncing(ctx, people, graph):
+    first = publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort at all times.")
+    run_graph_jobs(ctx)
+    assert nodes(graph) == {first["id"]: {"status": "APPROVED", "supersedes": None}}
+    second = registry.supersede(ctx, people["alice"], first["id"], "Visitors need an escort in the server room.",
+                                "scope")
+    run_graph_jobs(ctx)
+    assert nodes(graph) == {first["id"]: {"status": "SUPERSEDED", "supersedes": None},  # the old node too
+                            second["id"]: {"status": "APPROVED", "supersedes": first["id"]}}
+    registry.dispute(ctx, people["bob"], second["id"], "which server room?")
+    run_graph_jobs(ctx)
+    assert nodes(graph)[second["id"]]["status"] == "DISPUTED"
+    registry.retire(ctx, people["alice"], second["id"], "the server room closed")
+    run_graph_jobs(ctx)
+    assert nodes(graph)[second["id"]]["status"] == "RETIRED"
+    assert graph_sync.status(ctx)["in_step"]
+
+
+@pytest.mark.parametrize("outcome", ["approve", "revise", "reject"])
+def test_the_outcome_of_a_re_review_reaches_the_graph(ctx, people, graph, outcome):
+    answer = publish(ctx, people, "What is established about badge renewal?", "Badges are renewed every 12 months.")
+    registry.dispute(ctx, people["bob"], answer["id"], "HR says 24 months")
+    run_graph_jobs(ctx)
+    assert nodes(graph)[answer["id"]]["status"] == "DISPUTED"
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    if outcome == "approve":
+        result = candidates.approve(ctx, people["alice"], claimed["id"])
+    elif outcome == "revise":
+        result = candidates.revise(ctx, people["alice"], claimed["id"], "Badges are renewed every 24 months.")
+    else:
+        result = candidates.reject(ctx, people["alice"], claimed["id"], "no longer true")
+    run_graph_jobs(ctx)
+    if outcome == "reject":
+        assert nodes(graph) == {answer["id"]: {"status": "RETIRED", "supersedes": None}}
+    else:
+        new = result["answer"]["id"]
+        assert nodes(graph) == {answer["id"]: {"status": "SUPERSEDED", "supersedes": None},
+                                new: {"status": "APPROVED", "supersedes": answer["id"]}}
+    assert graph_sync.status(ctx)["in_step"]
+
+
+def test_a_late_sync_never_writes_an_older_status_over_a_newer_one(ctx, people, graph):
+    answer = publish(ctx, people, "What is established about badge renewal?", "Badges are renewed every 12 months.")
+    stale = graph_sync._read(ctx, [answer["id"]])  # what a slow job read before the dispute
+    registry.dispute(ctx, people["bob"], answer["id"], "HR says 24 months")
+    run_graph_jobs(ctx)
+    graph_sync._write(graph, stale)  # the slow job writes last
+    assert nodes(graph)[answer["id"]]["status"] == "DISPUTED"
+
+
+def test_sync_all_rebuilds_a_wiped_graph_from_postgresql(ctx, people, graph):
+    first = publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort.")
+    second = registry.supersede(ctx, people["alice"], first["id"], "Visitors need an escort indoors.", "scope")
+    third = publish(ctx, people, "What is established about badge renewal?", "Badges are renewed every 12 months.")
+    registry.dispute(ctx, people["bob"], third["id"], "HR says 24 months")
+    graph.run("MATCH (n) DETACH DELETE n")
+    graph.run("MERGE (a:Answer {id: 999}) SET a.status = 'APPROVED'")  # not PostgreSQL's: removed
+    with pytest.raises(Forbidden):
+        graph_sync.rebuild(ctx, people["alice"])  # a validator may not
+    assert set(nodes(graph)) == {999}
+    result = graph_sync.rebuild(ctx, people["sam"])
+    assert result == {"synced": 3, "removed": 1, "in_step": True}
+    assert nodes(graph) == {first["id"]: {"status": "SUPERSEDED", "supersedes": None},
+                            second["id"]: {"status": "APPROVED", "supersedes": first["id"]},
+                            third["id"]: {"status": "DISPUTED", "supersedes": None}}
+
+
+def test_graph_sync_all_on_the_command_line(ctx, people):
+    publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort.")
+    ctx.graph.run("MATCH (n) DETACH DELETE n")
+    refused = r2k("--as", "alice", "graph", "sync", "--all")
+    assert refused.returncode == 7 and "only a specialist or an admin" in error_of(refused)["message"]
+    assert ctx.graph.run("MATCH (a:Answer) RETURN count(a) AS n") == [{"n": 0}]  # nothing changed
+    vague = r2k("--as", "sam", "graph", "sync")
+    assert vague.returncode == 6 and "--all" in error_of(vague)["message"]
+    assert r2k_json("--as", "sam", "graph", "sync", "--all") == {"synced": 1, "removed": 0, "in_step": True}
+    said = r2k("--as", "root", "graph", "sync", "--all")
+    assert said.returncode == 0 and said.stdout.strip() == "1 answer(s) mirrored into the graph, 0 node(s) removed; in step"
+
+
+def test_graph_status_names_a_missing_node_and_a_status_mismatch(ctx, people, graph):
+    kept = publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort.")
+    lost = publish(ctx, people, "What is established about badge renewal?", "Badges are renewed every 12 months.")
+    run_graph_jobs(ctx)
+    registry.dispute(ctx, people["bob"], kept["id"], "which building?")  # its job never runs
+    graph.run("MATCH (a:Answer {id: $id}) DETACH DELETE a", id=lost["id"])
+    report = graph_sync.status(ctx)
+    assert report["in_step"] is False
+    assert report["missing"] == {"count": 1, "ids": [lost["id"]]}
+    assert report["mismatched"] == {"count": 1, "answers": [{"id": kept["id"], "postgres": "DISPUTED",
+                                                             "graph": "APPROVED"}]}
+    assert report["postgres"]["answers"] == 2 and report["graph"]["answers"] == 1
+
+
+def test_graph_status_on_the_command_line(ctx, people):
+    kept = publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort.")
+    lost = publish(ctx, people, "What is established about badge renewal?", "Badges are renewed every 12 months.")
+    run_graph_jobs(ctx)
+    assert r2k_json("--as", "bob", "graph", "status")["in_step"] is True
+    said = r2k("--as", "bob", "graph", "status")
+    assert said.returncode == 0 and "in step: the graph mirrors every answer" in said.stdout
+    registry.dispute(ctx, people["bob"], kept["id"], "which building?")
+    ctx.graph.run("MATCH (a:Answer {id: $id}) DETACH DELETE a", id=lost["id"])
+    lines = r2k("--as", "bob", "graph", "status").stdout.splitlines()
+    assert f"missing   1 answer(s) not in the graph: {lost['id']}" in lines
+    assert f"status    answer {kept['id']} is DISPUTED in PostgreSQL, APPROVED in the graph" in lines
+    stranger = r2k("--as", "mallory", "graph", "status")
+    assert stranger.returncode == 7
+
+
+def test_the_sweep_catches_up_and_moves_its_mark_only_when_nothing_lags(ctx, people, graph):
+    answers = [publish(ctx, people, f"What is established about topic {i}?", f"Topic {i} is settled.")
+               for i in range(3)]
+    first = graph_sync.catch_up(ctx)  # no mark yet: the whole registry compared
+    assert first == {"compared": 3, "whole": True, "lagging": 3, "synced": 3}
+    assert graph_sync.catch_up(ctx) == {"compared": 3, "whole": False, "lagging": 0, "synced": 0}
+    registry.dispute(ctx, people["bob"], answers[0]["id"], "unsure")  # its job never runs
+    assert graph_sync.catch_up(ctx, limit=0)["lagging"] == 1
+    assert graph_sync.catch_up(ctx)["synced"] == 1
+    assert nodes(graph)[answers[0]["id"]]["status"] == "DISPUTED"
+    assert graph_sync.status(ctx)["in_step"]
+
+
+def test_sync_is_idempotent_and_a_long_answer_text_never_reaches_the_graph(ctx, people, graph):
+    long_text = "Nightly database backups are kept for 30 days in Frankfurt. " * 200  # ~12,000 characters
+    question = "What is established about backup retention " + "in the main data centre " * 10 + "?"
+    answer = publish(ctx, people, question, long_text)
+    run_graph_jobs(ctx)
     for _ in range(2):
-        assert graph_sync.sync_answer(ctx, answer["id"])["subject"] == "backup retention"
+        assert "frankfurt" in graph_sync.sync_answer(ctx, answer["id"])["subjects"]
     rows = graph.run("MATCH (a:Answer {id: $id})-[:ABOUT]->(s:Subject) RETURN a.status AS status, "
                      "a.title AS title, s.name AS subject, keys(a) AS keys", id=answer["id"])
-    assert rows == [{"status": "APPROVED", "title": "What is established about backup retention?",
-                     "subject": "backup retention", "keys": rows[0]["keys"]}]
+    assert {r["status"] for r in rows} == {"APPROVED"} and len(rows) == len({r["subject"] for r in rows}) > 1
+    assert rows[0]["title"].startswith("What is established about backup retention") \
+        and len(rows[0]["title"]) == graph_sync.TITLE_CHARS
     assert "text" not in rows[0]["keys"]  # the graph never holds full texts
     assert graph.run("MATCH (a:Answer) RETURN count(a) AS n")[0]["n"] == 1
+    strings = [v for row in graph.run("MATCH (n) RETURN properties(n) AS p") for v in row["p"].values()
+               if isinstance(v, str)]
+    assert strings and max(len(v) for v in strings) <= MAX_STRING
+    assert not any("kept for 30 days" in v for v in strings)
 
 
 def test_a_long_string_cannot_reach_the_graph(ctx, graph):
@@ -74,32 +259,22 @@ def test_a_long_string_cannot_reach_the_graph(ctx, graph):
     assert graph.run("RETURN 1 AS ok") == [{"ok": 1}]  # the server is still up
 
 
-def test_supersede_is_mirrored_as_a_link(ctx, people, graph):
-    old = publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort at all times.")
-    new = registry.supersede(ctx, people["alice"], old["id"], "Visitors need an escort in the server room.", "scope")
-    graph_sync.sync_answer(ctx, old["id"])
-    graph_sync.sync_answer(ctx, new["id"])
-    links = graph.run("MATCH (n:Answer)-[:SUPERSEDES]->(o:Answer) RETURN n.id AS new, o.id AS old, "
-                      "o.status AS status")
-    assert links == [{"new": new["id"], "old": old["id"], "status": "SUPERSEDED"}]
-
-
 def test_answers_on_one_subject_that_disagree_are_flagged_once(ctx, people, graph):
     a = publish(ctx, people, "What is established about backup retention?",
                 "Nightly database backups are kept for 30 days in Frankfurt.")
     b = publish(ctx, people, "What is established about backup retention?",
                 "Nightly database backups are kept for 14 days.")
-    c = publish(ctx, people, "What is established about backup storage?",
-                "Backups are kept for 7 days on the local array.")  # another subject: no conflict
-    for answer in (a, b, c):
-        graph_sync.sync_answer(ctx, answer["id"])
-    found = graph_sync.detect_contradictions(ctx, b["id"])
-    again = graph_sync.detect_contradictions(ctx, a["id"])
-    assert len(found["flags"]) == 1 and again["flags"] == []
+    c = publish(ctx, people, "What is established about printer toner?",
+                "Toner cartridges are replaced every 7 days.")  # another subject: no conflict
+    run_graph_jobs(ctx)  # the sync jobs, and the detection each sync of an approved answer queues
+    assert graph_sync.detect_contradictions(ctx, b["id"])["flags"] == []  # flagged once, however often run
+    assert graph_sync.detect_contradictions(ctx, a["id"])["flags"] == []
     with ctx.db.read() as tx:
         flags = tx.all("SELECT answer_id, other_answer_id, subject, detail, status FROM conflict_flags")
-    assert flags == [{"answer_id": a["id"], "other_answer_id": b["id"], "subject": "backup retention",
-                      "detail": "30 vs 14 day(s)", "status": "OPEN"}]
+    assert len(flags) == 1 and flags[0]["subject"] in graph_sync.subjects(b["question"], b["text"])
+    assert {**flags[0], "subject": None} == {"answer_id": a["id"], "other_answer_id": b["id"], "subject": None,
+                                             "detail": "30 vs 14 day(s)", "status": "OPEN"}
+    assert c["id"] not in (flags[0]["answer_id"], flags[0]["other_answer_id"])
 
 
 @pytest.mark.parametrize("url", ["bolt://127.0.0.1:9", "falkor://127.0.0.1:9"])
@@ -149,3 +324,59 @@ def test_the_bolt_close_patch_applies_to_falkordb_only_and_still_fits_the_driver
         assert graph._server == "FalkorDB" and adapter._patched
     finally:
         graph.close()
+
+
+def test_the_embedded_graph_keeps_its_data_in_the_data_dir(ctx):
+    from pathlib import Path
+
+    from r2k.core.embedded import common
+
+    common.read_state(ctx.settings, "graph")
+    workdir = Path(ctx.settings.data_dir) / "graph"
+    assert "appendonly yes" in (workdir / "server.conf").read_text().splitlines()
+    ctx.graph.run("MERGE (m:Probe {id: 1})")
+    files = [p for p in (workdir / "appendonlydir").iterdir()]
+    assert files and all(p.stat().st_mode & 0o777 == 0o600 for p in files)
+
+
+def test_a_killed_graph_server_blocks_no_registry_move_and_the_sweep_restarts_it_and_catches_up(ctx, people):
+    from r2k.core.embedded import common
+
+    ctx.graph.run("MATCH (n) DETACH DELETE n")
+    kept = publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort.")
+    moved = publish(ctx, people, "What is established about badge renewal?", "Badges are renewed every 12 months.")
+    run_graph_jobs(ctx)
+    assert graph_sync.catch_up(ctx)["lagging"] == 0  # the mark is set
+    time.sleep(1.5)  # the append-only file is written every second
+    before = common.read_state(ctx.settings, "graph")["pid"]
+    os.kill(before, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while common.process_is(before, "redis-server") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # The registry carries on while the graph is away: its sync jobs wait in their queue.
+    new = registry.supersede(ctx, people["alice"], moved["id"], "Badges are renewed every 24 months.", "HR policy")
+    added = publish(ctx, people, "What is established about parking?", "Parking is free for visitors.")
+    assert registry.show(ctx, moved["id"])["status"] == "SUPERSEDED"
+    swept = sweeps.sweep_all(ctx)["graph"]
+    after = common.read_state(ctx.settings, "graph")["pid"]
+    assert after != before and common.process_is(after, "redis-server")
+    # It came back with what it held (its mark too, so only the recent changes were compared), and
+    # the sweep synced what changed while it was away.
+    assert swept["whole"] is False and swept["lagging"] == swept["synced"] == 3, swept
+    assert graph_sync.status(ctx)["in_step"]
+    assert nodes(ctx.graph) == {kept["id"]: {"status": "APPROVED", "supersedes": None},
+                                moved["id"]: {"status": "SUPERSEDED", "supersedes": None},
+                                new["id"]: {"status": "APPROVED", "supersedes": moved["id"]},
+                                added["id"]: {"status": "APPROVED", "supersedes": None}}
+
+
+def test_a_graph_that_stays_away_never_fails_the_sweep(ctx, people):
+    from r2k.core.context import Context
+
+    publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort.")
+    away = Context(ctx.settings.model_copy(update={"graph_url": "falkor://127.0.0.1:9", "connect_timeout": 1}))
+    try:
+        swept = sweeps.sweep_all(away)
+    finally:
+        away.close()
+    assert "does not answer" in swept["graph"]["unavailable"] and "claims" in swept

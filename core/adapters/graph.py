@@ -43,16 +43,66 @@ def short(value: Any) -> Any:
     return value
 
 
+def _size(query: str, params: dict) -> int:
+    return len(query) + len(repr(params))
+
+
 def _checked(query: str, params: dict) -> dict:
     """The parameters cut short; refuses a request too large for a Bolt server to survive."""
     params = short(params)
-    size = len(query) + len(repr(params))
+    size = _size(query, params)
     if size > MAX_REQUEST_BYTES:
         raise GraphRequestTooLarge(f"graph request of ~{size} bytes exceeds {MAX_REQUEST_BYTES}: batch it")
     return params
 
 
-class FalkorGraph:
+def chunks(query: str, rows: list[dict], name: str = "rows", **params: Any):
+    """`rows` in runs that each fit one request: at most MAX_BATCH rows and MAX_REQUEST_BYTES with
+    the query and the other parameters (a single row too large is refused when it is run)."""
+    chunk: list[dict] = []
+    base = _size(query, short(params)) + len(name) + 8
+    size = base
+    for row in rows:
+        row = short(row)
+        cost = len(repr(row)) + 2
+        if chunk and (len(chunk) >= MAX_BATCH or size + cost > MAX_REQUEST_BYTES):
+            yield chunk
+            chunk, size = [], base
+        chunk.append(row)
+        size += cost
+    if chunk:
+        yield chunk
+
+
+class _Statements:
+    """What both adapters offer on top of `run`."""
+
+    def run(self, query: str, **params: Any) -> list[dict]:  # pragma: no cover - each adapter's own
+        raise NotImplementedError
+
+    def run_rows(self, query: str, rows: list[dict], name: str = "rows", **params: Any) -> list[dict]:
+        """`query` (an `UNWIND $rows AS r …`) over `rows`, one small auto-commit request per chunk."""
+        out: list[dict] = []
+        for chunk in chunks(query, rows, name, **params):
+            out.extend(self.run(query, **{name: chunk}, **params))
+        return out
+
+    def index(self, label: str, prop: str) -> None:
+        """A range index on `label.prop`, made once: `CREATE INDEX FOR … ON …`, which Neo4j 5 and
+        FalkorDB both accept (FalkorDB has no `IF NOT EXISTS`); an existing one is left as it is."""
+        try:
+            self.run(f"CREATE INDEX FOR (n:{label}) ON (n.{prop})")
+        except GraphUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - both servers refuse an index that exists, in words
+            if "already" not in str(exc).lower() and not self._unexplained_refusal_is_an_existing_index():
+                raise
+
+    def _unexplained_refusal_is_an_existing_index(self) -> bool:
+        return False
+
+
+class FalkorGraph(_Statements):
     """FalkorDB over its own protocol (Redis commands `GRAPH.QUERY`)."""
 
     protocol = "FalkorDB"
@@ -117,7 +167,7 @@ def close_without_goodbye() -> None:
     _patched = True
 
 
-class BoltGraph:
+class BoltGraph(_Statements):
     """Any Bolt server (Neo4j 5, FalkorDB's Bolt port) through the official neo4j driver."""
 
     protocol = "Bolt"
@@ -145,6 +195,11 @@ class BoltGraph:
                 return session.run(query, params).data()
         except (ServiceUnavailable, SessionExpired) as exc:
             raise GraphUnavailable(str(exc)) from None
+
+    def _unexplained_refusal_is_an_existing_index(self) -> bool:
+        """Measured on FalkorDB 4.16.3: over Bolt, an index that exists is refused as an unknown
+        error with no words (its own protocol says "already indexed")."""
+        return self._server == "FalkorDB"
 
     def _identify(self) -> str:
         """Which Bolt server this is. FalkorDB's says it is "Neo4j/5.13.0", so it is told apart by

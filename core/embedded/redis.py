@@ -3,8 +3,10 @@
 - ``redis``: queues, RQ and pub/sub; append-only file on, so queued jobs survive a restart
   (PostgreSQL stays the truth: a reconcile rebuilds the queues from it).
 - ``graph``: a second process with the FalkorDB module loaded, reached through FalkorDB's own
-  protocol. No Bolt port is opened: FalkorDB calls its Bolt support experimental. A separate process,
-  so a graph fault never takes the queues down.
+  protocol; append-only file on too, so the graph survives a restart (PostgreSQL stays the truth:
+  the sweep catches the graph up, `r2k graph sync --all` rebuilds it). No Bolt port is opened:
+  FalkorDB calls its Bolt support experimental. A separate process, so a graph fault never takes
+  the queues down.
 
 Both listen on 127.0.0.1 only and require a password generated into the data dir. The password is
 written into a 0600 config file, never onto the command line, where any local user could read it
@@ -52,10 +54,12 @@ def config_text(part: str, port: int, workdir: Path, password: str, module: Path
         "enable-debug-command no",
         "enable-module-command no",
     ]
-    if part == "redis":
-        lines += ["appendonly yes", "appendfsync everysec"]
-    else:
-        lines += ["appendonly no", f"loadmodule {_quoted(module)}"]
+    # Both keep an append-only file in their directory of the data dir (0600, as every file a
+    # server writes there): queued jobs survive a restart, and so does the graph, which a sweep then
+    # only catches up on what changed while it was away (core/services/graph_sync.py).
+    lines += ["appendonly yes", "appendfsync everysec"]
+    if part == "graph":
+        lines += [f"loadmodule {_quoted(module)}"]
     return "\n".join(lines) + "\n"
 
 

@@ -1,16 +1,30 @@
-"""Mirror the registry into the graph and find contradictions there.
+"""Mirror the registry into the graph and find contradictions there (docs/architecture.md, "Graph").
 
-The graph is a projection of PostgreSQL: ids, status, Horn type, subject names and short titles,
-never full texts; every statement is a small auto-commit MERGE, so a rerun is harmless.
+The graph is a projection of PostgreSQL: ids, status, version, Horn type, subject names and short
+titles, never full texts. Every statement is a small auto-commit `UNWIND … MERGE` over at most
+MAX_BATCH rows (core/adapters/graph.py), so a rerun is harmless and a Bolt server never sees a
+large request. An answer node carries the version of the row it mirrors, and a sync writes status
+only over an older version: two jobs for one answer finishing out of order never leave the older
+status behind.
+
+- `sync_answer` / `sync_answers`: what `sync_graph_task` runs after every registry move (the rows of
+  core/reactions.py);
+- `catch_up`: the sweep's pass, cheap when nothing lags: the graph holds a mark (the newest
+  `updated_at` it is known to mirror), and only answers changed since the mark (less SLACK) are
+  compared; a graph with no mark (new, wiped, or restarted empty) is compared whole;
+- `status`: PostgreSQL and the graph side by side (counts, missing nodes, status mismatches);
+- `rebuild`: `r2k graph sync --all`.
 """
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .. import engine
-from ..domain import SYSTEM
+from ..domain import SYSTEM, Actor
+from ..errors import Forbidden
 from ..extract import QUESTION_FOR
+from ..subjects import subjects_of
 from . import jobs
 
 if TYPE_CHECKING:
@@ -19,9 +33,17 @@ if TYPE_CHECKING:
 _TEMPLATES = [re.compile("^" + re.escape(t).replace(re.escape("{topic}"), "(?P<topic>.+)") + "$", re.I)
               for t in QUESTION_FOR.values()]
 
+TITLE_CHARS = 80          # a node's title: the question, cut short (the graph never holds full texts)
+READ_CHUNK = 500          # answers read from PostgreSQL at a time
+PAGE = 2000               # graph rows read per request when comparing
+SLACK = 300.0             # seconds before the mark still compared: transactions that committed late
+CATCH_UP_LIMIT = 1000     # answers one sweep syncs at most; the next sweep goes on
+SHOWN = 50                # ids listed by `graph status` per kind of difference (all are counted)
+MARK = "registry"
+
 
 def subject_of(question: str) -> str:
-    """The subject an answer is about: the topic of a templated question, else the question."""
+    """The subject a question asks about: the topic of a templated question, else the question."""
     for template in _TEMPLATES:
         m = template.match(question.strip())
         if m:
@@ -29,37 +51,227 @@ def subject_of(question: str) -> str:
     return re.sub(r"\s+", " ", question.strip().rstrip("?").lower())[:120]
 
 
+def subjects(question: str, text: str) -> list[str]:
+    """What an answer is about, as mirrored into the graph: its key terms (core/subjects.py), else
+    the subject of its question."""
+    return subjects_of(question, text) or [subject_of(question)]
+
+
 def enqueue_sync(ctx: Context, answer_id: int) -> None:
     jobs.enqueue(ctx, "graph", "sync_graph_task", answer_id)
 
 
 def sync_later(ctx: Context, event) -> None:
-    """After commit: mirror the answer a registry move changed into the graph (RQ)."""
+    """After commit: mirror the answer a registry move changed into the graph (RQ). One of these per
+    row of core/reactions.py: publish, supersede (the old answer; the new one is published),
+    dispute, retire, and through those the outcomes of a re-review."""
     enqueue_sync(ctx, event.aggregate_id)
 
 
-def sync_answer(ctx: Context, answer_id: int) -> dict:
+# ----------------------------------------------------------------------------- statements
+
+_ANSWERS = ("UNWIND $rows AS r MERGE (a:Answer {id: r.id}) WITH a, r WHERE coalesce(a.version, 0) <= r.version "
+            "SET a.status = r.status, a.horn_type = r.horn, a.title = r.title, a.version = r.version, "
+            "a.updated = r.updated")
+_UNLINK_SUBJECTS = ("UNWIND $rows AS r MATCH (a:Answer {id: r.id})-[e:ABOUT]->(s:Subject) "
+                    "WHERE NOT s.name IN r.names DELETE e")
+_SUBJECTS = ("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) MERGE (s:Subject {name: r.name}) "
+             "MERGE (a)-[:ABOUT]->(s)")
+_SOURCES = ("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) MERGE (d:Source {id: r.doc}) SET d.title = r.title "
+            "MERGE (a)-[:CITES]->(d)")
+_SUPERSEDES = ("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) MERGE (o:Answer {id: r.old}) "
+               "MERGE (a)-[:SUPERSEDES]->(o)")
+_INDEXES = (("Answer", "id"), ("Answer", "updated"), ("Subject", "name"), ("Source", "id"))
+_indexed: set[int] = set()
+
+
+def ensure_indexes(graph) -> None:
+    """The lookups every MERGE makes, indexed (once per graph client; an existing index stays)."""
+    if id(graph) in _indexed:
+        return
+    for label, prop in _INDEXES:
+        graph.index(label, prop)
+    _indexed.add(id(graph))
+
+
+def _read(ctx: Context, ids: list[int]) -> list[dict]:
     with ctx.db.read() as tx:
-        answer = tx.one("SELECT id, question, status, horn_type, supersedes_id, source_refs FROM approved_answers "
-                        "WHERE id = %s", (answer_id,))
-    if answer is None:
-        return {"answer": answer_id, "synced": False}
+        return tx.all("SELECT id, question, text, status, horn_type, supersedes_id, source_refs, version, "
+                      "extract(epoch FROM updated_at)::float8 AS updated FROM approved_answers "
+                      "WHERE id = ANY(%s) ORDER BY id", (ids,))
+
+
+def _title(question: str) -> str:
+    question = re.sub(r"\s+", " ", question).strip()
+    return question if len(question) <= TITLE_CHARS else question[:TITLE_CHARS - 1] + "…"
+
+
+def _write(graph, answers: list[dict]) -> dict[int, list[str]]:
+    """Mirror these rows (as read from PostgreSQL); their subjects by id."""
+    about = {a["id"]: subjects(a["question"], a["text"]) for a in answers}
+    graph.run_rows(_ANSWERS, [{"id": a["id"], "status": a["status"], "horn": a["horn_type"],
+                               "title": _title(a["question"]), "version": a["version"], "updated": a["updated"]}
+                              for a in answers])
+    graph.run_rows(_UNLINK_SUBJECTS, [{"id": i, "names": names} for i, names in about.items()])
+    graph.run_rows(_SUBJECTS, [{"id": i, "name": name} for i, names in about.items() for name in names])
+    cites = [{"id": a["id"], "doc": ref["document_id"], "title": _title(str(ref.get("title") or ""))}
+             for a in answers for ref in a["source_refs"] or [] if ref.get("document_id") is not None]
+    if cites:
+        graph.run_rows(_SOURCES, cites)
+    links = [{"id": a["id"], "old": a["supersedes_id"]} for a in answers if a["supersedes_id"]]
+    if links:
+        graph.run_rows(_SUPERSEDES, links)
+    return about
+
+
+def sync_answers(ctx: Context, ids: list[int], *, detect: bool = True,
+                 progress: Callable[[int], None] | None = None) -> list[int]:
+    """Mirror these answers (status, version, subjects, sources, supersede link); the ids synced.
+    With `detect`, the approved ones are queued for contradiction detection."""
     graph = ctx.graph
-    subject = subject_of(answer["question"])
-    graph.run("MERGE (a:Answer {id: $id}) SET a.status = $status, a.horn_type = $horn, a.title = $title",
-              id=answer["id"], status=answer["status"], horn=answer["horn_type"], title=answer["question"])
-    graph.run("MATCH (a:Answer {id: $id}) MERGE (s:Subject {name: $subject}) MERGE (a)-[:ABOUT]->(s)",
-              id=answer["id"], subject=subject)
-    for ref in answer["source_refs"] or []:
-        if ref.get("document_id") is not None:
-            graph.run("MATCH (a:Answer {id: $id}) MERGE (d:Source {id: $doc}) SET d.title = $title "
-                      "MERGE (a)-[:CITES]->(d)", id=answer["id"], doc=ref["document_id"], title=ref.get("title", ""))
-    if answer["supersedes_id"]:
-        graph.run("MATCH (a:Answer {id: $id}) MERGE (o:Answer {id: $old}) MERGE (a)-[:SUPERSEDES]->(o)",
-                  id=answer["id"], old=answer["supersedes_id"])
-    if answer["status"] == "APPROVED":
-        jobs.enqueue(ctx, "graph", "detect_contradictions_task", answer["id"])
-    return {"answer": answer_id, "synced": True, "subject": subject}
+    ensure_indexes(graph)
+    done: list[int] = []
+    ids = sorted(set(int(i) for i in ids))
+    for start in range(0, len(ids), READ_CHUNK):
+        answers = _read(ctx, ids[start:start + READ_CHUNK])
+        if answers:
+            _write(graph, answers)
+        done.extend(a["id"] for a in answers)
+        if detect:
+            for a in answers:
+                if a["status"] == "APPROVED":
+                    jobs.enqueue(ctx, "graph", "detect_contradictions_task", a["id"])
+        if progress:
+            progress(len(answers))
+    return done
+
+
+def sync_answer(ctx: Context, answer_id: int) -> dict:
+    """`sync_graph_task`: mirror one answer as PostgreSQL holds it now."""
+    synced = sync_answers(ctx, [answer_id])
+    if not synced:
+        return {"answer": answer_id, "synced": False}
+    with ctx.db.read() as tx:
+        row = tx.one("SELECT question, text FROM approved_answers WHERE id = %s", (answer_id,))
+    about = subjects(row["question"], row["text"])
+    return {"answer": answer_id, "synced": True, "subject": about[0], "subjects": about}
+
+
+# ----------------------------------------------------------------------------- comparing
+
+def _graph_versions(graph, where: str = "", **params) -> dict[int, dict]:
+    """Answer nodes (id → status, version, the id it supersedes), read a page at a time."""
+    found: dict[int, dict] = {}
+    after = -1
+    cond = f" AND {where}" if where else ""
+    while True:
+        rows = graph.run(f"MATCH (a:Answer) WHERE a.id > $after{cond} "
+                         "OPTIONAL MATCH (a)-[:SUPERSEDES]->(o:Answer) "
+                         "RETURN a.id AS id, a.status AS status, a.version AS version, o.id AS old "
+                         f"ORDER BY a.id LIMIT {PAGE}", after=after, **params)
+        for row in rows:
+            found[row["id"]] = row
+        if len(rows) < PAGE:
+            return found
+        after = rows[-1]["id"]
+
+
+def _pg_versions(ctx: Context, since: float | None = None) -> list[dict]:
+    where = "" if since is None else "WHERE updated_at >= to_timestamp(%s)"
+    with ctx.db.read() as tx:
+        return tx.all("SELECT id, status, version, supersedes_id, extract(epoch FROM updated_at)::float8 AS updated "
+                      f"FROM approved_answers {where} ORDER BY id", () if since is None else (since,))
+
+
+def _lagging(pg: list[dict], graph: dict[int, dict]) -> list[int]:
+    """Answers whose node is missing, older than the row, or lacks the row's supersede link."""
+    lag = []
+    for row in pg:
+        node = graph.get(row["id"])
+        if (node is None or (node["version"] or 0) < row["version"] or node["status"] != row["status"]
+                or (row["supersedes_id"] and node["old"] != row["supersedes_id"])):
+            lag.append(row["id"])
+    return lag
+
+
+def read_mark(graph) -> float | None:
+    rows = graph.run("MATCH (m:SyncMark {id: $id}) RETURN m.at AS at", id=MARK)
+    return rows[0]["at"] if rows else None
+
+
+def _set_mark(graph, at: float) -> None:
+    graph.run("MERGE (m:SyncMark {id: $id}) SET m.at = $at", id=MARK, at=at)
+
+
+def catch_up(ctx: Context, *, limit: int = CATCH_UP_LIMIT) -> dict:
+    """Sync what the graph lags on: answers changed since its mark, or all of them without one; at
+    most `limit` per call (the mark moves only once nothing before it lags)."""
+    graph = ctx.graph
+    mark = read_mark(graph)
+    since = None if mark is None else mark - SLACK
+    pg = _pg_versions(ctx, since)
+    nodes = _graph_versions(graph) if since is None else _graph_versions(graph, "a.updated >= $since", since=since)
+    lag = _lagging(pg, nodes)
+    synced = sync_answers(ctx, lag[:limit]) if lag else []
+    if len(lag) <= limit and pg:
+        _set_mark(graph, max([r["updated"] for r in pg] + ([mark] if mark is not None else [])))
+    return {"compared": len(pg), "whole": mark is None, "lagging": len(lag), "synced": len(synced)}
+
+
+def status(ctx: Context) -> dict:
+    """PostgreSQL and the graph compared: counts by status, answers missing from the graph, nodes
+    whose status (or supersede link) differs, nodes PostgreSQL does not hold."""
+    graph = ctx.graph
+    pg = _pg_versions(ctx)
+    nodes = _graph_versions(graph)
+    counts: dict[str, int] = {}
+    for row in pg:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    missing = [r["id"] for r in pg if r["id"] not in nodes]
+    mismatched = [{"id": r["id"], "postgres": r["status"], "graph": nodes[r["id"]]["status"]}
+                  for r in pg if r["id"] in nodes and nodes[r["id"]]["status"] != r["status"]]
+    unlinked = [{"id": r["id"], "supersedes": r["supersedes_id"], "graph": nodes[r["id"]]["old"]}
+                for r in pg if r["id"] in nodes and r["supersedes_id"] and nodes[r["id"]]["old"] != r["supersedes_id"]]
+    known = {r["id"] for r in pg}
+    extra = sorted(i for i in nodes if i not in known)
+    other = {label: graph.run(f"MATCH (n:{label}) RETURN count(n) AS n")[0]["n"] for label in ("Subject", "Source")}
+    mark = read_mark(graph)
+    return {
+        "postgres": {"answers": len(pg), "by_status": dict(sorted(counts.items()))},
+        "graph": {"answers": len(nodes), "subjects": other["Subject"], "sources": other["Source"],
+                  "mark": mark},
+        "missing": {"count": len(missing), "ids": missing[:SHOWN]},
+        "mismatched": {"count": len(mismatched), "answers": mismatched[:SHOWN]},
+        "unlinked": {"count": len(unlinked), "answers": unlinked[:SHOWN]},
+        "extra": {"count": len(extra), "ids": extra[:SHOWN]},
+        "in_step": not (missing or mismatched or unlinked or extra),
+    }
+
+
+def rebuild(ctx: Context, actor: Actor, progress: Callable[[int, int], None] | None = None) -> dict:
+    """`r2k graph sync --all`: every answer mirrored from PostgreSQL, nodes it does not hold removed,
+    the mark set. A specialist or an admin may: it rewrites what every reviewer's graph views read."""
+    if actor.role not in ("admin", "specialist"):
+        raise Forbidden(f"{actor.name} ({actor.role}) may not rebuild the graph: only a specialist or an "
+                        f"admin may")
+    graph = ctx.graph
+    ensure_indexes(graph)
+    pg = _pg_versions(ctx)
+    total, done = len(pg), 0
+
+    def step(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    synced = sync_answers(ctx, [r["id"] for r in pg], detect=False, progress=step)
+    known = {r["id"] for r in pg}
+    extra = [i for i in _graph_versions(graph) if i not in known]
+    graph.run_rows("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) DETACH DELETE a", [{"id": i} for i in extra])
+    if pg:
+        _set_mark(graph, max(r["updated"] for r in pg))
+    return {"synced": len(synced), "removed": len(extra), "in_step": status(ctx)["in_step"]}
 
 
 _QUANTITY = re.compile(r"\b(\d+(?:[.,]\d+)?)\s*(?:-\s*)?([a-z]+)", re.I)

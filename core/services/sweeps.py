@@ -1,5 +1,5 @@
 """The sweep: expired claim leases, ids stuck in flight, queues that miss ids, grey TTLs
-and retries, work items a dead worker left GENERATING.
+and retries, work items a dead worker left GENERATING, and the graph's lag behind the registry.
 
 Workers run it on a schedule (an RQ CronScheduler, `workers/main.py`). With no worker running, as
 in `r2k demo`, an open workstation runs it instead, so claim leases still expire and lost queue ids
@@ -27,7 +27,8 @@ def sweep_all(ctx: Context) -> dict:
     if not ctx.redis.set(SWEEP_LOCK, os.getpid(), nx=True, ex=10):
         return {"skipped": "another sweep is running"}
     try:
-        swept = {"claims": sweep_claims(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx)}
+        swept = {"claims": sweep_claims(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx),
+                 "graph": sweep_graph(ctx)}
         audit.checkpoint_if_due(ctx)  # the time-based checkpoint, when nothing commits; logs its own failure
         return swept
     finally:
@@ -40,6 +41,30 @@ def sweep_claims(ctx: Context) -> dict:
 
     return {"released": candidates.release_expired(ctx), "rescued": queue_index.sweep_in_flight(ctx),
             "rebuilt": queue_index.repair_queues(ctx)}
+
+
+def sweep_graph(ctx: Context) -> dict:
+    """Catch the graph up with the registry (core/services/graph_sync.py). A graph that does not
+    answer is followed once (an embedded one that died is started again, on its port) and tried
+    again; one that still does not answer is reported, and never fails the rest of the sweep."""
+    from ..outage import service_error
+    from . import graph_sync
+
+    for attempt in (1, 2):
+        try:
+            return graph_sync.catch_up(ctx)
+        except Exception as exc:
+            error = service_error(exc, ctx)
+            if error is None or error.part != "graph":
+                raise
+            if attempt == 2:
+                return {"unavailable": error.message}
+            try:
+                ctx.follow("graph")
+            except Exception as follow_error:  # noqa: BLE001 - still down (or stopped): reported below
+                error = service_error(follow_error, ctx) or error
+                return {"unavailable": error.message}
+    raise AssertionError("unreachable")
 
 
 def sweep_if_unattended(ctx: Context, interval: float) -> dict | None:
