@@ -259,7 +259,7 @@ async def test_retire_and_supersede_are_not_offered_for_an_answer_that_cannot_ta
     from r2k.app.screens.registry import RegistryScreen
     from r2k.app.widgets.modals import ReasonModal as Reason, TextModal
     from r2k.core.services import registry
-    from tests.test_tui_registry import highlight_answer, publish
+    from tests.test_tui_registry import highlight_answer, publish, shows
     from tests.tui import message, open_screen
 
     answers = publish(ctx, people)
@@ -278,6 +278,29 @@ async def test_retire_and_supersede_are_not_offered_for_an_answer_that_cannot_ta
             assert "RETIRED" in message(app) and "is not allowed" in message(app)
         await highlight_answer(pilot, screen, answers[1]["id"])
         await wait_for(pilot, lambda: {"Retire", "Supersede", "Dispute"} <= offered(screen), what="moves offered")
+        # The footer says the same: it is redrawn when the keys change (and only then, app/widgets/footer.py).
+        await wait_for(pilot, lambda: {"Retire", "Supersede", "Dispute"} <= footer_says(screen), what="footer offers")
+        drawn = footer_keys(screen)
+        table = screen.query_one("#results")  # straight to another answer taking the same moves
+        table.move_cursor(row=table.get_row_index(str(answers[2]["id"])))
+        await shows(pilot, "#detail-body", f"Answer {answers[2]['id']}  ", what="the other answer")
+        await pilot.pause(0.2)
+        assert footer_keys(screen) == drawn  # the same key widgets: nothing rebuilt for the same keys
+        await highlight_answer(pilot, screen, retired["id"])
+        await wait_for(pilot, lambda: not {"Retire", "Supersede", "Dispute"} & footer_says(screen),
+                       what="footer hides the moves")
+
+
+def footer_keys(screen) -> list:
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    return [k for k in screen.query_one(Footer).query(FooterKey) if k.display]
+
+
+def footer_says(screen) -> set[str]:
+    """The descriptions of the enabled keys the footer shows."""
+    return {k.description for k in footer_keys(screen) if not k.disabled}
 
 
 # --------------------------------------------------------------------------- footers at 80 columns

@@ -9,8 +9,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
-from textual.widgets import DataTable, Footer, Header, Sparkline, Static
+from textual.widgets import DataTable, Header, Sparkline, Static
 
+from r2k.app.widgets.footer import Footer
 from r2k.app.output import per_decision
 from r2k.app.widgets.format import span
 from r2k.app.widgets.text import cell, plain

@@ -11,8 +11,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import var
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
+from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import span
 from r2k.app.widgets.text import plain
 from r2k.core.domain import HORN_MEANING, HORN_TYPES

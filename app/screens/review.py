@@ -17,8 +17,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import var
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
+from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
 from r2k.app.widgets.format import ago, new_key, parse_time
 from r2k.app.wording import decision_said
