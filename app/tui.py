@@ -129,6 +129,10 @@ class ClaimsHeld(Message):
         self.rows = rows
 
 
+class WorkerChildChanged(Message):
+    """The workstation's own worker started or ended (app/worker_child.py)."""
+
+
 class LeftSafely(Message):
     """Quitting: the claims were given back (`released` ids), or could not be (`error`)."""
 
@@ -167,7 +171,8 @@ class R2KApp(TypeAhead, App):
     grey_badge: var[int] = var(0)
 
     def __init__(self, ctx: Context | None = None, user: str | None = None, *, listen: bool = True,
-                 sweep_every: float | None = None, keymap: dict[str, str] | None = None):
+                 sweep_every: float | None = None, keymap: dict[str, str] | None = None,
+                 start_worker: bool = False, leave_on_signals: bool = False):
         super().__init__()
         if keymap:  # checked by app/keymap.py before the workstation opens
             self.set_keymap(keymap)
@@ -178,6 +183,12 @@ class R2KApp(TypeAhead, App):
         self._listen = listen
         # Seconds between offers to sweep when no worker runs (0: never); R2K_SWEEP_INTERVAL by default.
         self._sweep_every = self.ctx.settings.sweep_interval if sweep_every is None else sweep_every
+        # A worker of its own when none is live (app/worker_child.py): `r2k` and `r2k demo` ask for
+        # one (unless R2K_START_WORKER=0); a workstation built in a test starts none unless asked.
+        self._start_worker = start_worker
+        self.worker_child = None
+        self._leave_on_signals = leave_on_signals  # the real terminal's workstation (run_tui)
+        self.worker_opted_out = False  # R2K_START_WORKER=0 (run_tui): the dashboard says so
 
     def on_mount(self) -> None:
         self._who = visible(self.user_name, multiline=False)  # as given to --as, checked later
@@ -188,6 +199,57 @@ class R2KApp(TypeAhead, App):
             self.listen()
         if self._sweep_every:
             self.set_interval(self._sweep_every, self.sweep_if_unattended)
+        if self._leave_on_signals:
+            self._handle_signals()
+        if self._start_worker:
+            from .worker_child import TICK, WorkerChild
+
+            self.worker_child = WorkerChild(self.user_name, self.ctx.settings.data_dir)
+            self.tend_worker()
+            self.set_interval(TICK, self.tend_worker)
+
+    @work(thread=True, group="worker-child", exit_on_error=False)
+    def tend_worker(self) -> None:
+        """Start the workstation's own worker when none is live; start it again when it ended."""
+        child = self.worker_child
+        if child is None:
+            return
+        try:
+            changed = child.tick(self.ctx)
+        except Exception:  # noqa: BLE001 - Redis away: the screens say so; look again next time
+            return
+        if changed:
+            self.post_message(WorkerChildChanged())
+
+    @on(WorkerChildChanged)
+    def _worker_child_changed(self) -> None:
+        self._broadcast({"entity": "worker"})
+
+    def _handle_signals(self) -> None:
+        """SIGTERM and SIGHUP (the terminal closed) leave as ctrl+q's last step does: the workstation's
+        own worker stopped, the terminal restored."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+
+        def leave(signum: int) -> None:
+            self.stop_worker()
+            self.exit(return_code=128 + signum)
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, leave, sig)
+
+    def worker_status(self) -> dict | None:
+        """The workstation's own worker as the dashboard says it (None: this workstation starts none)."""
+        if self.worker_child is not None:
+            return self.worker_child.status()
+        return {"state": "off"} if self.worker_opted_out else None
+
+    def stop_worker(self) -> None:
+        """Stop the workstation's own worker (leaving; also run by run_tui after a crash)."""
+        if self.worker_child is not None:
+            self.worker_child.stop()
 
     @work(thread=True, group="sweep", exclusive=True)
     def sweep_if_unattended(self) -> None:
@@ -439,6 +501,7 @@ class R2KApp(TypeAhead, App):
                     title="Still here", severity="error", timeout=10, markup=False)
 
     def on_unmount(self) -> None:
+        self.stop_worker()
         self.ctx.close()
 
 
@@ -471,5 +534,12 @@ def run_tui(user: str | None = None) -> int:
         from r2k.core.errors import exit_code
 
         return exit_code(exc.status)
-    R2KApp(ctx, user, keymap=keymap).run()
-    return 0
+    from .worker_child import wanted
+
+    app = R2KApp(ctx, user, keymap=keymap, start_worker=wanted(), leave_on_signals=True)
+    app.worker_opted_out = not wanted()
+    try:
+        app.run()
+    finally:
+        app.stop_worker()  # after a crash too: the workstation's worker never outlives it
+    return app.return_code or 0

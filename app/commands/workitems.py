@@ -35,6 +35,8 @@ def register(commands) -> None:
     w.add_argument("--processes", type=bounded_int("--processes", limits.PROCESSES), default=1,
                    help=f"worker processes (RQ WorkerPool; {limits.said(limits.PROCESSES)})")
     w.add_argument("--burst", action="store_true", help="stop when the queues are empty")
+    w.add_argument("--parent", metavar="PID", type=bounded_int("--parent", (1, 2**22)),
+                   help="end when process PID is gone (how a workstation starts its own worker)")
 
 
 def list_cmd(cli, args):
@@ -84,4 +86,8 @@ def worker(cli, args):
     if args.processes < 1:
         raise InvalidInput("--processes is at least 1")
     queues = [q.strip() for q in args.queues.split(",") if q.strip()]
+    if args.parent is not None:
+        from ..worker_child import watch_parent
+
+        watch_parent(args.parent)
     return None, run(queues, processes=args.processes, burst=args.burst)

@@ -21,6 +21,7 @@ TASKS = {
     "sync_graph_task": "r2k.workers.tasks.sync_graph_task",
     "detect_contradictions_task": "r2k.workers.tasks.detect_contradictions_task",
     "process_grey_task": "r2k.workers.tasks.process_grey_task",
+    "analyze_task_task": "r2k.workers.tasks.analyze_task_task",  # a durable task's AI analysis gate
     "sweep_task": "r2k.workers.tasks.sweep_task",  # enqueued by the workers' own scheduler
     "noop_task": "r2k.workers.tasks.noop_task",    # benches only: RQ's own cost for a job
 }
@@ -72,6 +73,21 @@ def live_workers(redis) -> int:
     from rq import Worker
 
     return Worker.count(connection=redis)
+
+
+def workers(redis) -> list[dict]:
+    """The workers RQ's registry lists on r2k's queues (their key not lapsed), as each last recorded
+    itself: name, host, pid, the r2k queues it serves, its last heartbeat."""
+    from rq import Worker
+
+    ours = set(QUEUES.values())
+    found = []
+    for worker in Worker.all(connection=redis, serializer=SERIALIZER):
+        queues = [name for name in worker.queue_names() if name in ours]
+        if queues:
+            found.append({"name": worker.name, "host": worker.hostname, "pid": worker.pid, "queues": queues,
+                          "last_heartbeat": worker.last_heartbeat})
+    return found
 
 
 def depth(redis) -> dict:

@@ -26,18 +26,22 @@ def counts(ctx: Context) -> dict:
     return out
 
 
-def health(ctx: Context) -> dict:
-    """Each service part, the LLM breaker and the live RQ workers; never raises."""
+def health(ctx: Context, child: dict | None = None) -> dict:
+    """Each service part, the LLM breaker, the live RQ workers and who serves the jobs, in words
+    (`jobs`; `child`: the workstation's own worker as app/worker_child.py reports it); never raises."""
     from .. import embedded
 
     parts = [p.as_dict() for p in embedded.status(ctx.settings)]
-    extra: dict = {"breaker": None, "workers": None, "queues": None}
+    extra: dict = {"breaker": None, "workers": None, "queues": None, "jobs": None}
     try:
         from ..adapters import jobs
-        from . import generation
+        from . import generation, workers_live
 
         extra["breaker"] = generation.breaker_status(ctx)
-        extra["workers"] = jobs.live_workers(ctx.redis)
+        served = workers_live.serving(ctx, own_pids=[(child or {}).get("pid")])
+        extra["workers"] = served["count"]
+        extra["serving"] = served["workers"]
+        extra["jobs"] = workers_live.said(served, child)
         extra["queues"] = jobs.depth(ctx.redis)
     except Exception as exc:
         extra["error"] = str(exc)
