@@ -380,3 +380,13 @@ def test_a_graph_that_stays_away_never_fails_the_sweep(ctx, people):
     finally:
         away.close()
     assert "does not answer" in swept["graph"]["unavailable"] and "claims" in swept
+
+
+def test_a_subject_an_answer_no_longer_has_is_unlinked(ctx, people, graph):
+    answer = publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort.")
+    run_graph_jobs(ctx)
+    graph.run("MATCH (a:Answer {id: $id}) MERGE (s:Subject {name: 'stale rule'}) MERGE (a)-[:ABOUT]->(s)",
+              id=answer["id"])
+    graph_sync.sync_answer(ctx, answer["id"])
+    about = graph.run("MATCH (:Answer {id: $id})-[:ABOUT]->(s:Subject) RETURN s.name AS name", id=answer["id"])
+    assert sorted(r["name"] for r in about) == sorted(graph_sync.subjects(answer["question"], answer["text"]))

@@ -20,8 +20,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Callable
 
-from .. import engine
-from ..domain import SYSTEM, Actor
+from ..domain import Actor
 from ..errors import Forbidden
 from ..extract import QUESTION_FOR
 from ..subjects import subjects_of
@@ -73,10 +72,12 @@ def sync_later(ctx: Context, event) -> None:
 _ANSWERS = ("UNWIND $rows AS r MERGE (a:Answer {id: r.id}) WITH a, r WHERE coalesce(a.version, 0) <= r.version "
             "SET a.status = r.status, a.horn_type = r.horn, a.title = r.title, a.version = r.version, "
             "a.updated = r.updated")
-_UNLINK_SUBJECTS = ("UNWIND $rows AS r MATCH (a:Answer {id: r.id})-[e:ABOUT]->(s:Subject) "
-                    "WHERE NOT s.name IN r.names DELETE e")
-_SUBJECTS = ("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) MERGE (s:Subject {name: r.name}) "
-             "MERGE (a)-[:ABOUT]->(s)")
+# An answer's subjects in one statement: ABOUT edges to subjects it no longer has removed (the rules
+# of core/subjects.py may change), then one MERGE per subject it has.
+_SUBJECTS = ("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) "
+             "OPTIONAL MATCH (a)-[e:ABOUT]->(gone:Subject) WHERE NOT gone.name IN r.names DELETE e "
+             "WITH a, r, count(e) AS removed "
+             "UNWIND r.names AS name MERGE (s:Subject {name: name}) MERGE (a)-[:ABOUT]->(s)")
 _SOURCES = ("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) MERGE (d:Source {id: r.doc}) SET d.title = r.title "
             "MERGE (a)-[:CITES]->(d)")
 _SUPERSEDES = ("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) MERGE (o:Answer {id: r.old}) "
@@ -112,8 +113,7 @@ def _write(graph, answers: list[dict]) -> dict[int, list[str]]:
     graph.run_rows(_ANSWERS, [{"id": a["id"], "status": a["status"], "horn": a["horn_type"],
                                "title": _title(a["question"]), "version": a["version"], "updated": a["updated"]}
                               for a in answers])
-    graph.run_rows(_UNLINK_SUBJECTS, [{"id": i, "names": names} for i, names in about.items()])
-    graph.run_rows(_SUBJECTS, [{"id": i, "name": name} for i, names in about.items() for name in names])
+    graph.run_rows(_SUBJECTS, [{"id": i, "names": names} for i, names in about.items()])
     cites = [{"id": a["id"], "doc": ref["document_id"], "title": _title(str(ref.get("title") or ""))}
              for a in answers for ref in a["source_refs"] or [] if ref.get("document_id") is not None]
     if cites:
@@ -272,49 +272,3 @@ def rebuild(ctx: Context, actor: Actor, progress: Callable[[int, int], None] | N
     if pg:
         _set_mark(graph, max(r["updated"] for r in pg))
     return {"synced": len(synced), "removed": len(extra), "in_step": status(ctx)["in_step"]}
-
-
-_QUANTITY = re.compile(r"\b(\d+(?:[.,]\d+)?)\s*(?:-\s*)?([a-z]+)", re.I)
-
-
-def _quantities(text: str) -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
-    for number, unit in _QUANTITY.findall(text):
-        found.setdefault(unit.lower().rstrip("s"), set()).add(number.replace(",", "."))
-    return found
-
-
-def disagree(a: str, b: str) -> str | None:
-    """Why two answers on one subject contradict each other, or None: the same unit, other numbers."""
-    qa, qb = _quantities(a), _quantities(b)
-    for unit in sorted(qa.keys() & qb.keys()):
-        if qa[unit].isdisjoint(qb[unit]):
-            return f"{'/'.join(sorted(qa[unit]))} vs {'/'.join(sorted(qb[unit]))} {unit}(s)"
-    return None
-
-
-def detect_contradictions(ctx: Context, answer_id: int) -> dict:
-    rows = ctx.graph.run("MATCH (a:Answer {id: $id})-[:ABOUT]->(s:Subject)<-[:ABOUT]-(b:Answer) "
-                         "WHERE b.id <> a.id AND b.status = 'APPROVED' RETURN b.id AS other, s.name AS subject",
-                         id=answer_id)
-    flagged = []
-    if not rows:
-        return {"answer": answer_id, "flags": flagged}
-    with ctx.db.begin() as tx:
-        me = tx.one("SELECT id, text, status FROM approved_answers WHERE id = %s", (answer_id,))
-        for row in rows:
-            other = tx.one("SELECT id, text, status FROM approved_answers WHERE id = %s", (row["other"],))
-            if not me or not other or me["status"] != "APPROVED" or other["status"] != "APPROVED":
-                continue
-            first, second = sorted((me, other), key=lambda r: r["id"])  # one pair, one wording
-            why = disagree(first["text"], second["text"])
-            if not why:
-                continue
-            low, high = first["id"], second["id"]
-            if tx.one("SELECT 1 FROM conflict_flags WHERE answer_id = %s AND other_answer_id = %s", (low, high)):
-                continue
-            flag = engine.record(tx, "conflict_flag", "conflict_flags", {
-                "answer_id": low, "other_answer_id": high, "subject": row["subject"], "detail": why,
-                "status": "OPEN"}, SYSTEM, event_type="conflict_detected").row
-            flagged.append(flag["id"])
-    return {"answer": answer_id, "flags": flagged}
