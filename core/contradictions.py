@@ -165,6 +165,7 @@ class Quantity:
     context: frozenset[str]
     names: frozenset[str]
     every: bool = False
+    sentence: str = ""
 
 
 def _number(token: str) -> float | None:
@@ -322,7 +323,7 @@ def quantities(sentence: str) -> list[Quantity]:
     for dim, value, start, end, every in found:
         skip = set(range(start, end))
         written = sentence[matches[start].start():matches[end - 1].end()]  # as written, for highlighting
-        out.append(Quantity(dim, float(value), written, _context(tokens, skip), names, every))
+        out.append(Quantity(dim, float(value), written, _context(tokens, skip), names, every, sentence))
     return out
 
 
@@ -332,8 +333,10 @@ def _every(tokens: list[str], start: int) -> bool:
 
 def _same(x: float, y: float, dim: str) -> bool:
     if dim == "temperature":
-        return abs(x - y) <= 0.6
-    return abs(x - y) <= max(abs(x), abs(y)) * 0.02 + 1e-9
+        return abs(x - y) <= 0.6  # 0 °F is -17.8 °C: "-18 °C" says the same
+    if dim.startswith(("count:", "clock", "times")) or dim in ("percent",):
+        return abs(x - y) < 1e-9  # counted, not converted: exact
+    return abs(x - y) <= max(abs(x), abs(y)) * 0.01 + 1e-9  # converted units, rounded as people round
 
 
 def _alike(a: frozenset[str], b: frozenset[str]) -> bool:
@@ -376,8 +379,13 @@ def _quantity_rule(sa: str, sb: str) -> Finding | None:
 def _what(qa: Quantity, qb: Quantity) -> str:
     if qa.dimension.startswith("count:"):
         return ""
-    shared = sorted(qa.context & qb.context)
-    return " ".join(shared[:3])
+    shared = qa.context & qb.context
+    said: list[str] = []
+    for word in re.findall(r"[A-Za-z][A-Za-z'-]*", qa.sentence):  # as written, in the sentence's order
+        low = word.lower()
+        if _stem(low) in shared and low not in said:
+            said.append(low)
+    return " ".join(said[:3])
 
 
 # ----------------------------------------------------------------------------- modals and negation

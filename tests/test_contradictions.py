@@ -136,3 +136,17 @@ def test_other_values_of_one_attribute_of_one_thing_are_a_contradiction():
     assert _kind("The Rotterdam site reports to the Director of Operations.",
                  "The Antwerp site reports to the Head of Fleet.") is None
     assert _kind("The Rotterdam warehouse is the largest site.", "The Rotterdam warehouse is a cold-chain hub.") is None
+
+
+def test_counts_of_one_noun_disagree_exactly_when_the_numbers_differ():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
+    @given(st.integers(0, 10_000), st.integers(0, 10_000))
+    def check(a, b):
+        first, second = f"The yard has {a} docks.", f"The yard has {b} docks."
+        assert (compare(first, second) is None) == (compare(second, first) is None) == (a == b)
+
+    check()
+    assert compare("Wait 1.5 hours.", "Wait 2 hours.").detail == "1.5 hours vs 2 hours (wait)"

@@ -27,7 +27,7 @@ from r2k.core.adapters.graph import (
     connect,
 )
 from r2k.core.errors import Forbidden
-from r2k.core.services import candidates, claims, graph_sync, registry, sweeps
+from r2k.core.services import candidates, claims, conflicts, graph_sync, registry, sweeps
 
 from .conftest import error_of, r2k, r2k_json
 
@@ -267,13 +267,13 @@ def test_answers_on_one_subject_that_disagree_are_flagged_once(ctx, people, grap
     c = publish(ctx, people, "What is established about printer toner?",
                 "Toner cartridges are replaced every 7 days.")  # another subject: no conflict
     run_graph_jobs(ctx)  # the sync jobs, and the detection each sync of an approved answer queues
-    assert graph_sync.detect_contradictions(ctx, b["id"])["flags"] == []  # flagged once, however often run
-    assert graph_sync.detect_contradictions(ctx, a["id"])["flags"] == []
+    assert conflicts.detect(ctx, b["id"])["flags"] == []  # flagged once, however often run
+    assert conflicts.detect(ctx, a["id"])["flags"] == []
     with ctx.db.read() as tx:
         flags = tx.all("SELECT answer_id, other_answer_id, subject, detail, status FROM conflict_flags")
     assert len(flags) == 1 and flags[0]["subject"] in graph_sync.subjects(b["question"], b["text"])
     assert {**flags[0], "subject": None} == {"answer_id": a["id"], "other_answer_id": b["id"], "subject": None,
-                                             "detail": "30 vs 14 day(s)", "status": "OPEN"}
+                                             "detail": "30 days vs 14 days (nightly database backups)", "status": "OPEN"}
     assert c["id"] not in (flags[0]["answer_id"], flags[0]["other_answer_id"])
 
 

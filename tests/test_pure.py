@@ -28,7 +28,7 @@ from r2k.core.classify import classify, open_question
 from r2k.core.domain import parse_horn_type, parse_id
 from r2k.core.errors import InvalidInput
 from r2k.core.extract import MIN_WORDS, ExtractError, extract, question_for
-from r2k.core.services.graph_sync import disagree, subject_of
+from r2k.core.services.graph_sync import subject_of
 from tests.conftest import r2k
 
 PURE = settings(max_examples=200, deadline=None, derandomize=True, database=None)
@@ -392,23 +392,6 @@ def test_stored_controls_in_any_result_print_as_visible_escapes():
 ])
 def test_the_subject_of_an_answer_is_its_templated_topic_else_its_question(question, subject):
     assert subject_of(question) == subject
-
-
-def test_answers_disagree_on_other_numbers_of_the_same_unit_only():
-    assert disagree("The site has 14 docks.", "The site has 12 docks.") == "14 vs 12 dock(s)"
-    assert disagree("Backups are kept 30 days.", "Backups are kept 30 days and 2 weeks.") is None  # 30 days agree
-    assert disagree("The site has 14 docks.", "The site has 14 docks and 3 gates.") is None
-    assert disagree("The site has 14 docks.", "The site has 3 gates.") is None  # no unit in common
-    assert disagree("Plain words.", "Other words.") is None
-    assert disagree("Wait 1.5 hours.", "Wait 2 hours.") == "1.5 vs 2 hour(s)"
-    assert disagree("a", "b") is None and disagree("", "") is None
-
-
-@PURE
-@given(st.integers(0, 10_000), st.integers(0, 10_000))
-def test_disagreement_is_symmetric_in_whether_it_is_found(a, b):
-    first, second = f"The yard has {a} docks.", f"The yard has {b} docks."
-    assert (disagree(first, second) is None) == (disagree(second, first) is None) == (a == b)
 
 
 # ----------------------------------------------------------------------------- limits

@@ -48,15 +48,22 @@ def sync_graph_task(answer_id: int) -> dict:
 
 
 def detect_contradictions_task(answer_id: int) -> dict:
-    from r2k.core.services import graph_sync
+    from r2k.core.services import conflicts
 
-    return _riding_outages("graph", lambda ctx: graph_sync.detect_contradictions(ctx, int(answer_id)))
+    return _riding_outages("graph", lambda ctx: conflicts.detect(ctx, int(answer_id)))
 
 
 def process_grey_task(entry_id: int, force: bool = False) -> dict:
     from r2k.core.services import grey
 
     return _riding_outages("generation", lambda ctx: grey.process(ctx, int(entry_id), force=force))
+
+
+def analyze_task_task(task_id: int) -> dict:
+    """A durable task's AI analysis (core.services.tasks.analyze), on the generation queue."""
+    from r2k.core.services import tasks
+
+    return _riding_outages("generation", lambda ctx: tasks.analyze(ctx, int(task_id)))
 
 
 def sweep_task() -> dict:
