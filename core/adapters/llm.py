@@ -27,10 +27,17 @@ SYSTEM_PROMPT = (
     "If the sources do not settle the question, say so plainly. No preamble; at most 120 words.")
 
 
-def build_prompt(question: str, sources: list[dict], rework_reason: str | None = None) -> str:
-    lines = [f"Question: {question}", "", "Sources:"]
+def build_prompt(question: str, sources: list[dict], rework_reason: str | None = None,
+                 escalation_reason: str | None = None) -> str:
+    """The user message: the question, why it was escalated (the validator's words, when it was),
+    the numbered sources each with its document title and section heading, and a rework reason."""
+    lines = [f"Question: {question}"]
+    if escalation_reason:
+        lines.append(f"Why a validator escalated it: {escalation_reason}")
+    lines += ["", "Sources:"]
     for number, source in enumerate(sources, start=1):
-        lines.append(f"[{number}] ({source['title']}) {source['text']}")
+        label = " \u203a ".join(part for part in (source["title"], source.get("heading")) if part)
+        lines.append(f"[{number}] ({label}) {source['text']}")
     if rework_reason:
         lines += ["", f"A reviewer rejected the previous answer: {rework_reason}. Address that."]
     lines += ["", "Answer, grounded in the sources above and citing them:"]

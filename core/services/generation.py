@@ -84,7 +84,7 @@ def _generate(ctx: Context, work_item_id: int, llm: ChatClient | None) -> dict:
     if len(sources) < 2:
         return _escalate(ctx, item, NO_CONTENT, sources=len(sources))
 
-    prompt = build_prompt(question, sources, rework_reason)
+    prompt = build_prompt(question, sources, rework_reason, item.get("escalation_reason"))
     if ctx.settings.llm_url:
         cb = breaker(ctx)
         decision = cb.allow(f"work_item:{item['id']}")

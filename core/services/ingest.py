@@ -5,6 +5,10 @@ a failure never leaves half a document. A file that cannot be read (missing, not
 a document may be, malformed or too deeply nested JSON line, a NUL, a question or answer over its
 limit) is reported with its path and line and skipped; the others go in. The same content twice
 adds nothing (content hash).
+
+Retrieval reads a document by section (`sections_of`): each passage is a section's text (or a part
+of a long one) with the document's title and its heading path, so a question on "headcount" finds
+the section headed so even when its text never says the word (docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from .. import engine
 from ..domain import limits
 from ..domain import HORN_TYPES, Actor
 from ..errors import InvalidInput
-from ..extract import MEDIA_TYPES, Extracted, ExtractError, extract
+from ..extract import MEDIA_TYPES, MIN_WORDS, Extracted, ExtractError, extract
 from . import candidates, grey
 
 if TYPE_CHECKING:
@@ -132,9 +136,10 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
         document = engine.record(tx, "source_document", "source_documents", {
             "path": str(path), "title": doc.title[:300], "media_type": doc.media_type, "content": doc.content,
             "content_hash": content_hash, "created_by": actor.name}, actor, event_type="ingested").row
-        for ordinal, (start, end, text) in enumerate(doc.passages):
-            tx.execute("INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text) "
-                       "VALUES (%s, %s, %s, %s, %s)", (document["id"], ordinal, start, end, text))
+        for ordinal, section in enumerate(sections_of(doc)):  # the retrieval index: titled sections
+            tx.execute("INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text, title, heading) "
+                       "VALUES (%s, %s, %s, %s, %s, %s, %s)", (document["id"], ordinal, section.start, section.end,
+                                                               section.text, doc.title[:300], section.heading))
         for unit in doc.units:
             ref = {"document_id": document["id"], "path": str(path), "title": doc.title,
                    "span": [unit.span[0], unit.span[1]]}
@@ -150,3 +155,66 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
     summary.fragments += len(doc.fragments)
     for row in created:
         summary.candidates[row["horn_type"]] += 1
+
+
+# ----------------------------------------------------------------------------- the retrieval index
+
+SECTION_CHARS = 1500  # a longer section is indexed as several passages, each with the section's heading
+HEADING_SEPARATOR = " \u203a "  # "Common questions › Does Harbor deliver on Sundays?"
+
+
+@dataclass(frozen=True)
+class Section:
+    start: int
+    end: int
+    heading: str  # the heading path, outermost first; "" before a document's first heading
+    text: str
+
+
+def sections_of(doc: Extracted) -> list[Section]:
+    """The passages retrieval ranks: each section's paragraphs and lists together under its heading
+    path (split where a section runs past SECTION_CHARS), a `Q:`/`A:` pair as a passage headed by
+    its question, a JSON Lines record headed by its question. A paragraph too short to state
+    anything (a fragment: "See appendix B.") grounds nothing and is left out. Pure."""
+    if doc.media_type == "application/jsonl":
+        return [Section(u.span[0], u.span[1], u.question, u.text) for u in doc.units]
+    from ..extract import _blocks, _md_heading, _txt_heading
+
+    heading_of = _md_heading if doc.media_type == "text/markdown" else _txt_heading
+    marks: list[tuple[int, str]] = []  # (offset, heading path from there on)
+    stack: list[tuple[int, str]] = []
+    for kind, value, start, _ in _blocks(doc.content, heading_of):
+        if kind != "heading":
+            continue
+        level, text = value
+        if not stack and text == doc.title:
+            continue  # the document's title, not a section
+        stack = [(lv, t) for lv, t in stack if lv < level] + [(level, text)]
+        marks.append((start, HEADING_SEPARATOR.join(t for _, t in stack)))
+
+    def heading_at(offset: int) -> str:
+        return next((path for at, path in reversed(marks) if at <= offset), "")
+
+    pieces = [(start, end, heading_at(start), text) for start, end, text in doc.passages
+              if len(text.split()) >= MIN_WORDS]
+    covered = [(start, end) for start, end, _ in doc.passages]
+    for unit in doc.units:  # Q:/A: pairs are units, not passages: they answer their own question
+        if unit.question and not any(s <= unit.span[0] < e for s, e in covered):
+            path = heading_at(unit.span[0])
+            pieces.append((unit.span[0], unit.span[1], HEADING_SEPARATOR.join(p for p in (path, unit.question) if p),
+                           unit.text))
+    pieces.sort()
+    sections: list[Section] = []
+    for start, end, heading, text in pieces:
+        last = sections[-1] if sections else None
+        if last and last.heading == heading and len(last.text) + len(text) + 2 <= SECTION_CHARS:
+            sections[-1] = Section(last.start, end, heading, f"{last.text}\n\n{text}")
+        else:
+            sections.append(Section(start, end, heading, text))
+    return sections
+
+
+def jsonl_heading(content: str, answer_start: int) -> str:
+    """The question of a stored JSON Lines record, given where its answer starts: the line above it
+    (ingest joins records as "question\nanswer" blocks)."""
+    return content[:max(answer_start - 1, 0)].rpartition("\n")[2].strip()

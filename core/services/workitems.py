@@ -36,11 +36,14 @@ def enqueue_generation(ctx: Context, work_item_id: int, *, at_front: bool = Fals
 
 
 def new_item(tx: Tx, actor: Actor, question: str, *, candidate_id: int | None = None, horn_type: str | None = None,
-             created_by: str | None = None, idempotency_key: str | None = None) -> dict:
-    """A NEW work item; its generation job is queued after the commit (reactions)."""
+             created_by: str | None = None, escalation_reason: str | None = None,
+             idempotency_key: str | None = None) -> dict:
+    """A NEW work item; its generation job is queued after the commit (reactions). `escalation_reason`:
+    what the validator said escalating the candidate it is opened for (shown, and sent to the LLM)."""
     return engine.create(tx, WORK_ITEM, actor, {
         "question": question.strip(), "candidate_id": candidate_id, "horn_type": horn_type,
-        "created_by": created_by or actor.name}, action="create", idempotency_key=idempotency_key).row
+        "created_by": created_by or actor.name, "escalation_reason": escalation_reason},
+        action="create", idempotency_key=idempotency_key).row
 
 
 def create(ctx: Context, actor: Actor, question: str, *, horn_type: str | None = None,
@@ -101,17 +104,17 @@ def open_for_escalation(tx: Tx, event: Event) -> dict:
     opens a new one (NEW) for its question, by the system in the validator's name (the escalation is
     theirs, authorised and recorded by the engine)."""
     candidate = event.row
+    reason = event.fields.get("reason")  # the validator's: kept on the item as its escalation reason
     if candidate["work_item_id"] is not None:
         item = engine.lock(tx, WORK_ITEM, candidate["work_item_id"])
         if item["state"] == "READY_FOR_REVIEW":
-            reason = event.fields.get("reason")
             moved = engine.apply(tx, WORK_ITEM, item, "escalate", SYSTEM, fields={"reason": reason},
-                                 changes={"reason": reason}).row
+                                 changes={"reason": reason, "escalation_reason": reason}).row
             _mark_generated(tx, item["id"], "ESCALATED")
             return {"work_item": moved}
     horn = candidate["horn_type"] if candidate["horn_type"] != "OPEN_ISSUE" else None
     return {"work_item": new_item(tx, SYSTEM, candidate["question"], candidate_id=candidate["id"], horn_type=horn,
-                                  created_by=event.actor.name)}
+                                  created_by=event.actor.name, escalation_reason=reason)}
 
 
 def settle_generated(tx: Tx, event: Event) -> None:
@@ -143,6 +146,35 @@ def open_for_resolved_grey(tx: Tx, event: Event) -> dict | None:
     engine.update(tx, "grey_entry", "grey_entries", event.row, {"work_item_id": item["id"]}, SYSTEM,
                   event_type="grey_linked")
     return {"work_item": item}
+
+
+def close_for_resubmitted(tx: Tx, event: Event) -> dict | None:
+    """A specialist resubmitted an escalated candidate with reworked text: the rework answers the work
+    item its escalation opened (or that generated it), which is closed, by the system, with whatever
+    escalated candidate it still holds (docs/architecture.md, "Candidate path"). An item whose
+    generation is under way or whose generated answer awaits review cannot close (§5.3): then the
+    resubmission is refused, as a 422 that says why, and nothing changes."""
+    from ..errors import ValidationStateError
+
+    candidate = event.row
+    if candidate["work_item_id"] is not None:
+        item_id = candidate["work_item_id"]
+    else:
+        opened = tx.one("SELECT id FROM work_items WHERE candidate_id = %s ORDER BY id DESC LIMIT 1",
+                        (candidate["id"],))
+        if opened is None:
+            return None
+        item_id = opened["id"]
+    item = engine.lock(tx, WORK_ITEM, item_id)
+    if item["state"] == "CLOSED":
+        return None
+    if not WORK_ITEM.is_legal("close", item["state"]):
+        waits = ("its generated answer awaits review: decide that candidate instead"
+                 if item["state"] == "READY_FOR_REVIEW" else "an answer is being generated for it")
+        raise ValidationStateError("candidate", candidate["id"], "ESCALATED", "resubmit",
+                                   f"its work item {item['id']} is {item['state']} and cannot be closed: {waits}")
+    reason = f"answered by resubmitted candidate {candidate['id']}"
+    return {"work_item": engine.apply(tx, WORK_ITEM, item, "close", SYSTEM, fields={"reason": reason}).row}
 
 
 def generation_job(ctx: Context, event: Event) -> None:
