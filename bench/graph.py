@@ -85,7 +85,7 @@ def floor_rows(ctx, ids: list[int]) -> list[dict]:
     for start in range(0, len(ids), graph_sync.READ_CHUNK):
         for a in graph_sync._read(ctx, ids[start:start + graph_sync.READ_CHUNK]):
             rows.append({"id": a["id"], "status": a["status"], "title": graph_sync._title(a["question"]),
-                         "names": graph_sync.subjects(a["question"], a["text"]),
+                         "names": a["subjects"] or graph_sync.subjects(a["question"], a["text"]),
                          "cites": [{"id": a["id"], "doc": r["document_id"], "title": r.get("title", "")}
                                    for r in a["source_refs"]]})
     return rows

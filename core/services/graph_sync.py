@@ -51,8 +51,9 @@ def subject_of(question: str) -> str:
 
 
 def subjects(question: str, text: str) -> list[str]:
-    """What an answer is about, as mirrored into the graph: its key terms (core/subjects.py), else
-    the subject of its question."""
+    """What an answer is about, for one PostgreSQL does not hold subjects of (`answer_subjects`,
+    written at publish, is what the graph mirrors): its key terms (core/subjects.py), else the
+    subject of its question."""
     return subjects_of(question, text) or [subject_of(question)]
 
 
@@ -98,7 +99,8 @@ def ensure_indexes(graph) -> None:
 def _read(ctx: Context, ids: list[int]) -> list[dict]:
     with ctx.db.read() as tx:
         return tx.all("SELECT id, question, text, status, horn_type, supersedes_id, source_refs, version, "
-                      "extract(epoch FROM updated_at)::float8 AS updated FROM approved_answers "
+                      "extract(epoch FROM updated_at)::float8 AS updated, (SELECT array_agg(s.subject ORDER BY "
+                      "s.rank) FROM answer_subjects s WHERE s.answer_id = a.id) AS subjects FROM approved_answers a "
                       "WHERE id = ANY(%s) ORDER BY id", (ids,))
 
 
@@ -109,7 +111,7 @@ def _title(question: str) -> str:
 
 def _write(graph, answers: list[dict]) -> dict[int, list[str]]:
     """Mirror these rows (as read from PostgreSQL); their subjects by id."""
-    about = {a["id"]: subjects(a["question"], a["text"]) for a in answers}
+    about = {a["id"]: a.get("subjects") or subjects(a["question"], a["text"]) for a in answers}
     graph.run_rows(_ANSWERS, [{"id": a["id"], "status": a["status"], "horn": a["horn_type"],
                                "title": _title(a["question"]), "version": a["version"], "updated": a["updated"]}
                               for a in answers])
@@ -124,36 +126,36 @@ def _write(graph, answers: list[dict]) -> dict[int, list[str]]:
     return about
 
 
-def sync_answers(ctx: Context, ids: list[int], *, detect: bool = True,
-                 progress: Callable[[int], None] | None = None) -> list[int]:
-    """Mirror these answers (status, version, subjects, sources, supersede link); the ids synced.
-    With `detect`, the approved ones are queued for contradiction detection."""
+def _sync(ctx: Context, ids: list[int], detect: bool, progress: Callable[[int], None] | None) -> dict[int, list[str]]:
     graph = ctx.graph
     ensure_indexes(graph)
-    done: list[int] = []
+    about: dict[int, list[str]] = {}
     ids = sorted(set(int(i) for i in ids))
     for start in range(0, len(ids), READ_CHUNK):
         answers = _read(ctx, ids[start:start + READ_CHUNK])
         if answers:
-            _write(graph, answers)
-        done.extend(a["id"] for a in answers)
+            about.update(_write(graph, answers))
         if detect:
             for a in answers:
                 if a["status"] == "APPROVED":
                     jobs.enqueue(ctx, "graph", "detect_contradictions_task", a["id"])
         if progress:
             progress(len(answers))
-    return done
+    return about
+
+
+def sync_answers(ctx: Context, ids: list[int], *, detect: bool = True,
+                 progress: Callable[[int], None] | None = None) -> list[int]:
+    """Mirror these answers (status, version, subjects, sources, supersede link); the ids synced.
+    With `detect`, the approved ones are queued for contradiction detection."""
+    return list(_sync(ctx, ids, detect, progress))
 
 
 def sync_answer(ctx: Context, answer_id: int) -> dict:
     """`sync_graph_task`: mirror one answer as PostgreSQL holds it now."""
-    synced = sync_answers(ctx, [answer_id])
-    if not synced:
+    about = _sync(ctx, [answer_id], True, None).get(int(answer_id))
+    if about is None:
         return {"answer": answer_id, "synced": False}
-    with ctx.db.read() as tx:
-        row = tx.one("SELECT question, text FROM approved_answers WHERE id = %s", (answer_id,))
-    about = subjects(row["question"], row["text"])
     return {"answer": answer_id, "synced": True, "subject": about[0], "subjects": about}
 
 
