@@ -73,8 +73,12 @@ def main() -> None:
                 top = "; ".join(f"{s['title'][:24]} / {s['heading'][:40]}" for s in sources[:3]) or "(none)"
                 misses.append(f"- {q['question']}\n    retrieved: {top}\n    answer: "
                               f"{answer[:160] or outcome.get('reason')!s}")
-        true_no_content = sum(generate(ctx, generation, workitems, actor, question).get("reason") == "no_content"
-                              for question in unanswerable)
+        true_no_content = 0
+        for question in unanswerable:
+            outcome = generate(ctx, generation, workitems, actor, question)
+            true_no_content += outcome.get("reason") == "no_content"
+            if args.misses and outcome.get("reason") != "no_content":
+                misses.append(f"- (unanswerable) {question}\n    answer: {(outcome.get('text') or '')[:160]}")
     finally:
         ctx.redis.delete("rq:queue:raw_to_knowledge_generation")  # the jobs the work items queued: run here
         ctx.close()

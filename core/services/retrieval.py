@@ -39,6 +39,7 @@ BEST_COVERAGE = 0.5
 OTHER_COVERAGE = 0.3
 WIDE = 200            # candidates PostgreSQL ranks for scoring here
 FEEDBACK_TERMS = 8
+COUNT_CAP = 100_000
 
 
 @dataclass(frozen=True)
@@ -83,15 +84,19 @@ def retrieve_in(tx: Tx, question: str, k: int) -> list[dict]:
 
 def _weigh(tx: Tx, parsed: list[dict]) -> list[Term]:
     lexemes = [r["lexeme"] for r in parsed]
+    # Counted up to COUNT_CAP: past that a term is common whatever its exact count, and a large
+    # corpus is sized by the planner's estimate instead of a scan.
     counts = tx.one(
-        "SELECT (SELECT count(*) FROM (SELECT 1 FROM source_passages LIMIT 1000000) s) + "
-        "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers WHERE status = 'APPROVED' LIMIT 1000000) a) AS n, "
-        "       (SELECT json_object_agg(l, (SELECT count(*) FROM source_passages p WHERE p.search @@ t.q "
-        "                                   OR p.heading_search @@ t.q) + "
-        "                                  (SELECT count(*) FROM approved_answers a WHERE a.search @@ t.q "
-        "                                   AND a.status = 'APPROVED')) "
-        "          FROM unnest(%s::text[]) l, LATERAL (SELECT to_tsquery('simple', quote_literal(l)) AS q) t) AS df",
-        (lexemes,))
+        "SELECT (SELECT CASE WHEN c.reltuples > %(cap)s THEN c.reltuples::bigint ELSE (SELECT count(*) FROM "
+        "        source_passages) END FROM pg_class c WHERE c.oid = 'source_passages'::regclass) + "
+        "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers WHERE status = 'APPROVED' LIMIT %(cap)s) a) AS n, "
+        "       (SELECT json_object_agg(l, (SELECT count(*) FROM (SELECT 1 FROM source_passages p WHERE p.search @@ t.q "
+        "                                   OR p.heading_search @@ t.q LIMIT %(cap)s) p) + "
+        "                                  (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q "
+        "                                   AND a.status = 'APPROVED' LIMIT %(cap)s) a)) "
+        "          FROM unnest(%(lexemes)s::text[]) l, "
+        "               LATERAL (SELECT to_tsquery('simple', quote_literal(l)) AS q) t) AS df",
+        {"lexemes": lexemes, "cap": COUNT_CAP})
     n, df = counts["n"], counts["df"] or {}
     return [Term(r["lexeme"], int(r["position"] or 0), idf(n, df.get(r["lexeme"], 0))
                  * (GENERIC_WEIGHT if r["lexeme"] in GENERIC else 1.0), df.get(r["lexeme"], 0)) for r in parsed]
