@@ -14,9 +14,21 @@ def decision_said(action: str, candidate_id: int, decided: dict) -> str:
         if answer.get("supersedes_id"):
             said += f", superseding disputed answer {answer['supersedes_id']}"
     elif item := decided.get("work_item"):
-        said += f": work item {item['id']} created"
+        if decided.get("candidate", {}).get("work_item_id") == item["id"]:  # a generated candidate: its own item
+            said += f": work item {item['id']} moved to {item['state']}"
+        else:
+            said += f": work item {item['id']} created"
     elif retired := decided.get("retired"):
         said += f": disputed answer {retired['id']} retired"
+    return said
+
+
+def resubmit_said(done: dict) -> str:
+    """What a resubmission did: the candidate back in its queue, and the work item it closed."""
+    candidate = done["candidate"]
+    said = f"Resubmitted candidate {candidate['id']}: back in the {candidate['horn_type']} queue with the reworked text"
+    if item := done.get("work_item"):
+        said += f"; work item {item['id']} closed, answered by the rework"
     return said
 
 

@@ -24,6 +24,7 @@ from . import notices
 from .services import (
     candidates,
     claims,
+    conflicts,
     graph_sync,
     grey,
     queue_index,
@@ -59,7 +60,8 @@ def on(entity: str, actions: str, then=(), after=()) -> On:
 
 TABLE = [
     # entity               actions                              in the same transaction                  after commit
-    on("candidate",        "extract resubmit",                  (),                                      (queue_index.push_tail, notice)),
+    on("candidate",        "extract",                           (),                                      (queue_index.push_tail, notice)),
+    on("candidate",        "resubmit",                          (workitems.close_for_resubmitted,),      (queue_index.push_tail, notice)),
     on("candidate",        "claim re_review",                   (),                                      (claims.settle_claim,)),
     on("candidate",        "approve revise",                    (candidates.record_decision, registry.publish_decided,
                                                                  workitems.settle_generated),            (notice,)),
@@ -72,10 +74,12 @@ TABLE = [
     # Every registry change reaches the graph (docs/architecture.md, "Graph"): one row each. A
     # re-review's outcome is one of these moves too: approve or revise supersedes the disputed
     # answer and publishes the new one, reject retires it.
-    on("answer",           "publish",                           (),                                      (graph_sync.sync_later, notice)),
-    on("answer",           "supersede",                         (),                                      (graph_sync.sync_later, notice)),
+    on("answer",           "publish",                           (conflicts.record_subjects,),            (graph_sync.sync_later,
+                                                                                                          conflicts.detect_later, notice)),
+    on("answer",           "supersede",                         (conflicts.settle_with_answer,),         (graph_sync.sync_later, notice)),
     on("answer",           "dispute",                           (candidates.send_for_re_review,),        (graph_sync.sync_later, notice)),
-    on("answer",           "retire",                            (candidates.retire_with_answer,),        (graph_sync.sync_later, notice)),
+    on("answer",           "retire",                            (candidates.retire_with_answer,
+                                                                 conflicts.settle_with_answer),          (graph_sync.sync_later, notice)),
     on("work_item",        "create rework",                     (),                                      (workitems.generation_job, notice)),
     on("work_item",        "escalate",                          (grey.open_for_no_content,),             (notice,)),
     on("work_item",        "close",                             (candidates.close_escalated_origin,),    (notice,)),
@@ -86,7 +90,10 @@ TABLE = [
     on("grey_entry",       "process retry fail expire dismiss escalate deescalate reject",
                                                                 (grey.record_transition,),               (notice,)),
     on("source_document",  "ingested",                          (),                                      (grey.retrigger_after_ingest, notice)),
-    on("conflict_flag",    "conflict_detected",                 (),                                      (notice,)),
+    # Conflicts (docs/architecture.md, "Conflicts"): escalating disputes both answers; settling the
+    # dispute (the answers' supersede or retire, above) closes the flag.
+    on("conflict_flag",    "detect conflict_detected dismiss close", (),                                 (notice,)),
+    on("conflict_flag",    "escalate",                          (conflicts.dispute_answers,),            (notice,)),
     # Durable article tasks (docs/architecture.md, "Durable tasks"): publication follows approval at
     # once; a published new version deprecates the one it supersedes; a submission queues its analysis.
     on("task",             "submit",                            (),                                      (tasks.analysis_job, notice)),

@@ -58,6 +58,14 @@ def register(commands) -> None:
         p.add_argument("id", help="the id of a candidate you have claimed")
         p.add_argument("--reason", required=True, help="why, in words the next reader understands "
                                                        f"(at most {limits.REASON:,} characters)")
+    p = cands.command("resubmit", "put an ESCALATED candidate back in its queue with reworked text (a specialist or "
+                      "an admin); the work item its escalation opened is closed, answered by the rework",
+                      cand_resubmit, mutates=True)
+    p.add_argument("id", help="the id of an ESCALATED candidate")
+    p.add_argument("--text", required=True,
+                   help=f"the reworked answer, as validators will review it (at most {limits.ANSWER:,} characters)")
+    p.add_argument("--horn-type", help="FACT, RULE, CONSTRAINT, PROCEDURE or OPEN_ISSUE (default: as it was; an "
+                                       "OPEN_ISSUE takes the type its reworked text classifies as)")
     p = cands.command("release", "give a claimed candidate back to the head of its queue", cand_release, mutates=True)
     p.add_argument("id", help="the id of a candidate you have claimed")
     p = cands.command("skip", "pass a claimed candidate by, for you alone: it goes back to the head of its queue "
@@ -78,8 +86,9 @@ def register(commands) -> None:
     p = queue.command("claim", "claim the oldest candidate of a partition", queue_claim, mutates=True)
     p.add_argument("--horn-type", required=True, help="the partition: FACT, RULE, CONSTRAINT, PROCEDURE or OPEN_ISSUE")
     queue.command("reconcile", "rebuild every partition from PostgreSQL (after Redis lost data)", queue_reconcile)
-    queue.command("sweep", "release expired claims, return ids stuck in flight, rebuild queues that miss ids",
-                  queue_sweep)
+    queue.command("sweep", "the whole sweep, now (a specialist or an admin): expired claims released, ids stuck "
+                  "in flight returned, queues that miss ids rebuilt, grey TTLs expired and retries queued, work "
+                  "items a dead worker left re-enqueued, the graph caught up", queue_sweep)
 
 
 def demo_cmd(cli, args):
@@ -320,9 +329,35 @@ def queue_reconcile(cli, args):
 def queue_sweep(cli, args):
     from r2k.core.services import sweeps
 
-    cli.actor
-    swept = sweeps.sweep_claims(cli.ctx)
-    rescued = sum(len(ids) for ids in swept["rescued"].values())
-    return Text(swept, f"expired claims released: {len(swept['released'])}\n"
-                       f"ids stuck in flight returned to their queues: {rescued}\n"
-                       f"partitions rebuilt: {', '.join(swept['rebuilt']) or 'none'}")
+    swept = sweeps.sweep_now(cli.ctx, cli.actor)
+    return Text(swept, "\n".join(sweep_lines(swept)))
+
+
+def sweep_lines(swept: dict) -> list[str]:
+    """What a sweep did, one line a part."""
+    if "skipped" in swept:
+        return [f"nothing swept: {swept['skipped']} (try again in a few seconds)"]
+    claims, grey, items = swept["claims"], swept["grey"], swept["work_items"]
+    rescued = sum(len(ids) for ids in claims["rescued"].values())
+    lines = [f"expired claims released: {len(claims['released'])}",
+             f"ids stuck in flight returned to their queues: {rescued}",
+             f"partitions rebuilt: {', '.join(claims['rebuilt']) or 'none'}",
+             f"grey entries expired (TTL): {len(grey['expired'])}",
+             f"grey entries queued for processing (retries due, stale): {len(grey['requeued'])}",
+             f"work items re-enqueued for generation: {len(items['requeued'])}"]
+    graph = swept.get("graph")
+    if graph is not None:
+        if "unavailable" in graph:
+            lines.append(f"graph: not caught up, it does not answer ({graph['unavailable']})")
+        else:
+            lines.append(f"graph: {graph.get('synced', 0)} answer(s) synced of {graph.get('lagging', 0)} lagging")
+    return lines
+
+
+def cand_resubmit(cli, args):
+    from r2k.core.services import candidates
+
+    from ..wording import resubmit_said
+
+    done = candidates.resubmit(cli.ctx, cli.actor, args.id, args.text, horn_type=args.horn_type, **cli.opts())
+    return Text(done, resubmit_said(done) + ".")

@@ -16,8 +16,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import var
-from textual.widgets import DataTable, Footer, Header, Select, Static
+from textual.widgets import DataTable, Header, Select, Static
 
+from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
 from r2k.app.widgets.format import age, clip, new_key, plural
 from r2k.app.widgets.modals import Field, FieldsModal
@@ -55,6 +56,20 @@ class PipelineStatus(Reply):
         self.status = status
 
 
+class EscalatedFound(Reply):
+    """The ESCALATED candidate a work item holds (`candidates.escalated_for_item`), to resubmit."""
+
+    def __init__(self, item: dict, key: str, candidate: dict | None):
+        super().__init__()
+        self.item = item
+        self.key = key
+        self.candidate = candidate
+
+
+# A work item whose escalated candidate may be resubmitted: the states a work item may close from.
+RESUBMITS_FROM = ("NEW", "NEEDS_REWORK", "ESCALATED")
+
+
 class WorkItemsScreen(ListDetailScreen):
     TITLE = "Work items"
     RELOAD_ON = ("work_item",)
@@ -69,6 +84,7 @@ class WorkItemsScreen(ListDetailScreen):
         Binding("g", "generate", "Generate", id="generate"),
         Binding("k", "rework", "Rework", id="rework"),
         Binding("c", "close_item", "Close", id="close"),
+        Binding("R", "resubmit", "Resubmit", id="resubmit"),
         Binding("f", "focus_state", "State filter", show=False, id="state_filter"),
         Binding("ctrl+r", "reload", "Refresh", show=False, id="refresh"),
         Binding("escape", "back", "Back", id="back"),
@@ -203,11 +219,13 @@ class WorkItemsScreen(ListDetailScreen):
         from r2k.core.services.common import refusal
 
         moves = {"rework": "rework", "close_item": "close"}
-        if action not in moves and action != "generate":
+        if action not in moves and action not in ("generate", "resubmit"):
             return None
         row = self.current_row() if self.actor is not None and self.is_mounted else None
         if row is None:
             return None
+        if action == "resubmit":
+            return resubmit_refusal(self.actor, row)
         if action == "generate":
             return workitems.generate_refusal(self.actor, row)
         return refusal(WORK_ITEM, moves[action], row, self.actor)
@@ -257,14 +275,72 @@ class WorkItemsScreen(ListDetailScreen):
         self.ask(FieldsModal(f"Close item {row['id']} (final)", [Field("reason", "Why close")],
                              hint=plain(row["question"], 70)), lambda values: send(values.get("reason")))
 
+    def action_resubmit(self) -> None:
+        key = new_key()
+        if not self.ready() or (row := self.selected()) is None:
+            return
+        if (why := resubmit_refusal(self.actor, row)) is not None:
+            self.show_info(why)
+            return
+        self.find_escalated(row, key)
+
+    @work(thread=True, exclusive=True, group="resubmit", exit_on_error=False)
+    def find_escalated(self, item: dict, key: str) -> None:
+        from r2k.core.services import candidates
+
+        with self.reporting("resubmit"):
+            self.reply(EscalatedFound(item, key, candidates.escalated_for_item(self.ctx, item["id"])))
+
+    @on(EscalatedFound)
+    def ask_resubmit(self, message: EscalatedFound) -> None:
+        """The candidate's text in the editor; saved, it goes back to its queue and the item closes."""
+        from r2k.core.services import candidates
+        from r2k.app.widgets.modals import TextModal
+
+        item, found = message.item, message.candidate
+        if found is None:
+            self.show_info(f"Work item {item['id']} holds no ESCALATED candidate to resubmit.")
+            return
+
+        def send(text: str | None) -> None:
+            if text is None:
+                self.show_info("Cancelled: nothing changed.")
+                return
+            self.move("resubmit", partial(candidates.resubmit, self.ctx, self.actor, found["id"], text,
+                                          expected_version=found["version"], idempotency_key=message.key))
+
+        self.app.push_screen(TextModal(f"Resubmit candidate {found['id']} with reworked text: back to the "
+                                       f"{found['horn_type']} queue; work item {item['id']} closes", found["text"],
+                                       unchanged="That is the text as it stands: rework it, or escape to cancel."),
+                             send)
+
     @on(Moved)
     def acted(self, message: Moved) -> None:
+        if message.action == "resubmit":
+            from r2k.app.wording import resubmit_said
+
+            self.show_info(resubmit_said(message.row) + ".")
+            if message.row.get("work_item"):
+                self.updated(message.row["work_item"], select=True)
+            else:
+                self.load()
+            return
         item = message.row
         self.show_info(f"Work item {item['id']} {DONE[message.action]} ({item['state']}).")
         self.updated(item, select=True)
 
     def action_focus_state(self) -> None:
         self.query_one("#wi-state", Select).focus()
+
+
+def resubmit_refusal(actor, item: dict) -> str | None:
+    """Why `actor` may not resubmit the escalated candidate of `item` (None: the key is offered).
+    The core decides on the candidate as it is (candidates.resubmit)."""
+    if actor.role not in ("specialist", "admin"):
+        return f"Only a specialist or an admin may resubmit an escalated candidate ({actor.name} is a {actor.role})."
+    if item["state"] not in RESUBMITS_FROM or (item["state"] != "ESCALATED" and not item.get("candidate_id")):
+        return f"Work item {item['id']} is {item['state']}: it holds no escalated candidate to resubmit."
+    return None
 
 
 def pipeline_status(ctx) -> dict:
@@ -293,6 +369,9 @@ def render_item(item: dict) -> Content:
                      state=made["state"]))
     if item.get("reason"):
         out.append(m("[b]Reason[/b]    $reason", reason=item["reason"]))
+    if item.get("escalation_reason") and item["escalation_reason"] != item.get("reason"):
+        # What the validator said escalating the candidate the item answers (also in the prompt).
+        out.append(m("[b]Escalated[/b] $why", why=item["escalation_reason"]))
     generated = item.get("generated") or []
     for g in reversed(generated):
         out += [m(""), m(f"[b]Generated, attempt {g['attempt']}[/b] [dim]$state · model $model"

@@ -129,6 +129,52 @@ def escalate(ctx, actor, candidate_id, reason: str, **kw) -> dict:
     return decide(ctx, actor, candidate_id, "escalate", reason=reason, **kw)
 
 
+def resubmit(ctx: Context, actor: Actor, candidate_id: int, text: str, *, horn_type: str | None = None,
+             expected_version: int | None = None, idempotency_key: str | None = None) -> dict:
+    """ESCALATED → PENDING with reworked text (`candidates resubmit`; a specialist or an admin): the
+    candidate goes back to the tail of its Horn queue, and the work item its escalation opened (or
+    that generated it) is closed, answered by the rework (reactions: workitems.close_for_resubmitted).
+    It keeps its Horn type unless `horn_type` names another; an OPEN_ISSUE, never approvable, takes the
+    type its reworked text classifies as. The result names the `candidate` and the `work_item` closed
+    (none when it was closed already)."""
+    from ..classify import classify
+
+    limits.text(text, "an answer", limits.ANSWER)
+    if not (text or "").strip():
+        raise InvalidInput("a resubmission needs the reworked answer text (--text)")
+    horn = parse_horn_type(horn_type) if horn_type else None
+
+    def work(tx):
+        row = engine.lock(tx, CANDIDATE, candidate_id)
+        # Authority, version and state first (403, 409, 422).
+        engine.plan(CANDIDATE, row, "resubmit", actor, {"text": text}, expected_version)
+        if text.strip() == row["text"]:
+            raise InvalidInput(f"the text is candidate {row['id']}'s text as it stands: nothing was reworked")
+        to_horn = horn or (classify(text) if row["horn_type"] == "OPEN_ISSUE" else row["horn_type"])
+        moved = engine.apply(tx, CANDIDATE, row, "resubmit", actor, fields={"text": text.strip()},
+                             changes={"text": text.strip(), "horn_type": to_horn, "claimed_by": None,
+                                      "lease_expires_at": None, "queue_rank": tail_rank()},
+                             expected_version=expected_version, idempotency_key=idempotency_key)
+        return {"candidate": public_row(moved.row), "work_item": public_row(moved.outcome.get("work_item"))}
+
+    return mutate(ctx, actor, "candidates.resubmit",
+                  {"id": parse_id(candidate_id, "candidate"), "text": text, "horn_type": horn,
+                   "expected_version": expected_version},
+                  work, idempotency_key=idempotency_key)
+
+
+def escalated_for_item(ctx: Context, work_item_id) -> dict | None:
+    """The ESCALATED candidate a work item holds, the one a resubmission reworks: the candidate its
+    generation made that a validator escalated, else the one its escalation was opened for; None."""
+    item_id = parse_id(work_item_id, "work item")
+    with ctx.db.read() as tx:
+        row = tx.one("SELECT id, question, text, horn_type, state, version, work_item_id FROM candidates "
+                     "WHERE state = 'ESCALATED' AND (work_item_id = %s OR id = (SELECT candidate_id FROM work_items "
+                     "WHERE id = %s)) ORDER BY COALESCE(work_item_id = %s, false) DESC, id DESC LIMIT 1",
+                     (item_id, item_id, item_id))
+    return public_row(row)
+
+
 def release(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: int | None = None,
             idempotency_key: str | None = None) -> dict:
     """Give a claimed candidate back: PENDING again, at the head of its queue."""
@@ -186,9 +232,13 @@ def retire_with_answer(tx: Tx, event: Event) -> None:
 
 
 def close_escalated_origin(tx: Tx, event: Event) -> None:
-    """A work item closed: the escalated candidate it was opened for is closed with it."""
-    if event.row.get("candidate_id") is None:
-        return
-    origin = engine.lock(tx, CANDIDATE, event.row["candidate_id"])
-    if origin["state"] == "ESCALATED":
-        engine.apply(tx, CANDIDATE, origin, "close", SYSTEM)
+    """A work item closed: the escalated candidates it holds are closed with it, the one it was opened
+    for and any it generated that a validator escalated (which moved the item to ESCALATED)."""
+    ids = [r["id"] for r in tx.all("SELECT id FROM candidates WHERE work_item_id = %s AND state = 'ESCALATED' "
+                                   "ORDER BY id", (event.aggregate_id,))]
+    if event.row.get("candidate_id") is not None:
+        ids.insert(0, event.row["candidate_id"])
+    for candidate_id in ids:
+        candidate = engine.lock(tx, CANDIDATE, candidate_id)
+        if candidate["state"] == "ESCALATED":
+            engine.apply(tx, CANDIDATE, candidate, "close", SYSTEM)

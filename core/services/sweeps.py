@@ -35,6 +35,16 @@ def sweep_all(ctx: Context) -> dict:
         ctx.redis.delete(SWEEP_LOCK)
 
 
+def sweep_now(ctx: Context, actor) -> dict:
+    """`r2k queue sweep`: the whole sweep, now. A specialist or an admin may: it releases other
+    people's expired claims and expires grey entries, as the scheduled sweep does."""
+    from ..errors import Forbidden
+
+    if not actor.is_system and actor.role not in ("specialist", "admin"):
+        raise Forbidden(f"{actor.name} ({actor.role}) may not run the sweep: only a specialist or an admin may")
+    return sweep_all(ctx)
+
+
 def sweep_claims(ctx: Context) -> dict:
     """Release expired claims, return ids stuck in flight, rebuild partitions that miss ids."""
     from . import candidates, queue_index
