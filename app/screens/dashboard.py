@@ -8,13 +8,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Vertical
 from textual.reactive import var
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
+from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
 from r2k.app.widgets.text import lines as text_lines, markup
 from r2k.core.domain import HORN_TYPES
 
-from .base import Reply, WorkstationScreen
+from .base import Changed, Reply, WorkstationScreen, notice_entity
 
 CANDIDATE_STATES = ["PENDING", "IN_REVIEW", "APPROVED", "REVISED", "REJECTED", "ESCALATED", "DISPUTED", "CLOSED",
                     "SUPERSEDED", "RETIRED"]
@@ -115,7 +116,13 @@ class DashboardScreen(WorkstationScreen):
         from r2k.core.services import dashboard
 
         with self.reporting("health"):
-            self.reply(Probed(dashboard.health(self.ctx)))
+            self.reply(Probed(dashboard.health(self.ctx, self.app.worker_status())))
+
+    @on(Changed)
+    def _worker_moved(self, message: Changed) -> None:
+        # The workstation's own worker started or ended: who serves the jobs, said at once.
+        if notice_entity(message.event) == "worker":
+            self.load_health()
 
     @on(Counted)
     def show_counts(self, message: Counted) -> None:
@@ -159,9 +166,11 @@ class DashboardScreen(WorkstationScreen):
             mark = {"closed": "[green]●[/]", "half_open": "[yellow]●[/]"}.get(breaker["state"], "[red]●[/]")
             lines.append(markup(f"{mark} {'llm':<9} circuit {breaker['shown']}  [dim]$url · "
                                 f"{breaker['failures']} consecutive failures[/]", url=breaker["url"]))
-        if health.get("workers") is not None:
+        if health.get("jobs"):
+            # Who serves the jobs, in words (core/services/workers_live.py): a log path or host is text.
             depth = health.get("queues") or {}
-            lines.append(markup(f"  {'workers':<9} {health['workers']} live  [dim]queued: $queued[/]",
+            mark = "[green]●[/]" if health.get("workers") else "[yellow]●[/]"
+            lines.append(markup(f"{mark} $jobs  [dim]queued: $queued[/]", jobs=health["jobs"],
                                 queued=", ".join(f"{k} {v}" for k, v in depth.items())))
         self.query_one("#services", Static).update(text_lines(lines))
 
