@@ -7,7 +7,6 @@ started only for these tests (FalkorDB's Bolt port listens on every interface wi
 a password, which is why the embedded graph never opens one)."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
