@@ -70,6 +70,12 @@ def test_a_heading_match_outranks_a_stray_word_and_sources_carry_their_section(d
     assert sources == sorted(sources, key=lambda s: -s["rank"]) or sources[-1].get("related")
 
 
+def test_odd_questions_retrieve_without_an_error(demo):
+    for question in ["", "the of", "a' | b & !c <-> d:*", "'''", "\\' headcount:A & !", "x" * 6000]:
+        assert isinstance(retrieval.retrieve(demo, question), list)  # tsquery syntax is never passed through
+    assert retrieval.retrieve(demo, "\U0001f600 headcount?")[0]["heading"] == "Headcount"  # a symbol weighs little
+
+
 def test_a_question_the_corpus_does_not_answer_escalates_exactly_no_content(demo, people):
     item = workitems.create(demo, people["sam"], "What is on the canteen menu on Fridays?")
     outcome = generation.generate_answer(demo, item["id"])

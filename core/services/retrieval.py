@@ -99,7 +99,12 @@ def _weigh(tx: Tx, parsed: list[dict]) -> list[Term]:
         {"lexemes": lexemes, "cap": COUNT_CAP})
     n, df = counts["n"], counts["df"] or {}
     return [Term(r["lexeme"], int(r["position"] or 0), idf(n, df.get(r["lexeme"], 0))
-                 * (GENERIC_WEIGHT if r["lexeme"] in GENERIC else 1.0), df.get(r["lexeme"], 0)) for r in parsed]
+                 * (GENERIC_WEIGHT if generic(r["lexeme"]) else 1.0), df.get(r["lexeme"], 0)) for r in parsed]
+
+
+def generic(lexeme: str) -> bool:
+    """A word of asking, a lone letter, or a symbol (an emoji): no topic of its own."""
+    return lexeme in GENERIC or len(lexeme) < 2 or not any(ch.isalnum() for ch in lexeme)
 
 
 def idf(n: int, df: int) -> float:
@@ -188,7 +193,7 @@ def _related(tx: Tx, best: dict, terms: list[Term], room: int) -> list[dict]:
     weighed = _weigh(tx, [{"lexeme": r["lexeme"], "position": 0} for r in own if r["lexeme"] not in asked])
     tf = {r["lexeme"]: r["tf"] or 1 for r in own}
     # A term of this passage alone finds nothing else; one every passage has finds everything.
-    feedback = sorted((t for t in weighed if t.lexeme not in GENERIC and len(t.lexeme) > 2 and t.df > 1),
+    feedback = sorted((t for t in weighed if not generic(t.lexeme) and len(t.lexeme) > 2 and t.df > 1),
                       key=lambda t: (-t.weight * tf[t.lexeme], t.lexeme))[:FEEDBACK_TERMS]
     if len(feedback) < 2:
         return []
