@@ -57,7 +57,8 @@ def graph(request, ctx):
     """The context's graph through one adapter, emptied."""
     if request.param == "bolt":
         ctx.__dict__["graph"] = BoltGraph(request.getfixturevalue("bolt_url"))
-    assert isinstance(ctx.graph, BoltGraph if request.param == "bolt" else FalkorGraph)
+    elif not isinstance(ctx.graph, FalkorGraph):
+        pytest.skip("R2K_GRAPH_URL names a Bolt server: this run is the Bolt one")
     ctx.graph.run("MATCH (n) DETACH DELETE n")
     return ctx.graph
 
@@ -326,6 +327,8 @@ def test_the_bolt_close_patch_applies_to_falkordb_only_and_still_fits_the_driver
 
 
 def test_the_embedded_graph_keeps_its_data_in_the_data_dir(ctx):
+    if ctx.settings.graph_url:
+        pytest.skip("R2K_GRAPH_URL names the graph: not an embedded server of ours")
     from pathlib import Path
 
     from r2k.core.embedded import common
@@ -339,6 +342,8 @@ def test_the_embedded_graph_keeps_its_data_in_the_data_dir(ctx):
 
 
 def test_a_killed_graph_server_blocks_no_registry_move_and_the_sweep_restarts_it_and_catches_up(ctx, people):
+    if ctx.settings.graph_url:
+        pytest.skip("R2K_GRAPH_URL names the graph: not an embedded server of ours")
     from r2k.core.embedded import common
 
     ctx.graph.run("MATCH (n) DETACH DELETE n")
