@@ -123,8 +123,17 @@ async def test_a_worker_started_by_the_workstation_generates_for_an_escalation_m
         assert shown["state"] == "READY_FOR_REVIEW"
         assert shown["generated"][0]["model"] == "extractive"
         assert app.worker_child.pids == [child]  # one worker, started once
+        log = app.worker_child.log  # its output, never on the screen: a file of the data dir's, 0600
+        assert log.stat().st_mode & 0o777 == 0o600 and log.parent.stat().st_mode & 0o777 == 0o700
+        assert f"started by the workstation (pid {os.getpid()})" in log.read_text()
+        # The worker dies: the workstation carries on, and starts another (nobody else serves).
         await pilot.press("D")
         await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen), what="the dashboard")
+        os.kill(child, signal.SIGKILL)
+        await wait_for(pilot, lambda: len(app.worker_child.pids) == 2, timeout=30, what="a second worker")
+        again = app.worker_child.pids[1]
+        await shows(pilot, "#services", f"started by this workstation (pid {again})", timeout=60)
+        assert app.is_running
     # The workstation left: its worker and whatever the worker forked are gone with it.
     deadline = time.monotonic() + 20
     while workers_of(os.getpid()) and time.monotonic() < deadline:
