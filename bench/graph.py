@@ -105,17 +105,10 @@ def bare_merge(graph, rows: list[dict]) -> None:
 
 
 def detector():
-    """The contradiction detection the conflicts work provides, else graph_sync's."""
-    try:
-        from r2k.core.services import conflicts
-    except ImportError:
-        conflicts = None
-    for name in ("detect_contradictions", "detect"):
-        if conflicts is not None and callable(getattr(conflicts, name, None)):
-            return f"conflicts.{name}", getattr(conflicts, name)
-    from r2k.core.services import graph_sync
+    """Contradiction detection for one answer (core/services/conflicts.py)."""
+    from r2k.core.services import conflicts
 
-    return "graph_sync.detect_contradictions", graph_sync.detect_contradictions
+    return "conflicts.detect", conflicts.detect
 
 
 def main() -> None:

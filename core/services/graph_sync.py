@@ -1,4 +1,4 @@
-"""Mirror the registry into the graph and find contradictions there (docs/architecture.md, "Graph").
+"""Mirror the registry into the graph (docs/architecture.md, "Graph").
 
 The graph is a projection of PostgreSQL: ids, status, version, Horn type, subject names and short
 titles, never full texts. Every statement is a small auto-commit `UNWIND … MERGE` over at most
@@ -144,16 +144,17 @@ def _sync(ctx: Context, ids: list[int], detect: bool, progress: Callable[[int], 
     return about
 
 
-def sync_answers(ctx: Context, ids: list[int], *, detect: bool = True,
+def sync_answers(ctx: Context, ids: list[int], *, detect: bool = False,
                  progress: Callable[[int], None] | None = None) -> list[int]:
     """Mirror these answers (status, version, subjects, sources, supersede link); the ids synced.
-    With `detect`, the approved ones are queued for contradiction detection."""
+    Contradiction detection follows a publish on its own (core/reactions.py, core/services/conflicts.py)
+    and reads PostgreSQL, not the graph; with `detect`, the approved ones are queued for it again."""
     return list(_sync(ctx, ids, detect, progress))
 
 
 def sync_answer(ctx: Context, answer_id: int) -> dict:
     """`sync_graph_task`: mirror one answer as PostgreSQL holds it now."""
-    about = _sync(ctx, [answer_id], True, None).get(int(answer_id))
+    about = _sync(ctx, [answer_id], False, None).get(int(answer_id))
     if about is None:
         return {"answer": answer_id, "synced": False}
     return {"answer": answer_id, "synced": True, "subject": about[0], "subjects": about}
@@ -267,7 +268,7 @@ def rebuild(ctx: Context, actor: Actor, progress: Callable[[int, int], None] | N
         if progress:
             progress(done, total)
 
-    synced = sync_answers(ctx, [r["id"] for r in pg], detect=False, progress=step)
+    synced = sync_answers(ctx, [r["id"] for r in pg], progress=step)
     known = {r["id"] for r in pg}
     extra = [i for i in _graph_versions(graph) if i not in known]
     graph.run_rows("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) DETACH DELETE a", [{"id": i} for i in extra])
