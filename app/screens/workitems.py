@@ -344,10 +344,11 @@ def resubmit_refusal(actor, item: dict) -> str | None:
 
 
 def pipeline_status(ctx) -> dict:
-    """The breaker's state and the live worker count: two Redis reads, in a worker thread."""
-    from r2k.core.services import generation, jobs
+    """The breaker's state and the live worker count (a worker killed without a word not counted:
+    core/services/workers_live.py): a few Redis reads, in a worker thread."""
+    from r2k.core.services import generation, workers_live
 
-    return {"breaker": generation.breaker_status(ctx), "workers": jobs.live_workers(ctx)}
+    return {"breaker": generation.breaker_status(ctx), "workers": workers_live.serving(ctx)["count"]}
 
 
 def render_item(item: dict) -> Content:
