@@ -30,6 +30,7 @@ SCREEN_CLASSES = [
     ("r2k.app.screens.registry", "RegistryScreen"),
     ("r2k.app.screens.workitems", "WorkItemsScreen"),
     ("r2k.app.screens.grey", "GreyQueueScreen"),
+    ("r2k.app.screens.conflicts", "ConflictsScreen"),
     ("r2k.app.screens.mywork", "MyWorkScreen"),
 ]
 

@@ -34,6 +34,7 @@ SCREENS = {
     "registry": ("r2k.app.screens.registry", "RegistryScreen", "Registry", "G"),
     "workitems": ("r2k.app.screens.workitems", "WorkItemsScreen", "Work items", "W"),
     "grey": ("r2k.app.screens.grey", "GreyQueueScreen", "Grey queue", "Y"),
+    "conflicts": ("r2k.app.screens.conflicts", "ConflictsScreen", "Conflicts", "C"),
     "mywork": ("r2k.app.screens.mywork", "MyWorkScreen", "My work", "m"),
 }
 
@@ -160,6 +161,7 @@ class R2KApp(TypeAhead, App):
         Binding("G", "open_screen('registry')", "Registry", show=False, id="registry"),
         Binding("W", "open_screen('workitems')", "Work items", show=False, id="workitems"),
         Binding("Y", "open_screen('grey')", "Grey queue", show=False, id="grey"),
+        Binding("C", "open_screen('conflicts')", "Conflicts", show=False, id="conflicts"),
         Binding("m", "open_screen('mywork')", "My work", show=False, id="my_work"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit"),
     ]

@@ -1,5 +1,6 @@
 """The registry browser: search as you type, filter by status, read an answer with its supersede
-chain, and supersede, dispute or retire it.
+chain and its neighbours in the graph (sources, subjects and the other answers on them, the chain
+there, its conflicts), and supersede, dispute or retire it.
 
 Results come 50 at a time from the database's full-text index (`]` and `[` page through them);
 nothing is loaded in bulk.
@@ -109,6 +110,44 @@ def chain_text(chain: list[dict], current_id: int, width: int = 60, added: Style
     return out
 
 
+def neighbours_text(found: dict) -> Text:
+    """An answer's neighbours in the graph (`conflicts.neighbours`); when the graph is down, that
+    is said in place of its parts (the conflicts come from PostgreSQL and are shown either way)."""
+    out = Text()
+    if found["graph"] != "up":
+        out.append(f"The graph is {visible(found['graph'])}\n", style="dim")
+    else:
+        out.append("Sources: ", style="bold")
+        out.append(", ".join(visible(s["title"]) or f"document {s['id']}" for s in found["sources"]) or "none")
+        out.append("\nSubjects:", style="bold")
+        for subject in found["subjects"]:
+            out.append("\n  " + visible(subject["name"]))
+            others = subject["answers"]
+            out.append(("  · also " + ", ".join(f"{o['id']} ({visible(o['status'] or '?')})" for o in others))
+                       if others else "  · no other answer", style="dim")
+        if not found["subjects"]:
+            out.append(" none", style="dim")
+        out.append("\nChain: ", style="bold")
+        out.append(", ".join(f"{c['relation']} {c['id']} ({visible(c['status'] or '?')})" for c in found["chain"])
+                   or "no other version")
+    out.append("\nConflicts: ", style="bold")
+    if not found["conflicts"]:
+        out.append("none")
+    for c in found["conflicts"]:
+        out.append(f"\n  conflict {c['id']} {visible(c['status'])} with answer {c['other_answer_id']}: ")
+        out.append(visible(c["detail"]), style="dim")
+    return out
+
+
+class Neighbours(Reply):
+    """An answer's neighbours in the graph (`conflicts.neighbours`)."""
+
+    def __init__(self, answer_id: int, found: dict):
+        super().__init__()
+        self.answer_id = answer_id
+        self.found = found
+
+
 class Chain(Reply):
     """An answer's supersede chain, oldest first (`registry.chain`)."""
 
@@ -171,6 +210,8 @@ class RegistryScreen(WorkstationScreen):
                 yield Static("", id="detail-body")
             with VerticalScroll(id="chain-pane"):
                 yield Static("", id="chain")
+            with VerticalScroll(id="neighbours-pane"):
+                yield Static("", id="neighbours")
         yield Static("", id="message")
         yield Footer(show_command_palette=False)  # ctrl+p is listed in ? (80 columns: README, Keys)
 
@@ -183,6 +224,7 @@ class RegistryScreen(WorkstationScreen):
         table.add_column("Text", key="text")
         self.query_one("#detail", VerticalScroll).border_title = "Answer"
         self.query_one("#chain-pane", VerticalScroll).border_title = "Supersede chain (oldest first)"
+        self.query_one("#neighbours-pane", VerticalScroll).border_title = "In the graph"
         self.query_one("#detail-body", Static).update(Text("Nothing selected.", style="dim"))
         # The results have the focus, so `?` and the keys for everywhere act at once (a search box
         # focused first took them as text); `/` reaches the search box, and enter, ↓ or escape
@@ -290,7 +332,22 @@ class RegistryScreen(WorkstationScreen):
         self.query_one("#detail-body", Static).update(detail_text(answer))
         if changed:
             self.query_one("#chain", Static).update(Text("…", style="dim"))
+            self.query_one("#neighbours", Static).update(Text("…", style="dim"))
         self.read_chain(answer_id)
+        self.read_neighbours(answer_id)
+
+    @work(thread=True, exclusive=True, group="neighbours", exit_on_error=False)
+    def read_neighbours(self, answer_id: int) -> None:
+        from r2k.core.services import conflicts
+
+        with self.reporting("neighbours"):
+            self.reply(Neighbours(answer_id, conflicts.neighbours(self.ctx, answer_id)))
+
+    @on(Neighbours)
+    def show_neighbours(self, message: Neighbours) -> None:
+        if message.superseded or message.answer_id != self.selected_id:
+            return
+        self.query_one("#neighbours", Static).update(neighbours_text(message.found))
 
     @work(thread=True, exclusive=True, group="chain", exit_on_error=False)
     def read_chain(self, answer_id: int) -> None:
