@@ -24,6 +24,13 @@ def register(commands) -> None:
     add.add_argument("--horn-types", default="", metavar="H[,H…]",
                      help="for validators: the Horn types they hold authority for, e.g. FACT,RULE")
     users.command("list", "list users", users_list)
+    add_key = users.command("add-key", "let a public key in through `r2k serve ssh` as this user (an admin; the "
+                            "user must exist)", users_add_key, mutates=True, authority="admin")
+    add_key.add_argument("name", help="the r2k user the key's SSH sessions act as")
+    add_key.add_argument("--key-file", required=True, metavar="F", help="the public key, a .pub file as ssh-keygen "
+                         "writes it")
+    add_key.add_argument("--authorized-keys", metavar="FILE", help="the file `serve ssh` reads (default: "
+                         "ssh/authorized_keys in the data dir)")
 
     audit = commands.group("audit", "the signed event log")
     verify = audit.command("verify", "recompute every hash chain and signature under the trusted keys (the data "
@@ -63,6 +70,9 @@ def services_status(cli, args):
     breaker = _breaker_row(cli) if redis_answers else None  # status never starts a service
     if breaker:
         rows.append(breaker)
+    from ..remote.status import status_rows
+
+    rows += status_rows(cli.ctx.settings.data_dir)  # each running `serve ssh`, with its sessions
     return Table(rows, ["name", "mode", "url", "answers", "credential", "detail"])
 
 
@@ -91,6 +101,19 @@ def users_add(cli, args):
 
     horns = [h for h in args.horn_types.split(",") if h.strip()]
     return users.add(cli.ctx, args.name, args.role, horns, by=cli.actor, idempotency_key=args.idempotency_key)
+
+
+def users_add_key(cli, args):
+    from r2k.core.errors import InvalidInput
+    from r2k.core.services import users
+
+    try:
+        with open(args.key_file, encoding="utf-8", errors="replace") as key_file:
+            text = key_file.read(16384)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read --key-file {args.key_file}: {exc.strerror}") from None
+    return users.add_key(cli.ctx, args.name, text, by=cli.actor, path=args.authorized_keys,
+                         idempotency_key=args.idempotency_key)
 
 
 def users_list(cli, args):

@@ -1,14 +1,17 @@
 """Users and their authority. `users` commands are local administration."""
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import engine
 from ..adapters.postgres import public_row
 from ..domain import HORN_TYPES, ROLES, SYSTEM, Actor, parse_horn_type
-from ..errors import Conflict, Forbidden, InvalidInput
+from ..errors import Conflict, Forbidden, InvalidInput, NotFound
 from .common import mutate
 
 if TYPE_CHECKING:
@@ -86,3 +89,106 @@ def acting(ctx: Context, name: str | None, *, admin: bool = False, what: str = "
     if admin and actor.role != "admin":
         raise Forbidden(f"{actor.name} ({actor.role}) may not {what}: only an admin may")
     return actor
+
+
+# ----------------------------------------------------------------------------- SSH keys (`serve ssh`)
+# The authorized keys file maps a public key to the r2k user its SSH sessions act as
+# (docs/architecture.md, "Remote access"): one key a line, `TYPE BASE64 user=NAME [comment]`;
+# lines starting with # are comments. No OpenSSH options: the server grants one thing only.
+
+KEY_TYPES = ("ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa")
+
+
+def authorized_keys_path(ctx: Context) -> Path:
+    return Path(ctx.settings.data_dir) / "ssh" / "authorized_keys"
+
+
+def parse_public_key(text: str) -> tuple[str, str, str]:
+    """A public key as `ssh-keygen` writes it (`TYPE BASE64 [comment]`): its type, base64 and
+    SHA256 fingerprint (as `ssh-keygen -l` prints it); anything else is a 400."""
+    from cryptography.hazmat.primitives.serialization import load_ssh_public_key
+
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip() and not line.strip().startswith("#")]
+    if len(lines) != 1:
+        raise InvalidInput(f"a key file holds one public key (a .pub file), found {len(lines)} lines")
+    parts = lines[0].split()
+    if len(parts) < 2 or parts[0] not in KEY_TYPES:
+        raise InvalidInput(f"not an OpenSSH public key (expected one of {', '.join(KEY_TYPES)}, then base64; "
+                           "no authorized_keys options)")
+    try:
+        load_ssh_public_key(f"{parts[0]} {parts[1]}".encode())
+        blob = base64.b64decode(parts[1], validate=True)
+    except (ValueError, TypeError, UnicodeError) as exc:
+        raise InvalidInput(f"not a valid {parts[0]} public key: {exc}") from None
+    return parts[0], parts[1], fingerprint(blob)
+
+
+def fingerprint(blob: bytes) -> str:
+    return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+
+
+def authorized_keys(path: Path) -> dict[str, str]:
+    """Fingerprint -> r2k user name, from the authorized keys file (a missing file: no keys)."""
+    try:
+        return keys_in(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except FileNotFoundError:
+        return {}
+
+
+def keys_in(text: str) -> dict[str, str]:
+    """Fingerprint -> user name of each line; a line that is not `TYPE BASE64 user=NAME …` grants nothing."""
+    keys: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 3 or parts[0] not in KEY_TYPES or not parts[2].startswith("user="):
+            continue
+        name = parts[2][len("user="):]
+        try:
+            blob = base64.b64decode(parts[1], validate=True)
+        except ValueError:
+            continue
+        if NAME.match(name):
+            keys.setdefault(fingerprint(blob), name)
+    return keys
+
+
+def add_key(ctx: Context, name: str, key_text: str, *, by: Actor = SYSTEM, path: Path | None = None,
+            idempotency_key: str | None = None) -> dict:
+    """Let the holder of a public key in through `r2k serve ssh` as the user `name` (who must exist):
+    a line in the authorized keys file (0600, in a 0700 directory), and an event on the user."""
+    import fcntl
+
+    from ..events import append, now
+
+    if not (by.is_system or by.role == "admin"):
+        raise Forbidden(f"{by.name} ({by.role}) may not add keys: only an admin may")
+    key_type, key_b64, print_ = parse_public_key(key_text)
+    name = (name or "").strip()
+    target = Path(path) if path else authorized_keys_path(ctx)
+
+    def work(tx):
+        row = tx.one("SELECT * FROM users WHERE name = %s FOR UPDATE", (name,)) if NAME.match(name) else None
+        if row is None:
+            raise NotFound(f"no user {name!r}: add them first with `r2k users add NAME --role ROLE`")
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "r+", encoding="utf-8") as keys:
+            fcntl.flock(keys, fcntl.LOCK_EX)  # two add-keys at once each see the other's line
+            os.fchmod(keys.fileno(), 0o600)
+            keys.seek(0)
+            holder = keys_in(keys.read()).get(print_)
+            if holder is not None:
+                raise Conflict(f"key {print_} already lets in user {holder}")
+            at = now()
+            values = {"version": row["version"] + 1, "updated_at": at}
+            tx.update("users", row["id"], values)
+            append(tx, tx.signer, "user", row["id"], "user_key_added", by.name,
+                   {"set": values, "key": {"type": key_type, "fingerprint": print_}}, at=at)
+            keys.write(f"{key_type} {key_b64} user={name}\n")
+            keys.flush()
+            os.fsync(keys.fileno())
+        return {"id": row["id"], "name": name, "version": values["version"], "key_type": key_type,
+                "fingerprint": print_, "authorized_keys": str(target)}
+
+    return mutate(ctx, by, "users.add_key", {"name": name, "key": f"{key_type} {key_b64}", "path": str(target)},
+                  work, idempotency_key=idempotency_key)

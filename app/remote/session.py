@@ -1,0 +1,34 @@
+"""One SSH session's workstation: what `r2k serve ssh` runs on the pty it made for a connection
+(docs/architecture.md, "Remote access").
+
+The user comes from the server (the key the connection was accepted with), as the one argument;
+the server builds this process's environment itself (no `env` request of the client's reaches it),
+and nothing here reads `--as`. The process leads a session of its own with the pty as its
+controlling terminal, so the kernel sends it SIGWINCH when the client's window changes and SIGHUP
+when the connection goes.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import termios
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("r2k: started by `r2k serve ssh` only, with the user its key maps to", file=sys.stderr)
+        return 6
+    user = argv[0]
+    try:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the server made this process a session leader (setsid)
+    except OSError:
+        pass
+    os.environ["R2K_USER"] = user  # whatever reads the settings acts as the key's user too
+    from r2k.app.tui import run_tui
+
+    return run_tui(user=user)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
