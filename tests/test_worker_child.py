@@ -217,3 +217,17 @@ def test_killing_the_workstation_leaves_no_worker_behind(ctx, people, how):
         for pid in workers_of(tui.pid):
             os.kill(pid, signal.SIGKILL)
         os.close(master)
+
+
+async def test_a_workstation_that_crashes_stops_its_worker(ctx, people):
+    app = make_app(ctx, "alice", start_worker=True)
+    with pytest.raises(ZeroDivisionError):
+        async with app.run_test(size=(140, 45)) as pilot:
+            await wait_for(pilot, lambda: app.worker_child.pid and workers_of(os.getpid()), timeout=60,
+                           what="the workstation's worker")
+            app.call_later(lambda: 1 / 0)  # an error nothing handles: the workstation crashes
+            await pilot.pause(2)
+    deadline = time.monotonic() + 20
+    while workers_of(os.getpid()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert workers_of(os.getpid()) == []
