@@ -228,7 +228,9 @@ def quantities(sentence: str) -> list[Quantity]:
             i += 1
             continue
         if low in _FREQUENCIES:
-            found.append(("frequency", _FREQUENCIES[low], i, i + 1, False))
+            following = tokens[i + 1].lower() if i + 1 < n else ""
+            if not (following[:1].isalpha() and following not in _FUNCTION):  # "nightly backups": a kind, not how often
+                found.append(("frequency", _FREQUENCIES[low], i, i + 1, False))
             i += 1
             continue
         value = _number(tok)

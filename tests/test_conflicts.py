@@ -214,3 +214,15 @@ def test_an_llm_that_fails_leaves_the_rules_flags_and_goes_through_the_breaker(c
             judged.close()
         assert len(found["flags"]) == 1 and llm.calls >= 1  # the rules' flag, and the LLM asked about the rest
     assert int(ctx.redis.hget(KEY, "failures") or 0) >= 1
+
+
+def test_every_move_of_a_flag_is_a_signed_event_that_replays(ctx, people, pair):
+    a, b, flag = pair
+    conflicts.escalate(ctx, people["sam"], flag["id"])
+    registry.retire(ctx, people["root"], a["id"], "wrong")
+    registry.retire(ctx, people["root"], b["id"], "wrong too")
+    assert conflicts.show(ctx, flag["id"])["status"] == "CLOSED"
+    replayed = r2k("--json", "replay", "--verify", "--as", "root")
+    assert replayed.returncode == 0, replayed.stdout
+    verified = r2k("audit", "verify", "--as", "root")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
