@@ -88,9 +88,9 @@ def build_parser() -> Parser:
                     "into validated knowledge. Run `r2k` alone to open the workstation.", parents=[COMMON])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands = Commands(sub)
-    from .commands import admin, graph, grey, registry, stats, validation, workitems
+    from .commands import admin, conflicts, events, graph, grey, registry, serve, stats, tasks, validation, workitems
 
-    for module in (admin, validation, registry, workitems, grey, graph, stats):
+    for module in (admin, validation, registry, workitems, grey, conflicts, graph, stats, serve, tasks, events):
         module.register(commands)
     return parser
 

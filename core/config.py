@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     skip_seconds: int = Field(default=8 * 3600, ge=1)
     sweep_interval: int = 15  # seconds between scheduled sweeps (leases, in-flight ids, grey TTLs, lost jobs)
     retrieval_top_k: int = 5
+    # Durable article tasks (core/services/tasks.py): a snapshot of a task's projection every N of its
+    # events, and the AI analysis's confidence threshold for PEER_REVIEW.
+    task_snapshot_events: int = Field(default=20, ge=1)
+    task_confidence_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
     connect_timeout: float = 3.0
 
     @property

@@ -119,6 +119,8 @@ def test_random_walks_stay_within_the_states_and_end_only_in_terminal_ones(machi
 def row_in(machine: Machine, state: str, **extra) -> dict:
     """A row as the engine reads it, without a table: what every move's checks look at."""
     row = {"id": 7, "version": 3, machine.column: state, "horn_type": "FACT", "claimed_by": "alice"}
+    if machine.name == "task":
+        row["reviewers"] = [{"name": "alice"}]  # an assigned reviewer, who may review
     if machine.name == "task" and state == "PEER_REVIEW":
         row["approvals"] = [{"reviewer": "r1"}, {"reviewer": "r2"}]
     return {**row, **extra}

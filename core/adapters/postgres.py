@@ -24,7 +24,8 @@ from ..domain import jsonable
 from ..errors import Conflict, R2KError
 
 # Columns stored as jsonb: Python lists and dicts bound to them are wrapped as Jsonb.
-JSONB_COLUMNS = {"horn_types", "source_refs", "sources", "flagged_claims", "approvals", "payload", "response"}
+JSONB_COLUMNS = {"horn_types", "source_refs", "sources", "flagged_claims", "approvals", "payload", "response",
+                 "reviewers", "decisions", "analysis"}  # the last three: durable tasks (migration 0010)
 
 
 def adapt(column: str, value: Any) -> Any:

@@ -1,0 +1,45 @@
+"""events: the signed event log as a stream of JSON lines (`r2k events tail [--follow] [--aggregate TYPE]`)."""
+from __future__ import annotations
+
+import sys
+import time
+
+from r2k.core.domain import limits
+
+from ..cli import bounded_int
+
+
+def register(commands) -> None:
+    e = commands.group("events", "the signed event log")
+    p = e.command("tail", "the newest events as JSON lines, oldest first; live with --follow", tail)
+    p.add_argument("--follow", action="store_true", help="keep printing events as they are committed (ctrl+c ends)")
+    p.add_argument("--aggregate", metavar="TYPE", help="only this aggregate type: task, candidate, answer, "
+                                                       "work_item, grey_entry …")
+    p.add_argument("--lines", "-n", type=bounded_int("--lines", limits.LIST_LIMIT), default=20,
+                   help=f"how many of the newest to print first (default 20; {limits.said(limits.LIST_LIMIT)})")
+    p.add_argument("--interval", type=float, default=0.5, help="seconds between looks for new events with --follow")
+
+
+def tail(cli, args):
+    from r2k.core.services import event_stream
+
+    from ..safe import dumps
+
+    cli.actor
+    aggregate = args.aggregate.strip() if args.aggregate else None
+    last = event_stream.high_water(cli.ctx)
+    seen: set[int] = set()
+    for event in event_stream.newest(cli.ctx, aggregate, args.lines):
+        print(dumps(event, default=str), flush=True)
+        seen.add(event["id"])
+    if not args.follow:
+        return None
+    # What was committed when the tail began is not new (a late commit below `last` is, and prints).
+    seen |= {e["id"] for e in event_stream.after(cli.ctx, aggregate, last, set()) if e["id"] <= last}
+    interval = min(max(args.interval, 0.05), 10.0)
+    while True:
+        for event in event_stream.after(cli.ctx, aggregate, last, seen):
+            print(dumps(event, default=str), flush=True)
+            last = max(last, event["id"])
+        sys.stdout.flush()
+        time.sleep(interval)

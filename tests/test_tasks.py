@@ -1,0 +1,383 @@
+"""Durable article tasks: a task is its typed, signed events; transitions are schema-checked and
+idempotent; two real reviewers; the AI analysis gate on RQ; automatic publication; deprecation;
+snapshots equal a full replay; `replay --repair`; a process killed mid-transition leaves nothing."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from r2k.core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
+from r2k.core.services import candidates, claims, tasks
+from tests.conftest import ROOT, error_of, r2k, r2k_json
+
+AGREES = """# Backups
+
+Nightly database backups are kept for 30 days.
+
+- Backups are stored in the Frankfurt region.
+"""
+
+GOES_BEYOND = """# Backups
+
+Nightly database backups are kept for 30 days.
+
+Backup tapes are couriered weekly to a vault in Lisbon by armoured truck.
+"""
+
+
+def publish(ctx, people, question, text, horn="FACT", who="alice"):
+    candidates.add(ctx, people["root"], question, text, horn)
+    claimed = claims.claim_next(ctx, people[who], horn)
+    return candidates.approve(ctx, people[who], claimed["id"])["answer"]
+
+
+@pytest.fixture
+def registry(ctx, people):
+    return [publish(ctx, people, "How long are backups kept?", "Nightly database backups are kept for 30 days."),
+            publish(ctx, people, "Where are backups stored?", "Backups are stored in the Frankfurt region.")]
+
+
+def new_task(ctx, people, body=AGREES, author="vera", **kw):
+    return tasks.create(ctx, people[author], "Backups", body, **kw)
+
+
+def key() -> str:
+    return f"k-{time.monotonic_ns()}"
+
+
+def to(ctx, actor, task_id, state, metadata=None, **extra):
+    request = {"new_state": state, "idempotency_key": key(), **extra}
+    if metadata is not None:
+        request["metadata"] = metadata
+    return tasks.transition(ctx, actor, task_id, request)
+
+
+def in_review(ctx, people, reviewers=("alice", "bob")):
+    """A task in PEER_REVIEW with its reviewers, through the analysis (the registry agrees)."""
+    task = new_task(ctx, people)
+    tasks.submit(ctx, people["vera"], task["id"])
+    assert tasks.analyze(ctx, task["id"])["outcome"] == "PEER_REVIEW"
+    return tasks.assign(ctx, people["vera"], task["id"], list(reviewers))
+
+
+def counts(ctx, task_id) -> tuple:
+    with ctx.db.read() as tx:
+        row = tx.one("SELECT state, version FROM durable_tasks WHERE id = %s", (task_id,))
+        n = tx.scalar("SELECT count(*) FROM events WHERE aggregate_type = 'task' AND aggregate_id = %s", (str(task_id),))
+    return row["state"], row["version"], n
+
+
+# ----------------------------------------------------------------------------- pure
+
+@pytest.mark.parametrize("request_, field", [
+    ({"new_state": "PEER_REVIEW"}, "idempotency_key is required"),
+    ({"new_state": "LIMBO", "idempotency_key": "k"}, "new_state must be one of"),
+    ({"new_state": "PEER_REVIEW", "idempotency_key": "k", "metadata": {"reviewer_ids": "bob"}},
+     "metadata.reviewer_ids "),
+    ({"new_state": "PEER_REVIEW", "idempotency_key": "k", "metadata": {"ai_confidence_score": 1.5}},
+     "metadata.ai_confidence_score "),
+    ({"new_state": "PEER_REVIEW", "idempotency_key": "k", "metadata": {"reviewers": ["bob"]}},
+     "metadata.reviewers is not a known field"),
+    ({"new_state": "PEER_REVIEW", "idempotency_key": "", "metadata": {}}, "idempotency_key "),
+])
+def test_a_malformed_request_is_a_400_naming_the_field(request_, field):
+    from r2k.core.tasks_schema import check_request
+
+    with pytest.raises(InvalidInput, match="invalid transition request: " + field.replace(".", r"\.")):
+        check_request(request_)
+
+
+def test_claims_are_the_sentences_and_bullets_with_content():
+    text = "# Title\n\nOne two three. Four five six seven!\n\n- a bullet with words\n- ok\n\n```\nno code here\n```\n"
+    assert tasks.split_claims(text) == ["One two three.", "Four five six seven!", "a bullet with words"]
+
+
+def test_the_fold_from_the_first_event_is_the_projection():
+    state: dict = {}
+    at = "2026-12-01T10:00:00+00:00"
+    for type_, data, actor in [
+            ("TaskCreated", {"title": "T", "body": "B", "author": "vera"}, "vera"),
+            ("SubmittedForAnalysis", {}, "vera"),
+            ("AnalysisCompleted", {"ai_confidence_score": 1.0, "flagged_claims": [], "supported": [], "claims": 1,
+                                   "threshold": 0.8, "outcome": "PEER_REVIEW", "judged_by": "rules"}, "system"),
+            ("ReviewerAssigned", {"reviewer_ids": ["alice", "bob"]}, "vera"),
+            ("ReviewApproved", {"reviewer": "alice", "approvals": 1}, "alice")]:
+        state.update(tasks.fold(state, type_, data, actor, at))
+    assert (state["state"], state["version"], [a["reviewer"] for a in state["approvals"]]) == ("PEER_REVIEW", 5, ["alice"])
+    state.update(tasks.fold(state, "ReviewApproved", {"reviewer": "bob", "approvals": 2}, "bob", at))
+    assert state["state"] == "APPROVED"
+
+
+# ----------------------------------------------------------------------------- create, read
+
+def test_create_list_show_events_and_export_from_the_command_line(ctx, people, registry, tmp_path):
+    body = tmp_path / "a.md"
+    body.write_text(AGREES)
+    task = r2k_json("--as", "vera", "tasks", "create", "--title", "Backups", "--body-file", str(body))
+    assert (task["state"], task["version"], task["created_by"], task["body"]) == ("DRAFT", 1, "vera", AGREES)
+    tid = str(task["id"])
+    assert [t["id"] for t in r2k_json("--as", "alice", "tasks", "list", "--state", "draft")] == [task["id"]]
+    shown = r2k_json("--as", "alice", "tasks", "show", tid)
+    assert shown["next_states"] == ["AI_ANALYSIS"]
+    (event,) = r2k_json("--as", "alice", "tasks", "events", tid)
+    assert (event["type"], event["actor"], event["to"], event["signature"]) == ("TaskCreated", "vera", "DRAFT",
+                                                                                "verified")
+    assert "# Backups" in r2k("--as", "alice", "tasks", "export", tid).stdout
+    result = r2k("--as", "vera", "tasks", "create", "--title", "  ", "--body-file", str(body))
+    assert result.returncode == 6 and "title" in error_of(result)["message"]
+    missing = r2k("--as", "vera", "tasks", "create", "--title", "X", "--body-file", str(tmp_path / "nope.md"))
+    assert missing.returncode == 6 and "nope.md" in error_of(missing)["message"]
+    assert r2k("--as", "vera", "tasks", "show", "99").returncode == 3
+
+
+def test_a_task_is_its_typed_events(ctx, people, registry):
+    task = in_review(ctx, people)
+    types = [e["type"] for e in tasks.events(ctx, task["id"])]
+    assert types == ["TaskCreated", "SubmittedForAnalysis", "AnalysisCompleted", "ReviewerAssigned"]
+    with ctx.db.read() as tx:
+        rebuilt, _ = tasks.rebuild(tx, task["id"], from_snapshot=False)
+        row = tx.one("SELECT * FROM durable_tasks WHERE id = %s", (task["id"],))
+    assert rebuilt == tasks.projection(row)
+
+
+# ----------------------------------------------------------------------------- the transition contract
+
+def test_schema_errors_name_the_field_and_change_nothing(ctx, people):
+    task = new_task(ctx, people)
+    before = counts(ctx, task["id"])
+    with pytest.raises(InvalidInput, match=r"metadata\.reviewer_ids\[1\]"):
+        tasks.transition(ctx, people["vera"], task["id"], {"new_state": "AI_ANALYSIS", "idempotency_key": "k1",
+                                                          "metadata": {"reviewer_ids": ["alice", 7]}})
+    result = r2k("--json", "--as", "vera", "tasks", "transition", str(task["id"]), "--to", "AI_ANALYSIS",
+                 "--idempotency-key", "k2", "--metadata", '{"ai_confidence_score": "high"}')
+    assert result.returncode == 6
+    assert error_of(result)["message"].startswith("invalid transition request: metadata.ai_confidence_score")
+    bad_json = r2k("--as", "vera", "tasks", "transition", str(task["id"]), "--to", "AI_ANALYSIS",
+                   "--idempotency-key", "k3", "--metadata", "{oops")
+    assert bad_json.returncode == 6 and "--metadata is not JSON" in error_of(bad_json)["message"]
+    assert counts(ctx, task["id"]) == before
+
+
+def test_the_idempotency_key_is_mandatory_and_a_repeat_changes_nothing(ctx, people):
+    task = new_task(ctx, people)
+    tid = str(task["id"])
+    missing = r2k("--as", "vera", "tasks", "transition", tid, "--to", "AI_ANALYSIS")
+    assert missing.returncode == 6 and "idempotency_key is required" in error_of(missing)["message"]
+    with pytest.raises(InvalidInput, match="idempotency_key is required"):
+        tasks.transition(ctx, people["vera"], tid, {"new_state": "AI_ANALYSIS"})
+    assert counts(ctx, task["id"]) == ("DRAFT", 1, 1)
+    first = r2k_json("--as", "vera", "tasks", "transition", tid, "--to", "AI_ANALYSIS", "--idempotency-key", "K")
+    assert (first["state"], first["version"]) == ("AI_ANALYSIS", 2)
+    again = r2k_json("--as", "vera", "tasks", "transition", tid, "--to", "AI_ANALYSIS", "--idempotency-key", "K")
+    assert again == first  # the first result, nothing changed
+    assert counts(ctx, task["id"]) == ("AI_ANALYSIS", 2, 2)
+    other = r2k("--as", "vera", "tasks", "transition", tid, "--to", "AI_ANALYSIS", "--idempotency-key", "K",
+                "--metadata", '{"note": "another request"}')
+    assert other.returncode == 4 and "different request" in error_of(other)["message"]
+    assert counts(ctx, task["id"]) == ("AI_ANALYSIS", 2, 2)
+
+
+def test_a_stale_expected_version_is_a_409(ctx, people):
+    task = new_task(ctx, people)
+    with pytest.raises(Conflict, match="at version 1, not 3"):
+        to(ctx, people["vera"], task["id"], "AI_ANALYSIS", expected_version=3)
+    result = r2k("--as", "vera", "tasks", "transition", str(task["id"]), "--to", "AI_ANALYSIS",
+                 "--idempotency-key", "kv", "--expected-version", "2")
+    assert result.returncode == 4
+    assert counts(ctx, task["id"]) == ("DRAFT", 1, 1)
+    assert to(ctx, people["vera"], task["id"], "AI_ANALYSIS", expected_version=1)["state"] == "AI_ANALYSIS"
+
+
+def test_an_illegal_move_is_a_422_and_analysis_outcomes_are_the_systems(ctx, people):
+    task = new_task(ctx, people)
+    with pytest.raises(ValidationStateError, match="DRAFT.*it can move to AI_ANALYSIS"):
+        to(ctx, people["vera"], task["id"], "PUBLISHED")
+    tasks.submit(ctx, people["vera"], task["id"])
+    with pytest.raises(Forbidden, match="only the system may"):
+        to(ctx, people["root"], task["id"], "PEER_REVIEW", {"ai_confidence_score": 0.99, "flagged_claims": []})
+    assert counts(ctx, task["id"]) == ("AI_ANALYSIS", 2, 2)
+
+
+def test_each_event_is_checked_against_its_schema_before_commit(ctx, people):
+    task = new_task(ctx, people)
+    tasks.submit(ctx, people["vera"], task["id"])
+    from r2k.core.domain import SYSTEM
+
+    # The system's own request, with a score the guard accepts but a flagged claim its schema refuses.
+    with pytest.raises(InvalidInput, match=r"AnalysisCompleted event would not conform.*flagged_claims\[0\]"):
+        to(ctx, SYSTEM, task["id"], "RESOLUTION_REQUIRED", {"ai_confidence_score": 0.2,
+                                                            "flagged_claims": [{"claim": "x", "kind": "odd"}]})
+    assert counts(ctx, task["id"]) == ("AI_ANALYSIS", 2, 2)
+
+
+# ----------------------------------------------------------------------------- reviewers
+
+def test_the_reviewer_rules(ctx, people, registry):
+    task = in_review(ctx, people, reviewers=("alice",))
+    tid = task["id"]
+    with pytest.raises(InvalidInput, match="vera wrote task .*never reviews"):
+        tasks.assign(ctx, people["vera"], tid, ["vera"])
+    with pytest.raises(InvalidInput, match="'nobody' is not a known user"):
+        tasks.assign(ctx, people["vera"], tid, ["nobody"])
+    with pytest.raises(Forbidden, match="vera wrote task .*never reviews"):
+        tasks.review(ctx, people["vera"], tid, "approve")
+    with pytest.raises(Forbidden, match="bob is not assigned to review"):
+        tasks.review(ctx, people["bob"], tid, "approve")
+    with pytest.raises(ValidationStateError, match="at least 2 distinct reviewers' approvals, has 1"):
+        to(ctx, people["alice"], tid, "APPROVED")  # a single reviewer never reaches APPROVED
+    assert tasks.review(ctx, people["alice"], tid, "approve")["state"] == "PEER_REVIEW"
+    with pytest.raises(Conflict, match="counts once"):
+        tasks.review(ctx, people["alice"], tid, "approve")
+    # One call naming two reviewer ids approves nothing: approvals are recorded, one per reviewer.
+    before = counts(ctx, tid)
+    with pytest.raises(Forbidden, match="never reviews"):
+        to(ctx, people["vera"], tid, "APPROVED", {"reviewer_ids": ["alice", "bob"]})
+    assert counts(ctx, tid) == before
+    shown = tasks.get(ctx, tid)
+    assert (shown["state"], [a["reviewer"] for a in shown["approvals"]]) == ("PEER_REVIEW", ["alice"])
+    assert [d["decision"] for d in shown["decisions"]] == ["approve"]
+    tasks.assign(ctx, people["vera"], tid, ["bob"])
+    published = r2k_json("--as", "bob", "tasks", "review", str(tid), "--approve", "--reason", "checked")
+    assert published["state"] == "PUBLISHED"  # APPROVED on the second distinct approval, published at once
+    types = [e["type"] for e in tasks.events(ctx, tid)]
+    assert types[-4:] == ["ReviewApproved", "ReviewerAssigned", "ReviewApproved", "Published"]
+    decisions = published["decisions"]
+    assert [(d["reviewer"], d["decision"]) for d in decisions] == [("alice", "approve"), ("bob", "approve")]
+    assert all(d["at"] for d in decisions)
+
+
+def test_a_rejection_needs_resolution_which_clears_the_approvals(ctx, people, registry, tmp_path):
+    task = in_review(ctx, people)
+    tid = str(task["id"])
+    tasks.review(ctx, people["alice"], tid, "approve")
+    no_reason = r2k("--as", "bob", "tasks", "review", tid, "--reject")
+    assert no_reason.returncode == 6 and "reason" in error_of(no_reason)["message"]
+    rejected = r2k_json("--as", "bob", "tasks", "review", tid, "--reject", "--reason", "cite the retention policy")
+    assert rejected["state"] == "RESOLUTION_REQUIRED"
+    revised = tmp_path / "b.md"
+    revised.write_text(AGREES + "\nSee the retention policy.\n")
+    resolved = r2k_json("--as", "vera", "tasks", "resolve", tid, "--body-file", str(revised), "--note", "cited it")
+    assert (resolved["state"], resolved["approvals"], resolved["resolution_note"]) == ("PEER_REVIEW", [], "cited it")
+    assert resolved["body"].endswith("See the retention policy.\n")
+    assert tasks.review(ctx, people["alice"], tid, "approve")["state"] == "PEER_REVIEW"  # counted afresh
+    assert tasks.review(ctx, people["bob"], tid, "approve")["state"] == "PUBLISHED"
+
+
+# ----------------------------------------------------------------------------- the AI analysis gate
+
+def test_an_article_the_registry_agrees_with_passes_to_peer_review(ctx, people, registry):
+    task = new_task(ctx, people)
+    tasks.submit(ctx, people["vera"], task["id"])
+    outcome = tasks.analyze(ctx, task["id"])
+    assert outcome["outcome"] == "PEER_REVIEW"
+    shown = tasks.get(ctx, task["id"])
+    assert (shown["state"], shown["ai_confidence_score"], shown["flagged_claims"]) == ("PEER_REVIEW", 1.0, [])
+    assert {s["answer_id"] for s in shown["sources"]} == {a["id"] for a in registry}
+    assert tasks.analyze(ctx, task["id"])["outcome"] == "nothing to do"  # a retried job changes nothing
+
+
+def test_an_article_that_goes_beyond_the_registry_needs_resolution(ctx, people, registry):
+    task = new_task(ctx, people, body=GOES_BEYOND)
+    tasks.submit(ctx, people["vera"], task["id"])
+    assert tasks.analyze(ctx, task["id"])["outcome"] == "RESOLUTION_REQUIRED"
+    shown = tasks.get(ctx, task["id"])
+    assert shown["ai_confidence_score"] == 0.5
+    (flag,) = shown["flagged_claims"]
+    assert (flag["kind"], flag["claim"]) == ("unsupported", "Backup tapes are couriered weekly to a vault in Lisbon "
+                                                            "by armoured truck.")
+
+
+CONTRADICTS = """# Backups
+
+Nightly database backups are kept for 90 days.
+
+- Backups are stored in the Frankfurt region.
+"""
+
+
+def test_an_article_that_contradicts_the_registry_names_the_answer(ctx, people, registry):
+    task = new_task(ctx, people, body=CONTRADICTS)
+    r2k_json("--as", "vera", "tasks", "submit", str(task["id"]))
+    assert tasks.analyze(ctx, task["id"])["outcome"] == "RESOLUTION_REQUIRED"
+    shown = tasks.get(ctx, task["id"])
+    (flag,) = shown["flagged_claims"]
+    assert (flag["kind"], flag["claim"], flag["answer_id"]) == ("contradicted", "Nightly database backups are kept "
+                                                                "for 90 days.", registry[0]["id"])
+    assert flag["answer_text"] == "Nightly database backups are kept for 30 days."
+    assert "30" in flag["why"] and "90" in flag["why"]
+    assert shown["ai_confidence_score"] == 0.5
+    (event,) = [e for e in tasks.events(ctx, task["id"]) if e["type"] == "AnalysisCompleted"]
+    assert event["data"]["flagged_claims"] == shown["flagged_claims"]  # the score and flags are in the event
+
+
+def test_an_empty_article_has_no_confidence(ctx, people, registry):
+    task = new_task(ctx, people, body="# Nothing\n\n")
+    tasks.submit(ctx, people["vera"], task["id"])
+    assert tasks.analyze(ctx, task["id"])["outcome"] == "RESOLUTION_REQUIRED"
+    assert tasks.get(ctx, task["id"])["ai_confidence_score"] == 0.0
+
+
+def test_submitting_queues_the_analysis_which_a_real_worker_runs(ctx, people, registry):
+    from tests.test_worker_tasks import burst_worker
+
+    task = new_task(ctx, people)
+    r2k_json("--as", "vera", "tasks", "submit", str(task["id"]))
+    from r2k.core.adapters import jobs
+
+    assert jobs.waiting(ctx.redis, "generation", tasks.analysis_job_id(task["id"], 2))
+    burst_worker()
+    assert tasks.get(ctx, task["id"])["state"] == "PEER_REVIEW"
+
+
+# ----------------------------------------------------------------------------- publication, deprecation
+
+def test_publication_is_automatic_and_export_renders_the_sources(ctx, people, registry):
+    task = in_review(ctx, people)
+    tasks.review(ctx, people["alice"], task["id"], "approve")
+    assert tasks.review(ctx, people["bob"], task["id"], "approve")["state"] == "PUBLISHED"
+    exported = r2k("--as", "alice", "tasks", "export", str(task["id"])).stdout
+    assert "## Sources" in exported
+    assert f"Registry answer {registry[0]['id']}: How long are backups kept?" in exported
+
+
+def test_deprecation_by_decision_and_by_a_new_version(ctx, people, registry, tmp_path):
+    first = in_review(ctx, people)
+    tasks.review(ctx, people["alice"], first["id"], "approve")
+    tasks.review(ctx, people["bob"], first["id"], "approve")
+    with pytest.raises(ValidationStateError, match="only a PUBLISHED article"):
+        new_task(ctx, people, supersedes=new_task(ctx, people)["id"])
+    body = tmp_path / "v2.md"
+    body.write_text(AGREES)
+    second = r2k_json("--as", "vera", "tasks", "create", "--title", "Backups v2", "--body-file", str(body),
+                      "--supersedes", str(first["id"]), "--version", "v2")
+    assert (second["supersedes_id"], second["task_version"]) == (first["id"], "v2")
+    tasks.submit(ctx, people["vera"], second["id"])  # the new version goes the whole way
+    tasks.analyze(ctx, second["id"])
+    tasks.assign(ctx, people["vera"], second["id"], ["alice", "bob"])
+    tasks.review(ctx, people["alice"], second["id"], "approve")
+    assert tasks.get(ctx, first["id"])["state"] == "PUBLISHED"  # until the new one is published
+    tasks.review(ctx, people["bob"], second["id"], "approve")
+    old = tasks.get(ctx, first["id"])
+    assert (old["state"], old["superseded_by"], old["deprecation_reason"]) == (
+        "DEPRECATED", second["id"], f"superseded by task {second['id']}")
+    # A third by decision, with its reason; then nothing moves it, in the core or in SQL.
+    third = tasks.get(ctx, second["id"])
+    with pytest.raises(Forbidden, match="editorial board"):
+        tasks.deprecate(ctx, people["alice"], third["id"], "outdated")
+    gone = r2k_json("--as", "sam", "tasks", "deprecate", str(third["id"]), "--reason", "policy withdrawn")
+    assert (gone["state"], gone["deprecation_reason"]) == ("DEPRECATED", "policy withdrawn")
+    with pytest.raises(ValidationStateError, match="DEPRECATED is terminal and immutable"):
+        to(ctx, people["root"], third["id"], "PUBLISHED")
+    with pytest.raises(ValidationStateError):
+        tasks.assign(ctx, people["root"], third["id"], ["sam"])
+    import psycopg
+
+    with pytest.raises(psycopg.Error, match="terminal and immutable"):
+        with ctx.db.begin() as tx:
+            tx.execute("UPDATE durable_tasks SET title = 'x' WHERE id = %s", (third["id"],))
