@@ -214,8 +214,9 @@ class R2KApp(TypeAhead, App):
     def tend_worker(self) -> None:
         """Start the workstation's own worker when none is live; start it again when it ended."""
         child = self.worker_child
-        if child is None:
-            return
+        if child is None or self.actor is None:
+            return  # it acts as the workstation's user: once known (an unknown one starts none)
+        child.user = self.actor.name
         try:
             changed = child.tick(self.ctx)
         except Exception:  # noqa: BLE001 - Redis away: the screens say so; look again next time
@@ -288,6 +289,8 @@ class R2KApp(TypeAhead, App):
         self._who = visible(f"{actor.name} ({roles})", multiline=False)
         self.watch_reconnecting(self.reconnecting)
         self._broadcast({"entity": "actor"})
+        if self.worker_child is not None:
+            self.tend_worker()  # its worker acts as this user: no need to wait for the next look
 
     @on(ActorUnknown)
     def _actor_failed(self, unknown: ActorUnknown) -> None:
