@@ -194,7 +194,9 @@ def run(argv: list[str]) -> int:
         code = 0
         if isinstance(result, tuple):  # (result, exit code) for reports such as audit verify
             result, code = result
-        if getattr(args, "json", False):
+        if getattr(args, "streams", False):
+            pass  # it printed its JSON lines as they came (`events tail`)
+        elif getattr(args, "json", False):
             from r2k.core.domain import jsonable
 
             from .safe import dumps

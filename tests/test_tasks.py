@@ -381,3 +381,136 @@ def test_deprecation_by_decision_and_by_a_new_version(ctx, people, registry, tmp
     with pytest.raises(psycopg.Error, match="terminal and immutable"):
         with ctx.db.begin() as tx:
             tx.execute("UPDATE durable_tasks SET title = 'x' WHERE id = %s", (third["id"],))
+
+
+# ----------------------------------------------------------------------------- snapshots, replay, recovery
+
+def test_a_snapshot_and_the_later_events_equal_a_full_replay(ctx, people, registry, monkeypatch):
+    from r2k.core.config import get_settings
+
+    monkeypatch.setenv("R2K_TASK_SNAPSHOT_EVENTS", "3")
+    get_settings.cache_clear()
+    try:
+        task = in_review(ctx, people)  # 4 events: a snapshot at 3
+        tid = task["id"]
+        tasks.review(ctx, people["alice"], tid, "approve")
+        tasks.review(ctx, people["bob"], tid, "reject", "needs a source")
+        tasks.resolve(ctx, people["vera"], tid, "added one", AGREES + "\nMore.\n")  # 7 events: snapshots 3, 6
+        tasks.review(ctx, people["bob"], tid, "approve")
+    finally:
+        get_settings.cache_clear()
+    with ctx.db.read() as tx:
+        seqs = [r["seq"] for r in tx.all("SELECT seq FROM task_snapshots WHERE task_id = %s ORDER BY seq", (tid,))]
+        from_snapshot, info = tasks.rebuild(tx, tid)
+        full, full_info = tasks.rebuild(tx, tid, from_snapshot=False)
+        row = tx.one("SELECT * FROM durable_tasks WHERE id = %s", (tid,))
+    assert seqs == [3, 6]
+    assert info == {"snapshot": 6, "events": 2} and full_info == {"snapshot": None, "events": 8}
+    assert from_snapshot == full == tasks.projection(row)
+    assert full["state"] == "PEER_REVIEW" and [a["reviewer"] for a in full["approvals"]] == ["bob"]
+
+
+def test_replay_repair_rewrites_a_projection_damaged_in_sql(ctx, people, registry, superuser):
+    task = in_review(ctx, people)
+    other = new_task(ctx, people, body="# Second\n\nA second article.\n")
+    tid = str(task["id"])
+    superuser("UPDATE durable_tasks SET state = 'APPROVED', title = 'forged', reviewers = '[]' WHERE id = %s",
+              (task["id"],))
+    superuser("SET session_replication_role = replica")
+    superuser("DELETE FROM durable_tasks WHERE id = %s", (other["id"],))
+    superuser("SET session_replication_role = origin")
+    verify = r2k("--as", "alice", "replay", "--verify")
+    assert verify.returncode == 1 and f"task {tid}.state" in verify.stdout
+    refused = r2k("--as", "alice", "replay", "--repair")
+    assert refused.returncode == 7
+    repaired = r2k("--json", "--as", "root", "replay", "--repair")
+    assert repaired.returncode == 0, repaired.stderr
+    report = json.loads(repaired.stdout)
+    changed = {(c["id"], c["column"]): c for c in report["changed"]}
+    assert changed[(tid, "state")]["from"] == "APPROVED" and changed[(tid, "state")]["to"] == "PEER_REVIEW"
+    assert changed[(tid, "title")]["to"] == "Backups"
+    assert (str(other["id"]), None) in changed
+    assert report["ok"] and report["left"] == []
+    assert r2k("--as", "alice", "replay", "--verify").returncode == 0
+    with ctx.db.read() as tx:
+        rebuilt, _ = tasks.rebuild(tx, task["id"], from_snapshot=False)
+        row = tx.one("SELECT * FROM durable_tasks WHERE id = %s", (task["id"],))
+        trace = tx.one("SELECT actor, payload FROM events WHERE aggregate_type = 'replay_repair'")
+    assert rebuilt == tasks.projection(row)
+    assert trace["actor"] == "root" and len(trace["payload"]["changed"]) == len(report["changed"])
+    assert tasks.get(ctx, other["id"])["title"] == "Backups"
+    assert r2k("--as", "alice", "audit", "verify").returncode == 0
+
+
+KILLED = """
+import pathlib, sys, time
+from r2k.core.context import Context
+from r2k.core.services import tasks, users
+
+ctx = Context()
+marker = pathlib.Path(sys.argv[2])
+
+
+def stop_here():
+    marker.touch()
+    time.sleep(120)
+
+
+tasks.between_event_and_row = stop_here
+tasks.transition(ctx, users.resolve(ctx, "vera"), int(sys.argv[1]),
+                 {"new_state": "AI_ANALYSIS", "idempotency_key": "killed"})
+"""
+
+
+def test_a_process_killed_mid_transition_leaves_none_of_it(ctx, people, tmp_path):
+    task = new_task(ctx, people)
+    marker = tmp_path / "between"
+    child = subprocess.Popen([sys.executable, "-c", KILLED, str(task["id"]), str(marker)], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert child.poll() is None, child.stderr.read().decode()[-2000:]
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.kill(child.pid, signal.SIGKILL)  # its event is written, its row not yet
+    child.wait(timeout=30)
+    assert counts(ctx, task["id"]) == ("DRAFT", 1, 1)
+    with ctx.db.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM idempotency_keys WHERE key = 'killed'") == 0
+    # The same request again goes through, once.
+    moved = tasks.transition(ctx, people["vera"], task["id"], {"new_state": "AI_ANALYSIS", "idempotency_key": "killed"})
+    assert (moved["state"], moved["version"]) == ("AI_ANALYSIS", 2)
+    assert counts(ctx, task["id"]) == ("AI_ANALYSIS", 2, 2)
+    assert [e["signature"] for e in tasks.events(ctx, task["id"])] == ["verified", "verified"]
+
+
+# ----------------------------------------------------------------------------- events tail
+
+def test_events_tail_prints_json_lines_and_follows(ctx, people):
+    first = new_task(ctx, people)
+    tasks.submit(ctx, people["vera"], first["id"])
+    tail = r2k("--json", "--as", "alice", "events", "tail", "--aggregate", "task", "-n", "5")
+    assert tail.returncode == 0, tail.stderr
+    lines = [json.loads(line) for line in tail.stdout.splitlines()]
+    assert [(e["type"], e["aggregate_id"]) for e in lines] == [("TaskCreated", str(first["id"])),
+                                                               ("SubmittedForAnalysis", str(first["id"]))]
+    follow = subprocess.Popen([sys.executable, "-m", "r2k.app", "--as", "alice", "events", "tail", "--follow",
+                               "--aggregate", "task", "-n", "0", "--interval", "0.1"], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        import select
+
+        # Until the tail has started, what is committed is already there when it looks first (not new):
+        # a task every two seconds until one streams.
+        made, ready = [], []
+        deadline = time.monotonic() + 60
+        while not ready and time.monotonic() < deadline:
+            made.append(new_task(ctx, people)["id"])
+            ready, _, _ = select.select([follow.stdout], [], [], 2)
+        assert ready, "nothing streamed"
+        event = json.loads(follow.stdout.readline())
+        assert (event["type"], event["actor"]) == ("TaskCreated", "vera")
+        assert int(event["aggregate_id"]) in made
+    finally:
+        follow.kill()
+        follow.wait(timeout=10)

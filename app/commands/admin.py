@@ -45,6 +45,8 @@ def register(commands) -> None:
 
     replay = commands.command("replay", "rebuild every projection from the events and compare", replay_cmd)
     replay.add_argument("--verify", action="store_true", help="report differences (exit 1 when any)")
+    replay.add_argument("--repair", action="store_true", help="rewrite every damaged projection row from its "
+                        "events (an admin) and report what changed")
 
 
 def services_up(cli, args):
@@ -192,6 +194,8 @@ def audit_anchor(cli, args):
 def replay_cmd(cli, args):
     from r2k.core.services import admin
 
+    if args.repair:
+        return _repair(cli, admin.replay_repair(cli.ctx, cli.admin("run `r2k replay --repair`")))
     report = admin.replay(cli.ctx)
     if report["ok"]:
         text = f"ok: {report['events']} events rebuild all {report['rows']} rows exactly"
@@ -203,3 +207,16 @@ def replay_cmd(cli, args):
             lines.append(f"  {where}: {what}")
         text = _one_per_line(lines)
     return Text(report, text), (0 if report["ok"] or not args.verify else 1)
+
+
+def _repair(cli, report: dict):
+    """What `replay --repair` changed, a line each; exit 1 when differences remain."""
+    lines = [f"repaired {len(report['changed'])} difference(s); {len(report['left'])} left"
+             + ("; every projection now matches its events" if report["ok"] else "")]
+    for c in report["changed"][:200]:
+        where = f"{c['aggregate_type']} {c['id']}" + (f".{c['column']}" if c.get("column") else "")
+        lines.append(f"  {where}: " + (c.get("change") or f"{c['from']!r} -> {c['to']!r}"))
+    for d in report["left"][:50]:
+        where = f"{d['aggregate_type']} {d['id']}" + (f".{d['column']}" if d.get("column") else "")
+        lines.append(f"  left {where}: {d['why']}")
+    return Text(report, _one_per_line(lines)), (0 if report["ok"] else 1)

@@ -15,8 +15,9 @@ def register(commands) -> None:
     p.add_argument("--follow", action="store_true", help="keep printing events as they are committed (ctrl+c ends)")
     p.add_argument("--aggregate", metavar="TYPE", help="only this aggregate type: task, candidate, answer, "
                                                        "work_item, grey_entry …")
-    p.add_argument("--lines", "-n", type=bounded_int("--lines", limits.LIST_LIMIT), default=20,
-                   help=f"how many of the newest to print first (default 20; {limits.said(limits.LIST_LIMIT)})")
+    p.add_argument("--lines", "-n", type=bounded_int("--lines", (0, limits.LIST_LIMIT[1])), default=20,
+                   help=f"how many of the newest to print first (default 20; at most {limits.LIST_LIMIT[1]:,})")
+    p.set_defaults(streams=True)  # JSON lines, printed as they come: no JSON document after them
     p.add_argument("--interval", type=float, default=0.5, help="seconds between looks for new events with --follow")
 
 
