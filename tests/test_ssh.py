@@ -19,8 +19,6 @@ import pytest
 from r2k.core.services import candidate_views, candidates, users
 from tests.conftest import ROOT, error_of, r2k
 
-pytestmark = pytest.mark.services
-
 SSH_OPTIONS = ["-F", "/dev/null", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
                "-o", "IdentitiesOnly=yes", "-o", "LogLevel=ERROR",
                "-o", "ConnectTimeout=10"]
@@ -267,7 +265,10 @@ def test_two_sessions_at_once_claim_different_candidates(ctx, people, server, ke
 
 
 def title_centre(screen: str) -> float:
-    line = next(line for line in screen.splitlines() if "Dashboard — alice" in line)
+    """Where the header's title is centred (far off when the screen is caught mid-redraw)."""
+    line = next((line for line in screen.splitlines() if "Dashboard — alice" in line), None)
+    if line is None:
+        return -100.0
     start = line.index("Dashboard")
     return start + len(line[start:].rstrip()) / 2
 
@@ -277,10 +278,16 @@ def test_a_resize_redraws_at_the_new_width(ctx, people, server, keys, tmux):
     screen = term.shows("Dashboard — alice (validator")
     assert abs(title_centre(screen) - 60) <= 2
     term.resize(84, 30)
-    wait_until(lambda: abs(title_centre(term.screen()) - 42) <= 2, f"the title centred at 84 columns:\n{term.screen()}")
-    assert len(term.screen().splitlines()) == 30
-    footer = term.screen().rstrip().splitlines()[-1]
-    assert len(footer) <= 84 and "Queues" in footer
+
+    def redrawn() -> bool:
+        lines = term.screen().rstrip().splitlines()
+        return (abs(title_centre("\n".join(lines)) - 42) <= 2 and len(lines) == 30
+                and "Queues" in lines[-1] and len(lines[-1]) <= 84)  # the footer on the new last line
+
+    try:
+        wait_until(redrawn, "the dashboard drawn at 84x30")
+    except AssertionError:
+        raise AssertionError(f"not redrawn at 84x30:\n{term.screen()}") from None
 
 
 def test_killing_the_client_leaves_no_process_and_keeps_the_claim(ctx, people, server, keys, tmux):
@@ -395,6 +402,41 @@ def test_an_idle_session_is_warned_then_ended(ctx, people, keys, tmux, tmp_path)
         idle.stop()
 
 
+def test_a_session_without_a_terminal_is_refused(ctx, people, server, keys):
+    result = ssh_run(server.ssh(keys["alice"], "-o", "BatchMode=yes", "-T"))
+    assert result.returncode == 1
+    assert "the workstation needs a terminal: connect with ssh -t" in result.stdout
+    server.logged(r"refused a session without a terminal .*r2k user alice,")
+
+
+def test_a_key_whose_user_is_gone_is_refused(ctx, people, server, tmp_path):
+    ghost = keygen(tmp_path, "ghost")
+    with server.keys.open("a") as keys_file:  # a line for a user the database does not hold
+        keys_file.write(Path(f"{ghost}.pub").read_text().split(" ghost@")[0] + " user=ghost\n")
+    result = ssh_run(server.ssh(ghost, "-o", "BatchMode=yes", "-tt"))
+    assert result.returncode == 255 and "Permission denied (publickey)" in result.stderr
+    server.logged(rf"refused key of r2k user 'ghost', who does not exist .*\(key {re.escape(fingerprint(ghost))},")
+
+
+def test_a_key_pressed_after_the_idle_warning_keeps_the_session(ctx, people, keys, tmux, tmp_path):
+    (tmp_path / "idle").mkdir()
+    idle = Server(tmp_path / "idle", idle=8)
+    try:
+        users.add_key(ctx, "alice", Path(f"{keygen(tmp_path, 'idle-alice')}.pub").read_text(), by=people["root"],
+                      path=idle.keys)
+        term = Terminal(tmux, "alice", idle.ssh(tmp_path / "idle-alice"))
+        term.shows("Dashboard — alice (validator")
+        term.shows("this session ends in", timeout=10)  # four seconds before the limit (half of eight)
+        term.send("V")  # a key: the clock starts again, and the workstation draws itself over the warning
+        term.shows("alice reviews FACT, RULE")
+        wait_until(lambda: "this session ends in" not in term.screen(), "the warning to be drawn over", 5)
+        time.sleep(2)  # past the first limit, counted from the connection
+        assert "session ended" not in term.screen() and "[ssh exited" not in term.screen()
+        assert len(re.findall(r"alice idle for \d+ s: session ended", idle.log())) == 0
+    finally:
+        idle.stop()
+
+
 # --------------------------------------------------------------------------- keys and the host key
 
 def test_users_add_key_lets_a_key_in_as_an_existing_user(ctx, people, server, tmp_path):
@@ -454,3 +496,29 @@ def test_the_host_key_is_made_on_first_start_readable_by_its_owner_only(server):
     assert (folder.stat().st_mode & 0o777) == 0o700
     assert "BEGIN OPENSSH PRIVATE KEY" in key.read_text()
     assert key.read_text() not in server.log()
+
+
+# --------------------------------------------------------------------------- pure: the key file's format
+
+def test_a_public_key_parses_to_the_fingerprint_ssh_keygen_prints(tmp_path):
+    key = keygen(tmp_path, "pure")
+    kind, b64, print_ = users.parse_public_key(Path(f"{key}.pub").read_text())
+    assert kind == "ssh-ed25519" and print_ == fingerprint(key)
+    assert users.keys_in(f"# a comment\n{kind} {b64} user=alice trailing words\n") == {print_: "alice"}
+
+
+@pytest.mark.parametrize("line", [
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPHwINIWLs4YQkGdTLD2Av95RO+qCW0qF9LVochl21r5",  # no user
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPHwINIWLs4YQkGdTLD2Av95RO+qCW0qF9LVochl21r5 alice",  # no user=
+    "ssh-ed25519 not*base64 user=alice",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPHwINIWLs4YQkGdTLD2Av95RO+qCW0qF9LVochl21r5 user=a\x1bb",
+    'command="sh" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPHwINIWLs4YQkGdTLD2Av95RO+qCW0qF9LVochl21r5 user=alice',
+], ids=["no-user", "comment-only", "bad-base64", "bad-name", "options"])
+def test_a_line_not_in_the_form_grants_nothing(line):
+    assert users.keys_in(line + "\n") == {}
+
+
+def test_the_idle_warning_comes_a_minute_before_or_at_half_time():
+    from r2k.app.remote.ssh import warn_lead
+
+    assert warn_lead(1800) == 60 and warn_lead(120) == 60 and warn_lead(8) == 4
