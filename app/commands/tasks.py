@@ -2,8 +2,6 @@
 AI analysis gate and two reviewers to publication, every change a typed, signed event."""
 from __future__ import annotations
 
-import json
-
 from r2k.core.domain import limits
 
 from ..cli import bounded_int
@@ -48,8 +46,10 @@ def register(commands) -> None:
     p = t.command("review", "an assigned reviewer's decision", move, mutates=True)
     p.add_argument("id", help="the task's id")
     decision = p.add_mutually_exclusive_group(required=True)
-    decision.add_argument("--approve", dest="decision", action="store_const", const="approve")
-    decision.add_argument("--reject", dest="decision", action="store_const", const="reject")
+    decision.add_argument("--approve", dest="decision", action="store_const", const="approve",
+                          help="approve (the second distinct reviewer's approval makes it APPROVED, then PUBLISHED)")
+    decision.add_argument("--reject", dest="decision", action="store_const", const="reject",
+                          help="reject: it needs resolution (RESOLUTION_REQUIRED); --reason required")
     p.add_argument("--reason", help=f"why (required to reject; at most {limits.REASON:,} characters)")
     p = t.command("resolve", "RESOLUTION_REQUIRED → PEER_REVIEW: a revised article; approvals are cleared",
                   move, mutates=True)
@@ -73,9 +73,12 @@ def _read_body(path: str | None) -> str | None:
         return sys.stdin.read()
     try:
         with open(path, encoding="utf-8") as handle:
-            return handle.read(limits.DOCUMENT_BYTES + 1)
-    except (OSError, UnicodeDecodeError) as exc:
+            text = handle.read(limits.DOCUMENT_BYTES + 1)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise InvalidInput(f"--body-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if len(text) > limits.DOCUMENT_BYTES:
+        raise InvalidInput(f"--body-file {path} is over {limits.DOCUMENT_BYTES:,} characters")
+    return text
 
 
 def create(cli, args):
@@ -116,7 +119,7 @@ def transition(cli, args):
     request: dict = {"new_state": args.new_state}
     if args.metadata is not None:
         try:
-            request["metadata"] = json.loads(args.metadata)
+            request["metadata"] = limits.loads_json(args.metadata)
         except ValueError as exc:
             raise InvalidInput(f"--metadata is not JSON: {exc}") from None
     if args.idempotency_key is not None:
