@@ -522,3 +522,14 @@ def test_the_idle_warning_comes_a_minute_before_or_at_half_time():
     from r2k.app.remote.ssh import warn_lead
 
     assert warn_lead(1800) == 60 and warn_lead(120) == 60 and warn_lead(8) == 4
+
+
+@pytest.mark.parametrize("args,env,words", [
+    (["--idle", "1"], {}, "--idle is 5–604,800 seconds, got 1"),
+    (["--port", "70000"], {}, "--port is 0 or more, at most 65,535, got 70000"),
+    ([], {"R2K_SSH_IDLE_SECONDS": "soon"}, "R2K_SSH_IDLE_SECONDS is a whole number"),
+], ids=["idle", "port", "idle-env"])
+def test_serve_ssh_refuses_bad_settings_before_it_listens(ctx, args, env, words):
+    result = r2k("serve", "ssh", *args, env=env or None, timeout=60)
+    assert result.returncode == 6, result.stderr
+    assert words in error_of(result)["message"]

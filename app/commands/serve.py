@@ -18,7 +18,7 @@ def register(commands) -> None:
     ssh.add_argument("--port", default=2222, type=bounded_int("--port", PORTS), help="default 2222 (0: any free port)")
     ssh.add_argument("--authorized-keys", metavar="FILE", help="the keys let in, one a line `TYPE BASE64 user=NAME` "
                      "(default: ssh/authorized_keys in the data dir; `r2k users add-key` adds one)")
-    ssh.add_argument("--idle", metavar="SECONDS", type=bounded_int("--idle", IDLE, " seconds"),
+    ssh.add_argument("--idle", metavar="SECONDS", type=bounded_int("--idle", IDLE, "seconds"),
                      help="end a session after this long without a key pressed, with a warning a minute before "
                      "(default R2K_SSH_IDLE_SECONDS, else 1800)")
     web = serve.command("web", "the workstation in a browser (textual-serve) as --as USER; it authenticates "
@@ -35,7 +35,7 @@ def idle_seconds(args) -> int:
     from r2k.core.domain.limits import number
 
     given = os.environ.get("R2K_SSH_IDLE_SECONDS")
-    return number(given, "R2K_SSH_IDLE_SECONDS", IDLE, " seconds") if given else 30 * 60
+    return number(given, "R2K_SSH_IDLE_SECONDS", IDLE, "seconds") if given else 30 * 60
 
 
 def serve_ssh(cli, args):
