@@ -53,15 +53,16 @@ exceed exceeds last lasts lasted stay stays stayed remain remains remained becom
 decide decides decided agree agrees known unknown clear unclear possible available responsible
 able unable least usual every daily weekly monthly yearly annual annually nightly hourly long short
 high low large small big full empty good bad due else whenever wherever however therefore
+fast slow quick quickly soon late early often
 second seconds minute minutes hour hours day days week weeks month months year years time times percent
 per cent degree degrees metre metres meter meters kilometre kilometres mile miles kilogram kilograms
 employ employs manage manages operate operates own owns
 staff people person everyone anyone someone thing things way ways part parts kind number numbers
 """.split())
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]|\d[\w.,:-]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’-]*[A-Za-z0-9]|[A-Za-z]|\d[\w.,:-]*")  # "SEV1", "RTM-1" whole
 _BREAK = re.compile(r"[.;:!?()\[\]\"“”,\n]")
-_CODE = re.compile(r"^[A-Z]{2,}(?:-?\d+)?$|^[A-Z]+-\d+$")
+_CODE = re.compile(r"^[A-Z]{2,}(?:-?\d+)?$|^[A-Z]+-?\d+$")
 
 
 def singular(word: str) -> str:

@@ -29,15 +29,14 @@ SUBJECT_WIDTH = 20
 DETAIL_WIDTH = 44
 
 
-def side_text(answer: dict | None, words: list[str], role: str, style) -> Text:
+def side_text(answer: dict | None, words: list[str], style) -> Text:
     """One answer of the pair as stored (through visible()), its disagreeing words in `style`."""
     out = Text()
     if answer is None:
         out.append("(answer not found)", style="dim")
         return out
     out.append(f"Answer {answer['id']}", style="bold")
-    out.append(f"  {visible(answer['status'])}  {visible(answer['horn_type'])}  v{answer['version']}  ({role})\n",
-               style="dim")
+    out.append(f"  {visible(answer['status'])}  {visible(answer['horn_type'])}  v{answer['version']}\n", style="dim")
     out.append(visible(answer["question"]) + "\n\n", style="italic")
     body = Text(visible(answer["text"]))
     for word in words or []:
@@ -87,8 +86,8 @@ class ConflictsScreen(ListDetailScreen):
         table.add_column("answers", key="answers", width=11)
         table.add_column("subject", key="subject", width=SUBJECT_WIDTH)
         table.add_column("disagree", key="detail", width=DETAIL_WIDTH)
-        self.query_one("#conflicts-answer-pane").border_title = "Answer"
-        self.query_one("#conflicts-other-pane").border_title = "The other answer"
+        self.query_one("#conflicts-answer-pane").border_title = "One answer"
+        self.query_one("#conflicts-other-pane").border_title = "The other"
         # WorkstationScreen.on_mount (called after this one) loads the list
 
     # -- the list and the detail -------------------------------------------------------------
@@ -130,8 +129,8 @@ class ConflictsScreen(ListDetailScreen):
             return
         style = self.get_component_rich_style("conflicts--disagree")
         marks = flag.get("highlights") or {}
-        answer.update(side_text(flag.get("answer"), marks.get("answer") or [], "this", style))
-        other.update(side_text(flag.get("other"), marks.get("other") or [], "the other", style))
+        answer.update(side_text(flag.get("answer"), marks.get("answer") or [], style))
+        other.update(side_text(flag.get("other"), marks.get("other") or [], style))
 
     # -- keys --------------------------------------------------------------------------------
     MOVES = {"escalate": "escalate", "dismiss_flag": "dismiss"}
