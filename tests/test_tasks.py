@@ -514,3 +514,19 @@ def test_events_tail_prints_json_lines_and_follows(ctx, people):
     finally:
         follow.kill()
         follow.wait(timeout=10)
+
+
+def test_the_demo_adds_three_articles_once(ctx):
+    first = r2k("demo", "--no-tui")
+    assert first.returncode == 0, first.stderr
+    listed = {t["title"]: t for t in r2k_json("--as", "ada", "tasks", "list")}
+    assert {title: t["state"] for title, t in listed.items()} == {
+        "Backups at a glance": "PEER_REVIEW", "Backup retention, draft": "RESOLUTION_REQUIRED",
+        "Where backups live": "PUBLISHED"}
+    assert set(listed["Backups at a glance"]["reviewers"]) == {"ada", "ben"}
+    kinds = {f["kind"] for f in tasks.get(ctx, listed["Backup retention, draft"]["id"])["flagged_claims"]}
+    assert kinds == {"contradicted", "unsupported"}
+    assert "## Sources" in r2k("--as", "ada", "tasks", "export", str(listed["Where backups live"]["id"])).stdout
+    assert "articles:" in first.stdout
+    r2k_json("demo", "--no-tui")
+    assert len(r2k_json("--as", "ada", "tasks", "list")) == 3

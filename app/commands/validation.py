@@ -108,6 +108,8 @@ def demo_cmd(cli, args):
             lines = [f"demo corpus: already loaded, nothing added ({len(corpus['duplicates'])} documents)"]
         lines.append(f"users: {people}" + (f"; added now: {', '.join(summary['users_added'])}"
                                            if summary["users_added"] else "; all there already"))
+        if summary.get("articles"):
+            lines.append("articles: " + "; ".join(f"{a['id']} {a['title']!r} {a['state']}" for a in summary["articles"]))
         lines.append(f"open the workstation: r2k --as {user}")
         return Text(summary, "\n".join(lines))
     from ..tui import run_tui

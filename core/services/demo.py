@@ -46,4 +46,8 @@ def load(ctx: Context, by: Actor) -> dict:
             users.add(ctx, user["name"], user["role"], user["horn_types"], by=by)
             added.append(user["name"])
     summary = ingest.ingest(ctx, by, [CORPUS])
-    return {"users": demo_users(), "users_added": added, "ingest": summary}
+    from . import tasks
+
+    articles = tasks.demo_articles(ctx, by)  # three durable tasks: in review, to resolve, published
+    return {"users": demo_users(), "users_added": added, "ingest": summary,
+            "articles": [{"id": a["id"], "title": a["title"], "state": a["state"]} for a in articles]}
