@@ -370,7 +370,9 @@ class Connection(asyncssh.SSHServer):
         return False
 
     def connection_lost(self, exc) -> None:
-        if self.user is None:
+        if self.user is None and not self._tried and not self._unknown:
+            log.info("conn %s: closed before any login attempt", self.id)
+        elif self.user is None:
             tried = ", ".join(dict.fromkeys(self._tried)) or "none"
             self.refuse(f"login: no accepted key (methods tried: {tried}; only public keys are accepted)")
         reason = f": {said(exc)}" if exc else ""
