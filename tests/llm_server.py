@@ -13,9 +13,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ChatServer:
-    def __init__(self, mode: str = "answer", delay: float = 1.0):
+    def __init__(self, mode: str = "answer", delay: float = 1.0, reply=None):
         self.mode = mode
         self.delay = delay
+        self.reply = reply  # a fixed answer, or a function of the prompt (the LLM as a judge of conflicts)
         self.calls = 0
         self.prompts: list[str] = []
         self._lock = threading.Lock()
@@ -50,6 +51,8 @@ class ChatServer:
                 cited = re.findall(r"^\[(\d+)\] \([^)]*\) (.+)$", prompt, re.M)
                 text = " ".join(f"{sentence.split('. ')[0].rstrip('.')}. [{n}]" for n, sentence in cited[:2]) \
                     or "The sources do not settle this."
+                if server.reply is not None:
+                    text = server.reply(prompt) if callable(server.reply) else server.reply
                 payload = {"id": "chatcmpl-test", "object": "chat.completion", "model": "test-model-1",
                            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                         "finish_reason": "stop"}]}

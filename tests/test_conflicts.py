@@ -226,3 +226,26 @@ def test_every_move_of_a_flag_is_a_signed_event_that_replays(ctx, people, pair):
     assert replayed.returncode == 0, replayed.stdout
     verified = r2k("audit", "verify", "--as", "root")
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_with_an_llm_configured_it_judges_the_pairs_the_rules_left(ctx, people):
+    from r2k.core.context import Context
+    from tests.llm_server import ChatServer
+
+    def judge(prompt: str) -> str:
+        return "CONTRADICTS: Hamburg vs Dublin" if "Hamburg" in prompt and "Dublin" in prompt else "CONSISTENT"
+
+    a = publish(ctx, people, "Where are nightly backups stored?", "Nightly backups are stored in the Hamburg vault.")
+    publish(ctx, people, "What is established about backup storage?", "Nightly backups are kept off site in Dublin.")
+    publish(ctx, people, "Who checks nightly backups?", "The IT Manager checks the nightly backups.")
+    with ChatServer(reply=judge) as llm:
+        judged = Context(ctx.settings.model_copy(update={"llm_url": llm.url}), pool_size=2)
+        try:
+            [flag_id] = conflicts.detect(judged, a["id"])["flags"]
+            assert conflicts.detect(judged, a["id"])["flags"] == []  # once, however often
+        finally:
+            judged.close()
+        assert llm.calls >= 2 and "Statement 1:" in llm.prompts[0]
+    flag = conflicts.show(ctx, flag_id)
+    assert (flag["kind"], flag["judge"], flag["detail"]) == ("judged", "llm", "Hamburg vs Dublin")
+    assert flag["highlights"] == {"answer": ["Hamburg"], "other": ["Dublin"]}

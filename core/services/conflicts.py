@@ -142,8 +142,11 @@ def _judge(ctx: Context, pairs: list[tuple[dict, dict]]) -> dict[tuple[int, int]
         breaker.record_success()
         head = reply.splitlines()[0] if reply else ""
         if head.upper().startswith("CONTRADICT"):
-            said = head.split(":", 1)[1].strip() if ":" in head else "the LLM judged them contradictory"
-            found[(first["id"], second["id"])] = Finding("judged", said[:200])
+            said = (head.split(":", 1)[1].strip() if ":" in head else "") or "the LLM judged them contradictory"
+            named = [w.strip(" '\"") for w in said.split(" vs ")] if " vs " in said else []
+            found[(first["id"], second["id"])] = Finding(  # the words it named, where each text has them
+                "judged", said[:200], tuple(w for w in named if w and w in first["text"]),
+                tuple(w for w in named if w and w in second["text"]))
     return found
 
 
