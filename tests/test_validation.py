@@ -656,6 +656,24 @@ def test_workstations_offer_to_sweep_and_one_does_per_interval(ctx, people):
     assert sweeps.sweep_if_unattended(ctx, interval=30) is None  # another within the interval: not needed
 
 
+def test_a_worker_killed_without_a_word_does_not_stop_workstations_sweeping(ctx, people):
+    """RQ lists a worker killed with kill -9 until its key lapses (minutes): the workstations' sweep
+    must not wait for it, any more than their own worker start does (core/services/workers_live.py)."""
+    import subprocess
+    import sys
+
+    from r2k.core.adapters import jobs
+    from r2k.core.services import sweeps
+
+    # A worker that registers on r2k's queues and dies without unregistering, as kill -9 leaves it.
+    subprocess.run([sys.executable, "-c", (
+        "import sys; from redis import Redis; from rq import Worker, Queue\n"
+        "r = Redis.from_url(sys.argv[1]); qs = [Queue(q, connection=r) for q in sys.argv[2:]]\n"
+        "Worker(qs, connection=r).register_birth()"), ctx.redis_url, *jobs.QUEUES.values()], check=True)
+    assert jobs.live_workers(ctx.redis) == 1  # still listed by RQ
+    assert sweeps.sweep_if_unattended(ctx, interval=30) is not None  # yet nobody serves: a workstation sweeps
+
+
 def test_when_everyone_notices_a_lost_redis_at_once_one_rebuilds(ctx, people):
     import threading
 

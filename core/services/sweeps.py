@@ -11,7 +11,6 @@ import os
 from typing import TYPE_CHECKING
 
 from .. import audit
-from ..adapters import jobs
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -79,8 +78,11 @@ def sweep_graph(ctx: Context) -> dict:
 
 def sweep_if_unattended(ctx: Context, interval: float) -> dict | None:
     """A workstation's offer to sweep: taken only when no worker is running (they sweep on their own
-    schedule) and no workstation has swept within `interval` seconds; None when not taken."""
-    if jobs.live_workers(ctx.redis):
+    schedule) and no workstation has swept within `interval` seconds; None when not taken. A worker
+    RQ still lists after a kill -9 serves nothing: live as workers_live counts them."""
+    from . import workers_live
+
+    if workers_live.serving(ctx)["count"]:
         return None
     if not ctx.redis.set(UNATTENDED_KEY, os.getpid(), nx=True, px=max(100, int(interval * 1000))):
         return None
