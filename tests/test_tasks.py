@@ -530,3 +530,57 @@ def test_the_demo_adds_three_articles_once(ctx):
     assert "articles:" in first.stdout
     r2k_json("demo", "--no-tui")
     assert len(r2k_json("--as", "ada", "tasks", "list")) == 3
+
+
+# ----------------------------------------------------------------------------- the analysis with an LLM
+
+def with_settings(ctx, **overrides):
+    from r2k.core.context import Context
+
+    return Context(ctx.settings.model_copy(update=overrides), pool_size=4)
+
+
+def test_an_llm_judges_the_claims_the_rules_left_through_the_breaker(ctx, people, registry):
+    from tests.llm_server import ChatServer
+
+    task = new_task(ctx, people, body=GOES_BEYOND)
+    tasks.submit(ctx, people["vera"], task["id"])
+    with ChatServer(reply="1: SUPPORTED") as llm:
+        judged = with_settings(ctx, llm_url=llm.url, llm_retries=0)
+        assert tasks.analyze(judged, task["id"])["outcome"] == "PEER_REVIEW"
+        judged.close()
+    assert llm.calls == 1 and "Backup tapes are couriered weekly" in llm.prompts[0]
+    shown = tasks.get(ctx, task["id"])
+    assert (shown["ai_confidence_score"], shown["flagged_claims"]) == (0.95, [])  # (1.0 + 0.9) / 2
+    assert shown["analysis"]["judged_by"].startswith("rules and the LLM")
+
+
+def test_a_failing_llm_leaves_the_rules_verdict_and_counts_against_the_breaker(ctx, people, registry):
+    from r2k.core.services import generation
+    from tests.llm_server import ChatServer
+
+    task = new_task(ctx, people, body=GOES_BEYOND)
+    tasks.submit(ctx, people["vera"], task["id"])
+    with ChatServer(mode="error") as llm:
+        failing = with_settings(ctx, llm_url=llm.url, llm_retries=0, breaker_threshold=1)
+        assert tasks.analyze(failing, task["id"])["outcome"] == "RESOLUTION_REQUIRED"
+        assert generation.breaker(failing).status()["state"] == "open"
+        failing.close()
+    shown = tasks.get(ctx, task["id"])
+    assert shown["analysis"]["judged_by"] == "rules"
+    assert any("LLM error" in note for note in shown["analysis"]["notes"])
+    assert [f["kind"] for f in shown["flagged_claims"]] == ["unsupported"]
+
+
+def test_the_threshold_is_a_setting(ctx, people, registry):
+    body = "# Backups\n\nNightly backups are kept for 30 days in cold storage.\n"  # 5 of its 7 words stated
+    first, second = new_task(ctx, people, body=body), new_task(ctx, people, body=body)
+    for task in (first, second):
+        tasks.submit(ctx, people["vera"], task["id"])
+    assert tasks.analyze(ctx, first["id"])["outcome"] == "RESOLUTION_REQUIRED"  # 0.714 < 0.8, nothing flagged
+    assert tasks.get(ctx, first["id"])["flagged_claims"] == []
+    lenient = with_settings(ctx, task_confidence_threshold=0.7)
+    assert tasks.analyze(lenient, second["id"])["outcome"] == "PEER_REVIEW"
+    lenient.close()
+    (event,) = [e for e in tasks.events(ctx, second["id"]) if e["type"] == "AnalysisCompleted"]
+    assert (event["data"]["threshold"], event["data"]["ai_confidence_score"]) == (0.7, 0.714)

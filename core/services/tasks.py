@@ -612,6 +612,7 @@ def rebuild(tx: Tx, task_id: int, *, from_snapshot: bool = True) -> tuple[dict, 
 # ----------------------------------------------------------------------------- claims and their support
 
 SUPPORT = 0.6          # a claim is supported by an answer holding this share of its content words
+LLM_SUPPORT = 0.9      # what a claim the LLM judged supported counts for in the score
 MAX_CLAIMS = 200
 _FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -693,7 +694,8 @@ def _contradiction(claim: str, answer_text: str) -> str | None:
 
 def assess(ctx: Context, body: str, *, title: str = "") -> dict:
     """Each claim of an article looked up in the registry (full-text over approved answers) and the
-    graph: the confidence score (the share of claims supported), the claims it supports with their
+    graph: the confidence score (the mean over claims of how much of each its answer states, 0 for a
+    flagged one), the claims it supports with their
     answers, and the flagged ones (unsupported; contradicted, with the answer). Deterministic; with an
     LLM configured it judges the claims the rules could not settle, through the shared breaker."""
     claims = split_claims(body)
@@ -728,7 +730,9 @@ def assess(ctx: Context, body: str, *, title: str = "") -> dict:
     if open_claims and ctx.settings.llm_url:
         judged_by = _llm_judges(ctx, open_claims, supported, notes)
     flagged += [c for c in open_claims if c["kind"] == "unsupported"] + [c for c in open_claims if c["kind"] == "contradicted"]
-    score = round(len(supported) / len(claims), 3) if claims else 0.0
+    # A supported claim counts by how much of it its answer states (coverage, at least SUPPORT; one
+    # the LLM judged supported counts LLM_SUPPORT); a flagged one counts 0.
+    score = round(sum(min(1.0, c["coverage"]) for c in supported) / len(claims), 3) if claims else 0.0
     if not claims:
         notes.append("the article states no claim to check")
     return {"ai_confidence_score": score, "flagged_claims": flagged, "supported": supported, "claims": len(claims),
@@ -767,7 +771,8 @@ def _llm_judges(ctx: Context, open_claims: list[dict], supported: list[dict], no
         if verdicts.get(n) == "SUPPORTED":
             open_claims.remove(claim)
             supported.append({"claim": claim["claim"], "answer_id": claim["answer_id"],
-                              "question": texts[claim["answer_id"]]["question"][:300], "coverage": claim["coverage"]})
+                              "question": texts[claim["answer_id"]]["question"][:300],
+                              "coverage": max(claim["coverage"], LLM_SUPPORT), "judged": "llm"})
     return f"rules and the LLM ({ctx.settings.llm_model})"
 
 
