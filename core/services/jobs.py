@@ -19,7 +19,3 @@ def waiting(ctx: Context, kind: str, job_id: str) -> bool:
     """Whether the job is in its queue now, waiting for a worker: a sweep need not queue it again."""
     return rq_jobs.waiting(ctx.redis, kind, job_id)
 
-
-def live_workers(ctx: Context) -> int:
-    """How many RQ workers are alive (their heartbeat in Redis)."""
-    return rq_jobs.live_workers(ctx.redis)
