@@ -440,6 +440,27 @@ def test_a_key_pressed_after_the_idle_warning_keeps_the_session(ctx, people, key
         idle.stop()
 
 
+def test_stopping_the_server_tells_each_session_and_leaves_nothing(ctx, people, keys, tmux, tmp_path):
+    (tmp_path / "stopping").mkdir()
+    stopping = Server(tmp_path / "stopping")
+    try:
+        users.add_key(ctx, "alice", Path(f"{keygen(tmp_path, 'stop-alice')}.pub").read_text(), by=people["root"],
+                      path=stopping.keys)
+        term = Terminal(tmux, "alice", stopping.ssh(tmp_path / "stop-alice"))
+        term.shows("Dashboard — alice (validator")
+        [pid] = wait_until(lambda: session_pids(stopping), "the session in the status file")
+        status = Path(os.environ["R2K_DATA_DIR"]) / "ssh" / f"sessions-{stopping.port}.json"
+        stopping.process.send_signal(signal.SIGTERM)  # as systemctl stop does
+        term.shows("r2k: the server is stopping.")
+        term.shows("[ssh exited 1]")
+        assert stopping.process.wait(15) == 0
+        assert not group_members(pid) and not status.exists()
+        screen = term.screen()
+        assert "Dashboard" not in screen  # the client's terminal is back on its main screen
+    finally:
+        stopping.stop()
+
+
 # --------------------------------------------------------------------------- keys and the host key
 
 def test_users_add_key_lets_a_key_in_as_an_existing_user(ctx, people, server, tmp_path):
