@@ -136,3 +136,17 @@ async def test_submit_and_assign_from_the_screen(ctx, people):
         await wait_for(pilot, lambda: "assign → AI_ANALYSIS" in text_of(app, "#message"), what="assigned")
     shown = tasks.get(ctx, draft["id"])
     assert [r["name"] for r in shown["reviewers"]] == ["alice", "bob"]
+
+
+async def test_the_footer_offers_only_what_the_article_allows_and_fits_at_80_columns(ctx, people):
+    from tests.test_tui_keys import footer_width
+
+    _, good, _ = seeded(ctx, people)
+    app = make_app(Context(ctx.settings, pool_size=4), "root")  # an admin: an editor of every article
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_articles(pilot)
+        await on_row(pilot, good["id"], "PEER_REVIEW")
+        await wait_for(pilot, lambda: "Assign" in footer_width(app.screen)[1], what="the footer")
+        width, said = footer_width(app.screen)
+        assert width <= 80, said
+        assert "Assign" in said and "Submit" not in said and "Approve" not in said  # root reviews nothing here
