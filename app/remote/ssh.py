@@ -30,6 +30,7 @@ import struct
 import sys
 import termios
 import time
+import weakref
 from pathlib import Path
 
 import asyncssh
@@ -446,10 +447,8 @@ class Connection(asyncssh.SSHServer):
         return False
 
 
-# The connection each asyncssh connection belongs to, for the auth methods a client tries.
-import weakref  # noqa: E402
-
-LIVE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# The Connection each asyncssh connection belongs to, for the auth methods a client tries.
+LIVE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _watch_auth_methods() -> None:
