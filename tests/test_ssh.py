@@ -386,15 +386,15 @@ def test_a_local_port_forward_is_refused_and_logged(ctx, people, server, keys, t
 
 def test_an_idle_session_is_warned_then_ended(ctx, people, keys, tmux, tmp_path):
     (tmp_path / "idle").mkdir()
-    idle = Server(tmp_path / "idle", idle=6)
+    idle = Server(tmp_path / "idle", idle=10)  # long enough for the dashboard to draw first, under load
     try:
         users.add_key(ctx, "alice", Path(f"{keygen(tmp_path, 'idle-alice')}.pub").read_text(), by=people["root"],
                       path=idle.keys)
         term = Terminal(tmux, "alice", idle.ssh(tmp_path / "idle-alice"))
         term.shows("Dashboard — alice (validator")
-        term.shows("this session ends in", timeout=10)  # three seconds before (half of six)
+        term.shows("this session ends in", timeout=15)  # five seconds before (half of ten)
         idle.logged(r"alice idle for \d+ s: warned")
-        term.shows("r2k: session ended after 6 s without a key pressed.", timeout=10)
+        term.shows("r2k: session ended after 10 s without a key pressed.", timeout=15)
         term.shows("[ssh exited 1]")
         [pid] = [int(m) for m in re.findall(r"session started for alice, pid (\d+)", idle.log())]
         wait_until(lambda: not group_members(pid), "the idle session's processes to end", 15)
@@ -420,20 +420,20 @@ def test_a_key_whose_user_is_gone_is_refused(ctx, people, server, tmp_path):
 
 def test_a_key_pressed_after_the_idle_warning_keeps_the_session(ctx, people, keys, tmux, tmp_path):
     (tmp_path / "idle").mkdir()
-    idle = Server(tmp_path / "idle", idle=8)
+    idle = Server(tmp_path / "idle", idle=12)
     try:
         users.add_key(ctx, "alice", Path(f"{keygen(tmp_path, 'idle-alice')}.pub").read_text(), by=people["root"],
                       path=idle.keys)
         connected = time.monotonic()
         term = Terminal(tmux, "alice", idle.ssh(tmp_path / "idle-alice"))
         term.shows("Dashboard — alice (validator")
-        term.shows("this session ends in", timeout=10)  # four seconds before the limit (half of eight)
+        term.shows("this session ends in", timeout=15)  # six seconds before the limit (half of twelve)
         term.send("F12")  # a key that does nothing: the clock starts again, the workstation draws over the warning
         wait_until(lambda: "this session ends in" not in term.screen(), "the warning to be drawn over", 5)
         assert "Dashboard — alice (validator" in term.screen()
         term.send("V")
         term.shows("alice reviews FACT, RULE")
-        time.sleep(max(0.0, connected + 9 - time.monotonic()))  # past the limit counted from the connection
+        time.sleep(max(0.0, connected + 13 - time.monotonic()))  # past the limit counted from the connection
         assert "session ended" not in term.screen() and "[ssh exited" not in term.screen()
         assert len(re.findall(r"alice idle for \d+ s: session ended", idle.log())) == 0
     finally:
