@@ -184,8 +184,10 @@ def _write(tx: Tx, actor: Actor, row: dict, action: str, data: dict, *, fields: 
         between_event_and_row()
     moved = tx.update(TABLE, row["id"], changes)
     _snapshot_if_due(tx, moved)
-    tx.react(Event(AGGREGATE, action, row["id"], actor, fields, moved["version"], row["state"], move.to, moved))
-    return moved
+    event = Event(AGGREGATE, action, row["id"], actor, fields, moved["version"], row["state"], move.to, moved)
+    tx.react(event)
+    # The row as its reactions left it (an approval is published at once).
+    return event.outcome.get("published_row") or moved
 
 
 # ----------------------------------------------------------------------------- create
@@ -268,23 +270,23 @@ def _transition(ctx: Context, tx: Tx, actor: Actor, task_id: int, request: dict)
     key = request["idempotency_key"]
     if action in ("pass_analysis", "flag_analysis"):
         data = _analysis_data(meta, target, threshold)
-        _write(tx, actor, row, action, data, fields={**data, "threshold": threshold}, key=key,
-               expected_version=expected)
+        moved = _write(tx, actor, row, action, data, fields={**data, "threshold": threshold}, key=key,
+                       expected_version=expected)
     elif action == "approve":
-        _review_in(tx, actor, row, "approve", meta.get("reason"), key, expected, must_reach=True)
+        moved = _review_in(tx, actor, row, "approve", meta.get("reason"), key, expected, must_reach=True)
     elif action == "reject":
-        _review_in(tx, actor, row, "reject", meta.get("reason"), key, expected)
+        moved = _review_in(tx, actor, row, "reject", meta.get("reason"), key, expected)
     elif action == "resolve":
-        _resolve_in(tx, actor, row, meta.get("note"), meta.get("body"), meta.get("version"), key, expected)
+        moved = _resolve_in(tx, actor, row, meta.get("note"), meta.get("body"), meta.get("version"), key, expected)
     elif action == "deprecate":
-        _write(tx, actor, row, "deprecate", {"reason": meta.get("reason"), "superseded_by": None},
-               fields={"reason": meta.get("reason")}, key=key, expected_version=expected)
+        moved = _write(tx, actor, row, "deprecate", {"reason": meta.get("reason"), "superseded_by": None},
+                       fields={"reason": meta.get("reason")}, key=key, expected_version=expected)
     elif action == "submit":
-        _write(tx, actor, row, "submit", {"note": meta.get("note")}, key=key, expected_version=expected)
+        moved = _write(tx, actor, row, "submit", {"note": meta.get("note")}, key=key, expected_version=expected)
     else:  # publish: the system's, and it says so
-        _write(tx, actor, row, action, {"rendered": render(row), "sources": row["sources"] or []}, key=key,
-               expected_version=expected)
-    return public_row(engine.read(tx, TASK, row["id"]))
+        moved = _write(tx, actor, row, action, {"rendered": render(row), "sources": row["sources"] or []}, key=key,
+                       expected_version=expected)
+    return public_row(moved)
 
 
 def transition(ctx: Context, actor: Actor, task_id, request) -> dict:
@@ -382,8 +384,7 @@ def review(ctx: Context, actor: Actor, task_id, decision: str, reason: str | Non
 
     def work(tx, tid):
         row = engine.lock(tx, TASK, tid)
-        _review_in(tx, actor, row, decision, reason, _key(idempotency_key), expected_version)
-        return public_row(engine.read(tx, TASK, tid))
+        return public_row(_review_in(tx, actor, row, decision, reason, _key(idempotency_key), expected_version))
 
     return _run(ctx, actor, "review", task_id, {"decision": decision, "reason": reason}, work, idempotency_key,
                 expected_version)
@@ -459,7 +460,7 @@ def publish_approved(tx: Tx, event: Event) -> dict:
     """APPROVED → PUBLISHED at once, in the same transaction: the article rendered with its sources."""
     row = event.row
     published = _write(tx, SYSTEM, row, "publish", {"rendered": render(row), "sources": row["sources"] or []})
-    return {"published": public_row(published)}
+    return {"published": public_row(published), "published_row": published}
 
 
 def deprecate_superseded(tx: Tx, event: Event) -> dict | None:
