@@ -240,6 +240,21 @@ def test_a_fact_validator_over_ssh_cannot_open_the_procedure_queue(ctx, people, 
         claims.claim_next(ctx, users.resolve(ctx, "bob"), "PROCEDURE")
 
 
+def test_a_session_saves_no_screenshot_where_the_server_runs(ctx, people, server, keys, tmux):
+    downloads = Path.home() / "Downloads"
+    before = set(downloads.glob("*.svg")) if downloads.exists() else set()
+    term = Terminal(tmux, "alice", server.ssh(keys["alice"]))
+    term.shows("Dashboard — alice (validator")
+    term.send("C-p")
+    time.sleep(0.5)
+    term.send("-l", "Screenshot")
+    term.shows("Save an SVG")
+    term.send("Enter")
+    term.shows("Over SSH nothing is saved where the server runs")
+    after = set(downloads.glob("*.svg")) if downloads.exists() else set()
+    assert after == before
+
+
 def test_two_sessions_at_once_claim_different_candidates(ctx, people, server, keys, tmux):
     ids = facts(ctx, people, 2)
     first = Terminal(tmux, "alice", server.ssh(keys["alice"]))

@@ -15,6 +15,23 @@ import sys
 import termios
 
 
+SAVES = ("save_screenshot", "deliver_screenshot", "deliver_text", "deliver_binary")
+
+
+def save_nothing() -> None:
+    """The workstation is the only service: Textual's file deliveries (the command palette's
+    "Screenshot", which writes into the server account's Downloads) say so instead of writing."""
+    from textual.app import App
+
+    def refused(self, *args, **kwargs):
+        self.notify("Over SSH nothing is saved where the server runs: use your own terminal's screenshot.",
+                    title="Not saved", severity="warning")
+        return None
+
+    for name in SAVES:
+        setattr(App, name, refused)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("r2k: started by `r2k serve ssh` only, with the user its key maps to", file=sys.stderr)
@@ -25,6 +42,7 @@ def main(argv: list[str]) -> int:
     except OSError:
         pass
     os.environ["R2K_USER"] = user  # whatever reads the settings acts as the key's user too
+    save_nothing()
     from r2k.app.tui import run_tui
 
     return run_tui(user=user)
