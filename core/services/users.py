@@ -184,6 +184,7 @@ def add_key(ctx: Context, name: str, key_text: str, *, by: Actor = SYSTEM, path:
             tx.update("users", row["id"], values)
             append(tx, tx.signer, "user", row["id"], "user_key_added", by.name,
                    {"set": values, "key": {"type": key_type, "fingerprint": print_}}, at=at)
+            # Written last in the transaction: a failed write rolls the event back with it.
             keys.write(f"{key_type} {key_b64} user={name}\n")
             keys.flush()
             os.fsync(keys.fileno())
