@@ -111,6 +111,7 @@ class Session(asyncssh.SSHServerSession):
         self.warned = False
         self.ended = False
         self.reading = False
+        self.task: asyncio.Task | None = None
 
     # -- what the client asks for ----------------------------------------------------------
 
@@ -139,7 +140,14 @@ class Session(asyncssh.SSHServerSession):
             self.chan.write(b"r2k: the workstation needs a terminal: connect with ssh -t\r\n")
             self.chan.exit(1)
             return
-        asyncio.get_running_loop().create_task(self.run())
+        self.task = asyncio.get_running_loop().create_task(self.run())  # held: the loop keeps only weak refs
+        self.task.add_done_callback(self._ran)
+
+    def _ran(self, task: asyncio.Task) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            log.error("conn %s: session failed: %s: %s", self.conn.id, type(exc).__name__, said(exc, 300))
+            self.end("r2k: the session failed; see the server's log.")
 
     # -- the TUI's process ---------------------------------------------------------------
 
