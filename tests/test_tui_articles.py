@@ -68,7 +68,7 @@ async def test_lists_by_state_and_mine_and_the_detail_shows_everything(ctx, peop
         assert "\\x1b[31mred" in detail and "\x1b" not in detail  # stored text escaped
         assert "✗ contradicted  Nightly database backups are kept for 90 days." in detail
         assert f"registry answer {answers[0]['id']}: Nightly database backups are kept for 30 days." in detail
-        assert "✓   1 TaskCreated" in detail and "verified" in detail
+        assert " ✓  1 TaskCreated" in detail and "verified" in detail
         await on_row(pilot, good["id"], "PEER_REVIEW")
         detail = text_of(app, "#art-detail")
         assert "alice  no decision yet" in detail and "bob  no decision yet" in detail

@@ -18,14 +18,14 @@ from textual.reactive import var
 from textual.widgets import DataTable, Header, Select, Static
 
 from r2k.app.widgets.footer import Footer
-from r2k.app.widgets.format import age, clip, new_key
+from r2k.app.widgets.format import age, clip, new_key, plural
 from r2k.app.widgets.modals import Field, FieldsModal, ReasonModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.core.services.tasks import STATES, TASK
 
 from .base import ListDetailScreen, Moved
 
-TITLE_WIDTH = 30
+TITLE_WIDTH = 22
 
 
 class ArticlesScreen(ListDetailScreen):
@@ -225,7 +225,7 @@ def render_task(task: dict) -> Content:
              state=task["state"], author=task["created_by"]),
            m("[b]$title[/b]", title=task["title"]),
            m("[b]Confidence[/b] " + ("—" if score is None else f"{score:.2f}")
-             + ("" if not task.get("analysis") else f"  [dim]({task['analysis']['claims']} claims, "
+             + ("" if not task.get("analysis") else f"  [dim]({plural(task['analysis']['claims'], 'claim')}, "
                                                     f"{len(task['analysis']['supported'])} supported)[/dim]"))]
     if task.get("deprecation_reason"):
         out.append(m("[b]Deprecated[/b] $why", why=task["deprecation_reason"]))
@@ -248,13 +248,14 @@ def render_task(task: dict) -> Content:
         said = "approved (counts now)" if r["name"] in approved else (last["decision"] + "d" if last else "no decision yet")
         out.append(m("  $name  [dim]$said[/dim]", name=r["name"], said=said))
     for d in decisions:
-        out.append(m(f"    [dim]{age(d['at'], now):>4} ago[/dim] $who $what" + ("  [dim]$why[/dim]" if d.get("reason") else ""),
+        out.append(m(f"    [dim]{age(d['at'], now):>3}[/dim] $who $what" + ("  [dim]$why[/dim]" if d.get("reason") else ""),
                      who=d["reviewer"], what=d["decision"], why=d.get("reason") or ""))
-    out += [m(""), m("[b]Article[/b]")]
-    out += [m("  $line", line=line) for line in (task.get("body") or "").splitlines()[:200]]
-    out += [m(""), m("[b]Events[/b]")]
+    published = task.get("rendered")
+    out += [m(""), m("[b]Article, as published (with its sources)[/b]" if published else "[b]Article[/b]")]
+    out += [m("  $line", line=line) for line in (published or task.get("body") or "").splitlines()[:200]]
+    out += [m(""), m("[b]Events[/b] [dim](signatures under the trusted keys)[/dim]")]
     for e in task.get("events") or []:
         mark = "✓" if e["signature"] == "verified" else "✗"
-        out.append(m(f"  {mark} {e['seq']:>3} $type $actor [dim]{age(e['at'], now):>4} $sig[/dim]",
-                     type=f"{e['type']:<20}", actor=f"{clip(e['actor'], 10):<10}", sig=e["signature"]))
+        out.append(m(f" {mark}{e['seq']:>3} $type $actor [dim]{age(e['at'], now):>3}[/dim] $sig",
+                     type=f"{e['type']:<20}", actor=f"{clip(e['actor'], 8):<8}", sig=e["signature"]))
     return lines(out)
