@@ -67,13 +67,14 @@ def _read_body(path: str | None) -> str | None:
 
     if path is None:
         return None
-    if path == "-":
-        import sys
-
-        return sys.stdin.read()
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read(limits.DOCUMENT_BYTES + 1)
+        if path == "-":
+            import sys
+
+            text = sys.stdin.read(limits.DOCUMENT_BYTES + 1)
+        else:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read(limits.DOCUMENT_BYTES + 1)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise InvalidInput(f"--body-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if len(text) > limits.DOCUMENT_BYTES:
