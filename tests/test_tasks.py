@@ -584,3 +584,15 @@ def test_the_threshold_is_a_setting(ctx, people, registry):
     lenient.close()
     (event,) = [e for e in tasks.events(ctx, second["id"]) if e["type"] == "AnalysisCompleted"]
     assert (event["data"]["threshold"], event["data"]["ai_confidence_score"]) == (0.7, 0.714)
+
+
+def test_two_reviewers_approving_at_once_publish_it_once(ctx, people, registry):
+    from concurrent.futures import ThreadPoolExecutor
+
+    task = in_review(ctx, people)
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda who: tasks.review(ctx, people[who], task["id"], "approve"), ["alice", "bob"]))
+    assert sorted(r["state"] for r in results) == ["PEER_REVIEW", "PUBLISHED"]  # the row lock orders them
+    types = [e["type"] for e in tasks.events(ctx, task["id"])]
+    assert types.count("ReviewApproved") == 2 and types.count("Published") == 1
+    assert all(e["signature"] == "verified" for e in tasks.events(ctx, task["id"]))

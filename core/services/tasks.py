@@ -190,6 +190,24 @@ def _write(tx: Tx, actor: Actor, row: dict, action: str, data: dict, *, fields: 
     return event.outcome.get("published_row") or moved
 
 
+def _lock(tx: Tx, task_id, *, missing_ok: bool = False) -> dict | None:
+    """The task's row locked for this transaction, with the head of its chain as it is now.
+
+    `engine.lock` reads the row and its chain head in one statement; when it waited for another
+    transaction's lock, PostgreSQL hands back the row as that one left it but the head from before it
+    (read committed rechecks only the locked row), so a task whose version (its event count) is ahead
+    of the head read its head again: the lock held, it cannot move."""
+    row = engine.lock(tx, TASK, task_id, missing_ok=missing_ok)
+    if row is None:
+        return None
+    key = (AGGREGATE, str(row["id"]))
+    if tx.heads.get(key, (0, ""))[0] != row["version"]:
+        head = tx.one("SELECT seq, hash FROM events WHERE aggregate_type = %s AND aggregate_id = %s "
+                      "ORDER BY seq DESC LIMIT 1", key)
+        tx.heads[key] = (head["seq"], head["hash"]) if head else (0, "")
+    return row
+
+
 # ----------------------------------------------------------------------------- create
 
 def _body(body: str | None) -> str:
@@ -255,7 +273,7 @@ def _analysis_data(meta: dict, target: str, threshold: float) -> dict:
 
 
 def _transition(ctx: Context, tx: Tx, actor: Actor, task_id: int, request: dict) -> dict:
-    row = engine.lock(tx, TASK, task_id)
+    row = _lock(tx, task_id)
     meta = request.get("metadata") or {}
     target = request["new_state"]
     expected = request.get("expected_version")
@@ -343,7 +361,7 @@ def assign(ctx: Context, actor: Actor, task_id, reviewers: list[str], *, expecte
         raise InvalidInput("assign needs at least one reviewer (--reviewers a,b)")
 
     def work(tx, tid):
-        row = engine.lock(tx, TASK, tid)
+        row = _lock(tx, tid)
         return public_row(_assign_in(tx, actor, row, names, _key(idempotency_key), expected_version))
 
     return _run(ctx, actor, "assign", task_id, {"reviewers": names}, work, idempotency_key, expected_version)
@@ -383,7 +401,7 @@ def review(ctx: Context, actor: Actor, task_id, decision: str, reason: str | Non
         raise InvalidInput("a rejection needs a reason (--reason)")
 
     def work(tx, tid):
-        row = engine.lock(tx, TASK, tid)
+        row = _lock(tx, tid)
         return public_row(_review_in(tx, actor, row, decision, reason, _key(idempotency_key), expected_version))
 
     return _run(ctx, actor, "review", task_id, {"decision": decision, "reason": reason}, work, idempotency_key,
@@ -407,7 +425,7 @@ def resolve(ctx: Context, actor: Actor, task_id, note: str, body: str | None = N
         _body(body)
 
     def work(tx, tid):
-        row = engine.lock(tx, TASK, tid)
+        row = _lock(tx, tid)
         return public_row(_resolve_in(tx, actor, row, note, body, version, _key(idempotency_key), expected_version))
 
     return _run(ctx, actor, "resolve", task_id, {"note": note, "body": body, "version": version}, work,
@@ -418,7 +436,7 @@ def submit(ctx: Context, actor: Actor, task_id, *, expected_version: int | None 
            idempotency_key: str | None = None) -> dict:
     """DRAFT → AI_ANALYSIS; the analysis job is queued after the commit (core/reactions.py)."""
     def work(tx, tid):
-        row = engine.lock(tx, TASK, tid)
+        row = _lock(tx, tid)
         return public_row(_write(tx, actor, row, "submit", {"note": None}, key=_key(idempotency_key),
                                  expected_version=expected_version))
 
@@ -432,7 +450,7 @@ def deprecate(ctx: Context, actor: Actor, task_id, reason: str, *, expected_vers
     reason = (reason or "").strip() or None
 
     def work(tx, tid):
-        row = engine.lock(tx, TASK, tid)
+        row = _lock(tx, tid)
         return public_row(_write(tx, actor, row, "deprecate", {"reason": reason, "superseded_by": None},
                                  fields={"reason": reason}, key=_key(idempotency_key),
                                  expected_version=expected_version))
@@ -468,7 +486,7 @@ def deprecate_superseded(tx: Tx, event: Event) -> dict | None:
     old_id = event.row.get("supersedes_id")
     if old_id is None:
         return None
-    old = engine.lock(tx, TASK, old_id, missing_ok=True)
+    old = _lock(tx, old_id, missing_ok=True)
     if old is None or old["state"] != "PUBLISHED":
         return None
     reason = f"superseded by task {event.aggregate_id}"
@@ -504,7 +522,7 @@ def analyze(ctx: Context, task_id: int) -> dict:
     data = {**report, "threshold": threshold, "outcome": target}
 
     def work(tx: Tx) -> dict:
-        current = engine.lock(tx, TASK, task_id)
+        current = _lock(tx, task_id)
         if current["state"] != "AI_ANALYSIS" or current["version"] != row["version"]:
             return {"task": task_id, "outcome": "moved meanwhile", "state": current["state"]}
         action = "pass_analysis" if passes else "flag_analysis"
