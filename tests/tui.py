@@ -79,14 +79,19 @@ async def shows(pilot, selector: str, *words: str, what: str = "", timeout: floa
     """Wait until the widget at `selector` (on the screen on top) draws each of `words`; its text."""
     app = pilot.app
 
+    last = [""]
+
     def drawn():
         try:
-            text = text_of(app, selector)
+            text = last[0] = text_of(app, selector)
         except Exception:  # noqa: BLE001 - not there yet (another screen on top)
             return None
         return text if all(word in text for word in words) else None
 
-    return await wait_for(pilot, drawn, timeout=timeout, what=what or f"{selector} showing {words!r}")
+    try:
+        return await wait_for(pilot, drawn, timeout=timeout, what=what or f"{selector} showing {words!r}")
+    except AssertionError as exc:  # say what it drew instead
+        raise AssertionError(f"{exc}; it drew: {last[0]!r}") from None
 
 
 # What each screen draws once its data is in: the placeholders it opens with have gone.
