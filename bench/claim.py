@@ -4,7 +4,7 @@ With 100,000 pending FACT candidates, N claimer processes (1, 4, 16) call the re
 `claims.claim_next` for a fixed time each; the bench prints claims per second and the p50/p99
 latency of one claim. In the same run it measures the floor: a bare Redis LPOP plus a bare
 PostgreSQL `UPDATE … WHERE id = … AND state = 'PENDING'` with one event insert, committed.
-Targets: p99 < 10 ms at 16 claimers; throughput at least 60% of the floor.
+Targets: p99 < 10 ms at 16 claimers; throughput at least 75% of the floor (the spine issue holds it there).
 
 Each row also shows the CPU time one claim costs: in the claimer process itself (client), in
 PostgreSQL's and in Redis's server processes (read from /proc over the measured seconds), which
@@ -210,7 +210,7 @@ def main() -> None:
     for ours, floor in rows:
         share = ours["per_second"] / floor["per_second"]
         print(f"{ours['claimers']:>2} claimers: claim throughput is {share:.0%} of the floor "
-              f"(target >= 60%: {verdict(share, 0.6, lower_is_better=False)})"
+              f"(target >= 75%: {verdict(share, 0.75, lower_is_better=False)})"
               + (f"; p99 {ours['p99_ms']:.2f} ms (target < 10 ms: {verdict(ours['p99_ms'], 10)}; "
                  f"the floor's own p99 here: {floor['p99_ms']:.2f} ms)" if ours["claimers"] == 16 else ""))
         if ours["claimers"] > cores:
