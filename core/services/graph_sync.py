@@ -268,10 +268,16 @@ def rebuild(ctx: Context, actor: Actor, progress: Callable[[int, int], None] | N
         if progress:
             progress(done, total)
 
+    # Nodes PostgreSQL does not hold go, and so do nodes ahead of their row (a database restored from
+    # a backup, or made anew, under a graph kept from before): a sync never writes an older version
+    # over a newer one, and here PostgreSQL's word is final.
+    versions = {r["id"]: r["version"] for r in pg}
+    in_graph = _graph_versions(graph)
+    extra = [i for i in in_graph if i not in versions]
+    ahead = [i for i, node in in_graph.items() if i in versions and (node.get("version") or 0) > versions[i]]
+    graph.run_rows("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) DETACH DELETE a",
+                   [{"id": i} for i in extra + ahead])
     synced = sync_answers(ctx, [r["id"] for r in pg], progress=step)
-    known = {r["id"] for r in pg}
-    extra = [i for i in _graph_versions(graph) if i not in known]
-    graph.run_rows("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) DETACH DELETE a", [{"id": i} for i in extra])
     if pg:
         _set_mark(graph, max(r["updated"] for r in pg))
     return {"synced": len(synced), "removed": len(extra), "in_step": status(ctx)["in_step"]}
