@@ -201,8 +201,14 @@ START_DIALOG = bytes((18, 35, 45))
 
 # --------------------------------------------------------------------------- tests
 
-def test_the_browser_shows_the_dashboard_as_the_served_user(web, tmp_path):
-    page = load(web, "Dashboard — alice (validator", tmp_path / "profile")
+def web_token(ctx) -> str:
+    from r2k.app.remote import web as served
+
+    return served.token_file(ctx.settings.data_dir).read_text().strip()
+
+
+def test_the_browser_shows_the_dashboard_as_the_served_user(ctx, web, tmp_path):
+    page = load(f"{web}?token={web_token(ctx)}", "Dashboard — alice (validator", tmp_path / "profile")
     assert "Dashboard — alice (validator · FACT, RULE)" in page.text  # the page's text names the user
     assert "Candidates by Horn type and state" in page.text
     assert "-first-byte" in page.body_class  # the start dialog gave way to the terminal
@@ -212,6 +218,45 @@ def test_the_browser_shows_the_dashboard_as_the_served_user(web, tmp_path):
     assert colours[HEADING] > 200, colours.most_common(8)  # the dashboard's headings are drawn
     assert colours[HEADER] > width * 10, colours.most_common(8)  # its header band, across the page
     assert colours[START_DIALOG] == 0, colours.most_common(8)
+
+
+def test_nobody_gets_in_without_the_token(ctx, web):
+    """Another account on the machine reaches 127.0.0.1 too: without the link's token, no page, no
+    files, no websocket; with it, a cookie (not readable by scripts) and the address without it."""
+    import stat
+    import urllib.error
+    import urllib.request
+
+    from r2k.app.remote import web as served
+
+    secret = web_token(ctx)
+    path = served.token_file(ctx.settings.data_dir)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+
+    def get(url: str, cookie: str | None = None):
+        request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+        try:
+            with opener.open(request, timeout=10) as response:
+                return response.status, dict(response.headers), response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, dict(exc.headers), exc.read().decode()
+
+    for url in (web, f"{web}ws", f"{web}static/js/textual.js", f"{web}?token=wrong", f"{web}?token="):
+        status, _, body = get(url)
+        assert status == 403, url
+        assert "needs its link with the token" in body and "Dashboard" not in body
+    assert get(web, cookie=f"{served.COOKIE}=wrong")[0] == 403
+    status, headers, _ = get(f"{web}?token={secret}")
+    assert status == 302 and "token" not in headers["Location"]
+    assert f"{served.COOKIE}={secret}" in headers["Set-Cookie"] and "HttpOnly" in headers["Set-Cookie"]
+    status, _, body = get(web, cookie=f"{served.COOKIE}={secret}")
+    assert status == 200 and "textual" in body.lower()
 
 
 def test_serve_web_refuses_an_unknown_user_before_it_listens(ctx, people):

@@ -21,8 +21,9 @@ def register(commands) -> None:
     ssh.add_argument("--idle", metavar="SECONDS", type=bounded_int("--idle", IDLE, "seconds"),
                      help="end a session after this long without a key pressed, with a warning a minute before "
                      "(default R2K_SSH_IDLE_SECONDS, else 1800)")
-    web = serve.command("web", "the workstation in a browser (textual-serve) as --as USER; it authenticates "
-                        "nobody: keep it on 127.0.0.1 behind an authenticating proxy", serve_web)
+    web = serve.command("web", "the workstation in a browser (textual-serve) as --as USER, to those who hold its "
+                        "link (a token kept in the data dir); beyond 127.0.0.1, behind an authenticating proxy",
+                        serve_web)
     web.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     web.add_argument("--port", default=8000, type=bounded_int("--port", (1, 65535)), help="default 8000")
     web.add_argument("--public-url", metavar="URL", help="the address browsers reach it at, behind a proxy "
@@ -56,4 +57,4 @@ def serve_web(cli, args):
     actor = cli.actor  # a known user (403 otherwise), before the port opens
     from ..remote import web
 
-    web.serve(actor.name, args.host, args.port, args.public_url)
+    web.serve(actor.name, args.host, args.port, cli.ctx.settings.data_dir, args.public_url)

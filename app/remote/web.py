@@ -1,11 +1,24 @@
 """`r2k serve web`: the workstation in a browser through textual-serve (docs/architecture.md,
 "Remote access"). Each browser tab gets the TUI in a process of its own, acting as the one user the
-server was started for (`--as`). It authenticates nobody: it listens on 127.0.0.1 by default and is
-meant to sit behind an authenticating proxy (README, "The workstation in a browser")."""
+server was started for (`--as`).
+
+Nobody gets in without a credential: the server's link carries a token, a secret kept in the data
+dir (`web/token`, 0600, made at the first start and kept across restarts). The first request with
+`?token=` is answered with a cookie holding it and sent on without the token in the address; every
+request after that (the page, its files, its websocket) needs the cookie. Anyone else, another
+account on the same machine included, gets a 403. Before exposing it beyond 127.0.0.1, put an
+authenticating proxy in front too (README, "In a browser").
+"""
 from __future__ import annotations
 
+import hmac
+import os
+import secrets
 import shlex
 import sys
+from pathlib import Path
+
+COOKIE = "r2k_web"
 
 
 def command(user: str) -> str:
@@ -13,8 +26,66 @@ def command(user: str) -> str:
     return shlex.join([sys.executable, "-m", "r2k.app", "--as", user])
 
 
-def serve(user: str, host: str, port: int, public_url: str | None = None) -> None:
+def token_file(data_dir) -> Path:
+    return Path(data_dir) / "web" / "token"
+
+
+def token(data_dir) -> str:
+    """The server's secret: read from the data dir, made there at the first start (O_EXCL: two servers
+    started at once keep one)."""
+    path = token_file(data_dir)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(32) + "\n")
+    return path.read_text().strip()
+
+
+def needs_token(secret: str):
+    """aiohttp middleware: the token once in the address, then its cookie, on every request."""
+    from aiohttp import web
+
+    refused = ("r2k: this workstation needs its link with the token (r2k serve web prints where it is)\n")
+
+    @web.middleware
+    async def middleware(request, handler):
+        given = request.query.get("token")
+        if given is not None:
+            if not hmac.compare_digest(given.encode(), secret.encode()):
+                return web.Response(status=403, text=refused)
+            # The token leaves the address bar (and the browser's history) for a cookie scripts cannot read.
+            query = {k: v for k, v in request.query.items() if k != "token"}
+            moved = web.HTTPFound(request.rel_url.with_query(query))
+            moved.set_cookie(COOKIE, secret, httponly=True, samesite="Strict", path="/",
+                             secure=request.secure or request.headers.get("X-Forwarded-Proto") == "https")
+            return moved
+        if not hmac.compare_digest(request.cookies.get(COOKIE, "").encode(), secret.encode()):
+            return web.Response(status=403, text=refused)
+        return await handler(request)
+
+    return middleware
+
+
+def serve(user: str, host: str, port: int, data_dir, public_url: str | None = None) -> None:
     from textual_serve.server import Server
 
-    server = Server(command(user), host=host, port=port, title=f"r2k · {user}", public_url=public_url)
+    secret = token(data_dir)
+
+    class TokenServer(Server):
+        async def _make_app(self):
+            app = await super()._make_app()
+            app.middlewares.append(needs_token(secret))
+            return app
+
+    link = f"{public_url or f'http://{host}:{port}'}/?token={secret}"
+    where = token_file(data_dir)
+    # The link is the credential: on a terminal it is shown; in a log it is not.
+    print(f"r2k: the workstation as {user} on {host}:{port}; "
+          + (f"open {link}" if sys.stdout.isatty() else f"its link's token is in {where}"), flush=True)
+    server = TokenServer(command(user), host=host, port=port, title=f"r2k · {user}", public_url=public_url)
     server.serve()
