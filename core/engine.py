@@ -19,7 +19,7 @@ from typing import Any
 from .adapters.postgres import Tx, adapt
 from .domain import Actor, parse_id
 from .errors import Conflict, Forbidden, InvalidInput, NotFound, ValidationStateError
-from .events import EVENT_COLUMNS, GENESIS, append, event_values, now
+from .events import EVENT_COLUMNS, GENESIS, HEAD_SQL, append, event_values, now
 from .machines import Machine, Move
 
 _PREV_HASH = EVENT_COLUMNS.split(", ").index("prev_hash")  # where an event's parameters hold it
@@ -91,7 +91,16 @@ def _select(tx: Tx, machine: Machine, entity_id: Any, *, for_update: bool, missi
         if missing_ok:
             return None
         raise NotFound(f"no {machine.words} {entity_id}")
-    tx.heads[(machine.name, str(row["id"]))] = _head(row)
+    head = _head(row)
+    if for_update and head[0] != row["version"]:
+        # A row's version counts its moves, as its chain does, so a head behind the version is one
+        # read before a lock this statement waited for: read committed hands back the row as the
+        # other transaction left it, but the rest of the statement from before. Now the lock is
+        # held, the head cannot move: read it again (a row with other history, say a bulk insert
+        # without events, costs this read each time and nothing else).
+        again = tx.one(HEAD_SQL, (machine.name, str(row["id"])))
+        head = (again["seq"], again["hash"]) if again else (0, GENESIS)
+    tx.heads[(machine.name, str(row["id"]))] = head
     return row
 
 

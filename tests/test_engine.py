@@ -4,6 +4,8 @@ The tables' own properties (reachability, terminal states, no orphaned action) a
 over plain rows are the fast tier's, in tests/test_machines.py."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from r2k.core import engine
@@ -197,3 +199,44 @@ def test_a_stale_expected_version_is_a_409_with_nothing_changed(ctx):
         assert tx.one("SELECT * FROM grey_entries WHERE id = %s", (row["id"],)) == row
         done = engine.apply(tx, GREY, row["id"], "dismiss", SPECIALIST, expected_version=row["version"]).row
     assert done["state"] == "Dismissed"
+
+
+def test_a_move_that_waited_for_another_on_the_same_entity_follows_it(ctx, people):
+    """Two specialists act on one grey entry at once: the second waits for the first's row lock, then
+    makes its move on top of the first. Read committed hands a locking read that waited the row as
+    the first left it but the rest of the statement (its chain head) from before; the engine reads
+    the head again, so the second move is not refused as a lost race (409) it did not lose."""
+    import threading
+
+    from r2k.core.services import grey
+
+    entry = grey.add(ctx, people["sam"], "Who signs the night log?", "")
+    grey.transition(ctx, people["sam"], entry["id"], "assign", assignee="sam")
+    holding, outcome = threading.Event(), {}
+
+    def first():
+        with ctx.db.begin() as tx:
+            engine.apply(tx, GREY, entry["id"], "escalate", people["sam"], fields={"reason": "needs HR"})
+            holding.set()
+            time.sleep(0.5)  # the second is waiting on the lock now
+
+    def second():
+        holding.wait(10)
+        try:
+            with ctx.db.begin() as tx:
+                outcome["row"] = engine.apply(tx, GREY, entry["id"], "resolve", people["sam"]).row
+        except Exception as exc:  # noqa: BLE001 - what it raised is the assertion's subject
+            outcome["error"] = exc
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["row"]["state"] == "Resolved"
+    with ctx.db.read() as tx:
+        chain = tx.all("SELECT seq, type FROM events WHERE aggregate_type = 'grey_entry' AND aggregate_id = %s "
+                       "ORDER BY seq", (str(entry["id"]),))
+    assert [e["type"] for e in chain][-2:] == ["escalate", "resolve"]
+    assert [e["seq"] for e in chain] == list(range(1, len(chain) + 1))

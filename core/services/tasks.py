@@ -191,21 +191,9 @@ def _write(tx: Tx, actor: Actor, row: dict, action: str, data: dict, *, fields: 
 
 
 def _lock(tx: Tx, task_id, *, missing_ok: bool = False) -> dict | None:
-    """The task's row locked for this transaction, with the head of its chain as it is now.
-
-    `engine.lock` reads the row and its chain head in one statement; when it waited for another
-    transaction's lock, PostgreSQL hands back the row as that one left it but the head from before it
-    (read committed rechecks only the locked row), so a task whose version (its event count) is ahead
-    of the head read its head again: the lock held, it cannot move."""
-    row = engine.lock(tx, TASK, task_id, missing_ok=missing_ok)
-    if row is None:
-        return None
-    key = (AGGREGATE, str(row["id"]))
-    if tx.heads.get(key, (0, ""))[0] != row["version"]:
-        head = tx.one("SELECT seq, hash FROM events WHERE aggregate_type = %s AND aggregate_id = %s "
-                      "ORDER BY seq DESC LIMIT 1", key)
-        tx.heads[key] = (head["seq"], head["hash"]) if head else (0, "")
-    return row
+    """The task's row locked for this transaction, with the head of its chain as it is now (a lock
+    that waited for another transaction reads the head again: engine.lock)."""
+    return engine.lock(tx, TASK, task_id, missing_ok=missing_ok)
 
 
 # ----------------------------------------------------------------------------- create
