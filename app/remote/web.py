@@ -63,7 +63,7 @@ def needs_token(secret: str):
             moved = web.HTTPFound(request.rel_url.with_query(query))
             moved.set_cookie(COOKIE, secret, httponly=True, samesite="Strict", path="/",
                              secure=request.secure or request.headers.get("X-Forwarded-Proto") == "https")
-            return moved
+            raise moved
         if not hmac.compare_digest(request.cookies.get(COOKIE, "").encode(), secret.encode()):
             return web.Response(status=403, text=refused)
         return await handler(request)
