@@ -12,6 +12,7 @@ either surface as `GraphUnavailable`, which the CLI turns into a 503 naming the 
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -74,11 +75,12 @@ def chunks(query: str, rows: list[dict], name: str = "rows", **params: Any):
         yield chunk
 
 
-class _Statements:
-    """What both adapters offer on top of `run`."""
+class _Statements(ABC):
+    """What both adapters offer on top of `run`, which each adapter is (one auto-commit request)."""
 
-    def run(self, query: str, **params: Any) -> list[dict]:  # pragma: no cover - each adapter's own
-        raise NotImplementedError
+    @abstractmethod
+    def run(self, query: str, **params: Any) -> list[dict]:
+        """One statement, its rows as dicts."""
 
     def run_rows(self, query: str, rows: list[dict], name: str = "rows", **params: Any) -> list[dict]:
         """`query` (an `UNWIND $rows AS r …`) over `rows`, one small auto-commit request per chunk."""
