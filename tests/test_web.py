@@ -274,3 +274,35 @@ def test_serve_web_listens_on_localhost_by_default():
     assert (args.host, args.port) == ("127.0.0.1", 8000)
     ssh = build_parser().parse_args(["serve", "ssh"])
     assert (ssh.host, ssh.port) == ("127.0.0.1", 2222)
+
+
+# --------------------------------------------------------------------------- pure: the token file
+
+def test_the_token_is_made_once_readable_by_its_owner_only(tmp_path):
+    import stat
+
+    from r2k.app.remote import web as served
+
+    secret = served.token(tmp_path)
+    path = served.token_file(tmp_path)
+    assert len(secret) >= 43 and served.token(tmp_path) == secret  # kept across restarts
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert [p.name for p in path.parent.iterdir()] == ["token"]  # no draft left behind
+    path.chmod(0o644)
+    path.parent.chmod(0o755)
+    assert served.token(tmp_path) == secret
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("content", ["", "\n", "short"], ids=["empty", "blank", "short"])
+def test_a_token_file_too_short_to_be_a_secret_is_refused(tmp_path, content):
+    """An empty token would match a request that brings no cookie at all: the server does not start."""
+    from r2k.app.remote import web as served
+    from r2k.core.errors import InvalidInput
+
+    path = served.token_file(tmp_path)
+    path.parent.mkdir(mode=0o700)
+    path.write_text(content)
+    with pytest.raises(InvalidInput, match="holds no usable token"):
+        served.token(tmp_path)
+    assert path.read_text() == content

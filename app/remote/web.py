@@ -18,7 +18,10 @@ import shlex
 import sys
 from pathlib import Path
 
+from r2k.core.errors import InvalidInput
+
 COOKIE = "r2k_web"
+MIN_TOKEN = 32  # characters; a made token has 43
 
 
 def command(user: str) -> str:
@@ -31,19 +34,30 @@ def token_file(data_dir) -> Path:
 
 
 def token(data_dir) -> str:
-    """The server's secret: read from the data dir, made there at the first start (O_EXCL: two servers
-    started at once keep one)."""
+    """The server's secret: read from the data dir, made there at the first start, readable by its
+    owner only. It is written whole into a draft and linked into place, so a server starting at the
+    same moment never reads it half-written (an empty token would match a request with no cookie);
+    a token file too short to be a secret is refused, not served."""
     path = token_file(data_dir)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path.parent, 0o700)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    else:
+    if not path.exists():
+        draft = path.with_name(f".token.{os.getpid()}")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_urlsafe(32) + "\n")
-    return path.read_text().strip()
+        try:
+            os.link(draft, path)  # the first server's token is the one both keep
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    os.chmod(path, 0o600)
+    secret = path.read_text().strip()
+    if len(secret) < MIN_TOKEN:
+        raise InvalidInput(f"{path} holds no usable token ({len(secret)} characters, at least {MIN_TOKEN}): "
+                           "remove it and start again to make a new one")
+    return secret
 
 
 def needs_token(secret: str):
