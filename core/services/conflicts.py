@@ -172,7 +172,7 @@ def detect(ctx: Context, answer_id) -> dict:
             "SELECT answer_hash, other_hash FROM conflict_flags WHERE status = 'DISMISSED' "
             "AND (answer_hash = %s OR other_hash = %s)", (my_hash, my_hash))}
     found: list[tuple[dict, dict, str, Finding]] = []
-    left: list[tuple[dict, dict]] = []
+    left: list[tuple[dict, dict, str]] = []  # pairs the rules found consistent, for the LLM
     for other in others:
         first, second = sorted((me, other), key=lambda r: r["id"])  # one pair, one wording
         if (first["id"], second["id"]) in known:
@@ -184,12 +184,10 @@ def detect(ctx: Context, answer_id) -> dict:
         if finding:
             found.append((first, second, other["shared"][0], finding))
         else:
-            left.append((first, second))
-    shared_of = {o["id"]: o["shared"][0] for o in others}
-    for (low, high), finding in _judge(ctx, left).items():
-        first, second = (me, next(o for o in others if o["id"] == high)) if low == me["id"] else \
-            (next(o for o in others if o["id"] == low), me)
-        found.append((first, second, shared_of[second["id"] if first is me else first["id"]], finding))
+            left.append((first, second, other["shared"][0]))
+    judged = _judge(ctx, [(first, second) for first, second, _ in left])
+    found += [(first, second, subject, judged[(first["id"], second["id"])])
+              for first, second, subject in left if (first["id"], second["id"]) in judged]
     flagged = []
     for first, second, subject, finding in found:
         flag = _open(ctx, first, second, subject, finding)
@@ -291,11 +289,6 @@ def list_flags(ctx: Context, status: str | None = None, *, limit: int = 200, off
         rows = tx.all(_LISTED + "WHERE f.status = ANY(%s) ORDER BY f.id DESC LIMIT %s OFFSET %s",
                       (statuses, limit, offset))
     return [public_row(r) for r in rows]
-
-
-def count_open(ctx: Context) -> int:
-    with ctx.db.read() as tx:
-        return tx.one("SELECT count(*) AS n FROM conflict_flags WHERE status = 'OPEN'")["n"]
 
 
 def show(ctx: Context, flag_id) -> dict:
