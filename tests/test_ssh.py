@@ -338,6 +338,19 @@ def test_an_unknown_key_is_refused_and_logged_with_its_fingerprint(ctx, people, 
     server.logged(rf"refused unknown key \(key {re.escape(fingerprint(stranger))},")
 
 
+def test_a_key_file_others_could_write_lets_nobody_in(ctx, people, server, keys):
+    """Whoever could write the file could add their own key as anyone: such a file grants no key."""
+    server.keys.chmod(0o666)
+    try:
+        result = ssh_run(server.ssh(keys["alice"], "-o", "BatchMode=yes", "-tt"))
+        assert result.returncode == 255 and "Permission denied (publickey)" in result.stderr
+        server.logged(rf"refusing every key: the authorized keys file {re.escape(str(server.keys))} is writable by "
+                      r"others \(mode 666\)")
+        server.logged(rf"refused unknown key \(key {re.escape(fingerprint(keys['alice']))},")
+    finally:
+        server.keys.chmod(0o600)
+
+
 def test_a_password_login_is_refused_and_logged(ctx, people, server, keys):
     result = ssh_run(server.ssh(keys["alice"], "-o", "BatchMode=yes", "-o", "PubkeyAuthentication=no",
                                 "-o", "PreferredAuthentications=password,keyboard-interactive", login="alice"))
@@ -555,6 +568,23 @@ def test_a_public_key_parses_to_the_fingerprint_ssh_keygen_prints(tmp_path):
 ], ids=["no-user", "comment-only", "bad-base64", "bad-name", "options"])
 def test_a_line_not_in_the_form_grants_nothing(line):
     assert users.keys_in(line + "\n") == {}
+
+
+def test_a_key_file_or_folder_writable_by_others_is_not_trusted(tmp_path):
+    from r2k.app.remote.ssh import writable_by_others
+
+    folder = tmp_path / "ssh"
+    folder.mkdir(mode=0o700)
+    path = folder / "authorized_keys"
+    path.write_text("")
+    path.chmod(0o600)
+    assert writable_by_others(path) is None
+    path.chmod(0o620)
+    assert "authorized keys file" in writable_by_others(path) and "mode 620" in writable_by_others(path)
+    path.chmod(0o644)
+    assert writable_by_others(path) is None  # readable is the owner's choice; writable is not
+    folder.chmod(0o777)
+    assert "its folder" in writable_by_others(path)
 
 
 def test_the_idle_warning_comes_a_minute_before_or_at_half_time():

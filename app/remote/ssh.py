@@ -3,7 +3,7 @@
 
 - A connection is let in by its public key alone: the authorized keys file (users.add_key) maps
   the key's fingerprint to an r2k user, who must exist. Passwords, keyboard-interactive logins and
-  unknown keys are refused.
+  unknown keys are refused, and so is every key while the file or its folder is writable by others.
 - Each session channel with a terminal runs the TUI (`python -m r2k.app.remote.session USER`) in a
   process of its own, on a pty of its own, leading its own session and process group. The client's
   terminal size is the pty's, and a window change is set on the pty (the kernel sends SIGWINCH).
@@ -85,6 +85,20 @@ def host_key(data_dir: Path) -> asyncssh.SSHKey:
             draft.unlink()
     os.chmod(path, 0o600)
     return asyncssh.read_private_key(str(path))
+
+
+def writable_by_others(path: Path) -> str | None:
+    """Why the authorized keys file cannot be trusted, if it cannot: it, or its folder, writable by
+    group or others or owned by another account than the server's (or root), as OpenSSH's
+    StrictModes refuses. Anyone who could write it could let their own key in as anyone."""
+    me = os.getuid()
+    for what, place in (("the authorized keys file", path), ("its folder", path.parent)):
+        stat = place.stat()
+        if stat.st_uid not in (me, 0):
+            return f"{what} {place} belongs to uid {stat.st_uid}"
+        if stat.st_mode & 0o022:
+            return f"{what} {place} is writable by others (mode {stat.st_mode & 0o777:o})"
+    return None
 
 
 # ----------------------------------------------------------------------------- one pty session
@@ -502,14 +516,20 @@ class Service:
         return self._ids
 
     def keys(self) -> dict[str, str]:
-        """Fingerprint -> user, read again whenever the file changes (add-key needs no restart)."""
+        """Fingerprint -> user, read again whenever the file changes (add-key needs no restart). A file
+        that someone else could have written grants nothing (logged once for each change of it)."""
         try:
             stat = self.authorized_keys.stat()
-            mark = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+            folder = self.authorized_keys.parent.stat()
+            mark = (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_mode, stat.st_uid,
+                    folder.st_mode, folder.st_uid)
         except FileNotFoundError:
             return {}
         if mark != self._keys[0]:
-            self._keys = (mark, users.authorized_keys(self.authorized_keys))
+            problem = writable_by_others(self.authorized_keys)
+            if problem:
+                log.error("refusing every key: %s (chmod go-w, as add-key leaves it)", problem)
+            self._keys = (mark, {} if problem else users.authorized_keys(self.authorized_keys))
         return self._keys[1]
 
     async def user_exists(self, name: str) -> bool:
