@@ -160,29 +160,30 @@ def session_pids(server: Server) -> list[int]:
     return [s["pid"] for s in server.status()["sessions"]]
 
 
-def group_members(pgid: int) -> list[int]:
-    """Processes whose process group is `pgid` (a session's TUI and whatever it started)."""
-    members = []
+def live_processes():
+    """(pid, parent pid, process group) of each live (not zombie) process, from /proc."""
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
+                state, parent, group = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+            except (OSError, ValueError):
                 continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                members.append(int(entry.name))
-    return members
+            if state != "Z":
+                yield int(entry.name), int(parent), int(group)
+
+
+def group_members(pgid: int) -> list[int]:
+    """Processes whose process group is `pgid` (a session's TUI and whatever it started)."""
+    return [pid for pid, _, group in live_processes() if group == pgid]
 
 
 def children(parent: int) -> list[str]:
     """The command lines of the live processes whose parent is `parent`."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+    for pid, ppid, _ in live_processes():
+        if ppid == parent:
             try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if int(fields[1]) == parent and fields[0] != "Z":
-                    found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+                found.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
             except OSError:
                 continue
     return found
