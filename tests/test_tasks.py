@@ -423,6 +423,11 @@ def test_replay_repair_rewrites_a_projection_damaged_in_sql(ctx, people, registr
     assert verify.returncode == 1 and f"task {tid}.state" in verify.stdout
     refused = r2k("--as", "alice", "replay", "--repair")
     assert refused.returncode == 7
+    from r2k.core.services import admin
+
+    with pytest.raises(Forbidden, match="only an admin may"):  # the core refuses too, not only the CLI
+        admin.replay_repair(ctx, people["alice"])
+    assert r2k("--as", "alice", "replay", "--verify").returncode == 1  # nothing repaired
     repaired = r2k("--json", "--as", "root", "replay", "--repair")
     assert repaired.returncode == 0, repaired.stderr
     report = json.loads(repaired.stdout)

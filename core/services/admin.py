@@ -56,10 +56,14 @@ def replay_repair(ctx: Context, actor) -> dict:
     """`replay --repair` (an admin): every projection row that differs from what its events say is
     rewritten from them (a column the events set, a row that is missing); a row no event rebuilds, or
     one a trigger keeps (a published answer's content), is reported, not touched. What it changed is
-    itself a signed event (aggregate `replay_repair`), and the report says it column by column."""
+    itself a signed event (aggregate `replay_repair`), and the report says it column by column.
+    It writes projection rows, so only an admin (or the system) may, whoever calls it."""
     from ..adapters.postgres import adapt
     from ..domain import jsonable
+    from ..errors import Forbidden
 
+    if not (actor.is_system or actor.role == "admin"):
+        raise Forbidden(f"{actor.name} ({actor.role}) may not repair projections: only an admin may")
     before = events.replay(ctx.db)
     changed, left = [], []
     if not before["differences"]:
