@@ -140,3 +140,17 @@ def test_neighbours_say_so_when_the_graph_is_behind_or_down(ctx, people):
     found = conflicts.neighbours(ctx, a["id"])
     assert found["graph"].startswith("down") and found["subjects"] == []
     assert [c["id"] for c in found["conflicts"]] == [flag_id]  # from PostgreSQL, the truth
+
+
+def test_what_the_graph_holds_reaches_the_neighbours_pane_escaped():
+    """Whatever the graph hands back (a source's id is whatever its reference said) is shown through
+    visible(): no control character reaches the terminal."""
+    from r2k.app.screens.registry import neighbours_text
+
+    text = neighbours_text({
+        "graph": "up", "sources": [{"id": "d\x1b[2J", "title": ""}],
+        "subjects": [{"name": "backup\x07", "answers": [{"id": "7\x1b]0;x\x07", "status": "APPROVED", "title": ""}]}],
+        "chain": [{"id": "3\x1b[1m", "status": "SUPERSEDED\x1b", "relation": "supersedes"}],
+        "conflicts": [{"id": 1, "status": "OPEN", "other_answer_id": 7, "detail": "30 days\x1b[0m vs 14 days"}]}).plain
+    assert "\x1b" not in text and "\x07" not in text
+    assert "document d" in text and "backup" in text and "supersedes 3" in text

@@ -118,17 +118,22 @@ def neighbours_text(found: dict) -> Text:
         out.append(f"The graph is {visible(found['graph'])}\n", style="dim")
     else:
         out.append("Sources: ", style="bold")
-        out.append(", ".join(visible(s["title"]) or f"document {s['id']}" for s in found["sources"]) or "none")
+        # What the graph holds is shown through visible(), ids too (a source's id is whatever its
+        # reference said)
+        out.append(", ".join(visible(s["title"]) or f"document {visible(str(s['id']))}" for s in found["sources"])
+                   or "none")
         out.append("\nSubjects:", style="bold")
         for subject in found["subjects"]:
             out.append("\n  " + visible(subject["name"]))
             others = subject["answers"]
-            out.append(("  · also " + ", ".join(f"{o['id']} ({visible(o['status'] or '?')})" for o in others))
+            out.append(("  · also " + ", ".join(f"{visible(str(o['id']))} ({visible(o['status'] or '?')})"
+                                                 for o in others))
                        if others else "  · no other answer", style="dim")
         if not found["subjects"]:
             out.append(" none", style="dim")
         out.append("\nChain: ", style="bold")
-        out.append(", ".join(f"{c['relation']} {c['id']} ({visible(c['status'] or '?')})" for c in found["chain"])
+        out.append(", ".join(f"{c['relation']} {visible(str(c['id']))} ({visible(c['status'] or '?')})"
+                             for c in found["chain"])
                    or "no other version")
     out.append("\nConflicts: ", style="bold")
     if not found["conflicts"]:
