@@ -499,6 +499,9 @@ def test_events_tail_prints_json_lines_and_follows(ctx, people):
     lines = [json.loads(line) for line in tail.stdout.splitlines()]
     assert [(e["type"], e["aggregate_id"]) for e in lines] == [("TaskCreated", str(first["id"])),
                                                                ("SubmittedForAnalysis", str(first["id"]))]
+    for bad in ("nan", "0", "soon"):
+        refused = r2k("--as", "alice", "events", "tail", "--follow", "--interval", bad)
+        assert refused.returncode == 6 and "--interval is 0.05–10 seconds" in error_of(refused)["message"]
     follow = subprocess.Popen([sys.executable, "-m", "r2k.app", "--as", "alice", "events", "tail", "--follow",
                                "--aggregate", "task", "-n", "0", "--interval", "0.1"], cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

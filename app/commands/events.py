@@ -18,7 +18,27 @@ def register(commands) -> None:
     p.add_argument("--lines", "-n", type=bounded_int("--lines", (0, limits.LIST_LIMIT[1])), default=20,
                    help=f"how many of the newest to print first (default 20; at most {limits.LIST_LIMIT[1]:,})")
     p.set_defaults(streams=True)  # JSON lines, printed as they come: no JSON document after them
-    p.add_argument("--interval", type=float, default=0.5, help="seconds between looks for new events with --follow")
+    p.add_argument("--interval", type=_interval, default=0.5, help="seconds between looks for new events with "
+                   f"--follow ({INTERVAL[0]}–{INTERVAL[1]:g})")
+
+
+INTERVAL = (0.05, 10.0)
+
+
+def _interval(value: str) -> float:
+    """An argparse type: seconds within INTERVAL, else the 400 that names --interval (never a NaN that
+    reaches time.sleep)."""
+    import math
+
+    from r2k.core.errors import InvalidInput
+
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not INTERVAL[0] <= seconds <= INTERVAL[1]:
+        raise InvalidInput(f"--interval is {INTERVAL[0]}–{INTERVAL[1]:g} seconds, got {value!r}")
+    return seconds
 
 
 def tail(cli, args):
@@ -37,10 +57,9 @@ def tail(cli, args):
         return None
     # What was committed when the tail began is not new (a late commit below `last` is, and prints).
     seen |= {e["id"] for e in event_stream.after(cli.ctx, aggregate, last, set()) if e["id"] <= last}
-    interval = min(max(args.interval, 0.05), 10.0)
     while True:
         for event in event_stream.after(cli.ctx, aggregate, last, seen):
             print(dumps(event, default=str), flush=True)
             last = max(last, event["id"])
         sys.stdout.flush()
-        time.sleep(interval)
+        time.sleep(args.interval)
