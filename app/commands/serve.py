@@ -6,6 +6,7 @@ import os
 
 PORTS = (0, 65535)
 IDLE = (5, 7 * 24 * 3600)
+IDLE_DEFAULT = 30 * 60
 
 
 def register(commands) -> None:
@@ -20,7 +21,7 @@ def register(commands) -> None:
                      "(default: ssh/authorized_keys in the data dir; `r2k users add-key` adds one)")
     ssh.add_argument("--idle", metavar="SECONDS", type=bounded_int("--idle", IDLE, "seconds"),
                      help="end a session after this long without a key pressed, with a warning a minute before "
-                     "(default R2K_SSH_IDLE_SECONDS, else 1800)")
+                     f"(default R2K_SSH_IDLE_SECONDS, else {IDLE_DEFAULT})")
     web = serve.command("web", "the workstation in a browser (textual-serve) as --as USER, to those who hold its "
                         "link (a token kept in the data dir); beyond 127.0.0.1, behind an authenticating proxy",
                         serve_web)
@@ -36,7 +37,7 @@ def idle_seconds(args) -> int:
     from r2k.core.domain.limits import number
 
     given = os.environ.get("R2K_SSH_IDLE_SECONDS")
-    return number(given, "R2K_SSH_IDLE_SECONDS", IDLE, "seconds") if given else 30 * 60
+    return number(given, "R2K_SSH_IDLE_SECONDS", IDLE, "seconds") if given else IDLE_DEFAULT
 
 
 def serve_ssh(cli, args):

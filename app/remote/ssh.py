@@ -43,7 +43,6 @@ from .status import sessions_file
 
 log = logging.getLogger("r2k.ssh")
 
-IDLE_SECONDS = 30 * 60
 KILL_GRACE = 2.0  # seconds between SIGHUP and SIGKILL of a session's process group
 # What a server-ended session writes before it goes, so the client's terminal is left usable: mouse
 # reporting, bracketed paste and focus events off, the cursor shown, the main screen back.
@@ -141,7 +140,7 @@ class Session(asyncssh.SSHServerSession):
         return True  # the session always runs the workstation
 
     def exec_requested(self, command: str) -> bool:
-        self.conn.refuse(f"exec request {said(command)!s}")
+        self.conn.refuse(f"exec request {said(command)}")
         return False
 
     def subsystem_requested(self, subsystem: str) -> bool:
