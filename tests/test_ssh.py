@@ -542,10 +542,11 @@ def test_the_same_key_twice_is_a_conflict(ctx, people, tmp_path):
     assert users.authorized_keys(path) == {fingerprint(key): "alice"}
 
 
-def test_the_host_key_is_made_on_first_start_readable_by_its_owner_only(server):
+def test_the_host_key_and_sessions_file_are_readable_by_their_owner_only(server):
     folder = Path(os.environ["R2K_DATA_DIR"]) / "ssh"
     key = folder / "host_ed25519_key"
     assert (key.stat().st_mode & 0o777) == 0o600
+    assert ((folder / f"sessions-{server.port}.json").stat().st_mode & 0o777) == 0o600  # who is on, from where
     assert (folder.stat().st_mode & 0o777) == 0o700
     assert "BEGIN OPENSSH PRIVATE KEY" in key.read_text()
     assert key.read_text() not in server.log()
