@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 
+from .extract import QUESTION_FOR
+
 LIMIT = 6
 
-_TEMPLATES = [
-    "what is established about", "what rule applies to", "what is forbidden regarding",
-    "what are the steps for", "what is still unsettled about",
-]
+# The openings of the questions extraction writes ("What is established about {topic}?", …)
+_TEMPLATES = [t.split("{topic}")[0].strip().lower() for t in QUESTION_FOR.values()]
 
 # Function words, question words, and the verbs, adjectives and adverbs a handbook sentence uses
 # around its nouns: none of them is what an answer is about.
@@ -90,7 +90,8 @@ def _content(word: str) -> bool:
     return True
 
 
-def _topic(question: str) -> str | None:
+def topic_of(question: str) -> str | None:
+    """The topic of a question extraction wrote from a template (core/extract.py), as written; else None."""
     q = question.strip().rstrip("?").strip()
     low = q.lower()
     for template in _TEMPLATES:
@@ -168,7 +169,7 @@ def subjects_of(question: str, text: str) -> list[str]:
             first_seen[term] = order
             order += 1
 
-    topic = _topic(question)
+    topic = topic_of(question)
     if topic:
         words = [w for w in _WORD.findall(topic) if _content(w) or _CODE.match(w)]
         if words:

@@ -22,15 +22,11 @@ from typing import TYPE_CHECKING, Callable
 
 from ..domain import Actor
 from ..errors import Forbidden
-from ..extract import QUESTION_FOR
-from ..subjects import subjects_of
+from ..subjects import subjects_of, topic_of
 from . import jobs
 
 if TYPE_CHECKING:
     from ..context import Context
-
-_TEMPLATES = [re.compile("^" + re.escape(t).replace(re.escape("{topic}"), "(?P<topic>.+)") + "$", re.I)
-              for t in QUESTION_FOR.values()]
 
 TITLE_CHARS = 80          # a node's title: the question, cut short (the graph never holds full texts)
 READ_CHUNK = 500          # answers read from PostgreSQL at a time
@@ -43,11 +39,8 @@ MARK = "registry"
 
 def subject_of(question: str) -> str:
     """The subject a question asks about: the topic of a templated question, else the question."""
-    for template in _TEMPLATES:
-        m = template.match(question.strip())
-        if m:
-            return m.group("topic").strip().lower()
-    return re.sub(r"\s+", " ", question.strip().rstrip("?").lower())[:120]
+    topic = topic_of(question)
+    return re.sub(r"\s+", " ", (question.strip().rstrip("?") if topic is None else topic).lower())[:120]
 
 
 def subjects(question: str, text: str) -> list[str]:
