@@ -137,16 +137,13 @@ class ArticlesScreen(ListDetailScreen):
             return None  # the detail (with its reviewers) is on its way: the core decides
         return refusal(TASK, self.MOVES[action], row, self.actor)
 
-    def _send(self, action: str, call) -> None:
-        self.move(action, call)
-
     def action_submit(self) -> None:
         from r2k.core.services import tasks
 
         key = new_key()
         if self.ready() and (row := self.selected()) is not None:
-            self._send("submit", partial(tasks.submit, self.ctx, self.actor, row["id"],
-                                         expected_version=row["version"], idempotency_key=key))
+            self.move("submit", partial(tasks.submit, self.ctx, self.actor, row["id"],
+                                        expected_version=row["version"], idempotency_key=key))
 
     def action_assign(self) -> None:
         from r2k.core.services import tasks
@@ -157,8 +154,8 @@ class ArticlesScreen(ListDetailScreen):
 
         def assign(values: dict) -> None:
             names = [n.strip() for n in (values.get("reviewers") or "").split(",") if n.strip()]
-            self._send("assign", partial(tasks.assign, self.ctx, self.actor, row["id"], names,
-                                         expected_version=row["version"], idempotency_key=key))
+            self.move("assign", partial(tasks.assign, self.ctx, self.actor, row["id"], names,
+                                        expected_version=row["version"], idempotency_key=key))
 
         self.ask(FieldsModal(f"Assign reviewers to article {row['id']}",
                              [Field("reviewers", "Reviewers (user names, comma-separated)", required=True)],
@@ -169,8 +166,8 @@ class ArticlesScreen(ListDetailScreen):
 
         key = new_key()
         if self.ready() and (row := self.selected()) is not None:
-            self._send("approve", partial(tasks.review, self.ctx, self.actor, row["id"], "approve",
-                                          expected_version=row["version"], idempotency_key=key))
+            self.move("approve", partial(tasks.review, self.ctx, self.actor, row["id"], "approve",
+                                         expected_version=row["version"], idempotency_key=key))
 
     def action_reject(self) -> None:
         from r2k.core.services import tasks
@@ -179,9 +176,9 @@ class ArticlesScreen(ListDetailScreen):
         if not self.ready() or (row := self.selected()) is None:
             return
         self.ask(ReasonModal(f"Reject article {row['id']}", "Why it needs resolution"),
-                 lambda reason: self._send("reject", partial(tasks.review, self.ctx, self.actor, row["id"], "reject",
-                                                             reason, expected_version=row["version"],
-                                                             idempotency_key=key)))
+                 lambda reason: self.move("reject", partial(tasks.review, self.ctx, self.actor, row["id"], "reject",
+                                                            reason, expected_version=row["version"],
+                                                            idempotency_key=key)))
 
     def action_resolve(self) -> None:
         from r2k.core.services import tasks
@@ -191,9 +188,9 @@ class ArticlesScreen(ListDetailScreen):
             return
         self.ask(FieldsModal(f"Resolve article {row['id']} (back to peer review)",
                              [Field("note", "What was resolved", required=True)], hint=plain(row["title"], 70)),
-                 lambda values: self._send("resolve", partial(tasks.resolve, self.ctx, self.actor, row["id"],
-                                                              values["note"], expected_version=row["version"],
-                                                              idempotency_key=key)))
+                 lambda values: self.move("resolve", partial(tasks.resolve, self.ctx, self.actor, row["id"],
+                                                             values["note"], expected_version=row["version"],
+                                                             idempotency_key=key)))
 
     def action_deprecate(self) -> None:
         from r2k.core.services import tasks
@@ -202,9 +199,9 @@ class ArticlesScreen(ListDetailScreen):
         if not self.ready() or (row := self.selected()) is None:
             return
         self.ask(ReasonModal(f"Deprecate article {row['id']} (terminal)", "Why it is deprecated"),
-                 lambda reason: self._send("deprecate", partial(tasks.deprecate, self.ctx, self.actor, row["id"],
-                                                                reason, expected_version=row["version"],
-                                                                idempotency_key=key)))
+                 lambda reason: self.move("deprecate", partial(tasks.deprecate, self.ctx, self.actor, row["id"],
+                                                               reason, expected_version=row["version"],
+                                                               idempotency_key=key)))
 
     @on(Moved)
     def moved(self, message: Moved) -> None:
