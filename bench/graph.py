@@ -57,18 +57,17 @@ def setup(ctx, answers: int) -> list[int]:
                     "now() - make_interval(mins => %(age)s), 1 FROM c",
                     [{"q": q, "t": t, "refs": f'[{{"document_id": {d}, "title": "Handbook part {d}"}}]',
                       "age": answers - g} for g, (q, t, d) in enumerate(rows, start=have)])
-        if tx.scalar("SELECT to_regclass('answer_subjects') IS NOT NULL"):
-            # Subjects stored beside each answer (the conflicts work), what detection compares by.
-            from r2k.core.subjects import subjects_of
+        # Subjects stored beside each answer, as a publish writes them: what detection compares by.
+        from r2k.core.subjects import subjects_of
 
-            lacking = tx.all("SELECT id, question, text FROM approved_answers a WHERE published_by = 'bench' "
-                             "AND NOT EXISTS (SELECT 1 FROM answer_subjects s WHERE s.answer_id = a.id)")
-            pairs = [(a["id"], name, rank) for a in lacking
-                     for rank, name in enumerate(subjects_of(a["question"], a["text"]))]
-            if pairs:
-                tx.execute("INSERT INTO answer_subjects (answer_id, subject, rank) SELECT * FROM unnest("
-                           "%s::bigint[], %s::text[], %s::smallint[]) ON CONFLICT DO NOTHING",
-                           ([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs]))
+        lacking = tx.all("SELECT id, question, text FROM approved_answers a WHERE published_by = 'bench' "
+                         "AND NOT EXISTS (SELECT 1 FROM answer_subjects s WHERE s.answer_id = a.id)")
+        pairs = [(a["id"], name, rank) for a in lacking
+                 for rank, name in enumerate(subjects_of(a["question"], a["text"]))]
+        if pairs:
+            tx.execute("INSERT INTO answer_subjects (answer_id, subject, rank) SELECT * FROM unnest("
+                       "%s::bigint[], %s::text[], %s::smallint[]) ON CONFLICT DO NOTHING",
+                       ([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs]))
         return [r["id"] for r in tx.all("SELECT id FROM approved_answers WHERE published_by = 'bench' "
                                         "ORDER BY id LIMIT %s", (answers,))]
 
@@ -104,13 +103,6 @@ def bare_merge(graph, rows: list[dict]) -> None:
                        "SET d.title = r.title MERGE (a)-[:CITES]->(d)", [c for r in part for c in r["cites"]])
 
 
-def detector():
-    """Contradiction detection for one answer (core/services/conflicts.py)."""
-    from r2k.core.services import conflicts
-
-    return "conflicts.detect", conflicts.detect
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--answers", type=int, default=10_000)
@@ -120,7 +112,7 @@ def main() -> None:
     bench_env("graph")
 
     from r2k.core.context import Context
-    from r2k.core.services import graph_sync
+    from r2k.core.services import conflicts, graph_sync
 
     ctx = Context()
     ids = setup(ctx, args.answers)
@@ -160,7 +152,6 @@ def main() -> None:
           f"(compared {result['compared']} changed since the mark)")
     print(f"whole compare {median(whole) * 1000:10.1f} ms (graph status: every answer, both sides)")
 
-    name, detect = detector()
     seen, sample = set(), []
     for r in rows:
         if r["names"] and r["names"][0] not in seen:
@@ -171,9 +162,9 @@ def main() -> None:
     times = []
     for answer_id in sample:
         t = time.perf_counter()
-        detect(ctx, answer_id)
+        conflicts.detect(ctx, answer_id)
         times.append(time.perf_counter() - t)
-    print(f"detection     {median(times) * 1000:10.1f} ms median per subject ({name}, one answer against the "
+    print(f"detection     {median(times) * 1000:10.1f} ms median per subject (conflicts.detect, one answer against the "
           f"others on its subjects, {len(sample)} subjects)")
     ctx.close()
 
