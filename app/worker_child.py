@@ -144,7 +144,8 @@ class WorkerChild:
         """Stop the child and what it forked (its process group): RQ's warm stop, then the cold one,
         then SIGKILL. Safe to call more than once, from any thread."""
         self.stopped = True
-        proc = self.proc
+        with self._lock:  # a tick starting a child this moment finishes first, so that child is stopped too
+            proc = self.proc
         if proc is None:
             return
         for sig, wait in ((signal.SIGTERM, STOP_WAIT), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
