@@ -22,16 +22,9 @@ from r2k.app.worker_child import wanted
 from r2k.core.services import candidates, ingest, workers_live, workitems
 from r2k.core.services.workers_live import said
 from tests.conftest import ROOT
+from tests.test_candidate_path import QUESTION, SOURCES  # the backup corpus both tests ask about
 from tests.test_tui_validation import open_review
 from tests.tui import after, make_app, open_modal, shows, type_text, wait_for
-
-SOURCES = {
-    "retention.md": "# Backup policy\n\n## Backup retention\n\nNightly database backups are kept for thirty days "
-                    "in the Frankfurt region.\n",
-    "restore.md": "# Restore drills\n\n## Restore test\n\nThe monthly restore test reads nightly database backups "
-                  "kept in Frankfurt and proves they restore.\n",
-}
-QUESTION = "How long are nightly database backups kept?"
 
 
 # --------------------------------------------------------------------------- the words (fast tier)
