@@ -335,6 +335,22 @@ def test_submitting_queues_the_analysis_which_a_real_worker_runs(ctx, people, re
     assert tasks.get(ctx, task["id"])["state"] == "PEER_REVIEW"
 
 
+def test_reviewers_assigned_while_the_analysis_runs_do_not_strand_it(ctx, people, registry, monkeypatch):
+    task = new_task(ctx, people)
+    tasks.submit(ctx, people["vera"], task["id"])
+    assess = tasks.assess
+
+    def assigned_meanwhile(*args, **kwargs):  # the author assigns reviewers while the job is checking
+        report = assess(*args, **kwargs)
+        tasks.assign(ctx, people["vera"], task["id"], ["alice", "bob"])
+        return report
+
+    monkeypatch.setattr(tasks, "assess", assigned_meanwhile)
+    assert tasks.analyze(ctx, task["id"])["outcome"] == "PEER_REVIEW"
+    shown = tasks.get(ctx, task["id"])
+    assert (shown["state"], [r["name"] for r in shown["reviewers"]]) == ("PEER_REVIEW", ["alice", "bob"])
+
+
 # ----------------------------------------------------------------------------- publication, deprecation
 
 def test_publication_is_automatic_and_export_renders_the_sources(ctx, people, registry):

@@ -498,7 +498,9 @@ def analysis_job(ctx: Context, event: Event) -> None:
 def analyze(ctx: Context, task_id: int) -> dict:
     """The analysis job: the article's claims checked against the registry (and the graph); the score
     and flagged claims stored by AnalysisCompleted, which moves it to PEER_REVIEW or RESOLUTION_REQUIRED.
-    Run again (a retried job) it changes nothing: the task is no longer in AI_ANALYSIS."""
+    Run again (a retried job) it changes nothing: the task is no longer in AI_ANALYSIS. Reviewers
+    assigned while it ran do not void it: in AI_ANALYSIS nothing else moves and the body cannot
+    change, and no task comes back to AI_ANALYSIS once it has left."""
     with ctx.db.read() as tx:
         row = engine.read(tx, TASK, task_id)
     if row["state"] != "AI_ANALYSIS":
@@ -511,13 +513,13 @@ def analyze(ctx: Context, task_id: int) -> dict:
 
     def work(tx: Tx) -> dict:
         current = _lock(tx, task_id)
-        if current["state"] != "AI_ANALYSIS" or current["version"] != row["version"]:
+        if current["state"] != "AI_ANALYSIS" or current["body"] != row["body"]:
             return {"task": task_id, "outcome": "moved meanwhile", "state": current["state"]}
         action = "pass_analysis" if passes else "flag_analysis"
         moved = _write(tx, SYSTEM, current, action, data,
                        fields={"ai_confidence_score": data["ai_confidence_score"],
                                "flagged_claims": data["flagged_claims"], "threshold": threshold},
-                       key=f"task-{task_id}-analysis-v{row['version']}")
+                       key=analysis_job_id(task_id, row["version"]))
         return {"task": task_id, "outcome": target, "state": moved["state"],
                 "ai_confidence_score": data["ai_confidence_score"], "flagged": len(data["flagged_claims"])}
 
