@@ -50,15 +50,11 @@ def subjects(question: str, text: str) -> list[str]:
     return subjects_of(question, text) or [subject_of(question)]
 
 
-def enqueue_sync(ctx: Context, answer_id: int) -> None:
-    jobs.enqueue(ctx, "graph", "sync_graph_task", answer_id)
-
-
 def sync_later(ctx: Context, event) -> None:
     """After commit: mirror the answer a registry move changed into the graph (RQ). One of these per
     row of core/reactions.py: publish, supersede (the old answer; the new one is published),
     dispute, retire, and through those the outcomes of a re-review."""
-    enqueue_sync(ctx, event.aggregate_id)
+    jobs.enqueue(ctx, "graph", "sync_graph_task", event.aggregate_id)
 
 
 # ----------------------------------------------------------------------------- statements
