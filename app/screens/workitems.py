@@ -335,8 +335,10 @@ class WorkItemsScreen(ListDetailScreen):
 
 def resubmit_refusal(actor, item: dict) -> str | None:
     """Why `actor` may not resubmit the escalated candidate of `item` (None: the key is offered).
-    The core decides on the candidate as it is (candidates.resubmit)."""
-    if actor.role not in ("specialist", "admin"):
+    Who may is the candidate machine's rule; the core decides on the candidate as it is (candidates.resubmit)."""
+    from r2k.core.services.candidates import CANDIDATE
+
+    if not CANDIDATE.find("resubmit", "ESCALATED").who(actor, item):
         return f"Only a specialist or an admin may resubmit an escalated candidate ({actor.name} is a {actor.role})."
     if item["state"] not in RESUBMITS_FROM or (item["state"] != "ESCALATED" and not item.get("candidate_id")):
         return f"Work item {item['id']} is {item['state']}: it holds no escalated candidate to resubmit."
