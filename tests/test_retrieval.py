@@ -71,7 +71,8 @@ def test_a_heading_match_outranks_a_stray_word_and_sources_carry_their_section(d
 
 
 def test_odd_questions_retrieve_without_an_error(demo):
-    for question in ["", "the of", "a' | b & !c <-> d:*", "'''", "\\' headcount:A & !", "x" * 6000]:
+    for question in ["", "the of", "a' | b & !c <-> d:*", "'''", "\\' headcount:A & !", "x" * 6000,
+                     "C:\\temp\\ /usr/lo\\cal foo\\ \\\\ a\\'b", "e-mail@x.org/\\ http://h/a\\b?c='d'"]:
         assert isinstance(retrieval.retrieve(demo, question), list)  # tsquery syntax is never passed through
     assert retrieval.retrieve(demo, "\U0001f600 headcount?")[0]["heading"] == "Headcount"  # a symbol weighs little
 
