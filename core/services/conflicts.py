@@ -319,12 +319,11 @@ def neighbours(ctx: Context, answer_id) -> dict:
 
     with ctx.db.read() as tx:
         answer = fetch(tx, "approved_answers", "answer", answer_id)
-        updated = tx.one("SELECT extract(epoch FROM updated_at)::float8 AS t FROM approved_answers WHERE id = %s",
-                         (answer["id"],))["t"]
         conflicts = [public_row(r) for r in tx.all(
             "SELECT id, status, kind, detail, CASE WHEN answer_id = %(id)s THEN other_answer_id ELSE answer_id END "
             "AS other_answer_id FROM conflict_flags WHERE answer_id = %(id)s OR other_answer_id = %(id)s "
             "ORDER BY id DESC LIMIT 20", {"id": answer["id"]})]
+    updated = answer["updated_at"].timestamp()  # as graph_sync writes it: the row's epoch seconds
     out = {"answer": answer["id"], "graph": "up", "sources": [], "subjects": [], "chain": [], "conflicts": conflicts}
     try:
         graph = ctx.graph
