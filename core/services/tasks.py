@@ -535,9 +535,21 @@ def get(ctx: Context, task_id) -> dict:
 
 
 def show(ctx: Context, task_id) -> dict:
-    task = get(ctx, task_id)
+    """A task, its next states and its events: one transaction, the row read once (the articles
+    screen's detail, at each highlighted row)."""
+    from ..events import trust_store
+
+    keys = trust_store(ctx.settings)
+    with ctx.db.read() as tx:
+        task = public_row(engine.read(tx, TASK, parse_id(task_id, "durable task")))
+        rows = _event_rows(tx, task["id"])
     return {**task, "next_states": [s for s in TASK.next_states(task["state"]) if s != task["state"]],
-            "events": events(ctx, task["id"])}
+            "events": _with_signatures(rows, keys)}
+
+
+def _event_rows(tx: Tx, task_id: int) -> list[dict]:
+    return tx.all("SELECT * FROM events WHERE aggregate_type = %s AND aggregate_id = %s ORDER BY seq",
+                  (AGGREGATE, str(task_id)))
 
 
 def events(ctx: Context, task_id, *, trust=None) -> list[dict]:
@@ -549,8 +561,11 @@ def events(ctx: Context, task_id, *, trust=None) -> list[dict]:
     with ctx.db.read() as tx:
         if not tx.one("SELECT 1 FROM durable_tasks WHERE id = %s", (tid,)):
             raise NotFound(f"no durable task {task_id}")
-        rows = tx.all("SELECT * FROM events WHERE aggregate_type = %s AND aggregate_id = %s ORDER BY seq",
-                      (AGGREGATE, str(tid)))
+        rows = _event_rows(tx, tid)
+    return _with_signatures(rows, keys)
+
+
+def _with_signatures(rows: list[dict], keys: dict) -> list[dict]:
     out, prev = [], ""
     for r in rows:
         digest = event_hash(hashed_fields(r["aggregate_type"], r["aggregate_id"], r["seq"], r["type"], r["actor"],
