@@ -220,7 +220,7 @@ def test_the_browser_shows_the_dashboard_as_the_served_user(ctx, web, tmp_path):
     assert colours[START_DIALOG] == 0, colours.most_common(8)
 
 
-def test_nobody_gets_in_without_the_token(ctx, web):
+def test_nobody_gets_in_without_the_token(ctx, web, tmp_path):
     """Another account on the machine reaches 127.0.0.1 too: without the link's token, no page, no
     files, no websocket; with it, a cookie (not readable by scripts) and the address without it."""
     import stat
@@ -257,6 +257,12 @@ def test_nobody_gets_in_without_the_token(ctx, web):
     assert f"{served.COOKIE}={secret}" in headers["Set-Cookie"] and "HttpOnly" in headers["Set-Cookie"]
     status, _, body = get(web, cookie=f"{served.COOKIE}={secret}")
     assert status == 200 and "textual" in body.lower()
+    log = " ".join((tmp_path / "web.log").read_text().split())  # the log's lines, however it wraps them
+    for refusal in ("refused GET / from 127.0.0.1: no token or cookie", "refused GET /ws from 127.0.0.1",
+                    "wrong token", "wrong cookie"):
+        assert refusal in log, log
+    assert secret not in log and "token=wrong" not in log  # neither the token nor a guess at it
+    assert "GET /?token=(hidden) HTTP/1.1\" 302" in log
 
 
 def test_serve_web_refuses_an_unknown_user_before_it_listens(ctx, people):

@@ -6,19 +6,26 @@ Nobody gets in without a credential: the server's link carries a token, a secret
 dir (`web/token`, 0600, made at the first start and kept across restarts). The first request with
 `?token=` is answered with a cookie holding it and sent on without the token in the address; every
 request after that (the page, its files, its websocket) needs the cookie. Anyone else, another
-account on the same machine included, gets a 403. Before exposing it beyond 127.0.0.1, put an
+account on the same machine included, gets a 403, logged with its path and address; the token
+itself is kept out of the log (aiohttp's access lines show it as hidden). Before exposing it beyond 127.0.0.1, put an
 authenticating proxy in front too (README, "In a browser").
 """
 from __future__ import annotations
 
 import hmac
+import logging
 import os
+import re
 import secrets
 import shlex
 import sys
 from pathlib import Path
 
 from r2k.core.errors import InvalidInput
+
+from ..safe import visible
+
+log = logging.getLogger("r2k.web")
 
 COOKIE = "r2k_web"
 MIN_TOKEN = 32  # characters; a made token has 43
@@ -60,26 +67,46 @@ def token(data_dir) -> str:
     return secret
 
 
+class HideToken(logging.Filter):
+    """aiohttp's access log writes each request line whole: the link's token (or a guess at it) is
+    shown there as hidden, so the log of a server under a service manager holds no credential."""
+
+    IN_URL = re.compile(r"([?&])token=[^&\s\"]*")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self.IN_URL.sub(r"\1token=(hidden)", record.getMessage()), None
+        return True
+
+
 def needs_token(secret: str):
     """aiohttp middleware: the token once in the address, then its cookie, on every request."""
     from aiohttp import web
 
     refused = ("r2k: this workstation needs its link with the token (r2k serve web prints where it is)\n")
 
+    def refuse(request, why: str):
+        # The path without its query: a wrong token is still nobody's to read in a log.
+        log.warning("refused %s %s from %s: %s", request.method, visible(request.path, multiline=False)[:120],
+                    request.remote, why)
+        return web.Response(status=403, text=refused)
+
     @web.middleware
     async def middleware(request, handler):
         given = request.query.get("token")
         if given is not None:
             if not hmac.compare_digest(given.encode(), secret.encode()):
-                return web.Response(status=403, text=refused)
+                return refuse(request, "wrong token")
             # The token leaves the address bar (and the browser's history) for a cookie scripts cannot read.
             query = {k: v for k, v in request.query.items() if k != "token"}
             moved = web.HTTPFound(request.rel_url.with_query(query))
             moved.set_cookie(COOKIE, secret, httponly=True, samesite="Strict", path="/",
                              secure=request.secure or request.headers.get("X-Forwarded-Proto") == "https")
             raise moved
-        if not hmac.compare_digest(request.cookies.get(COOKIE, "").encode(), secret.encode()):
-            return web.Response(status=403, text=refused)
+        cookie = request.cookies.get(COOKIE)
+        if cookie is None:
+            return refuse(request, "no token or cookie")
+        if not hmac.compare_digest(cookie.encode(), secret.encode()):
+            return refuse(request, "wrong cookie")
         return await handler(request)
 
     return middleware
@@ -101,5 +128,6 @@ def serve(user: str, host: str, port: int, data_dir, public_url: str | None = No
     # The link is the credential: on a terminal it is shown; in a log it is not.
     print(f"r2k: the workstation as {user} on {host}:{port}; "
           + (f"open {link}" if sys.stdout.isatty() else f"its link's token is in {where}"), flush=True)
+    logging.getLogger("aiohttp.access").addFilter(HideToken())
     server = TokenServer(command(user), host=host, port=port, title=f"r2k · {user}", public_url=public_url)
     server.serve()
