@@ -93,6 +93,16 @@ def test_a_malformed_request_is_a_400_naming_the_field(request_, field):
         check_request(request_)
 
 
+def test_every_typed_event_has_a_valid_schema_that_refuses_a_stray_field():
+    from r2k.core.machines.task import EVENT_OF
+    from r2k.core.tasks_schema import problems, validator
+
+    for type_ in set(EVENT_OF.values()):
+        validator(f"event_{type_}")  # checked against the draft 2020-12 metaschema as it loads
+        assert "stray is not a known field" in problems(f"event_{type_}", {"from": None, "to": "DRAFT", "data": {},
+                                                                           "set": {}, "stray": 1})
+
+
 def test_claims_are_the_sentences_and_bullets_with_content():
     text = "# Title\n\nOne two three. Four five six seven!\n\n- a bullet with words\n- ok\n\n```\nno code here\n```\n"
     assert tasks.split_claims(text) == ["One two three.", "Four five six seven!", "a bullet with words"]

@@ -81,4 +81,3 @@ EVENT_OF = {
     "approve": "ReviewApproved", "reject": "ReviewRejected", "resolve": "ResolutionSubmitted",
     "publish": "Published", "deprecate": "Deprecated",
 }
-EVENT_TYPES = tuple(dict.fromkeys(EVENT_OF.values()))
