@@ -13,7 +13,7 @@ Replay: every bench task's projection rebuilt from its events (`tasks.rebuild`) 
 and from its newest snapshot plus the events after it; events per second folded, and for the
 snapshot the chain length it stands for. Target: ≥ 20,000 events per second from the start.
 
-    python bench/tasks.py [--rounds 3] [--transitions 300] [--tasks 4]
+    python bench/tasks.py [--rounds 3] [--transitions 300] [--tasks 30]
 """
 from __future__ import annotations
 
