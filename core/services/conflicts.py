@@ -171,7 +171,7 @@ def detect(ctx: Context, answer_id) -> dict:
         dismissed = {(r["answer_hash"], r["other_hash"]) for r in tx.all(
             "SELECT answer_hash, other_hash FROM conflict_flags WHERE status = 'DISMISSED' "
             "AND (answer_hash = %s OR other_hash = %s)", (my_hash, my_hash))}
-    found: list[tuple[dict, dict, str, Finding]] = []
+    flagged: list[int | None] = []  # None: flagged meanwhile, or an answer no longer APPROVED
     left: list[tuple[dict, dict, str]] = []  # pairs the rules found consistent, for the LLM
     for other in others:
         first, second = sorted((me, other), key=lambda r: r["id"])  # one pair, one wording
@@ -181,18 +181,14 @@ def detect(ctx: Context, answer_id) -> dict:
         if hashes in dismissed or hashes[::-1] in dismissed:
             continue  # these very texts were judged consistent by a person
         finding = compare(first["text"], second["text"])
-        if finding:
-            found.append((first, second, other["shared"][0], finding))
+        if finding:  # flagged at once: a slow or failing LLM after this never holds the rules' flags back
+            flagged.append(_open(ctx, first, second, other["shared"][0], finding))
         else:
             left.append((first, second, other["shared"][0]))
     judged = _judge(ctx, [(first, second) for first, second, _ in left])
-    found += [(first, second, subject, judged[(first["id"], second["id"])])
-              for first, second, subject in left if (first["id"], second["id"]) in judged]
-    flagged = []
-    for first, second, subject, finding in found:
-        flag = _open(ctx, first, second, subject, finding)
-        if flag:
-            flagged.append(flag)
+    flagged += [_open(ctx, first, second, subject, judged[(first["id"], second["id"])])
+                for first, second, subject in left if (first["id"], second["id"]) in judged]
+    flagged = [flag for flag in flagged if flag is not None]
     return {"answer": answer_id, "flags": flagged, "compared": len(others)}
 
 
