@@ -73,6 +73,7 @@ class WorkerChild:
         self.next_try = 0.0
         self.stopped = False
         self.pids: list[int] = []   # every child started, for the dashboard and the tests
+        self.holder = f"{os.getpid()}:{id(self):x}"  # its name on the start claim (workers_live)
         self._lock = threading.Lock()
 
     # -- what it is doing ----------------------------------------------------------------------
@@ -109,6 +110,8 @@ class WorkerChild:
         if self.proc is not None:
             code = self.proc.poll()
             if code is None:
+                if now - self.started_at < HEALTHY_AFTER:  # still starting, maybe: no other workstation starts one
+                    workers_live.start_claim(ctx, self.holder)
                 return False
             self.proc = None
             self.last_exit = code
@@ -120,7 +123,7 @@ class WorkerChild:
             return False
         if workers_live.serving(ctx)["count"]:
             return False  # another worker serves the jobs
-        if not workers_live.start_claim(ctx):
+        if not workers_live.start_claim(ctx, self.holder):
             return False  # another workstation is starting one this moment
         self._start()
         return True

@@ -18,7 +18,7 @@ import pytest
 
 from r2k.app.screens.dashboard import DashboardScreen
 from r2k.app.widgets.modals import ReasonModal
-from r2k.app.worker_child import wanted
+from r2k.app.worker_child import WorkerChild, wanted
 from r2k.core.services import candidates, ingest, workers_live, workitems
 from r2k.core.services.workers_live import said
 from tests.conftest import ROOT
@@ -151,6 +151,33 @@ async def test_a_workstation_starts_none_while_another_worker_serves(ctx, people
     finally:
         os.killpg(other.pid, signal.SIGTERM)
         other.wait(30)
+
+
+def test_two_workstations_opened_at_once_start_one_worker(ctx, people, tmp_path):
+    first, second = WorkerChild("alice", tmp_path), WorkerChild("bob", tmp_path)
+    try:
+        assert first.tick(ctx) and first.pid
+        deadline = time.monotonic() + 60
+        while not workers_live.serving(ctx)["count"] and time.monotonic() < deadline:
+            assert not second.tick(ctx)  # the first one's child is starting: the claim is the first's
+            first.tick(ctx)
+            time.sleep(0.3)
+        assert [w["pid"] for w in workers_live.serving(ctx)["workers"]] == [first.pid]
+        assert not second.tick(ctx) and second.pids == []
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_slow_start_keeps_its_claim_and_its_holder_may_start_again(ctx):
+    assert workers_live.start_claim(ctx, "one", seconds=1)
+    assert not workers_live.start_claim(ctx, "two", seconds=1)
+    time.sleep(0.6)
+    assert workers_live.start_claim(ctx, "one", seconds=1)  # its holder's again: a second more
+    time.sleep(0.6)
+    assert not workers_live.start_claim(ctx, "two", seconds=1)
+    time.sleep(1.2)
+    assert workers_live.start_claim(ctx, "two", seconds=1)  # lapsed: a workstation that left holds nothing
 
 
 def test_a_workstation_built_for_a_test_starts_no_worker_unless_asked(ctx, people):

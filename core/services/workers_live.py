@@ -46,9 +46,18 @@ def serving(ctx: Context, own_pids=()) -> dict:
     return {"workers": live, "count": len(live), "host": here}
 
 
-def start_claim(ctx: Context, seconds: int = 20) -> bool:
-    """Whether this process may start a worker now: no other workstation is starting one."""
-    return bool(ctx.redis.set(START_KEY, os.getpid(), nx=True, ex=max(1, int(seconds))))
+def start_claim(ctx: Context, holder: str, seconds: int = 20) -> bool:
+    """Whether `holder` (a workstation's supervisor) may start a worker now: no other workstation is
+    starting one. The claim is the holder's for `seconds`; claimed again by its holder (a start
+    again after its child ended, or while its child is starting: a slow start is not taken for
+    none), it runs for `seconds` more."""
+    seconds = max(1, int(seconds))
+    if ctx.redis.set(START_KEY, holder, nx=True, ex=seconds):
+        return True
+    if ctx.redis.get(START_KEY) == holder.encode():
+        ctx.redis.expire(START_KEY, seconds)
+        return True
+    return False
 
 
 def _count(n: int, what: str = "worker") -> str:
