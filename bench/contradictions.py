@@ -28,6 +28,22 @@ from r2k.core.subjects import subjects_of  # noqa: E402
 SET = Path(__file__).resolve().parent / "contradictions_set.json"
 
 
+def per_subject(groups: list[list[str]], judge) -> list[float]:
+    """Seconds `judge` takes over every pair of each group (the answers on one subject), one per group."""
+    times = []
+    for group in groups:
+        start = time.perf_counter()
+        for x, y in itertools.combinations(group, 2):
+            judge(x, y)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def nothing(x: str, y: str) -> bool:
+    """The floor: a comparison that does nothing, so the loop alone is timed."""
+    return x == y
+
+
 def main() -> None:
     verbose = "--verbose" in sys.argv
     pairs = json.loads(SET.read_text())["pairs"]
@@ -65,18 +81,8 @@ def main() -> None:
         for subject in subjects_of("", text):
             by_subject[subject].append(text)
     groups = [g for g in by_subject.values() if len(g) > 1]
-
-    def run(judge) -> list[float]:
-        times = []
-        for group in groups:
-            start = time.perf_counter()
-            for x, y in itertools.combinations(group, 2):
-                judge(x, y)
-            times.append(time.perf_counter() - start)
-        return times
-
-    floor = median(run(lambda x, y: x == y))
-    took = median(run(compare))
+    floor = median(per_subject(groups, nothing))
+    took = median(per_subject(groups, compare))
     pairs_per = median([len(g) * (len(g) - 1) / 2 for g in groups])
     print(f"detection per subject (the set): median {took * 1000:.2f} ms over {len(groups)} subjects "
           f"(median {pairs_per:.0f} pairs each); floor (a comparison that does nothing) {floor * 1000:.3f} ms")
@@ -101,19 +107,8 @@ def corpus(verbose: bool) -> None:
     print(f"demo corpus: {len(units)} answers, {len(pairs)} pairs sharing a subject, {len(flagged)} flagged")
     for a, b, f in flagged if verbose else []:
         print(f"  {f.kind}: {f.detail}\n    {units[a][:120]}\n    {units[b][:120]}")
-    times, floors = [], []
-    for ids in by_subject.values():
-        group = sorted(ids)
-        if len(group) < 2:
-            continue
-        start = time.perf_counter()
-        for x, y in itertools.combinations(group, 2):
-            compare(units[x], units[y])
-        times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        for x, y in itertools.combinations(group, 2):
-            units[x] == units[y]  # noqa: B015 - the floor: the loop alone
-        floors.append(time.perf_counter() - start)
+    groups = [[units[i] for i in sorted(ids)] for ids in by_subject.values() if len(ids) > 1]
+    times, floors = per_subject(groups, compare), per_subject(groups, nothing)
     print(f"detection per subject (demo corpus): median {median(times) * 1000:.2f} ms over {len(times)} subjects; "
           f"floor {median(floors) * 1000:.3f} ms")
 
