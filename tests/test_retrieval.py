@@ -77,6 +77,12 @@ def test_odd_questions_retrieve_without_an_error(demo):
     assert retrieval.retrieve(demo, "\U0001f600 headcount?")[0]["heading"] == "Headcount"  # a symbol weighs little
 
 
+def test_a_lexeme_of_any_characters_is_one_tsquery_operand(ctx):
+    with ctx.db.read() as tx:  # a backslash or a quote never ends the operand early (a syntax error: a 500)
+        for lexeme in ["a\\", "o'brien", "x\\'y", "a|b&!c:*", "\\\\"]:
+            tx.scalar("SELECT to_tsquery('simple', %s)::text", (retrieval._quoted(lexeme),))
+
+
 def test_a_question_the_corpus_does_not_answer_escalates_exactly_no_content(demo, people):
     item = workitems.create(demo, people["sam"], "What is on the canteen menu on Fridays?")
     outcome = generation.generate_answer(demo, item["id"])

@@ -94,9 +94,9 @@ def _weigh(tx: Tx, parsed: list[dict]) -> list[Term]:
         "                                   OR p.heading_search @@ t.q LIMIT %(cap)s) p) + "
         "                                  (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q "
         "                                   AND a.status = 'APPROVED' LIMIT %(cap)s) a)) "
-        "          FROM unnest(%(lexemes)s::text[]) l, "
-        "               LATERAL (SELECT to_tsquery('simple', quote_literal(l)) AS q) t) AS df",
-        {"lexemes": lexemes, "cap": COUNT_CAP})
+        "          FROM unnest(%(lexemes)s::text[], %(quoted)s::text[]) u(l, quoted), "
+        "               LATERAL (SELECT to_tsquery('simple', u.quoted) AS q) t) AS df",
+        {"lexemes": lexemes, "quoted": [_quoted(lexeme) for lexeme in lexemes], "cap": COUNT_CAP})
     n, df = counts["n"], counts["df"] or {}
     return [Term(r["lexeme"], int(r["position"] or 0), idf(n, df.get(r["lexeme"], 0))
                  * (GENERIC_WEIGHT if generic(r["lexeme"]) else 1.0), df.get(r["lexeme"], 0)) for r in parsed]
@@ -113,8 +113,14 @@ def idf(n: int, df: int) -> float:
     return math.log(1 + (n + 1) / (max(df, 1) + 0.5))
 
 
+def _quoted(lexeme: str) -> str:
+    """A lexeme as one quoted tsquery operand, whatever its characters: the query is built from
+    to_tsvector's lexemes, never from the question's text, and passed as a parameter."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
 def _candidates(tx: Tx, lexemes: list[str], exclude: int | None = None) -> list[dict]:
-    query = " | ".join("'" + lexeme.replace("'", "''") + "'" for lexeme in lexemes)
+    query = " | ".join(_quoted(lexeme) for lexeme in lexemes)
     hits = ("(SELECT json_object_agg(t.lexeme, json_build_object('p', t.positions, 'w', t.weights)) "
             "   FROM unnest({vector}) t WHERE t.lexeme = ANY(%(lexemes)s))")
     rows = tx.all(
