@@ -473,6 +473,26 @@ def test_replay_repair_rewrites_a_projection_damaged_in_sql(ctx, people, registr
     assert r2k("--as", "alice", "audit", "verify").returncode == 0
 
 
+def test_replay_repair_takes_no_forged_event_for_the_truth(ctx, people, superuser):
+    task = new_task(ctx, people)
+    other = new_task(ctx, people, body="# Second\n\nA second article.\n")
+    # An insider appends an event of their own (no valid hash or signature) that retitles the task, and
+    # damages the other task's row in SQL.
+    superuser("INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, "
+              "idempotency_key, prev_hash, hash, signature, key_id) SELECT 'task', %s, 2, 'TaskCreated', 'vera', "
+              "%s::jsonb, now(), NULL, hash, 'forged', '\\x00', key_id FROM events "
+              "WHERE aggregate_type = 'task' AND aggregate_id = %s AND seq = 1",
+              (str(task["id"]), json.dumps({"set": {"title": "forged"}}), str(task["id"])))
+    superuser("UPDATE durable_tasks SET title = 'damaged' WHERE id = %s", (other["id"],))
+    repaired = r2k("--json", "--as", "root", "replay", "--repair")
+    assert repaired.returncode == 1, repaired.stderr  # a difference is left
+    report = json.loads(repaired.stdout)
+    (left,) = report["left"]
+    assert (left["id"], left["column"]) == (str(task["id"]), "title") and "do not verify" in left["why"]
+    assert [(c["id"], c["column"]) for c in report["changed"]] == [(str(other["id"]), "title")]
+    assert tasks.get(ctx, task["id"])["title"] == "Backups" and tasks.get(ctx, other["id"])["title"] == "Backups"
+
+
 KILLED = """
 import pathlib, sys, time
 from r2k.core.context import Context

@@ -69,6 +69,8 @@ def replay_repair(ctx: Context, actor) -> dict:
     if not before["differences"]:
         return {"ok": True, "events": before["events"], "rows": before["rows"], "changed": [], "left": [],
                 "after": before}
+    trust = events.trust_store(ctx.settings)
+    unverified: dict[tuple[str, str], str | None] = {}
     with ctx.db.begin() as tx:
         for d in before["differences"]:
             table = events.PROJECTIONS[d["aggregate_type"]]
@@ -76,6 +78,13 @@ def replay_repair(ctx: Context, actor) -> dict:
                 with tx.conn.transaction():  # a savepoint: one refused row leaves the others repaired
                     if d.get("problem") == "row has no events":
                         left.append({**d, "why": "no event rebuilds it"})
+                        continue
+                    where = (d["aggregate_type"], d["id"])
+                    if where not in unverified:
+                        unverified[where] = _unverified(tx, trust, *where)
+                    if unverified[where]:  # an event slipped in by hand is no truth to repair from
+                        left.append({**d, "why": f"its events do not verify ({unverified[where]}): not repaired "
+                                                 "from them; see `r2k audit verify`"})
                         continue
                     if d.get("problem"):  # events exist but the row is missing
                         values: dict = {}
@@ -100,3 +109,14 @@ def replay_repair(ctx: Context, actor) -> dict:
     after = events.replay(ctx.db)
     return {"ok": after["ok"], "events": after["events"], "rows": after["rows"], "changed": changed, "left": left,
             "after": after}
+
+
+def _unverified(tx, trust: dict, aggregate_type: str, aggregate_id: str) -> str | None:
+    """Why an aggregate's events are not to be trusted (the first that fails its hash, its link or
+    its signature under the trust store), or None when every one verifies."""
+    from .tasks import with_signatures
+
+    rows = tx.all("SELECT * FROM events WHERE aggregate_type = %s AND aggregate_id = %s ORDER BY seq",
+                  (aggregate_type, aggregate_id))
+    bad = next((e for e in with_signatures(rows, trust) if e["signature"] != "verified"), None)
+    return f"event {bad['seq']}: {bad['signature']}" if bad else None

@@ -544,7 +544,7 @@ def show(ctx: Context, task_id) -> dict:
         task = public_row(engine.read(tx, TASK, parse_id(task_id, "durable task")))
         rows = _event_rows(tx, task["id"])
     return {**task, "next_states": [s for s in TASK.next_states(task["state"]) if s != task["state"]],
-            "events": _with_signatures(rows, keys)}
+            "events": with_signatures(rows, keys)}
 
 
 def _event_rows(tx: Tx, task_id: int) -> list[dict]:
@@ -562,10 +562,12 @@ def events(ctx: Context, task_id, *, trust=None) -> list[dict]:
         if not tx.one("SELECT 1 FROM durable_tasks WHERE id = %s", (tid,)):
             raise NotFound(f"no durable task {task_id}")
         rows = _event_rows(tx, tid)
-    return _with_signatures(rows, keys)
+    return with_signatures(rows, keys)
 
 
-def _with_signatures(rows: list[dict], keys: dict) -> list[dict]:
+def with_signatures(rows: list[dict], keys: dict) -> list[dict]:
+    """One aggregate's event rows (all of them, oldest first) as shown, each with its signature
+    status under `keys`: verified, broken (hash or chain link), untrusted key or bad signature."""
     out, prev = [], ""
     for r in rows:
         digest = event_hash(hashed_fields(r["aggregate_type"], r["aggregate_id"], r["seq"], r["type"], r["actor"],
