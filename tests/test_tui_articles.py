@@ -150,3 +150,13 @@ async def test_the_footer_offers_only_what_the_article_allows_and_fits_at_80_col
         width, said = footer_width(app.screen)
         assert width <= 80, said
         assert "Assign" in said and "Submit" not in said and "Approve" not in said  # root reviews nothing here
+
+
+def test_a_long_article_says_what_the_pane_leaves_out():
+    from r2k.app.screens.articles import ARTICLE_LINES, render_task
+
+    body = "\n".join(f"line {i}" for i in range(ARTICLE_LINES + 7))
+    shown = render_task({"id": 5, "version": 2, "state": "DRAFT", "created_by": "vera", "title": "Long",
+                         "body": body, "events": []}).plain
+    assert f"line {ARTICLE_LINES - 1}" in shown and f"line {ARTICLE_LINES}\n" not in shown
+    assert "… 7 more lines: r2k tasks export 5" in shown

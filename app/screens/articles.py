@@ -26,6 +26,7 @@ from r2k.core.services.tasks import STATES, TASK
 from .base import ListDetailScreen, Moved
 
 TITLE_WIDTH = 22
+ARTICLE_LINES = 200  # of the article in the detail pane; the rest is said, not dropped silently
 
 
 class ArticlesScreen(ListDetailScreen):
@@ -249,7 +250,10 @@ def render_task(task: dict) -> Content:
                      who=d["reviewer"], what=d["decision"], why=d.get("reason") or ""))
     published = task.get("rendered")
     out += [m(""), m("[b]Article, as published (with its sources)[/b]" if published else "[b]Article[/b]")]
-    out += [m("  $line", line=line) for line in (published or task.get("body") or "").splitlines()[:200]]
+    article = (published or task.get("body") or "").splitlines()
+    out += [m("  $line", line=line) for line in article[:ARTICLE_LINES]]
+    if len(article) > ARTICLE_LINES:
+        out.append(m(f"  [dim]… {len(article) - ARTICLE_LINES} more lines: r2k tasks export {task['id']}[/dim]"))
     out += [m(""), m("[b]Events[/b] [dim](signatures under the trusted keys)[/dim]")]
     for e in task.get("events") or []:
         mark = "✓" if e["signature"] == "verified" else "✗"
