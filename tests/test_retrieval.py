@@ -4,6 +4,7 @@ pure parts (sections, scoring, the extractive selection, the prompt) run in the 
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from pathlib import Path
 
@@ -122,6 +123,55 @@ def test_an_upgraded_data_dir_is_reindexed_by_section(demo, superuser):
         migration.reindex(conn)
     assert superuser("SELECT count(*) AS n FROM source_passages WHERE heading = ''")[0]["n"] == 0
     assert retrieval.retrieve(demo, HEADCOUNT)[0]["heading"] == "Headcount"
+
+
+def test_migration_0008_reindexes_a_data_dir_of_0007_by_section(demo, services):
+    """A database at 0007 holding documents, their passages as 0007 stored them, brought to head by
+    the migrations themselves: every passage titled, sections headed, a JSON Lines answer headed by
+    its question, nothing lost."""
+    import psycopg
+
+    from r2k.core import embedded, migrations
+
+    base = embedded.superuser_url(services).rsplit("/", 1)[0]
+    name = f"r2k_before_0008_{os.getpid()}"
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+    url = f"{base}/{name}"
+    try:
+        migrations.upgrade(url, "0007")
+        with demo.db.read() as tx:
+            documents = tx.all("SELECT id, path, title, media_type, content, content_hash, created_by "
+                               "FROM source_documents")
+            # JSON Lines are stored as "question\nanswer" blocks, a passage per answer: as ingest keeps them.
+            answers = {d["id"]: [(r["span_start"], r["span_end"], r["text"]) for r in tx.all(
+                "SELECT span_start, span_end, text FROM source_passages WHERE document_id = %s ORDER BY ordinal",
+                (d["id"],))] for d in documents if d["media_type"] == "application/jsonl"}
+        with psycopg.connect(url) as conn:
+            for d in documents:
+                document_id = conn.execute(
+                    "INSERT INTO source_documents (path, title, media_type, content, content_hash, created_by, "
+                    "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, now(), now()) RETURNING id",
+                    (d["path"], d["title"], d["media_type"], d["content"], d["content_hash"], d["created_by"]),
+                ).fetchone()[0]
+                passages = answers.get(d["id"]) or extract(Path(d["path"]), d["content"]).passages
+                for ordinal, (start, end, text) in enumerate(passages):
+                    conn.execute("INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text) "
+                                 "VALUES (%s, %s, %s, %s, %s)", (document_id, ordinal, start, end, text))
+        migrations.upgrade(url, "head")
+        with psycopg.connect(url) as conn:
+            rows = conn.execute("SELECT d.media_type, p.title, p.heading, p.text FROM source_passages p "
+                                "JOIN source_documents d ON d.id = p.document_id").fetchall()
+            kept = conn.execute("SELECT count(DISTINCT document_id) FROM source_passages").fetchone()[0]
+    finally:
+        if services.database_url:  # the embedded cluster is removed whole (DROP DATABASE forces a checkpoint)
+            with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    assert kept == len(documents) and all(title for _, title, _, _ in rows)
+    assert ("Harbor Logistics Company Overview", "Headcount") in {(t, h) for _, t, h, _ in rows}
+    jsonl = [(heading, text) for media, _, heading, text in rows if media == "application/jsonl"]
+    assert jsonl and all(heading.endswith("?") and heading != text for heading, text in jsonl)
 
 
 # ----------------------------------------------------------------------------- the escalation reason
