@@ -49,10 +49,6 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def _heading(source: dict) -> str:
-    return source.get("heading") or ""
-
-
 def select(question: str, sources: list[dict], max_sentences: int = 6) -> list[tuple[int, str]]:
     """The (source number, sentence) pairs the answer quotes, in source order."""
     wanted = terms(question)
@@ -62,13 +58,12 @@ def select(question: str, sources: list[dict], max_sentences: int = 6) -> list[t
     parts = sentences(best["text"])
     if not parts:
         return []
-    named = wanted & terms(_heading(best))
-    if wanted and len(named) >= math.ceil(HEADING_NAMES * len(wanted)) or not wanted:
+    heading = terms(best.get("heading") or "")
+    if not wanted or len(wanted & heading) >= math.ceil(HEADING_NAMES * len(wanted)):
         chosen = [(1, p) for p in parts[:max_sentences]]
     else:
         # A sentence is kept when it, or its section's heading, has a telling word of the question.
-        context = terms(_heading(best))
-        sharing = [(len(wanted & (terms(p) | context)), i) for i, p in enumerate(parts)]
+        sharing = [(len(wanted & (terms(p) | heading)), i) for i, p in enumerate(parts)]
         keep = sorted(i for n, i in sorted(sharing, key=lambda s: (-s[0], s[1]))[:max_sentences] if n > 0)
         chosen = [(1, parts[i]) for i in keep] or [(1, parts[0])]
     seen = [terms(p) for _, p in chosen]
