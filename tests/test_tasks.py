@@ -13,8 +13,9 @@ import time
 import pytest
 
 from r2k.core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
-from r2k.core.services import candidates, claims, tasks
+from r2k.core.services import tasks
 from tests.conftest import ROOT, error_of, r2k, r2k_json
+from tests.test_registry import publish  # an answer published through the candidates' path
 
 AGREES = """# Backups
 
@@ -29,12 +30,6 @@ Nightly database backups are kept for 30 days.
 
 Backup tapes are couriered weekly to a vault in Lisbon by armoured truck.
 """
-
-
-def publish(ctx, people, question, text, horn="FACT", who="alice"):
-    candidates.add(ctx, people["root"], question, text, horn)
-    claimed = claims.claim_next(ctx, people[who], horn)
-    return candidates.approve(ctx, people[who], claimed["id"])["answer"]
 
 
 @pytest.fixture
