@@ -105,3 +105,22 @@ def refusal(machine, action: str, row: dict, actor: Actor):
     except R2KError as exc:
         return exc
     return None
+
+
+def status_filter(given, known, default: str, words: str) -> list[str]:
+    """A list's status filter ("APPROVED,DISPUTED", a list, or ALL) checked against `known`; `default`
+    when none is given, a 400 naming `words` ("answer status") for one it does not know."""
+    from ..errors import InvalidInput
+
+    if not given:
+        return [default]
+    values = given if isinstance(given, list) else [s for s in given.split(",") if s.strip()]
+    out = []
+    for value in values:
+        value = value.strip().upper()
+        if value == "ALL":
+            return list(known)
+        if value not in known:
+            raise InvalidInput(f"unknown {words} {value!r}: expected {', '.join(known)} or ALL")
+        out.append(value)
+    return out

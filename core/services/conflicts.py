@@ -28,12 +28,12 @@ from ..adapters.postgres import Tx, public_row
 from ..contradictions import Finding, compare
 from ..domain import SYSTEM, Actor, limits
 from ..engine import Event
-from ..errors import InvalidInput, ValidationStateError
+from ..errors import ValidationStateError
 from ..machines.answer import ANSWER
 from ..machines.conflict import CONFLICT
 from ..subjects import subjects_of
 from . import jobs
-from .common import event_history, fetch, mutate, parse_id, refusal
+from .common import event_history, fetch, mutate, parse_id, refusal, status_filter
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -257,20 +257,6 @@ def dismiss(ctx: Context, actor: Actor, flag_id, reason: str, *, expected_versio
 
 # ----------------------------------------------------------------------------- read
 
-def _status(status: str | None) -> list[str]:
-    if not status:
-        return ["OPEN"]
-    out = []
-    for value in status.split(","):
-        value = value.strip().upper()
-        if value == "ALL":
-            return list(STATUSES)
-        if value not in STATUSES:
-            raise InvalidInput(f"unknown conflict status {value!r}: expected {', '.join(STATUSES)} or ALL")
-        out.append(value)
-    return out
-
-
 _LISTED = ("SELECT f.*, a.question AS answer_question, a.status AS answer_status, "
            "b.question AS other_question, b.status AS other_status FROM conflict_flags f "
            "JOIN approved_answers a ON a.id = f.answer_id JOIN approved_answers b ON b.id = f.other_answer_id ")
@@ -278,7 +264,7 @@ _LISTED = ("SELECT f.*, a.question AS answer_question, a.status AS answer_status
 
 def list_flags(ctx: Context, status: str | None = None, *, limit: int = 200, offset: int = 0) -> list[dict]:
     """Flags, newest first; OPEN only unless `status` (comma-separated, or ALL) says otherwise."""
-    statuses = _status(status)
+    statuses = status_filter(status, STATUSES, "OPEN", "conflict status")
     limit = limits.number(limit, "--limit", limits.SEARCH_LIMIT)
     offset = limits.number(offset, "--offset", limits.OFFSET)
     with ctx.db.read() as tx:

@@ -15,7 +15,7 @@ from ..engine import Event
 from ..errors import InvalidInput
 from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
-from .common import fetch, mutate
+from .common import fetch, mutate, status_filter
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -139,25 +139,10 @@ def retire(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_versi
 
 # ----------------------------------------------------------------------------- read
 
-def _statuses(status: str | list[str] | None) -> list[str]:
-    if not status:
-        return ["APPROVED"]
-    values = status if isinstance(status, list) else [s for s in status.split(",") if s.strip()]
-    out = []
-    for value in values:
-        value = value.strip().upper()
-        if value == "ALL":
-            return list(STATUSES)
-        if value not in STATUSES:
-            raise InvalidInput(f"unknown answer status {value!r}: expected {', '.join(STATUSES)} or ALL")
-        out.append(value)
-    return out
-
-
 def search(ctx: Context, query: str, status: str | list[str] | None = None, *, limit: int = 20,
            offset: int = 0) -> list[dict]:
     """Ranked full-text search; APPROVED only unless `status` widens it. An empty query lists newest."""
-    statuses = _statuses(status)
+    statuses = status_filter(status, STATUSES, "APPROVED", "answer status")
     limit = limits.number(limit, "--limit", limits.SEARCH_LIMIT)
     offset = limits.number(offset, "--offset", limits.OFFSET)
     query = (limits.text(query, "a search", limits.QUERY) or "").strip()
