@@ -128,6 +128,9 @@ def test_create_list_show_events_and_export_from_the_command_line(ctx, people, r
     assert (task["state"], task["version"], task["created_by"], task["body"]) == ("DRAFT", 1, "vera", AGREES)
     tid = str(task["id"])
     assert [t["id"] for t in r2k_json("--as", "alice", "tasks", "list", "--state", "draft")] == [task["id"]]
+    newer = tasks.create(ctx, people["vera"], "Newer", "")
+    assert [t["id"] for t in r2k_json("--as", "alice", "tasks", "list", "--limit", "1")] == [newer["id"]]
+    assert [t["id"] for t in r2k_json("--as", "alice", "tasks", "list", "--limit", "1", "--offset", "1")] == [task["id"]]
     shown = r2k_json("--as", "alice", "tasks", "show", tid)
     assert shown["next_states"] == ["AI_ANALYSIS"]
     (event,) = r2k_json("--as", "alice", "tasks", "events", tid)

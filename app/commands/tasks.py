@@ -26,6 +26,8 @@ def register(commands) -> None:
     p.add_argument("--mine", action="store_true", help="only tasks assigned to me")
     p.add_argument("--limit", type=bounded_int("--limit", limits.LIST_LIMIT), default=200,
                    help=f"at most this many (default 200; {limits.said(limits.LIST_LIMIT)})")
+    p.add_argument("--offset", type=bounded_int("--offset", limits.OFFSET), default=0,
+                   help=f"skip this many, newest first (the next page; {limits.said(limits.OFFSET)})")
     p = t.command("show", "a task: its projection, next states and events", read)
     p.add_argument("id", help="the task's id")
     p = t.command("events", "a task's typed events, each with its signature status", read)
@@ -93,7 +95,8 @@ def list_cmd(cli, args):
     from r2k.core.services import tasks
 
     reviewer = cli.actor.name if args.mine else args.reviewer
-    return Table(tasks.list_tasks(cli.ctx, args.state, reviewer, limit=args.limit), TASK_COLUMNS)
+    return Table(tasks.list_tasks(cli.ctx, args.state, reviewer, limit=args.limit,
+                                 offset=args.offset), TASK_COLUMNS)
 
 
 def read(cli, args):
