@@ -145,10 +145,11 @@ class WorkerChild:
     # -- leaving ----------------------------------------------------------------------------------
     def stop(self) -> None:
         """Stop the child and what it forked (its process group): RQ's warm stop, then the cold one,
-        then SIGKILL. Safe to call more than once, from any thread."""
+        then SIGKILL. Safe to call more than once, from any thread: the first call takes the child,
+        so a later one signals no group whose pid may since have been reused."""
         self.stopped = True
         with self._lock:  # a tick starting a child this moment finishes first, so that child is stopped too
-            proc = self.proc
+            proc, self.proc = self.proc, None
         if proc is None:
             return
         for sig, wait in ((signal.SIGTERM, STOP_WAIT), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
