@@ -84,7 +84,7 @@ def said(served: dict, child: dict | None = None) -> str:
             parts.append(f"{_count(n)} on {where}" if i == 0 and not own else f"{n} on {where}")
         return "Jobs: served by " + " and ".join(parts)
     state = (child or {}).get("state")
-    if state in ("starting", "running"):
+    if state == "running":  # its child runs, not yet listed by RQ
         return f"Jobs: starting a worker for this workstation (pid {child['pid']})…"
     if state == "waiting":
         ended = f"exit {child['exit']}" if child.get("exit") is not None else "it ended"
