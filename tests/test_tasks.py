@@ -343,6 +343,29 @@ def test_submitting_queues_the_analysis_which_a_real_worker_runs(ctx, people, re
     assert tasks.get(ctx, task["id"])["state"] == "PEER_REVIEW"
 
 
+def test_an_analysis_whose_job_was_lost_is_queued_again_by_the_sweep(ctx, people, registry, superuser):
+    """Redis lost the job (a flush, a crash between the commit and the enqueue): nobody may move the
+    task on by hand, so the sweep queues its analysis again, once, and a worker finishes it."""
+    from r2k.core.adapters import jobs
+    from r2k.core.services import sweeps
+    from tests.test_worker_tasks import burst_worker
+
+    task = new_task(ctx, people)
+    tasks.submit(ctx, people["vera"], task["id"])
+    ctx.redis.flushdb()
+    from r2k.core.services import queue_index
+
+    queue_index.reconcile(ctx)
+    assert sweeps.sweep_all(ctx)["tasks"] == {"requeued": []}  # just submitted: its run may be under way
+    superuser("UPDATE durable_tasks SET updated_at = now() - interval '11 minutes' WHERE id = %s", (task["id"],))
+    assert sweeps.sweep_all(ctx)["tasks"] == {"requeued": [task["id"]]}
+    assert jobs.waiting(ctx.redis, "generation", tasks.analysis_job_id(task["id"], 2))
+    assert sweeps.sweep_all(ctx)["tasks"] == {"requeued": []}  # waiting already: not queued twice
+    burst_worker()
+    assert tasks.get(ctx, task["id"])["state"] == "PEER_REVIEW"
+    assert sweeps.sweep_all(ctx)["tasks"] == {"requeued": []}
+
+
 def test_reviewers_assigned_while_the_analysis_runs_do_not_strand_it(ctx, people, registry, monkeypatch):
     task = new_task(ctx, people)
     tasks.submit(ctx, people["vera"], task["id"])

@@ -88,7 +88,8 @@ def register(commands) -> None:
     queue.command("reconcile", "rebuild every partition from PostgreSQL (after Redis lost data)", queue_reconcile)
     queue.command("sweep", "the whole sweep, now (a specialist or an admin): expired claims released, ids stuck "
                   "in flight returned, queues that miss ids rebuilt, grey TTLs expired and retries queued, work "
-                  "items a dead worker left re-enqueued, the graph caught up", queue_sweep)
+                  "items a dead worker left re-enqueued, article analyses a lost job left waiting queued again, the "
+                  "graph caught up", queue_sweep)
 
 
 def demo_cmd(cli, args):
@@ -346,7 +347,8 @@ def sweep_lines(swept: dict) -> list[str]:
              f"partitions rebuilt: {', '.join(claims['rebuilt']) or 'none'}",
              f"grey entries expired (TTL): {len(grey['expired'])}",
              f"grey entries queued for processing (retries due, stale): {len(grey['requeued'])}",
-             f"work items re-enqueued for generation: {len(items['requeued'])}"]
+             f"work items re-enqueued for generation: {len(items['requeued'])}",
+             f"article analyses queued again: {len(swept.get('tasks', {}).get('requeued', []))}"]
     graph = swept.get("graph")
     if graph is not None:
         if "unavailable" in graph:

@@ -493,6 +493,26 @@ def analysis_job(ctx: Context, event: Event) -> None:
                  job_id=analysis_job_id(event.aggregate_id, event.version))
 
 
+def recover(ctx: Context, *, stale_after_seconds: float = 600) -> dict:
+    """The sweep's part: a task left in AI_ANALYSIS whose analysis job is not waiting (its enqueue
+    lost with Redis, its worker dead, the job failed) has it queued again, or it would wait for ever:
+    only the system moves it on. Untouched for `stale_after_seconds` (twice the job's timeout) first,
+    so a run in progress is left alone; a duplicate run changes nothing (`analyze`)."""
+    from datetime import timedelta
+
+    with ctx.db.read() as tx:
+        rows = tx.all("SELECT id, version FROM durable_tasks WHERE state = 'AI_ANALYSIS' AND updated_at < %s "
+                      "ORDER BY id", (now() - timedelta(seconds=stale_after_seconds),))
+    requeued = []
+    for row in rows:
+        job_id = analysis_job_id(row["id"], row["version"])
+        if jobs.waiting(ctx, "generation", job_id):
+            continue
+        jobs.enqueue(ctx, "generation", "analyze_task_task", row["id"], job_id=job_id)
+        requeued.append(row["id"])
+    return {"requeued": requeued}
+
+
 # ----------------------------------------------------------------------------- the AI analysis gate
 
 def analyze(ctx: Context, task_id: int) -> dict:
