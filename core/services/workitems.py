@@ -155,13 +155,17 @@ def close_for_resubmitted(tx: Tx, event: Event) -> dict | None:
     generation is under way or whose generated answer awaits review cannot close (§5.3): then the
     resubmission is refused, as a 422 that says why, and nothing changes."""
     from ..errors import ValidationStateError
-    from .candidate_views import linked_work_item
 
     candidate = event.row
-    linked = linked_work_item(tx, candidate)  # the item that generated it, else the one its escalation opened
-    if linked is None:
-        return None
-    item = engine.lock(tx, WORK_ITEM, linked["id"])
+    if candidate["work_item_id"] is not None:
+        item_id = candidate["work_item_id"]
+    else:
+        opened = tx.one("SELECT id FROM work_items WHERE candidate_id = %s ORDER BY id DESC LIMIT 1",
+                        (candidate["id"],))
+        if opened is None:
+            return None
+        item_id = opened["id"]
+    item = engine.lock(tx, WORK_ITEM, item_id)
     if item["state"] == "CLOSED":
         return None
     if not WORK_ITEM.is_legal("close", item["state"]):
