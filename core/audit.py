@@ -235,10 +235,11 @@ def _is_due(tx, settings, watermark: int, upto: int | None = None) -> bool:
     return top > watermark and (top - watermark >= settings.checkpoint_events or row["old_enough"])
 
 
-def write_checkpoint(ctx, *, force: bool = False) -> Outcome:
+def write_checkpoint(ctx, *, force: bool = False, db: Database | None = None) -> Outcome:
     """Write a checkpoint of every event committed so far (when due, or whenever there is a new
-    event with `force`), unless the log no longer matches the previous checkpoint."""
-    db, settings = ctx.db, ctx.settings
+    event with `force`), unless the log no longer matches the previous checkpoint. Unless forced,
+    it leaves the checkpoint to another process already writing one, rather than wait for it."""
+    db, settings = db or ctx.db, ctx.settings
     # The exact watermark: SHARE waits for every transaction still inserting events (they hold
     # ROW EXCLUSIVE from before their ids were drawn), so every event up to max(id) is committed.
     # Held for one statement; inserts that arrive meanwhile wait at most WATERMARK_WAIT.
@@ -255,7 +256,10 @@ def write_checkpoint(ctx, *, force: bool = False) -> Outcome:
             time.sleep(0.1 * (attempt + 1))
     trust = trust_store(settings)
     with db.begin() as tx:
-        tx.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        if force:
+            tx.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        elif not tx.scalar("SELECT pg_try_advisory_xact_lock(%s)", (LOCK_KEY,)):
+            return Outcome(skipped="another process is writing a checkpoint")
         last = _latest(tx)  # read under the lock: another writer may have just written one
         previous_mark = last["watermark"] if last else 0
         if watermark <= previous_mark:
@@ -425,11 +429,12 @@ def checkpoint_if_due(ctx) -> dict | None:
     if time.monotonic() < _refused_until:
         return None
     try:
-        with ctx.db.read() as tx:
+        db = ctx.checkpoint_db
+        with db.read() as tx:
             last = tx.one("SELECT watermark FROM audit_checkpoints ORDER BY number DESC LIMIT 1")
             if not _is_due(tx, ctx.settings, last["watermark"] if last else 0):
                 return None
-        outcome = write_checkpoint(ctx)
+        outcome = write_checkpoint(ctx, db=db)
     except Exception as exc:  # noqa: BLE001 - see above
         log.error("the audit checkpoint failed: %s: %s", type(exc).__name__, exc)
         return {"error": str(exc)}

@@ -41,6 +41,19 @@ class Context:
             self._check_schema(db, url)
         return db
 
+    @cached_property
+    def checkpoint_db(self):
+        """Where the audit checkpoint after commits runs (core/audit.py): a connection of its own
+        when this process has just one (a command), so a checkpoint (up to a second at 100,000
+        chains) never holds up the claims and decisions of the process; the pool when it has one."""
+        from .adapters.postgres import Database
+
+        if self.pool_size:
+            return self.db
+        url = self.database_url
+        return Database(url, connect_timeout=self.settings.connect_timeout,
+                        on_connect_error=lambda exc: embedded.unavailable("postgres", url, exc))
+
     def _check_schema(self, db, url: str) -> None:
         from . import migrations
 
@@ -157,7 +170,8 @@ class Context:
         return connect(self.graph_url, self.settings.graph_user, self.settings.graph_password)
 
     # -- outages ------------------------------------------------------------------------------
-    _CLIENTS = {"postgres": ("database_url", "db"), "redis": ("redis_url", "redis", "validation_queue"),
+    _CLIENTS = {"postgres": ("database_url", "db", "checkpoint_db"),
+                "redis": ("redis_url", "redis", "validation_queue"),
                 "graph": ("graph_url", "graph")}
 
     def follow(self, part: str) -> bool:
@@ -181,7 +195,7 @@ class Context:
         return False
 
     def close(self) -> None:
-        for name in ("db", "graph", "llm", "validation_queue", "redis"):
+        for name in ("checkpoint_db", "db", "graph", "llm", "validation_queue", "redis"):
             if self.__dict__.get(name) is not None:
                 try:
                     self.__dict__[name].close()

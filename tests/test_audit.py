@@ -435,6 +435,57 @@ def test_processes_checkpointing_at_once_never_write_the_same_number(ctx, people
     assert report["checkpoints"]["checked"] == len(numbers) and report["anchor"]["events"] <= report["events"]
 
 
+def test_a_checkpoint_due_while_another_process_writes_one_is_left_to_it(ctx, people):
+    import time
+
+    import psycopg
+
+    world(ctx, people)
+    other = psycopg.connect(ctx.database_url)  # another process, in the middle of writing one
+    other.execute("SELECT pg_advisory_xact_lock(%s)", (audit.LOCK_KEY,))
+    try:
+        started = time.monotonic()
+        assert audit.write_checkpoint(ctx).skipped == "another process is writing a checkpoint"
+        assert time.monotonic() - started < 1  # it did not wait for the other
+    finally:
+        other.rollback()
+        other.close()
+    assert audit.write_checkpoint(ctx, force=True).written["number"] == 1  # asked for, it waits its turn
+
+
+def test_a_checkpoint_after_a_commit_never_holds_up_a_commands_connection(ctx, people, services):
+    """A command has one connection. The checkpoint its commit may start (up to a second at 100,000
+    chains) runs on a connection of its own, so the command's next claim does not wait for it."""
+    import threading
+
+    import psycopg
+
+    from r2k.core import embedded
+    from r2k.core.context import Context
+
+    world(ctx, people)
+    command = Context(services)
+    blocker = psycopg.connect(embedded.superuser_url(ctx.settings))
+    try:
+        assert command.checkpoint_db is not command.db
+        blocker.execute("LOCK TABLE audit_checkpoints IN ACCESS EXCLUSIVE MODE")  # the checkpoint is slow
+        checkpoint = threading.Thread(target=audit.checkpoint_if_due, args=(command,), daemon=True)
+        checkpoint.start()
+        checkpoint.join(0.5)
+        assert checkpoint.is_alive()  # inside its transaction, waiting
+        claimed = []
+        claimer = threading.Thread(target=lambda: claimed.append(claims.claim_next(command, people["bob"], "FACT")),
+                                   daemon=True)
+        claimer.start()
+        claimer.join(5)
+        assert claimed and claimed[0]["id"] == 3
+    finally:
+        blocker.rollback()
+        blocker.close()
+        checkpoint.join(10)
+        command.close()
+
+
 def test_a_checkpoint_is_written_when_an_event_waited_m_seconds_by_a_command_or_the_sweep(ctx, people):
     import time
 
