@@ -98,7 +98,12 @@ def floor_worker(seconds: float, start_at: float, out, measured) -> None:
     redis, url = ctx.redis, ctx.database_url
     conn = psycopg.connect(url, autocommit=False)
     key = f"raw_to_knowledge:val_queue:{HORN}"
-    run = os.urandom(4).hex()  # candidate ids start again each round: the floor's chains must not
+    # One chain per floor process and round, linked as it goes (its head is known here, so it costs
+    # the floor no read): the log stays whole, so the audit checkpoints the claimers write in the
+    # same run anchor it instead of refusing a broken log, and the floor adds one chain a process
+    # and round, not one a claim (each chain makes every later checkpoint dearer for ours).
+    chain = f"{os.getpid()}-{os.urandom(4).hex()}"
+    head = {"seq": 0, "hash": ""}
 
     def one_claim() -> None:
         cid = int(redis.lpop(key))
@@ -108,10 +113,9 @@ def floor_worker(seconds: float, start_at: float, out, measured) -> None:
             digest = hashlib.sha256(f"{cid}:{row[0]}".encode()).hexdigest()
             conn.execute("INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, "
                          "prev_hash, hash, signature, key_id) VALUES ('floor', %s, %s, 'claim', 'bench', %s, now(), "
-                         "'', %s, %s, (SELECT key_id FROM signing_keys LIMIT 1))",
-                         # seq 1 after the genesis: a chain of its own, whole, so the audit checkpoints
-                         # the claimers write in the same run anchor it instead of refusing a broken log
-                         (f"{cid}-{run}", 1, Jsonb({"to": "IN_REVIEW"}), digest, b"x"))
+                         "%s, %s, %s, (SELECT key_id FROM signing_keys LIMIT 1))",
+                         (chain, head["seq"] + 1, Jsonb({"to": "IN_REVIEW"}), head["hash"], digest, b"x"))
+            head.update(seq=head["seq"] + 1, hash=digest)
         conn.commit()
 
     out.put(timed(seconds, start_at, one_claim))
