@@ -304,6 +304,7 @@ def test_a_stale_in_flight_id_does_not_hide_a_lost_push(ctx, people):
 
     ids = [candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")["id"] for i in range(2)]
     claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    assert queue_index.queue(ctx).in_flight("FACT") == set()  # its settle went out (reading sends it)
     ctx.redis.zadd(inflight_key("FACT"), {claimed["id"]: time.time()})  # the settle that never came
     ctx.redis.lrem(queue_key("FACT"), 0, ids[1])  # the push that never came
     assert queue_index.queue(ctx).held("FACT") == 1  # one held, one queued: the counts agree

@@ -604,3 +604,47 @@ def test_migrations_head_matches_the_scripts():
 
     script = ScriptDirectory.from_config(migrations.alembic_config("postgresql://x/y"))
     assert script.get_current_head() == migrations.HEAD
+
+
+# ----------------------------------------------------------------------------- claim settles
+
+def test_claim_settles_wait_for_a_pop_then_go_out_by_themselves_in_order():
+    """A claim's settle waits a little to ride on the next pop (`take`); one that no pop takes goes
+    out by itself, in the order of the claims; one a failed step took goes out again, first."""
+    import threading
+    import time
+
+    from r2k.core.adapters.redis_queues import ClaimSettles
+
+    sent, arrived = [], threading.Event()
+
+    def send(settles):
+        sent.append(list(settles))
+        arrived.set()
+
+    settles = ClaimSettles(send, wait=0.05)
+    settles.add(("k", 1, "c", "m1"))
+    settles.add(("k", 2, "c", "m2"))
+    assert settles.take() == [("k", 1, "c", "m1"), ("k", 2, "c", "m2")]  # a pop took both
+    settles.add(("k", 3, "c", "m3"))
+    started = time.monotonic()
+    assert arrived.wait(2)
+    assert sent == [[("k", 3, "c", "m3")]] and time.monotonic() - started >= 0.04  # after the wait, not before
+    settles.add(("k", 4, "c", "m4"))
+    settles.put_back([("k", 5, "c", "m5")])  # an earlier one a failed pop took
+    settles.close()  # a command ending sends what waits, without waiting
+    assert sent[1] == [("k", 5, "c", "m5"), ("k", 4, "c", "m4")]
+    settles.add(("k", 6, "c", "m6"))  # after the close: at once
+    assert sent[2] == [("k", 6, "c", "m6")] and settles.take() == []
+
+
+def test_a_claim_settle_that_cannot_be_sent_is_logged_not_raised(caplog):
+    from r2k.core.adapters.redis_queues import ClaimSettles
+
+    def send(settles):
+        raise ConnectionError("Redis is away")
+
+    settles = ClaimSettles(send, wait=3600)
+    settles.add(("k", 1, "c", "m"))
+    settles.close()
+    assert "1 claim settle(s) did not reach Redis" in caplog.text and "Redis is away" in caplog.text

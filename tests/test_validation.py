@@ -338,6 +338,16 @@ def test_claims_read_ahead_and_a_stale_entry_costs_only_a_read(ctx, people):
     assert audit.verify(ctx.db)["broken"] == []
 
 
+def test_a_refill_reads_only_the_ids_not_yet_read_ahead(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 5)
+    claims.claim_next(ctx, people["alice"], "FACT")
+    assert sorted(read_ahead(ctx)) == ids[1:]
+    assert claims._refill(ctx, "FACT") == 0  # the whole front is read ahead already: no read
+    ctx.redis.hdel(heads_key("FACT"), ids[3])
+    assert claims._refill(ctx, "FACT") == 1
+    assert sorted(read_ahead(ctx)) == ids[1:]
+
+
 def test_a_read_ahead_entry_with_a_wrong_chain_head_writes_nothing_wrong(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 3)
     claims.claim_next(ctx, people["alice"], "FACT")
@@ -368,8 +378,99 @@ def test_claims_go_on_after_redis_drops_their_connection_or_forgets_their_script
     ctx.redis.script_flush()  # both at once, as after a Redis restart
     ctx.redis.client_kill_filter(_type="normal", skipme=True)
     assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[3]
-    assert ctx.redis.zcard(inflight_key("FACT")) == 0  # each claim also settled its pop
+    assert settled_soon(ctx)  # each claim also settled its pop
     assert [c["state"] for c in candidate_views.list_candidates(ctx, horn_type="FACT")] == ["IN_REVIEW"] * 4
+
+
+def settled_soon(ctx, horn="FACT", within: float = 2.0) -> bool:
+    """The partition's in-flight set empties by itself (no further step of this process sends it)."""
+    deadline = time.monotonic() + within
+    while ctx.redis.zcard(inflight_key(horn)):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def test_a_claims_settle_rides_on_the_next_pop_or_goes_out_by_itself(ctx, people):
+    """A claim's settle (its id leaves flight, its notice goes out) waits a few milliseconds for the
+    same process's next pop and goes in the same script; if no pop comes, it goes out by itself.
+    Either way the notices come in the order of the claims, each once."""
+    ids = add_many(ctx, people["root"], "FACT", 3)
+    q = queue_index.queue(ctx)
+    listener = ctx.redis.pubsub(ignore_subscribe_messages=True)
+    listener.subscribe("raw_to_knowledge:events")
+    sent = []
+    send = q._line.run
+    q._line.run = lambda script, keys, args: sent.append(script) or send(script, keys, args)
+    try:
+        for _ in ids:
+            claims.claim_next(ctx, people["alice"], "FACT")
+    finally:
+        q._line.run = send
+    # Three claims, three pops; the first two settles rode on the pops after them.
+    assert sent == [q._pop] * 3
+    assert ctx.redis.zrange(inflight_key("FACT"), 0, -1) in ([str(ids[2]).encode()], [])
+    assert settled_soon(ctx)  # the last one went out by itself
+    heard = []
+    deadline = time.monotonic() + 2
+    while len(heard) < 3 and time.monotonic() < deadline:
+        message = listener.get_message(timeout=0.1)
+        if message:
+            heard.append(json.loads(message["data"]))
+    listener.close()
+    assert [(n["id"], n["action"], n["state"]) for n in heard] == [(i, "claim", "IN_REVIEW") for i in ids]
+
+
+def test_a_waiting_settle_goes_out_before_a_step_that_could_see_it(ctx, people):
+    """Within the process, order is as if each settle went out at its commit: a release, a sweep
+    or a read of the partition sends the waiting ones first."""
+    ids = add_many(ctx, people["root"], "FACT", 2)
+    q = queue_index.queue(ctx)
+    first = claims.claim_next(ctx, people["alice"], "FACT")
+    assert q.held_ids("FACT") == {ids[1]}  # read at once: the claimed id is no longer in flight
+    claims.claim_next(ctx, people["alice"], "FACT")
+    queue_index.sweep_in_flight(ctx, grace=0)  # nothing unsettled to return to the list
+    assert q.ids("FACT") == []
+    candidates.release(ctx, people["alice"], first["id"])
+    assert q.ids("FACT") == [ids[0]] and q.in_flight("FACT") == set()
+
+
+def test_a_settle_taken_by_a_pop_that_failed_still_goes_out(ctx, people):
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    add_many(ctx, people["root"], "FACT", 2)
+    q = queue_index.queue(ctx)
+    q._settles.wait = 3600  # nothing but a later step sends it
+    first = claims.claim_next(ctx, people["alice"], "FACT")
+    run = q._line.run
+
+    def away(script, keys, args):
+        raise RedisConnectionError("Redis went away")
+
+    q._line.run = away
+    try:
+        with pytest.raises(Exception):
+            claims.claim_next(ctx, people["alice"], "FACT")
+    finally:
+        q._line.run = run
+    assert q.in_flight("FACT") == set()  # the pop failed, yet the first claim's settle went out after it
+    assert candidate_views.get(ctx, first["id"])["state"] == "IN_REVIEW"
+
+
+def test_closing_the_context_sends_the_waiting_settles(ctx, people):
+    from r2k.core.context import Context
+
+    ids = add_many(ctx, people["root"], "FACT", 1)
+    other = Context()
+    other.validation_queue._settles.wait = 3600  # the thread would wait an hour: only the close sends it
+    try:
+        claims.claim_next(other, people["alice"], "FACT")
+        assert ctx.redis.zcard(inflight_key("FACT")) == 1
+    finally:
+        other.close()
+    assert ctx.redis.zcard(inflight_key("FACT")) == 0
+    assert candidate_views.get(ctx, ids[0])["state"] == "IN_REVIEW"
 
 
 CLAIMER = """

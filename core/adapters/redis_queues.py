@@ -12,12 +12,15 @@ its chain still ends at the cached hash; a missing or stale entry costs the clai
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
+import logging
 import os
 import threading
 import time
 import uuid
-from typing import Iterator, NamedTuple
+import weakref
+from typing import Callable, Iterator, NamedTuple
 
 from redis.exceptions import ConnectionError, LockError, NoScriptError, TimeoutError
 
@@ -28,21 +31,30 @@ GRAPH_QUEUE = "raw_to_knowledge_graph"
 # after a commit failed (the queues may miss a push). A pop finds it gone and has them rebuilt.
 EPOCH_KEY = "raw_to_knowledge:queue_epoch"
 
-# Pop the oldest id into flight, with its read-ahead entry ('' if none) and how many entries are left;
-# nothing when the reconcile mark is gone (Redis lost data, or a push after a commit failed).
-# With KEYS[5], the claimer's skipped ids (a sorted set scored by skip time): the oldest listed id
-# not in it, else (every listed id skipped) the one skipped longest ago. Only the first
-# |skipped| + 1 listed ids can all be skipped, so that many are looked at, and the id is taken from
-# where it lies (LREM): the others keep their order.
+# First, the claims this process committed since its last pop are settled (ARGV[3] of them: each
+# id leaves its partition's in-flight set, KEYS[5…], and its notice goes out: ARGV id, channel,
+# message), so a claimer that claims again at once pays one round trip per claim fewer.
+# Then pop the oldest id into flight, with its read-ahead entry ('' if none) and how many entries
+# are left; nothing when the reconcile mark is gone (Redis lost data, or a push after a commit failed).
+# With ARGV[2] = 1, the last key is the claimer's skipped ids (a sorted set scored by skip time):
+# the oldest listed id not in it, else (every listed id skipped) the one skipped longest ago. Only
+# the first |skipped| + 1 listed ids can all be skipped, so that many are looked at, and the id is
+# taken from where it lies (LREM): the others keep their order.
 _POP = """
+local settles = tonumber(ARGV[3])
+for i = 1, settles do
+  redis.call('ZREM', KEYS[4 + i], ARGV[1 + 3 * i])
+  redis.call('PUBLISH', ARGV[2 + 3 * i], ARGV[3 + 3 * i])
+end
 if redis.call('EXISTS', KEYS[4]) == 0 then return -1 end
 local id
-local skipping = KEYS[5] and redis.call('ZCARD', KEYS[5]) or 0
+local skipped = ARGV[2] == '1' and KEYS[5 + settles]
+local skipping = skipped and redis.call('ZCARD', skipped) or 0
 if skipping > 0 then
   local front = redis.call('LRANGE', KEYS[1], 0, skipping)
   local first, first_at
   for i = 1, #front do
-    local at = redis.call('ZSCORE', KEYS[5], front[i])
+    local at = redis.call('ZSCORE', skipped, front[i])
     if not at then
       id = front[i]
       break
@@ -63,12 +75,18 @@ if head then redis.call('HDEL', KEYS[3], id) else head = '' end
 return {id, head, redis.call('HLEN', KEYS[3])}
 """
 
-# Settle a popped id and tell the workstations, in one round trip.
+# Settle claimed ids and tell the workstations, in one round trip: for each, its in-flight set
+# (KEYS[i]) and its id, channel and message (ARGV[3i-2 … 3i]).
 _SETTLE = """
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('PUBLISH', ARGV[2], ARGV[3])
+for i = 1, #KEYS do
+  redis.call('ZREM', KEYS[i], ARGV[3 * i - 2])
+  redis.call('PUBLISH', ARGV[3 * i - 1], ARGV[3 * i])
+end
 return 1
 """
+
+# How long a committed claim's settle waits to go out with this process's next pop, at most.
+SETTLE_WAIT = 0.05
 
 # Return ids stuck in flight (popped before ARGV[1]) to the head of the queue.
 _RESCUE = """
@@ -152,6 +170,126 @@ class ClaimLine:
                 self._conn.disconnect()
 
 
+Settle = tuple[str, int, str, str]  # in-flight key, id, notice channel, notice message
+
+
+class ClaimSettles:
+    """Committed claims whose settle (the id leaves its in-flight set, the notice goes out) has not
+    reached Redis yet.
+
+    A settle waits up to `wait` (SETTLE_WAIT) to go out in the same script as this process's next pop:
+    a claimer that claims again at once pays one round trip per claim fewer (bench/claim.py). A
+    thread sends whatever waited longer, so a workstation that claims and then reads hears of it
+    within milliseconds all the same. Within the process the order stays as if each settle went out
+    at its commit: every queue step that reads or changes in-flight ids or the lists sends the
+    waiting ones first. A process killed in that window leaves its ids in flight, as a crash between
+    a commit and its settle always could: the sweep returns them to the head, and a claim drops an
+    id whose row has moved on (docs/architecture.md, "Queues").
+    """
+
+    IDLE = 30.0  # seconds without a settle before the thread ends (a new settle starts it again)
+
+    def __init__(self, send: Callable[[list[Settle]], None], wait: float = SETTLE_WAIT):
+        self._send = send
+        self.wait = wait
+        self._closed = False
+        self._forget()
+        _SETTLING.add(self)
+
+    def _forget(self) -> None:
+        """Start empty (at creation, and in a forked child: the parent sends its own settles)."""
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._waiting: list[Settle] = []
+        self._since = 0.0  # when the oldest waiting settle was added (monotonic)
+        self._thread: threading.Thread | None = None
+
+    def add(self, settle: Settle) -> None:
+        self._wait_for_sending([settle])
+
+    def take(self) -> list[Settle]:
+        """The waiting settles, now the caller's to send."""
+        with self._lock:
+            waiting, self._waiting = self._waiting, []
+        return waiting
+
+    def put_back(self, waiting: list[Settle]) -> None:
+        """Settles a failed step took: they go out once more, first (twice is harmless)."""
+        if waiting:
+            self._wait_for_sending(waiting, first=True)
+
+    def _wait_for_sending(self, settles: list[Settle], first: bool = False) -> None:
+        with self._lock:
+            if not self._waiting:
+                self._since = time.monotonic()
+            if first:
+                self._waiting[:0] = settles
+            else:
+                self._waiting.extend(settles)
+            closed = self._closed
+            if not closed and self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="r2k claim settles", daemon=True)
+                self._thread.start()
+        if closed:  # a command ending: nothing would send them later
+            self.flush()
+        else:
+            self._wake.set()
+
+    def flush(self) -> None:
+        waiting = self.take()
+        if not waiting:
+            return
+        try:
+            self._send(waiting)
+        except Exception as exc:  # noqa: BLE001 - the claims stand; their ids stay in flight until the sweep
+            logging.getLogger(__name__).warning(
+                "%d claim settle(s) did not reach Redis (the sweep returns their ids; their notices are lost): %s",
+                len(waiting), exc)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+        self.flush()
+        self._wake.set()  # the thread sees the close and ends
+
+    def _run(self) -> None:
+        while True:
+            woken = self._wake.wait(self.IDLE)
+            self._wake.clear()
+            with self._lock:
+                if self._closed or (not woken and not self._waiting):
+                    self._thread = None
+                    return
+            while True:
+                with self._lock:
+                    since = self._since if self._waiting else None
+                if since is None:
+                    break
+                left = since + self.wait - time.monotonic()
+                if left > 0:
+                    time.sleep(left)  # a pop may take them in the meantime
+                else:
+                    self.flush()
+
+
+# Every ClaimSettles of the process: flushed at exit, emptied in a forked child.
+_SETTLING: weakref.WeakSet[ClaimSettles] = weakref.WeakSet()
+
+
+def _flush_all_settles() -> None:
+    for settles in list(_SETTLING):
+        settles.flush()
+
+
+def _forget_settles_in_child() -> None:
+    for settles in list(_SETTLING):
+        settles._forget()
+
+
+atexit.register(_flush_all_settles)
+os.register_at_fork(after_in_child=_forget_settles_in_child)
+
+
 class ValidationQueue:
     def __init__(self, redis):
         self.redis = redis
@@ -159,24 +297,47 @@ class ValidationQueue:
         self._settle = redis.register_script(_SETTLE)
         self._rescue = redis.register_script(_RESCUE)
         self._line = ClaimLine(redis)
+        self._settles = ClaimSettles(self._send_settles)
 
     def close(self) -> None:
+        self._settles.close()
         self._line.close()
 
+    def _send_settles(self, waiting: list[Settle]) -> None:
+        self._line.run(self._settle, [key for key, *_ in waiting], [v for _, *rest in waiting for v in rest])
+
+    def settle_claimed(self, horn_type: str, candidate_id: int, publish: tuple[str, str]) -> None:
+        """A claim of a popped id committed: its id leaves flight and `publish` (channel, message)
+        goes out, with this process's next pop or within SETTLE_WAIT (ClaimSettles)."""
+        self._settles.add((inflight_key(horn_type), candidate_id, *publish))
+
+    def send_settles(self) -> None:
+        """Send the waiting settles now (before a notice of a later change, say)."""
+        self._settles.flush()
+
     def push_tail(self, horn_type: str, candidate_id: int) -> None:
+        self._settles.flush()
         self.redis.rpush(queue_key(horn_type), candidate_id)
 
     def push_head(self, horn_type: str, candidate_id: int) -> None:
+        self._settles.flush()
         self.redis.lpush(queue_key(horn_type), candidate_id)
 
     def pop(self, horn_type: str, skipping: str | None = None) -> Popped | None:
         """The oldest id, now in flight until `done` (or a rescue after a crash), with its read-ahead
         entry; None when the partition is empty; IndexLost, popping nothing, when the reconcile mark
         is gone. `skipping` names a user: the oldest id they have not skipped, if there is one."""
-        keys = [queue_key(horn_type), inflight_key(horn_type), heads_key(horn_type), EPOCH_KEY]
+        settles = self._settles.take()  # they go first, in the same script
+        keys = [queue_key(horn_type), inflight_key(horn_type), heads_key(horn_type), EPOCH_KEY,
+                *(key for key, *_ in settles)]
+        args = [time.time(), "0" if skipping is None else "1", len(settles), *(v for _, *rest in settles for v in rest)]
         if skipping is not None:
             keys.append(skipped_key(skipping, horn_type))
-        value = self._line.run(self._pop, keys, [time.time()])
+        try:
+            value = self._line.run(self._pop, keys, args)
+        except BaseException:
+            self._settles.put_back(settles)  # they may not have run: once more (twice is harmless)
+            raise
         if value == -1:
             raise IndexLost(horn_type)
         if value is None:
@@ -200,14 +361,20 @@ class ValidationQueue:
 
     def remove(self, horn_type: str, candidate_id: int) -> None:
         """Take an id out of its partition (claimed by name), with its read-ahead entry."""
+        self._settles.flush()
         pipe = self.redis.pipeline(transaction=False)
         pipe.lrem(queue_key(horn_type), 0, candidate_id)
         pipe.hdel(heads_key(horn_type), candidate_id)
         pipe.execute()
 
-    def front(self, horn_type: str, count: int) -> list[int]:
-        """The next `count` ids of the partition, oldest first."""
-        return [int(i) for i in self.redis.lrange(queue_key(horn_type), 0, count - 1)]
+    def front_unread(self, horn_type: str, count: int) -> list[int]:
+        """Of the next `count` ids, those with no read-ahead entry yet (one round trip)."""
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.lrange(queue_key(horn_type), 0, count - 1)
+        pipe.hkeys(heads_key(horn_type))
+        listed, cached = pipe.execute()
+        cached = set(cached)
+        return [int(i) for i in listed if i not in cached]
 
     def read_ahead(self, horn_type: str, heads: dict[int, str], ttl: int) -> None:
         """Store read-ahead entries; the whole cache lapses after `ttl` seconds without a refill,
@@ -246,15 +413,13 @@ class ValidationQueue:
                 with contextlib.suppress(LockError):  # it outlived `seconds`
                     lock.release()
 
-    def done(self, horn_type: str, candidate_id: int, publish: tuple[str, str] | None = None) -> None:
-        """Settle an id popped by `pop`; `publish` (channel, message) goes out in the same round trip."""
-        if publish is None:
-            self.redis.zrem(inflight_key(horn_type), candidate_id)
-            return
-        self._line.run(self._settle, [inflight_key(horn_type)], [candidate_id, *publish])
+    def done(self, horn_type: str, candidate_id: int) -> None:
+        """Settle, at once, an id popped by `pop` and not claimed (put back, or stale)."""
+        self.redis.zrem(inflight_key(horn_type), candidate_id)
 
     def rescue(self, horn_type: str, older_than: float) -> list[int]:
         """Return ids popped more than `older_than` seconds ago and never settled to the head."""
+        self._settles.flush()
         ids = self._rescue(keys=[queue_key(horn_type), inflight_key(horn_type)], args=[time.time() - older_than])
         return [int(i) for i in ids]
 
@@ -263,19 +428,23 @@ class ValidationQueue:
 
     def held(self, horn_type: str) -> int:
         """Ids the partition holds: listed, or popped and not yet settled."""
+        self._settles.flush()
         pipe = self.redis.pipeline(transaction=True)
         pipe.llen(queue_key(horn_type))
         pipe.zcard(inflight_key(horn_type))
         return sum(pipe.execute())
 
     def ids(self, horn_type: str) -> list[int]:
+        self._settles.flush()
         return [int(i) for i in self.redis.lrange(queue_key(horn_type), 0, -1)]
 
     def in_flight(self, horn_type: str) -> set[int]:
+        self._settles.flush()
         return {int(i) for i in self.redis.zrange(inflight_key(horn_type), 0, -1)}
 
     def held_ids(self, horn_type: str) -> set[int]:
         """The ids the partition holds, listed or in flight, read in one step."""
+        self._settles.flush()
         pipe = self.redis.pipeline(transaction=True)
         pipe.lrange(queue_key(horn_type), 0, -1)
         pipe.zrange(inflight_key(horn_type), 0, -1)
@@ -284,6 +453,7 @@ class ValidationQueue:
 
     def rebuild(self, horn_type: str, ids: list[int], chunk: int = 5000) -> None:
         """Replace the partition with `ids` in order, atomically (a reader sees old or new, never half)."""
+        self._settles.flush()
         # A key of its own: two rebuilds at once (claims that each found a partition short) must not
         # fill, or rename away, each other's list. Each is a whole snapshot; the last one stands.
         temp = f"{queue_key(horn_type)}:rebuild:{os.getpid()}:{uuid.uuid4().hex[:8]}"

@@ -152,7 +152,7 @@ def refill_read_ahead(ctx: Context, horn: str) -> int:
 def _refill(ctx: Context, horn: str) -> int:
     q = queue_index.queue(ctx)
     with q.refill_turn(horn, seconds=5) as mine:
-        ids = q.front(horn, READ_AHEAD) if mine else []
+        ids = q.front_unread(horn, READ_AHEAD) if mine else []  # those already read ahead stay as they are
         if not ids:
             return 0
         with ctx.db.read() as tx:
@@ -184,10 +184,12 @@ def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: in
 
 def settle_claim(ctx: Context, event) -> None:
     """After commit (reactions): the claimed id leaves the in-flight set and the workstations hear of
-    it, in one Redis step (a claim is the hottest path there is)."""
+    it, in one Redis step that rides on this process's next pop when it comes within milliseconds
+    (a claim is the hottest path there is: adapters/redis_queues.ClaimSettles)."""
     from .. import notices
 
-    queue_index.queue(ctx).done(event.row["horn_type"], event.aggregate_id, publish=(notices.CHANNEL, notices.of(event)))
+    queue_index.queue(ctx).settle_claimed(event.row["horn_type"], event.aggregate_id,
+                                          (notices.CHANNEL, notices.of(event)))
 
 
 def next_for_review(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: str | None = None) -> dict | None:
