@@ -330,13 +330,14 @@ def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark:
                     tx, "SELECT h.aggregate_type, h.aggregate_id, h.seq, h.hash, h.bucket, h.leaf FROM audit_heads h "
                         "JOIN jsonb_array_elements(%s::jsonb) k ON h.aggregate_type = k->>0 "
                         "AND h.aggregate_id = k->>1", (json.dumps(list(chains)),))}
+    bucket_at = {chain: bucket_of(*chain) for chain in chains}  # once each: it is a hash
     new_heads = []
     for chain, evs in chains.items():
         name = f"{chain[0]} {chain[1]}"
         row = anchored.get(chain)
         seq, prev = (row["seq"], row["hash"]) if row else (0, GENESIS)
         if row is not None and (bytes(row["leaf"]) != leaf_hash(*chain, row["seq"], row["hash"])
-                                or row["bucket"] != bucket_of(*chain)):
+                                or row["bucket"] != bucket_at[chain]):
             problems.append(f"chain {name}: its anchored head in audit_heads was changed")
             continue
         for _, _, ev_seq, ev_prev, ev_hash in evs:
@@ -356,7 +357,7 @@ def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark:
     if problems:
         return problems, None
 
-    touched = {bucket_of(*chain) for chain, *_ in new_heads}
+    touched = {bucket_at[chain] for chain, *_ in new_heads}
     leaves: dict[int, dict[tuple[str, str], bytes]] = {b: {} for b in touched}
     for t, i, bucket, leaf in _rows(tx, "SELECT aggregate_type, aggregate_id, bucket, leaf FROM audit_heads "
                                         "WHERE bucket = ANY(%s)", (sorted(touched),)):
@@ -371,11 +372,10 @@ def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark:
     count = last["events"] if last else 0
     chain_count = last["chains"] if last else 0
     for chain, row, seq, digest in new_heads:
-        bucket = bucket_of(*chain)
         leaf = leaf_hash(*chain, seq, digest)
-        leaves[bucket][chain] = leaf
+        leaves[bucket_at[chain]][chain] = leaf
         delta.append([chain[0], chain[1], seq, digest])
-        rows.append((chain[0], chain[1], seq, digest, bucket, leaf.hex()))
+        rows.append((chain[0], chain[1], seq, digest, bucket_at[chain], leaf.hex()))
         count += seq - (row["seq"] if row else 0)
         chain_count += row is None
     digests = {b: bucket_digest(leaves[b]) for b in touched}

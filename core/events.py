@@ -25,6 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from psycopg.types.json import Jsonb
+
 from .adapters.postgres import Database, Tx, jsonable
 from .errors import InvalidInput
 
@@ -124,8 +126,6 @@ def event_values(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any,
     payload = jsonable(payload)
     digest = event_hash(hashed_fields(aggregate_type, aggregate_id, seq, type_, actor, payload, at,
                                       idempotency_key, prev_hash))
-    from psycopg.types.json import Jsonb
-
     tx.heads[(aggregate_type, aggregate_id)] = (seq, digest)
     return [aggregate_type, aggregate_id, seq, type_, actor, Jsonb(payload), at, idempotency_key,
             prev_hash, digest, signer.sign(digest), signer.key_id]
