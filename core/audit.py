@@ -20,6 +20,7 @@ checkpoint anchored and checks them against its signed root, trusting no table.
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import hashlib
 import json
@@ -164,13 +165,38 @@ def _append_to_file(settings, record: dict) -> None:
     path = checkpoint_file(settings)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(path.parent, 0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # concurrent writers' lines never interleave
-        os.write(fd, (json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n").encode())
+        _drop_torn_tail(fd, path)
+        line = memoryview((json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n").encode())
+        while line:  # a write may be cut short: the rest follows
+            line = line[os.write(fd, line):]
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _drop_torn_tail(fd: int, path: Path) -> None:
+    """A writer killed in the middle of its line (a process ending while its checkpoint thread
+    wrote) leaves a fragment with no newline: cut it off, so this line starts on a line of its own.
+    Only such a fragment goes: every whole line ends with a newline. The database holds that
+    checkpoint, so the file is only behind by it, which is no problem for verify."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    pos = size
+    while pos > 0:
+        step = min(65536, pos)
+        chunk = os.pread(fd, step, pos - step)
+        cut = chunk.rfind(b"\n")
+        if cut >= 0:
+            pos = pos - step + cut + 1
+            break
+        pos -= step
+    os.ftruncate(fd, pos)
+    log.warning("%s ended in a partly written line (%d bytes, a writer that died while writing): cut off",
+                path, size - pos)
 
 
 def _last_file_record(settings) -> dict | None:
@@ -186,7 +212,8 @@ def _last_file_record(settings) -> dict | None:
                 pos -= step
                 handle.seek(pos)
                 tail = handle.read(step) + tail
-            lines = [line for line in tail[: end - pos].split(b"\n") if line.strip()]
+            lines = tail[: end - pos].split(b"\n")
+            lines = [line for line in lines[:-1] if line.strip()]  # the last: empty, or a torn line's start
             return json.loads(lines[-1]) if lines else None
     except FileNotFoundError:
         return None
@@ -478,6 +505,11 @@ def wait_pending(timeout: float = 30.0) -> None:
         pending.join(timeout)
 
 
+# Any process that ends normally lets its checkpoint finish first: cut short in the middle of the
+# file's line, it would leave a torn line (which the next writer cuts off, but the copy is lost).
+atexit.register(wait_pending, 10.0)
+
+
 # ----------------------------------------------------------------------------- checking
 
 @dataclass
@@ -538,7 +570,7 @@ def _scan_file(path: Path, inspection: Inspection) -> dict[int, tuple[dict, int]
         offset = 0
         for n, line in enumerate(handle, 1):
             start, offset = offset, offset + len(line)
-            if not line.strip():
+            if not line.strip() or not line.endswith(b"\n"):  # the last, torn by a writer that died: not a record
                 continue
             try:
                 record = json.loads(line)

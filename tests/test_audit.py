@@ -435,6 +435,28 @@ def test_processes_checkpointing_at_once_never_write_the_same_number(ctx, people
     assert report["checkpoints"]["checked"] == len(numbers) and report["anchor"]["events"] <= report["events"]
 
 
+def test_a_line_torn_by_a_writer_that_died_does_not_stop_the_checkpoints(ctx, people, caplog):
+    """Found by the claims bench: a process that ended while its checkpoint thread wrote the file's
+    line left half a line. Every later checkpoint was refused ('cannot be read'), for good."""
+    world(ctx, people)
+    assert audit.write_checkpoint(ctx, force=True).written["number"] == 1
+    path = audit.checkpoint_file(ctx.settings)
+    whole = path.read_bytes()
+    candidates.add(ctx, people["root"], "Q9?", "Fact 9.", "FACT")
+    assert audit.write_checkpoint(ctx, force=True).written["number"] == 2
+    second = path.read_bytes()[len(whole):]
+    path.write_bytes(whole + second[: len(second) // 2])  # checkpoint 2's line, cut short
+    assert verify()[0] == 0  # the database holds 2; the file is only behind
+
+    candidates.add(ctx, people["root"], "Q10?", "Fact 10.", "FACT")
+    outcome = audit.write_checkpoint(ctx)  # the after-commit kind, not forced: it must not refuse
+    assert outcome.refused == [] and audit.write_checkpoint(ctx, force=True).written["number"] == 3
+    assert "ended in a partly written line" in caplog.text
+    assert [line["number"] for line in file_lines(ctx)] == [1, 3]  # the fragment is gone, every line whole
+    code, report = verify()
+    assert code == 0, report
+
+
 def test_a_checkpoint_due_while_another_process_writes_one_is_left_to_it(ctx, people):
     import time
 
