@@ -160,6 +160,12 @@ def session_pids(server: Server) -> list[int]:
     return [s["pid"] for s in server.status()["sessions"]]
 
 
+def earlier_sessions_gone(server: Server) -> None:
+    """The server is shared by the module's tests: a session of the test before may still be ending
+    (its client was killed with its tmux) when a test starts counting sessions."""
+    wait_until(lambda: session_pids(server) == [], "the earlier tests' sessions to end")
+
+
 def live_processes():
     """(pid, parent pid, process group) of each live (not zombie) process, from /proc."""
     for entry in Path("/proc").iterdir():
@@ -257,6 +263,7 @@ def test_a_session_saves_no_screenshot_where_the_server_runs(ctx, people, server
 
 
 def test_two_sessions_at_once_claim_different_candidates(ctx, people, server, keys, tmux):
+    earlier_sessions_gone(server)
     ids = facts(ctx, people, 2)
     first = Terminal(tmux, "alice", server.ssh(keys["alice"]))
     second = Terminal(tmux, "bob", server.ssh(keys["bob"]))
@@ -307,6 +314,7 @@ def test_a_resize_redraws_at_the_new_width(ctx, people, server, keys, tmux):
 
 
 def test_killing_the_client_leaves_no_process_and_keeps_the_claim(ctx, people, server, keys, tmux):
+    earlier_sessions_gone(server)
     ids = facts(ctx, people, 1)
     term = Terminal(tmux, "alice", server.ssh(keys["alice"]), keep=False)
     term.shows("Dashboard — alice (validator")
