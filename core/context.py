@@ -137,9 +137,9 @@ class Context:
         from .notices import CHANNEL
 
         try:
-            queue = self.__dict__.get("validation_queue")
-            if queue is not None:
-                queue.send_settles()  # a claim's notice waiting to ride on a pop goes first: notices keep their order
+            from .adapters.redis_queues import send_all_settles
+
+            send_all_settles()  # a claim's notice waiting to ride on a pop goes first: notices keep their order
             self.redis.publish(CHANNEL, notice)
         except Exception as exc:  # noqa: BLE001 - Redis away: the screens reload when it is back
             logging.getLogger(__name__).debug("a live notice was not sent: %s", exc)

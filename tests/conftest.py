@@ -260,7 +260,11 @@ def error_of(result: subprocess.CompletedProcess | str) -> dict:
 
 
 def redis_snapshot(redis) -> dict:
-    """Every key with its value, to show a failed action left Redis as it was."""
+    """Every key with its value, to show a failed action left Redis as it was (once the claims
+    committed before it have settled: a claim's settle may wait a moment for the next pop)."""
+    from r2k.core.adapters.redis_queues import send_all_settles
+
+    send_all_settles()
     snap = {}
     for key in sorted(redis.keys("*")):
         kind = redis.type(key)

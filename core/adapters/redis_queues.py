@@ -177,14 +177,15 @@ class ClaimSettles:
     """Committed claims whose settle (the id leaves its in-flight set, the notice goes out) has not
     reached Redis yet.
 
-    A settle waits up to `wait` (SETTLE_WAIT) to go out in the same script as this process's next pop:
-    a claimer that claims again at once pays one round trip per claim fewer (bench/claim.py). A
-    thread sends whatever waited longer, so a workstation that claims and then reads hears of it
-    within milliseconds all the same. Within the process the order stays as if each settle went out
-    at its commit: every queue step that reads or changes in-flight ids or the lists sends the
-    waiting ones first. A process killed in that window leaves its ids in flight, as a crash between
-    a commit and its settle always could: the sweep returns them to the head, and a claim drops an
-    id whose row has moved on (docs/architecture.md, "Queues").
+    A settle waits up to `wait` (SETTLE_WAIT) to go out in the same script as this process's next
+    pop: a claimer that claims again at once pays one round trip per claim fewer (bench/claim.py).
+    A thread sends whatever waited longer, so a workstation that claims and then reads hears of it
+    within milliseconds all the same. Within the process the order stays as if each settle went
+    out at its commit: every queue step that reads or changes in-flight ids or the lists, and every
+    notice, sends the waiting ones of all the process's contexts first. A process killed in that
+    window leaves its ids in flight, as a crash between a commit and its settle always could: the
+    sweep returns them to the head, and a claim drops an id whose row has moved on
+    (docs/architecture.md, "Queues").
     """
 
     IDLE = 30.0  # seconds without a settle before the thread ends (a new settle starts it again)
@@ -276,7 +277,9 @@ class ClaimSettles:
 _SETTLING: weakref.WeakSet[ClaimSettles] = weakref.WeakSet()
 
 
-def _flush_all_settles() -> None:
+def send_all_settles() -> None:
+    """Every waiting settle of the process, now: at exit, and for whoever must see Redis as the
+    commits so far left it (a snapshot of it, say)."""
     for settles in list(_SETTLING):
         settles.flush()
 
@@ -286,7 +289,7 @@ def _forget_settles_in_child() -> None:
         settles._forget()
 
 
-atexit.register(_flush_all_settles)
+atexit.register(send_all_settles)
 os.register_at_fork(after_in_child=_forget_settles_in_child)
 
 
@@ -311,16 +314,12 @@ class ValidationQueue:
         goes out, with this process's next pop or within SETTLE_WAIT (ClaimSettles)."""
         self._settles.add((inflight_key(horn_type), candidate_id, *publish))
 
-    def send_settles(self) -> None:
-        """Send the waiting settles now (before a notice of a later change, say)."""
-        self._settles.flush()
-
     def push_tail(self, horn_type: str, candidate_id: int) -> None:
-        self._settles.flush()
+        send_all_settles()
         self.redis.rpush(queue_key(horn_type), candidate_id)
 
     def push_head(self, horn_type: str, candidate_id: int) -> None:
-        self._settles.flush()
+        send_all_settles()
         self.redis.lpush(queue_key(horn_type), candidate_id)
 
     def pop(self, horn_type: str, skipping: str | None = None) -> Popped | None:
@@ -361,7 +360,7 @@ class ValidationQueue:
 
     def remove(self, horn_type: str, candidate_id: int) -> None:
         """Take an id out of its partition (claimed by name), with its read-ahead entry."""
-        self._settles.flush()
+        send_all_settles()
         pipe = self.redis.pipeline(transaction=False)
         pipe.lrem(queue_key(horn_type), 0, candidate_id)
         pipe.hdel(heads_key(horn_type), candidate_id)
@@ -419,7 +418,7 @@ class ValidationQueue:
 
     def rescue(self, horn_type: str, older_than: float) -> list[int]:
         """Return ids popped more than `older_than` seconds ago and never settled to the head."""
-        self._settles.flush()
+        send_all_settles()
         ids = self._rescue(keys=[queue_key(horn_type), inflight_key(horn_type)], args=[time.time() - older_than])
         return [int(i) for i in ids]
 
@@ -428,23 +427,23 @@ class ValidationQueue:
 
     def held(self, horn_type: str) -> int:
         """Ids the partition holds: listed, or popped and not yet settled."""
-        self._settles.flush()
+        send_all_settles()
         pipe = self.redis.pipeline(transaction=True)
         pipe.llen(queue_key(horn_type))
         pipe.zcard(inflight_key(horn_type))
         return sum(pipe.execute())
 
     def ids(self, horn_type: str) -> list[int]:
-        self._settles.flush()
+        send_all_settles()
         return [int(i) for i in self.redis.lrange(queue_key(horn_type), 0, -1)]
 
     def in_flight(self, horn_type: str) -> set[int]:
-        self._settles.flush()
+        send_all_settles()
         return {int(i) for i in self.redis.zrange(inflight_key(horn_type), 0, -1)}
 
     def held_ids(self, horn_type: str) -> set[int]:
         """The ids the partition holds, listed or in flight, read in one step."""
-        self._settles.flush()
+        send_all_settles()
         pipe = self.redis.pipeline(transaction=True)
         pipe.lrange(queue_key(horn_type), 0, -1)
         pipe.zrange(inflight_key(horn_type), 0, -1)
@@ -453,7 +452,7 @@ class ValidationQueue:
 
     def rebuild(self, horn_type: str, ids: list[int], chunk: int = 5000) -> None:
         """Replace the partition with `ids` in order, atomically (a reader sees old or new, never half)."""
-        self._settles.flush()
+        send_all_settles()
         # A key of its own: two rebuilds at once (claims that each found a partition short) must not
         # fill, or rename away, each other's list. Each is a whole snapshot; the last one stands.
         temp = f"{queue_key(horn_type)}:rebuild:{os.getpid()}:{uuid.uuid4().hex[:8]}"
