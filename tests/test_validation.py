@@ -338,6 +338,22 @@ def test_claims_read_ahead_and_a_stale_entry_costs_only_a_read(ctx, people):
     assert audit.verify(ctx.db)["broken"] == []
 
 
+def test_a_claim_returns_the_row_exactly_as_a_read_of_it_gives(ctx, people):
+    """The claim's statement takes its row back in binary form (cheaper to load): the caller, and
+    `queue claim`'s output, get the very values a plain read gives."""
+    from r2k.core.adapters.postgres import public_row
+
+    [cid] = add_many(ctx, people["root"], "FACT", 1)
+    with ctx.db.begin() as tx:
+        tx.execute("UPDATE candidates SET source_refs = %s, queue_rank = 1.5 WHERE id = %s",
+                   ('[{"document": "d", "start": 1}]', cid))
+    queue_index.reconcile(ctx)
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    with ctx.db.read() as tx:
+        assert claimed == public_row(tx.one("SELECT * FROM candidates WHERE id = %s", (cid,)))
+    assert claimed["source_refs"] == [{"document": "d", "start": 1}] and claimed["queue_rank"] == 1.5
+
+
 def test_a_refill_reads_only_the_ids_not_yet_read_ahead(ctx, people):
     ids = add_many(ctx, people["root"], "FACT", 5)
     claims.claim_next(ctx, people["alice"], "FACT")
