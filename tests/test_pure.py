@@ -622,20 +622,24 @@ def test_claim_settles_wait_for_a_pop_then_go_out_by_themselves_in_order():
         sent.append(list(settles))
         arrived.set()
 
-    settles = ClaimSettles(send, wait=0.05)
+    alone = ClaimSettles(send, wait=0.05)
+    started = time.monotonic()
+    alone.add(("k", 3, "c", "m3"))
+    assert arrived.wait(5)
+    assert sent == [[("k", 3, "c", "m3")]] and time.monotonic() - started >= 0.04  # after the wait, not before
+    alone.close()
+
+    sent.clear()
+    settles = ClaimSettles(send, wait=3600)  # here only a pop, a flush or the close sends them
     settles.add(("k", 1, "c", "m1"))
     settles.add(("k", 2, "c", "m2"))
     assert settles.take() == [("k", 1, "c", "m1"), ("k", 2, "c", "m2")]  # a pop took both
-    settles.add(("k", 3, "c", "m3"))
-    started = time.monotonic()
-    assert arrived.wait(2)
-    assert sent == [[("k", 3, "c", "m3")]] and time.monotonic() - started >= 0.04  # after the wait, not before
     settles.add(("k", 4, "c", "m4"))
     settles.put_back([("k", 5, "c", "m5")])  # an earlier one a failed pop took
     settles.close()  # a command ending sends what waits, without waiting
-    assert sent[1] == [("k", 5, "c", "m5"), ("k", 4, "c", "m4")]
+    assert sent == [[("k", 5, "c", "m5"), ("k", 4, "c", "m4")]]
     settles.add(("k", 6, "c", "m6"))  # after the close: at once
-    assert sent[2] == [("k", 6, "c", "m6")] and settles.take() == []
+    assert sent[1] == [("k", 6, "c", "m6")] and settles.take() == []
 
 
 def test_a_claim_settle_that_cannot_be_sent_is_logged_not_raised(caplog):
