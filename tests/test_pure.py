@@ -652,3 +652,13 @@ def test_a_claim_settle_that_cannot_be_sent_is_logged_not_raised(caplog):
     settles.add(("k", 1, "c", "m"))
     settles.close()
     assert "1 claim settle(s) did not reach Redis" in caplog.text and "Redis is away" in caplog.text
+
+
+def test_a_state_filter_takes_any_case_and_underscores_and_names_the_states_otherwise():
+    from r2k.core.services.common import one_state
+
+    assert one_state("in_review", ["PENDING", "IN_REVIEW"], "candidate state") == "IN_REVIEW"
+    assert one_state(" In Review ", ["PENDING", "IN_REVIEW"], "candidate state") == "IN_REVIEW"
+    assert one_state("under_review", ["Pending", "UnderReview"], "grey state") == "UnderReview"
+    with pytest.raises(InvalidInput, match=r"unknown grey state 'nope': expected one of Pending, UnderReview"):
+        one_state("nope", ["Pending", "UnderReview"], "grey state")

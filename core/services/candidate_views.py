@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING
 from ..domain import limits
 from ..adapters.postgres import public_row
 from ..domain import HORN_TYPES, parse_horn_type
-from ..errors import InvalidInput
 from ..events import now
 from ..machines.candidate import CANDIDATE
 from . import queue_index
-from .common import event_history, fetch, parse_id
+from .common import event_history, fetch, one_state, parse_id
 from .registry import current_answer
 
 if TYPE_CHECKING:
@@ -93,11 +92,8 @@ def list_candidates(ctx: Context, state: str | None = None, horn_type: str | Non
                     offset: int = 0, claimed_by: str | None = None) -> list[dict]:
     where, params = [], []
     if state:
-        state = state.strip().upper()
-        if state not in CANDIDATE.states:
-            raise InvalidInput(f"unknown candidate state {state!r}: expected one of {', '.join(sorted(CANDIDATE.states))}")
         where.append("state = %s")
-        params.append(state)
+        params.append(one_state(state, sorted(CANDIDATE.states), "candidate state"))
     if horn_type:
         where.append("horn_type = %s")
         params.append(parse_horn_type(horn_type))

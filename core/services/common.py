@@ -107,6 +107,16 @@ def refusal(machine, action: str, row: dict, actor: Actor):
     return None
 
 
+def one_state(given: str, known, words: str) -> str:
+    """A list's state filter: the state of `known` it names, whatever its case and underscores
+    ("in review", "under_review"); a 400 naming `words` ("grey state") and the states otherwise."""
+    key = given.strip().lower().replace("_", "").replace(" ", "")
+    match = {s.lower().replace("_", ""): s for s in known}.get(key)
+    if match is None:
+        raise InvalidInput(f"unknown {words} {given!r}: expected one of {', '.join(known)}")
+    return match
+
+
 def status_filter(given, known, default: str, words: str) -> list[str]:
     """A list's status filter ("APPROVED,DISPUTED", a list, or ALL) checked against `known`; `default`
     when none is given, a 400 naming `words` ("answer status") for one it does not know."""

@@ -22,7 +22,7 @@ from ..events import now
 from ..machines.grey import GREY
 from ..machines.work_item import NO_CONTENT
 from . import jobs
-from .common import fetch, mutate, parse_id
+from .common import fetch, mutate, one_state, parse_id
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -294,11 +294,8 @@ def list_entries(ctx: Context, state: str | None = None, assignee: str | None = 
                  *, limit: int = 200, offset: int = 0) -> list[dict]:
     where, params = [], []
     if state:
-        match = {s.lower(): s for s in STATES}.get(state.strip().lower().replace("_", ""))
-        if not match:
-            raise InvalidInput(f"unknown grey state {state!r}: expected one of {', '.join(STATES)}")
         where.append("state = %s")
-        params.append(match)
+        params.append(one_state(state, STATES, "grey state"))
     if assignee:
         where.append("assignee = %s")
         params.append(limits.text(assignee, "an assignee", limits.QUERY))

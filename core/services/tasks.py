@@ -36,7 +36,7 @@ from ..events import EVENT_COLUMNS, event_hash, event_values, hashed_fields, now
 from ..machines.task import EVENT_OF, TASK, approvers, reviewer_names
 from ..tasks_schema import check_event, check_request
 from . import jobs
-from .common import mutate, parse_id
+from .common import mutate, one_state, parse_id
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -611,11 +611,8 @@ def list_tasks(ctx: Context, state: str | None = None, reviewer: str | None = No
                offset: int = 0) -> list[dict]:
     where, params = [], []
     if state:
-        match = {s.lower().replace("_", ""): s for s in STATES}.get(state.strip().lower().replace("_", ""))
-        if not match:
-            raise InvalidInput(f"unknown task state {state!r}: expected one of {', '.join(STATES)}")
         where.append("state = %s")
-        params.append(match)
+        params.append(one_state(state, STATES, "task state"))
     if reviewer:
         where.append("reviewers @> %s")
         params.append(Jsonb([{"name": limits.text(reviewer, "a reviewer", limits.QUERY)}]))

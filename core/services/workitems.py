@@ -15,7 +15,7 @@ from ..engine import Event
 from ..errors import Forbidden, InvalidInput
 from ..machines import WHO
 from ..machines.work_item import WORK_ITEM
-from .common import event_history, fetch, mutate, parse_id
+from .common import event_history, fetch, mutate, one_state, parse_id
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -232,11 +232,8 @@ def list_items(ctx: Context, state: str | None = None, *, limit: int = 200, offs
     limit = limits.number(limit, "--limit", limits.LIST_LIMIT)
     offset = limits.number(offset, "--offset", limits.OFFSET)
     if state:
-        state = state.strip().upper()
-        if state not in WORK_ITEM.states:
-            raise InvalidInput(f"unknown work item state {state!r}: expected one of {', '.join(STATES)}")
         where = "WHERE state = %s"
-        params.append(state)
+        params.append(one_state(state, STATES, "work item state"))
     with ctx.db.read() as tx:
         rows = tx.all(f"SELECT id, question, state, reason, candidate_id, horn_type, attempts, source_count, "
                       f"created_at, updated_at, version FROM work_items {where} ORDER BY id DESC LIMIT %s OFFSET %s",
