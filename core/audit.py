@@ -456,12 +456,11 @@ def checkpoint_if_due(ctx) -> dict | None:
     if time.monotonic() < _refused_until:
         return None
     try:
-        db = ctx.checkpoint_db
-        with db.read() as tx:
+        with ctx.db.read() as tx:  # one short query: most looks find none due
             last = tx.one("SELECT watermark FROM audit_checkpoints ORDER BY number DESC LIMIT 1")
             if not _is_due(tx, ctx.settings, last["watermark"] if last else 0):
                 return None
-        outcome = write_checkpoint(ctx, db=db)
+        outcome = write_checkpoint(ctx, db=ctx.checkpoint_db)
     except Exception as exc:  # noqa: BLE001 - see above
         log.error("the audit checkpoint failed: %s: %s", type(exc).__name__, exc)
         return {"error": str(exc)}

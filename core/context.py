@@ -43,9 +43,10 @@ class Context:
 
     @cached_property
     def checkpoint_db(self):
-        """Where the audit checkpoint after commits runs (core/audit.py): a connection of its own
-        when this process has just one (a command), so a checkpoint (up to a second at 100,000
-        chains) never holds up the claims and decisions of the process; the pool when it has one."""
+        """Where the audit checkpoint after commits is written (core/audit.py): a connection of its
+        own, opened when one is first due, when this process has just one (a command), so a
+        checkpoint (up to a second at 100,000 chains) never holds up the claims and decisions of
+        the process; the pool when it has one."""
         from .adapters.postgres import Database
 
         if self.pool_size:

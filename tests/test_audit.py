@@ -477,7 +477,7 @@ def test_a_checkpoint_due_while_another_process_writes_one_is_left_to_it(ctx, pe
 
 def test_a_checkpoint_after_a_commit_never_holds_up_a_commands_connection(ctx, people, services):
     """A command has one connection. The checkpoint its commit may start (up to a second at 100,000
-    chains) runs on a connection of its own, so the command's next claim does not wait for it."""
+    chains) is written on a connection of its own, so the command's next claim does not wait for it."""
     import threading
 
     import psycopg
@@ -486,11 +486,11 @@ def test_a_checkpoint_after_a_commit_never_holds_up_a_commands_connection(ctx, p
     from r2k.core.context import Context
 
     world(ctx, people)
-    command = Context(services)
+    command = Context(services.model_copy(update={"checkpoint_events": 1}))  # one is due
     blocker = psycopg.connect(embedded.superuser_url(ctx.settings))
     try:
         assert command.checkpoint_db is not command.db
-        blocker.execute("LOCK TABLE audit_checkpoints IN ACCESS EXCLUSIVE MODE")  # the checkpoint is slow
+        blocker.execute("LOCK TABLE audit_heads IN ACCESS EXCLUSIVE MODE")  # the checkpoint is slow
         checkpoint = threading.Thread(target=audit.checkpoint_if_due, args=(command,), daemon=True)
         checkpoint.start()
         checkpoint.join(0.5)
