@@ -216,9 +216,9 @@ def apply_if_unchanged(tx: Tx, machine: Machine, row: dict, action: str, actor: 
     values, event = _move(tx, machine, row, action, actor, fields, changes, None, idempotency_key)
     cols = tuple(values)
     prev_hash = event[_PREV_HASH]
-    moved = tx.conn.execute(_conditional_move_sql(machine.table, cols, len(event)),
-                            [*(adapt(c, values[c]) for c in cols), row["id"], row["version"],
-                             machine.name, str(row["id"]), GENESIS, prev_hash, *event], binary=True).fetchone()
+    moved = tx.hot_one(_conditional_move_sql(machine.table, cols, len(event)),
+                       [*(adapt(c, values[c]) for c in cols), row["id"], row["version"],
+                        machine.name, str(row["id"]), GENESIS, prev_hash, *event])
     if moved is None:
         return None
     return _emitted(tx, machine.name, action, actor, _given(fields), moved, row[machine.column],
