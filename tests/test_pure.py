@@ -627,6 +627,12 @@ def test_claim_settles_wait_for_a_pop_then_go_out_by_themselves_in_order():
     alone.add(("k", 3, "c", "m3"))
     assert arrived.wait(5)
     assert sent == [[("k", 3, "c", "m3")]] and time.monotonic() - started >= 0.04  # after the wait, not before
+    time.sleep(0.3)  # nothing more for a while: the thread goes idle, and the next settle wakes it
+    arrived.clear()
+    started = time.monotonic()
+    alone.add(("k", 7, "c", "m7"))
+    assert arrived.wait(5)
+    assert sent[-1] == [("k", 7, "c", "m7")] and time.monotonic() - started >= 0.04
     alone.close()
 
     sent.clear()

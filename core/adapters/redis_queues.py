@@ -204,6 +204,7 @@ class ClaimSettles:
         self._waiting: list[Settle] = []
         self._since = 0.0  # when the oldest waiting settle was added (monotonic)
         self._thread: threading.Thread | None = None
+        self._idle = False  # the thread waits for `_wake`: the next settle must wake it
 
     def add(self, settle: Settle) -> None:
         self._wait_for_sending([settle])
@@ -231,9 +232,10 @@ class ClaimSettles:
             if not closed and self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="r2k claim settles", daemon=True)
                 self._thread.start()
+            wake, self._idle = self._idle, False
         if closed:  # a command ending: nothing would send them later
             self.flush()
-        else:
+        elif wake:
             self._wake.set()
 
     def flush(self) -> None:
@@ -254,23 +256,37 @@ class ClaimSettles:
         self._wake.set()  # the thread sees the close and ends
 
     def _run(self) -> None:
+        # Woken only from idle: while settles keep coming (a claimer in a loop) it sleeps to the
+        # oldest one's deadline and looks again, so a claim costs the thread no wake-up of its own
+        # (with its GIL hand-offs, that was most of what a busy claimer spent in the kernel).
+        quiet = 0.0  # how long it has found nothing waiting
         while True:
-            woken = self._wake.wait(self.IDLE)
-            self._wake.clear()
             with self._lock:
-                if self._closed or (not woken and not self._waiting):
+                if self._closed:
                     self._thread = None
                     return
-            while True:
-                with self._lock:
-                    since = self._since if self._waiting else None
-                if since is None:
-                    break
+                since = self._since if self._waiting else None
+                if since is None and quiet >= self.wait:
+                    self._idle = True
+            if since is not None:
+                quiet = 0.0
                 left = since + self.wait - time.monotonic()
                 if left > 0:
                     time.sleep(left)  # a pop may take them in the meantime
                 else:
                     self.flush()
+            elif quiet < self.wait:
+                time.sleep(self.wait)  # a claimer in a loop settles again within milliseconds
+                quiet += self.wait
+            else:
+                woken = self._wake.wait(self.IDLE)
+                self._wake.clear()
+                quiet = 0.0
+                with self._lock:
+                    self._idle = False
+                    if not woken and not self._waiting:
+                        self._thread = None
+                        return
 
 
 # Every ClaimSettles of the process: flushed at exit, emptied in a forked child.
