@@ -214,4 +214,6 @@ class _LazySigner:
         self._ctx = ctx
 
     def __getattr__(self, name):
-        return getattr(self._ctx.signer, name)
+        value = getattr(self._ctx.signer, name)
+        setattr(self, name, value)  # the key does not change: found directly from now on (every event)
+        return value

@@ -34,7 +34,11 @@ GENESIS = ""
 
 
 def canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+    return _canonical_json(value).encode()
+
+
+# Built once: json.dumps with options builds a new encoder on every call (this runs for every event).
+_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
 
 
 def event_hash(fields: dict) -> str:

@@ -59,6 +59,8 @@ def parse_id(value, what: str) -> int:
 
 
 def parse_horn_type(value: str) -> str:
+    if value in HORN_TYPES:  # as the queues and the read-ahead spell it (every claim)
+        return value
     from ..errors import InvalidInput
 
     normal = (value or "").strip().upper().replace("-", "_").replace(" ", "_")
@@ -68,11 +70,21 @@ def parse_horn_type(value: str) -> str:
 
 
 _PLAIN = (str, int, float, bool, type(None))
+_PLAIN_TYPES = frozenset(_PLAIN)
 
 
 def jsonable(value: Any) -> Any:
     """A value as it appears in JSON output and in event payloads (timestamps ISO 8601, bytes hex)."""
-    if isinstance(value, _PLAIN):  # most values: return at once (this runs on every event)
+    kind = type(value)  # the exact types first: this runs on every value of every event and row
+    if kind in _PLAIN_TYPES:
+        return value
+    if kind is dict:
+        return {k: jsonable(v) for k, v in value.items()}
+    if kind is datetime:
+        return value.isoformat()
+    if kind is list:
+        return [jsonable(v) for v in value]
+    if isinstance(value, _PLAIN):
         return value
     if isinstance(value, datetime):
         return value.isoformat()

@@ -95,6 +95,7 @@ class Machine:
     moves: list[Move]
     terminal: frozenset[str] = field(default_factory=frozenset)
     _index: dict = field(init=False, repr=False)
+    _by_action: dict = field(init=False, repr=False)
 
     @property
     def words(self) -> str:
@@ -109,6 +110,10 @@ class Machine:
                 if key in self._index:
                     raise ValueError(f"{self.name}: two moves for {key}")
                 self._index[key] = m
+        self._by_action = {}  # moves_of runs on every move's authority check
+        for m in self.moves:
+            if m.sources:
+                self._by_action.setdefault(m.action, []).append(m)
         # `terminal` is declared beside the table, where a reader looks for it, and must say what
         # the moves say: a terminal state has no outgoing move, and a state without one is terminal.
         leaving = {s for m in self.moves for s in m.sources}
@@ -142,7 +147,7 @@ class Machine:
 
     def moves_of(self, action: str) -> list[Move]:
         """Every move named `action`, whatever state it leaves from."""
-        return [m for m in self.moves if m.action == action and m.sources]
+        return list(self._by_action.get(action, ()))
 
     def find(self, action: str, state: str, entity_id=None) -> Move:
         found = self._index.get((action, state))
