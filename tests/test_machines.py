@@ -21,6 +21,10 @@ from tests.test_engine import MACHINES, OUTSIDER, actor_for, fields_for, standin
 IDS = [m.name for m in MACHINES]
 WALKS = settings(max_examples=150, deadline=None, derandomize=True, database=None)
 
+# What a state refuses does not depend on the walk that reached it: checked the first time a walk
+# passes by, so the walks' time goes to reaching states and moves, not to repeating pytest.raises.
+REFUSALS_SEEN: set[tuple] = set()
+
 
 def creations(machine: Machine) -> list:
     return [m for m in machine.moves if m.creates]
@@ -97,18 +101,21 @@ def test_a_table_whose_terminal_states_disagree_with_its_moves_is_refused():
 @given(data=st.data())
 def test_random_walks_stay_within_the_states_and_end_only_in_terminal_ones(machine, data):
     state = data.draw(st.sampled_from(creations(machine)), label="created by").to
+    steps = data.draw(st.randoms(use_true_random=False), label="steps")  # one draw for the walk, not one a step
     for _ in range(40):
         assert state in machine.states
         allowed = machine.allowed_actions(state)
-        for action in sorted(set(machine.actions) - set(allowed)):
-            assert not machine.is_legal(action, state)
-            with pytest.raises(ValidationStateError, match=f"is terminal|allowed from {state}: "):
-                machine.find(action, state, 1)
+        if (machine.name, state) not in REFUSALS_SEEN:  # the same every time a walk passes by
+            for action in sorted(set(machine.actions) - set(allowed)):
+                assert not machine.is_legal(action, state)
+                with pytest.raises(ValidationStateError, match=f"is terminal|allowed from {state}: "):
+                    machine.find(action, state, 1)
+            REFUSALS_SEEN.add((machine.name, state))
         if not allowed:
             assert state in machine.terminal
             return
         assert state not in machine.terminal
-        action = data.draw(st.sampled_from(allowed), label=f"from {state}")
+        action = steps.choice(allowed)
         made = machine.find(action, state)
         assert made.action == action and state in made.sources and made.to in machine.next_states(state)
         state = made.to
@@ -212,16 +219,19 @@ def test_the_claimant_rule_is_checked_after_the_state():
 @given(data=st.data())
 def test_a_walk_of_any_actions_through_plan_moves_only_where_the_table_says(machine, data):
     row = row_in(machine, data.draw(st.sampled_from(creations(machine))).to, version=1)
+    steps = data.draw(st.randoms(use_true_random=False), label="steps")  # one draw for the walk, not one a step
     for _ in range(25):
         state = row[machine.column]
-        action = data.draw(st.sampled_from(machine.actions), label=f"from {state}")
+        action = steps.choice(machine.actions)
         if not machine.moves_of(action):
             continue  # a creation-only action: nothing to plan on an existing row
         if not machine.is_legal(action, state):
-            with pytest.raises(ValidationStateError):
-                engine.plan(machine, row, action, standing_actor(machine, action, row),
-                            {"reason": "r", "assignee": "sam", "revised_text": "x", "text": "x"},
-                            expected_version=row["version"])
+            if (machine.name, state, action) not in REFUSALS_SEEN:  # the same every time a walk tries it
+                with pytest.raises(ValidationStateError):
+                    engine.plan(machine, row, action, standing_actor(machine, action, row),
+                                {"reason": "r", "assignee": "sam", "revised_text": "x", "text": "x"},
+                                expected_version=row["version"])
+                REFUSALS_SEEN.add((machine.name, state, action))
             continue
         made = machine.find(action, state)
         planned = engine.plan(machine, row, action, actor_for(made, row), fields_for(machine, made),
