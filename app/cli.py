@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from typing import Callable
@@ -81,6 +82,14 @@ class Commands:
         if mutates:
             mutating(parser)
         return parser
+
+
+@functools.lru_cache(maxsize=1)
+def parser() -> Parser:
+    """The command tree, built once per process: a process that runs commands in-process (the
+    tests do, hundreds of times) would otherwise build its ~80 parsers for each, a good part of a
+    short command's time (argparse asks gettext for every help text)."""
+    return build_parser()
 
 
 def build_parser() -> Parser:
@@ -182,7 +191,7 @@ def run(argv: list[str]) -> int:
     cli = None
     args = None
     try:
-        args = build_parser().parse_args(argv)
+        args = parser().parse_args(argv)
         if getattr(args, "command", None) is None:
             raise InvalidInput("no command given: run `r2k --help`, or `r2k` alone for the workstation")
         if getattr(args, "handler", None) is None and getattr(args, "group_help", None):
