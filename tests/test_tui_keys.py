@@ -244,15 +244,15 @@ async def test_an_open_issue_offers_no_approve_or_revise_and_the_key_says_why(ct
         await wait_for(pilot, lambda: "escalate it" in message(app), what="why not")
         assert state(ctx, shown) == "IN_REVIEW"
 
-        # A hidden key holds up none of the keys typed after it: r opens its modal at once.
-        import time
-
+        # A hidden key holds up none of the keys typed after it: r opens its modal at once. The
+        # hold's limit (app/typeahead.py) is made a minute here, longer than wait_for waits, so a
+        # held r fails the test however slow the machine, and a slow machine fails nothing else.
+        from r2k.app import typeahead
         from tests.tui import keys_together
 
-        started = time.monotonic()
+        monkeypatch.setattr(typeahead, "HOLD_LIMIT", 60.0)
         await keys_together(pilot, "a", "r")
         await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal), what="the reject modal")
-        assert time.monotonic() - started < 0.8  # the type-ahead hold (app/typeahead.py) is 1 s
 
 
 async def test_retire_and_supersede_are_not_offered_for_an_answer_that_cannot_take_them(ctx, people):
