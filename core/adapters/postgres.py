@@ -77,7 +77,7 @@ class Tx:
         if row is None:
             return None
         names = _HOT_NAMES.get(sql)
-        if names is None or len(names) != len(row):  # new, or the table changed under a running process
+        if names is None or len(names) != len(row):  # new, or its table gained or lost a column since
             names = _HOT_NAMES[sql] = tuple(column.name for column in cursor.description)
         return dict(zip(names, row))
 

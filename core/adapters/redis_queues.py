@@ -259,29 +259,29 @@ class ClaimSettles:
         # Woken only from idle: while settles keep coming (a claimer in a loop) it sleeps to the
         # oldest one's deadline and looks again, so a claim costs the thread no wake-up of its own
         # (with its GIL hand-offs, that was most of what a busy claimer spent in the kernel).
-        quiet = 0.0  # how long it has found nothing waiting
+        quiet = False  # it has looked once and found nothing waiting
         while True:
             with self._lock:
                 if self._closed:
                     self._thread = None
                     return
                 since = self._since if self._waiting else None
-                if since is None and quiet >= self.wait:
+                if since is None and quiet:
                     self._idle = True
             if since is not None:
-                quiet = 0.0
+                quiet = False
                 left = since + self.wait - time.monotonic()
                 if left > 0:
                     time.sleep(left)  # a pop may take them in the meantime
                 else:
                     self.flush()
-            elif quiet < self.wait:
+            elif not quiet:
                 time.sleep(self.wait)  # a claimer in a loop settles again within milliseconds
-                quiet += self.wait
+                quiet = True
             else:
                 woken = self._wake.wait(self.IDLE)
                 self._wake.clear()
-                quiet = 0.0
+                quiet = False
                 with self._lock:
                     self._idle = False
                     if not woken and not self._waiting:
