@@ -92,7 +92,7 @@ TABLE = [
     on("source_document",  "ingested",                          (),                                      (grey.retrigger_after_ingest, notice)),
     # Conflicts (docs/architecture.md, "Conflicts"): escalating disputes both answers; settling the
     # dispute (the answers' supersede or retire, above) closes the flag.
-    on("conflict_flag",    "detect conflict_detected dismiss close", (),                                 (notice,)),
+    on("conflict_flag",    "detect dismiss close",              (),                                      (notice,)),
     on("conflict_flag",    "escalate",                          (conflicts.dispute_answers,),            (notice,)),
     # Durable article tasks (docs/architecture.md, "Durable tasks"): publication follows approval at
     # once; a published new version deprecates the one it supersedes; a submission queues its analysis.

@@ -151,3 +151,37 @@ async def test_s_skips_the_candidate_and_n_serves_it_again_only_when_nothing_els
         await pilot.press("s")
         await showing(pilot, screen, ids[0])
         assert candidate_views.get(ctx, ids[0])["claimed_by"] == "alice"
+
+
+# ----------------------------------------------------------------------------- release --next
+
+@pytest.mark.parametrize("expected_version", [True, False], ids=["stale-version-409", "not-in-review-422"])
+def test_a_release_that_fails_after_the_next_is_claimed_gives_the_next_back(ctx, people, monkeypatch,
+                                                                            expected_version):
+    """release --next claims the next first; if the release is then refused (the lease swept in
+    between), the command fails with the release's error and leaves nothing claimed by it: the
+    next goes back to the head of its queue."""
+    from r2k.core.errors import Conflict, ValidationStateError
+
+    ids = add(ctx, people, 3)
+    mine = claims.claim_next(ctx, people["alice"], "FACT")
+    assert mine["id"] == ids[0]
+    take_next = claims.next_for_review
+
+    def next_then_sweep(*args, **kwargs):
+        shown = take_next(*args, **kwargs)
+        with ctx.db.begin() as tx:  # the claim's lease runs out and the sweep gives it back
+            tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' WHERE id = %s",
+                       (ids[0],))
+        assert candidates.release_expired(ctx) == [ids[0]]
+        return shown
+
+    monkeypatch.setattr(claims, "next_for_review", next_then_sweep)
+    with pytest.raises(Conflict if expected_version else ValidationStateError):
+        claims.release_and_next(ctx, people["alice"], ids[0],
+                                expected_version=mine["version"] if expected_version else None)
+    assert candidate_views.list_candidates(ctx, "IN_REVIEW", claimed_by="alice") == []
+    given_back = candidate_views.get(ctx, ids[1])
+    assert (given_back["state"], given_back["claimed_by"]) == ("PENDING", None)
+    assert queue_index.queue(ctx).ids("FACT")[:2] == [ids[1], ids[0]]  # both at the head, the next first
+    assert claims.claim_next(ctx, people["bob"], "FACT")["id"] == ids[1]

@@ -214,9 +214,11 @@ def resume_or_claim(ctx: Context, actor: Actor, horn_type: str, *, idempotency_k
     return {"resumed": False, "shown": next_for_review(ctx, actor, horn_type, idempotency_key=idempotency_key)}
 
 
-def _then_next(ctx: Context, actor: Actor, horn_type: str, key: str | None, done: dict) -> dict:
-    """After a decision (or a release): the next candidate of the same queue. Its failure is
-    returned, not raised: the first step stands and must be reported as done."""
+def then_next(ctx: Context, actor: Actor, horn_type: str, key: str | None, done: dict) -> dict:
+    """After a first step (a decision, a release, a skip): claim and read the next candidate of the
+    same queue, returned as `done` (the first step's result) with `next` (None when the queue is
+    empty) and `error`. Its failure is returned, not raised: the first step stands and must be
+    reported as done."""
     from ..outage import service_error
     from ..errors import R2KError
 
@@ -237,20 +239,39 @@ def decide_and_next(ctx: Context, actor: Actor, candidate_id, action: str, *, id
     """The validator's loop: decide a claimed candidate, then claim and read the next of its queue
     (`decided`, `next`: None when the queue is empty, `error` when the second step failed)."""
     decided = candidates.decide(ctx, actor, candidate_id, action, idempotency_key=idempotency_key, **fields)
-    return _then_next(ctx, actor, decided["candidate"]["horn_type"], idempotency_key, {"decided": decided})
+    return then_next(ctx, actor, decided["candidate"]["horn_type"], idempotency_key, {"decided": decided})
 
 
 def release_and_next(ctx: Context, actor: Actor, candidate_id, *, idempotency_key: str | None = None,
                      expected_version: int | None = None) -> dict:
     """Give a claim back and take the next candidate of its queue. The next is claimed first, so it is
-    another one: the released candidate goes back to the head of the queue for someone else."""
+    another one: the released candidate goes back to the head of the queue for someone else. A
+    release refused after all (the claim moved meanwhile: its lease swept, say) gives the next back
+    too, so a failed command leaves nothing claimed by it, and raises the release's error."""
     with ctx.db.read() as tx:  # refused before anything is claimed, as the release itself would be
         row = engine.read(tx, CANDIDATE, candidate_id)
         engine.plan(CANDIDATE, row, "release", actor, expected_version=expected_version)
-    shown = _then_next(ctx, actor, row["horn_type"], idempotency_key, {})
-    released = candidates.release(ctx, actor, candidate_id, expected_version=expected_version,
-                                  idempotency_key=idempotency_key)
+    shown = then_next(ctx, actor, row["horn_type"], idempotency_key, {})
+    try:
+        released = candidates.release(ctx, actor, candidate_id, expected_version=expected_version,
+                                      idempotency_key=idempotency_key)
+    except Exception:
+        if shown["next"] is not None:
+            _give_back(ctx, actor, shown["next"])
+        raise
     return {"released": released, **shown}
+
+
+def _give_back(ctx: Context, actor: Actor, claimed: dict) -> None:
+    """Release a candidate this command claimed but cannot report (to the head of its queue). If that
+    fails too, its lease runs out and the sweep gives it back: said in the log, not raised over the
+    error the user must see."""
+    try:
+        candidates.release(ctx, actor, claimed["id"], expected_version=claimed.get("version"))
+    except Exception as exc:  # noqa: BLE001 - the first failure is the one to raise
+        logging.getLogger(__name__).warning("candidate %s, claimed by %s for a release that failed, was not "
+                                            "given back (its lease will run out): %s", claimed["id"],
+                                            actor.name, exc)
 
 
 def held(ctx: Context, actor: Actor) -> list[dict]:

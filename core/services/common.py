@@ -4,6 +4,7 @@ or 404, an entity's history from its signed events.
 from __future__ import annotations
 
 import hashlib
+import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING, Callable
 
@@ -16,6 +17,8 @@ from ..events import canonical, now
 
 if TYPE_CHECKING:
     from ..context import Context
+
+log = logging.getLogger(__name__)
 
 IDEMPOTENCY_WINDOW = timedelta(hours=24)
 
@@ -98,7 +101,9 @@ def refusal(machine, action: str, row: dict, actor: Actor):
         if move.guard is not None:
             try:
                 why_not = move.guard(row, {})
-            except Exception:  # noqa: BLE001 - a guard that reads the fields: only the engine can tell
+            except Exception as exc:  # noqa: BLE001 - a guard that reads the fields: only the engine can tell
+                log.debug("the guard of %s %s cannot be judged without the request's fields: %r",
+                          machine.name, action, exc)
                 why_not = None
             if why_not:
                 raise ValidationStateError(machine.name, row.get("id"), row[machine.column], action, why_not)

@@ -41,7 +41,7 @@ def skip(ctx: Context, actor: Actor, candidate_id, *, then_next: bool = False, e
     done = {"skipped": released}
     if not then_next:
         return done
-    return claims._then_next(ctx, actor, row["horn_type"], idempotency_key, done)
+    return claims.then_next(ctx, actor, row["horn_type"], idempotency_key, done)
 
 
 def skipped(ctx: Context, actor: Actor, horn_type: str) -> list[int]:
