@@ -222,7 +222,7 @@ def test_illegal_transition_is_exit_5_with_json_on_stderr(ctx, people):
     (["frobnicate"], 6), (["candidates", "show"], 6), (["candidates", "show", "999", "--as", "root"], 3),
     (["candidates", "show", "abc", "--as", "root"], 6), (["queue", "claim", "--horn-type", "FACT", "--as", "alice"], 3),
 ])
-def test_cli_errors_map_to_the_exit_codes_of_design_10(ctx, people, argv, code):
+def test_cli_errors_map_to_their_exit_codes(ctx, people, argv, code):
     """In a real process: the exit code and the last line of stderr are what scripts read."""
     result = r2k(*argv, process=True)
     assert result.returncode == code, result.stderr

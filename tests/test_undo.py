@@ -19,7 +19,7 @@ def world(ctx) -> dict:
 
 
 def claimed_one(ctx, people, text="The dock has fourteen bays.", who="alice"):
-    candidates.add(ctx, people["root"], "How many bays has the dock?", text, "FACT", "handbook §2")
+    candidates.add(ctx, people["root"], "How many bays has the dock?", text, "FACT", "handbook, section 2")
     return claims.claim_next(ctx, people[who], "FACT")
 
 

@@ -33,7 +33,7 @@ from .base import Changed, ListDetailScreen, Moved, notice_entity
 SEARCH_DEBOUNCE = 0.3
 SUBJECT_WIDTH = 26
 
-# The seed's order (seed 003), then anything the machine gained since.
+# The filter's order: open states, then where entries end; then any other state the machine has.
 _SEED_ORDER = ["Pending", "Processing", "Retrying", "UnderReview", "Escalated", "Resolved", "Rejected", "Failed",
                "Expired", "Dismissed"]
 GREY_STATES = [s for s in _SEED_ORDER if s in GREY.states] + sorted(GREY.states - set(_SEED_ORDER))

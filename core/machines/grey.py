@@ -1,4 +1,4 @@
-"""Grey queue of unknowns: the table the seed's system never had."""
+"""Grey queue of unknowns: questions no source answers yet, triaged and retried until resolved."""
 from . import NEW, WHO, Machine, move
 
 GREY = Machine("grey_entry", "grey_entries", "state", [

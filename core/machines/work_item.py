@@ -1,8 +1,8 @@
 """Work item in the generation pipeline."""
 from . import NEW, WHO, Machine, move
 
-# The pipeline escalates with exactly these (seed 000); a validator's escalation of a generated
-# candidate carries the validator's own reason.
+# The reasons the pipeline escalates with, word for word (docs/architecture.md, "Retrieval and
+# generation"); a validator's escalation of a generated candidate carries the validator's own reason.
 NO_CONTENT = "no_content"
 LLM_ERROR = "LLM error: {detail}"
 CIRCUIT_OPEN = "LLM circuit open"

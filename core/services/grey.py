@@ -1,7 +1,7 @@
 """The grey queue of unknowns: triage by specialists, automation on RQ.
 
 Every transition goes through the engine (signed event), and a reaction writes a line of the entry's
-own transition history (who, when, from, to, why), the table the seed's system never had.
+own transition history (who, when, from, to, why), table `grey_transitions`.
 Automation: a processing job retries retrieval for the entry's subject and resolves it once at
 least two sources exist (opening a work item so an answer gets generated); otherwise it retries
 with exponential backoff until `max_attempts`, then fails. A sweep expires entries past their TTL

@@ -152,8 +152,9 @@ def close_for_resubmitted(tx: Tx, event: Event) -> dict | None:
     """A specialist resubmitted an escalated candidate with reworked text: the rework answers the work
     item its escalation opened (or that generated it), which is closed, by the system, with whatever
     escalated candidate it still holds (docs/architecture.md, "Candidate path"). An item whose
-    generation is under way or whose generated answer awaits review cannot close (§5.3): then the
-    resubmission is refused, as a 422 that says why, and nothing changes."""
+    generation is under way or whose generated answer awaits review cannot close (the work item
+    machine closes only from NEW, VALIDATED, NEEDS_REWORK or ESCALATED): then the resubmission is
+    refused, as a 422 that says why, and nothing changes."""
     from ..errors import ValidationStateError
 
     candidate = event.row

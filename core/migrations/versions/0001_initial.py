@@ -190,7 +190,7 @@ CREATE INDEX grey_entries_state ON grey_entries (state, expires_at);
 CREATE INDEX grey_entries_assignee ON grey_entries (assignee);
 CREATE INDEX grey_entries_search ON grey_entries USING gin (search);
 
--- The transition history the seed's system never built: who, when, from, to, why.
+-- Each grey entry's transition history: who, when, from, to, why.
 CREATE TABLE grey_transitions (
     id          bigserial PRIMARY KEY,
     entry_id    bigint NOT NULL REFERENCES grey_entries(id),
