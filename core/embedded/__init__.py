@@ -1,9 +1,10 @@
 """The embedded servers: start on first use, reuse from later commands, stop on demand.
 
 Three parts live in the data dir when their URL is not configured (`R2K_DATABASE_URL`,
-`R2K_REDIS_URL`, `R2K_GRAPH_URL`): PostgreSQL (`postgres.py`), and two `redis-server` processes,
-one for queues and one with FalkorDB for the graph (`redis.py`). Every one listens on 127.0.0.1
-only and requires a credential generated at its first start into the data dir.
+`R2K_REDIS_URL`, `R2K_GRAPH_URL`), one module each: PostgreSQL (`postgres.py`), the queue Redis
+(`redis.py`) and the graph (`graph.py`, a second `redis-server` with FalkorDB's module, started
+by the same code as the queue Redis). Every one listens on 127.0.0.1 only and requires a credential
+generated at its first start into the data dir.
 
 Each running part is described by `run/<part>.json` (pid, port; never a password). A command first
 reads that file and checks the pid is alive and is the right program (the fast path, no lock);
@@ -17,12 +18,13 @@ from pathlib import Path
 
 from ..config import Settings, mask_url
 from ..errors import ServiceUnavailable
-from . import common, postgres, redis
+from . import common, graph, postgres, redis
 from .common import run_dir  # noqa: F401 - part of this package's API
 
 PARTS = ("postgres", "redis", "graph")
 NAMES = {"postgres": "PostgreSQL", "redis": "Redis", "graph": "the graph"}
 ENV = {"postgres": "R2K_DATABASE_URL", "redis": "R2K_REDIS_URL", "graph": "R2K_GRAPH_URL"}
+REDIS_SERVERS = {"redis": redis.QUEUES, "graph": graph.GRAPH}  # the parts that are a redis-server
 
 
 @dataclass
@@ -52,13 +54,15 @@ def _alive(state: dict | None) -> bool:
 def _url(settings: Settings, part: str, state: dict) -> str:
     if part == "postgres":
         return postgres.url(settings, state, postgres.APP)
-    return redis.url(part, state, common.secret(settings, redis.SECRET[part]))
+    server = REDIS_SERVERS[part]
+    return redis.url(server, state, redis.password(settings, server))
 
 
 def _adopt(settings: Settings, part: str, state: dict | None) -> dict | None:
     """A server of ours that runs without its run file saying so (restarted from outside r2k, or
     its run file lost): found by its own pid file, its process, and its answer."""
-    found = postgres.adopt(settings, state) if part == "postgres" else redis.adopt(settings, part, state)
+    found = (postgres.adopt(settings, state) if part == "postgres"
+             else redis.adopt(settings, REDIS_SERVERS[part], state))
     if found is not None:
         common.write_state(settings, part, found)
     return found
@@ -85,14 +89,14 @@ def _running(settings: Settings, part: str, *, start_stopped: bool = True) -> di
         common.tighten(common.data_dir(settings), skip={Path(settings.data_dir) / "postgres"})
         if state and common.process_is(state.get("pid"), state.get("program", "")):
             _stop(part, state)  # started by an older r2k, without a credential
-        base = postgres.PORT_BASE if part == "postgres" else redis.PORT_BASE[part]
+        base = postgres.PORT_BASE if part == "postgres" else REDIS_SERVERS[part].port_base
         previous = (state or {}).get("port") or common.home_port(settings, part, base)
         if part == "postgres":
             state = postgres.start(settings, prefer_port=previous)
         else:
             other = common.read_state(settings, "graph" if part == "redis" else "redis") or {}
             taken = {other.get("port")} - {None}
-            state = redis.start(settings, part, taken, prefer_port=previous)
+            state = redis.start(settings, REDIS_SERVERS[part], taken, prefer_port=previous)
         common.write_state(settings, part, state)
         if part == "postgres":
             prepare_database(settings)
@@ -185,7 +189,7 @@ def credential(settings: Settings, part: str) -> str:
         return f"password from {ENV[part]}" if has_password else f"none in {ENV[part]}"
     if part == "postgres":
         return f"scram-sha-256 as {postgres.APP}, password in {common.secret_path(settings, postgres.SECRETS[postgres.APP])}"
-    return f"password in {common.secret_path(settings, redis.SECRET[part])}"
+    return f"password in {redis.password_file(settings, REDIS_SERVERS[part])}"
 
 
 def status(settings: Settings) -> list[PartStatus]:
