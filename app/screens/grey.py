@@ -34,9 +34,9 @@ SEARCH_DEBOUNCE = 0.3
 SUBJECT_WIDTH = 26
 
 # The filter's order: open states, then where entries end; then any other state the machine has.
-_SEED_ORDER = ["Pending", "Processing", "Retrying", "UnderReview", "Escalated", "Resolved", "Rejected", "Failed",
+_FILTER_ORDER = ["Pending", "Processing", "Retrying", "UnderReview", "Escalated", "Resolved", "Rejected", "Failed",
                "Expired", "Dismissed"]
-GREY_STATES = [s for s in _SEED_ORDER if s in GREY.states] + sorted(GREY.states - set(_SEED_ORDER))
+GREY_STATES = [s for s in _FILTER_ORDER if s in GREY.states] + sorted(GREY.states - set(_FILTER_ORDER))
 EXPIRING = {m_source for m in GREY.moves if m.action == "expire" for m_source in m.sources}
 
 # action -> the key that makes it (shown in the detail's "next" line)
