@@ -234,8 +234,9 @@ def run(argv: list[str]) -> int:
         return 1
     finally:
         if cli is not None and cli._ctx is not None:
-            if "r2k.core.audit" in sys.modules:  # a checkpoint this command's commit started
-                sys.modules["r2k.core.audit"].wait_pending()
+            from r2k.core.services.session import finish_checkpoint
+
+            finish_checkpoint()  # one this command's commit started
             cli._ctx.close()
 
 

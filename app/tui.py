@@ -7,6 +7,7 @@ when someone else acted. Outages: docs/architecture.md, "Outages".
 from __future__ import annotations
 
 import json
+import logging
 import time
 from functools import partial
 from pathlib import Path
@@ -19,13 +20,63 @@ from textual.message import Message
 from textual.reactive import reactive, var
 
 from r2k import styles
-from r2k.core.services.session import CHANNEL, Context
+from r2k.core.services.session import CHANNEL, Context, notice, service_error
 
 from .safe import visible
 from .typeahead import TypeAhead
 from .screens.base import Changed, notice_entity
 
 STYLES = sorted(Path(styles.__file__).resolve().parent.glob("*.tcss"))
+
+# The workstation's log lines go to `logs/workstation.log` in the data dir (`keep_log`, from
+# run_tui): while Textual runs it holds the terminal, so a line on stderr would be lost.
+log = logging.getLogger(__name__)
+LOG_NAME = "workstation.log"
+SAID_AGAIN = 600.0  # seconds: the same failure again within this is logged at debug level only
+
+
+def _said(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
+_last_said: dict[str, tuple[str, float]] = {}
+
+
+def log_failure(ctx, what: str, exc: BaseException) -> None:
+    """Say in the log what failed: a service that does not answer at debug level (frequent while it is
+    away, and the header says "reconnecting…"), anything else as a warning with its traceback, once
+    (a look every few seconds that keeps failing the same way repeats it at debug level)."""
+    said, now = _said(exc), time.monotonic()
+    last = _last_said.get(what)
+    if service_error(exc, ctx) is not None or (last and last[0] == said and now - last[1] < SAID_AGAIN):
+        log.debug("%s: %s", what, said)
+        return
+    _last_said[what] = (said, now)
+    log.warning("%s: %s", what, said, exc_info=exc)
+
+
+def keep_log(data_dir) -> logging.Handler | None:
+    """Write the log (r2k's lines from INFO, R2K_DEBUG: from DEBUG; the libraries' from WARNING) to
+    `logs/workstation.log` in the data dir (0600, as the worker's log), each line with its process id:
+    several workstations (SSH sessions, say) share the file."""
+    import os
+
+    from .worker_child import log_path, open_log
+
+    try:
+        stream = os.fdopen(open_log(log_path(data_dir, LOG_NAME)), "a", buffering=1)
+    except OSError as exc:  # said on the terminal, before the screen takes it
+        log.warning("no workstation log in %s: %s", data_dir, exc)
+        return None
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s pid %(process)d %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    if root.level > logging.WARNING or root.level == logging.NOTSET:
+        root.setLevel(logging.WARNING)
+    logging.getLogger("r2k").setLevel(logging.DEBUG if os.environ.get("R2K_DEBUG") else logging.INFO)
+    return handler
+
 
 # name -> (module, class, title, key)
 SCREENS = {
@@ -221,14 +272,15 @@ class R2KApp(TypeAhead, App):
         child.user = self.actor.name
         try:
             changed = child.tick(self.ctx)
-        except Exception:  # noqa: BLE001 - Redis away: the screens say so; look again next time
+        except Exception as exc:  # noqa: BLE001 - Redis away: the screens say so; look again next time
+            log_failure(self.ctx, "looking after the workstation's worker", exc)
             return
         if changed:
             self.post_message(WorkerChildChanged())
 
     @on(WorkerChildChanged)
     def _worker_child_changed(self) -> None:
-        self._broadcast({"entity": "worker"})
+        self._broadcast(notice("worker"))
 
     def _handle_signals(self) -> None:
         """SIGTERM and SIGHUP (the terminal closed) leave as ctrl+q's last step does: the workstation's
@@ -263,12 +315,11 @@ class R2KApp(TypeAhead, App):
 
         try:
             sweeps.sweep_if_unattended(self.ctx, self._sweep_every)
-        except Exception:  # noqa: BLE001 - a service down: the screens say so; try again next time
-            pass
+        except Exception as exc:  # noqa: BLE001 - a service down: the screens say so; try again next time
+            log_failure(self.ctx, "the unattended sweep (expired leases and the like) did not run", exc)
 
     @work(thread=True, group="actor", exclusive=True, exit_on_error=False)
     def resolve_actor(self) -> None:
-        from r2k.core.services.session import service_error
         from r2k.core.errors import R2KError
         from r2k.core.services import users
 
@@ -290,7 +341,7 @@ class R2KApp(TypeAhead, App):
         roles = actor.role + (f" · {', '.join(sorted(actor.horn_types))}" if actor.horn_types else "")
         self._who = visible(f"{actor.name} ({roles})", multiline=False)
         self.watch_reconnecting(self.reconnecting)
-        self._broadcast({"entity": "actor"})
+        self._broadcast(notice("actor"))
         if self.worker_child is not None:
             self.tend_worker()  # its worker acts as this user: no need to wait for the next look
 
@@ -300,14 +351,12 @@ class R2KApp(TypeAhead, App):
         self._who = visible(f"{self.user_name} (unknown user)", multiline=False)
         self.watch_reconnecting(self.reconnecting)
         self.notify(visible(message), severity="error", timeout=10, markup=False)
-        self._broadcast({"entity": "actor"})
+        self._broadcast(notice("actor"))
 
     @work(thread=True, group="pubsub", exclusive=True, exit_on_error=False)
     def listen(self) -> None:
         """Relay the core's pub/sub notices to the screens; reconnect when Redis comes back."""
         from textual.worker import get_current_worker
-
-        from r2k.core.services.session import service_error
 
         worker = get_current_worker()
         while not worker.is_cancelled:
@@ -319,7 +368,8 @@ class R2KApp(TypeAhead, App):
                     if message and message.get("type") == "message":
                         try:
                             event = json.loads(message["data"])
-                        except ValueError:
+                        except ValueError:  # not a notice of the core's (anyone with Redis may publish)
+                            log.debug("a message on %s that is not JSON, dropped: %.80r", CHANNEL, message["data"])
                             continue
                         self.post_message(Notice(event))
                 pubsub.close()
@@ -360,7 +410,7 @@ class R2KApp(TypeAhead, App):
         (an embedded one that died is started again), try."""
         from textual.worker import get_current_worker
 
-        from r2k.core.services.session import delays, service_error
+        from r2k.core.services.session import delays
 
         worker = get_current_worker()
         for pause in delays():
@@ -377,8 +427,8 @@ class R2KApp(TypeAhead, App):
                 time.sleep(pause)
                 try:
                     self.ctx.follow(down.part)
-                except Exception:  # noqa: BLE001 - not back yet
-                    pass
+                except Exception as follow_error:  # noqa: BLE001 - not back yet: the next try follows again
+                    log.debug("following %s: %s", down.part, follow_error)
                 continue
             self.post_message(Reconnected())
             return
@@ -387,7 +437,7 @@ class R2KApp(TypeAhead, App):
     def _reconnected(self) -> None:
         self.reconnecting = False
         self.notify("Reconnected: the services answer again.", timeout=3)
-        self._broadcast({"entity": "*", "action": "reconnected"})
+        self._broadcast(notice("*", action="reconnected"))
         if self.actor is None and self.actor_error is None:
             self.resolve_actor()  # it met the outage
 
@@ -411,7 +461,8 @@ class R2KApp(TypeAhead, App):
 
         try:
             entry = grey.get(self.ctx, entry_id)
-        except Exception:  # noqa: BLE001 - gone, or a service down: the toast still says it happened
+        except Exception as exc:  # noqa: BLE001 - gone, or a service down: the toast still says it happened
+            log_failure(self.ctx, f"reading escalated grey entry {entry_id}", exc)
             entry = None
         self.post_message(Escalated(entry_id, actor, entry))
 
@@ -460,7 +511,10 @@ class R2KApp(TypeAhead, App):
 
         try:
             rows = claims.held(self.ctx, actor)
-        except Exception:  # noqa: BLE001 - a service down: nothing can be released now; just leave
+        except Exception as exc:  # noqa: BLE001 - a service down: nothing can be released now; just leave
+            # Its claims stay leased until they run out, unasked: worth a warning, outage or not.
+            log.warning("quitting without asking about %s's claims: they could not be read (%s)", actor.name,
+                        _said(exc))
             rows = []
         self.post_message(ClaimsHeld(rows))
 
@@ -545,8 +599,12 @@ def run_tui(user: str | None = None) -> int:
 
     app = R2KApp(ctx, user, keymap=keymap, start_worker=wanted(), leave_on_signals=True)
     app.worker_opted_out = not wanted()
+    kept = keep_log(ctx.settings.data_dir)
     try:
         app.run()
     finally:
         app.stop_worker()  # after a crash too: the workstation's worker never outlives it
+        if kept is not None:
+            logging.getLogger().removeHandler(kept)
+            kept.close()
     return app.return_code or 0

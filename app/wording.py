@@ -23,6 +23,11 @@ def decision_said(action: str, candidate_id: int, decided: dict) -> str:
     return said
 
 
+def release_said(candidate: dict) -> str:
+    """What a release did (`candidate`: the released row): the review screen's line and the CLI's output."""
+    return f"Released candidate {candidate['id']}: back at the head of the {candidate['horn_type']} queue."
+
+
 def resubmit_said(done: dict) -> str:
     """What a resubmission did: the candidate back in its queue, and the work item it closed."""
     candidate = done["candidate"]

@@ -40,17 +40,19 @@ def wanted(environ=os.environ) -> bool:
     return environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def log_path(data_dir) -> Path:
+def log_path(data_dir, name: str = LOG_NAME) -> Path:
+    """A log file in the data dir's `logs/` (0700): the worker's, or the workstation's own."""
     logs = Path(data_dir) / "logs"
     logs.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(logs, 0o700)
-    return logs / LOG_NAME
+    return logs / name
 
 
-def _open_log(path: Path) -> int:
+def open_log(path: Path) -> int:
+    """The log file opened for appending (0600; one larger than LOG_KEPT is moved to NAME.1 first)."""
     try:
         if path.stat().st_size > LOG_KEPT:
-            os.replace(path, path.with_name(LOG_NAME + ".1"))
+            os.replace(path, path.with_name(path.name + ".1"))
     except FileNotFoundError:
         pass
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -129,7 +131,7 @@ class WorkerChild:
         return True
 
     def _start(self) -> None:
-        fd = _open_log(self.log)
+        fd = open_log(self.log)
         try:
             os.write(fd, f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} started by the workstation "
                          f"(pid {os.getpid()})\n".encode())

@@ -11,6 +11,8 @@ import hashlib
 import json
 import os
 import re
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -260,6 +262,8 @@ def test_a_decision_and_a_registry_move_say_what_they_did():
     assert wording.decision_said("escalate", 5, {"work_item": {"id": 9}}) == "Escalated candidate 5: work item 9 created"
     assert wording.decision_said("reject", 6, {"retired": {"id": 7}}) == "Rejected candidate 6: disputed answer 7 retired"
     assert wording.decision_said("reject", 6, {}) == "Rejected candidate 6"
+    assert wording.release_said({"id": 8, "horn_type": "FACT", "state": "PENDING"}) == (
+        "Released candidate 8: back at the head of the FACT queue.")
     assert wording.registry_move_said("supersede", 1, {"id": 5}) == "Published answer 5, superseding answer 1."
     assert wording.registry_move_said("dispute", 1, {"id": 1, "horn_type": "RULE"}) == (
         "Answer 1 is DISPUTED; its candidate is back at the head of the RULE queue for re-review.")
@@ -668,3 +672,84 @@ def test_a_state_filter_takes_any_case_and_underscores_and_names_the_states_othe
     assert one_state("under_review", ["Pending", "UnderReview"], "grey state") == "UnderReview"
     with pytest.raises(InvalidInput, match=r"unknown grey state 'nope': expected one of Pending, UnderReview"):
         one_state("nope", ["Pending", "UnderReview"], "grey state")
+
+
+# ----------------------------------------------------------------------------- what the front ends hold
+
+def test_the_workstations_own_notices_have_the_channels_one_shape():
+    from r2k.core import notices
+    from r2k.core.services.session import notice
+
+    fields = {"entity", "id", "action", "state", "version", "actor"}
+    assert notice("actor") == {"entity": "actor", "id": None, "action": None, "state": None, "version": None,
+                               "actor": None}
+    assert notice("*", action="reconnected") == json.loads(notices.shaped("*", action="reconnected"))
+    assert set(notice("worker")) == fields
+    assert notice("candidate", 3, "claim", "IN_REVIEW", 2, "ada") == json.loads(
+        notices.shaped("candidate", 3, "claim", "IN_REVIEW", 2, "ada"))
+
+
+def test_a_command_lets_the_checkpoint_it_started_finish_and_loads_no_audit_to_do_so(monkeypatch):
+    from r2k.core.services import session
+
+    waited = []
+    monkeypatch.setattr(audit, "wait_pending", lambda timeout=30.0: waited.append(timeout))
+    session.finish_checkpoint()
+    assert waited == [30.0]
+    # A process that never loaded the audit module (a read-only command) does not load it at its end.
+    code = ("import sys; from r2k.core.services import session; session.finish_checkpoint(); "
+            "assert 'r2k.core.audit' not in sys.modules, 'loaded'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_workstation_logs_what_failed_quietly_for_an_outage_and_loudly_otherwise(caplog):
+    import logging
+
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from r2k.app.tui import log_failure
+
+    with caplog.at_level(logging.DEBUG, logger="r2k.app.tui"):
+        log_failure(None, "the unattended sweep did not run", RedisConnectionError("Connection refused"))
+        log_failure(None, "the unattended sweep did not run", KeyError("lease"))
+    outage, other = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "r2k.app.tui"]
+    assert outage == (logging.DEBUG, "the unattended sweep did not run: ConnectionError: Connection refused")
+    assert other == (logging.WARNING, "the unattended sweep did not run: KeyError: 'lease'")
+
+
+def test_a_failure_that_repeats_is_a_warning_once_then_debug_lines(caplog):
+    import logging
+
+    from r2k.app.tui import log_failure
+
+    with caplog.at_level(logging.DEBUG, logger="r2k.app.tui"):
+        for _ in range(3):  # a look every few seconds that keeps failing the same way
+            log_failure(None, "looking after a worker, in this test", KeyError("pid"))
+        log_failure(None, "looking after a worker, in this test", KeyError("other"))
+    levels = [r.levelno for r in caplog.records if r.name == "r2k.app.tui"]
+    assert levels == [logging.WARNING, logging.DEBUG, logging.DEBUG, logging.WARNING]
+
+
+def test_the_workstations_log_lines_go_to_a_private_file_in_the_data_dir_not_the_terminal(tmp_path, capfd):
+    import logging
+
+    from r2k.app.tui import LOG_NAME, keep_log
+
+    levels = {name: logging.getLogger(name).level for name in ("", "r2k")}
+    handler = keep_log(tmp_path)
+    try:
+        logging.getLogger("r2k.app.tui").warning("the unattended sweep did not run: KeyError: 'lease'")
+        logging.getLogger("r2k.core.somewhere").info("an info line of r2k's")
+        logging.getLogger("psycopg.pool").info("a library's info line")
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+    path = tmp_path / "logs" / LOG_NAME
+    text = path.read_text()
+    assert f"pid {os.getpid()} WARNING r2k.app.tui: the unattended sweep did not run" in text
+    assert "an info line of r2k's" in text and "a library's info line" not in text
+    assert (path.stat().st_mode & 0o777, path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+    assert "unattended sweep" not in capfd.readouterr().err  # Textual holds the terminal: nothing there

@@ -71,3 +71,24 @@ def test_snapshot_help(ctx, people, snap_compare):
         await pilot.pause()
 
     assert snap_compare(make_app(ctx, "alice", listen=False), terminal_size=(140, 45), run_before=open_help)
+
+
+async def test_the_workstations_own_notices_reach_the_screens_in_the_channels_shape(ctx, people):
+    from r2k.app.tui import Reconnected, WorkerChildChanged
+
+    app = make_app(ctx, "alice")
+    told = []
+    broadcast = app._broadcast
+
+    def recorded(event):
+        told.append(event)
+        broadcast(event)
+
+    app._broadcast = recorded
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: any(e["entity"] == "actor" for e in told), what="the actor notice")
+        app.post_message(WorkerChildChanged())
+        app.post_message(Reconnected())
+        await wait_for(pilot, lambda: {e["entity"] for e in told} >= {"actor", "worker", "*"}, what="all three")
+    assert all(set(e) == {"entity", "id", "action", "state", "version", "actor"} for e in told), told
+    assert {"entity": "*", "id": None, "action": "reconnected", "state": None, "version": None, "actor": None} in told

@@ -209,7 +209,7 @@ async def test_release_puts_it_back_at_the_head(ctx, people):
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
         await pilot.press("u")
-        await after(pilot, "Released candidate 1.")
+        await after(pilot, "Released candidate 1: back at the head of the FACT queue.")  # the CLI's words
         assert state(ctx, ids[0]) == "PENDING"
         assert candidate_on(screen) is None
         assert "back at the head of the FACT queue" in text_of(app, "#idle")

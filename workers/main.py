@@ -229,8 +229,8 @@ class R2KWorker(SimpleWorker):
             while not stop.wait(HEARTBEAT_EVERY):
                 try:
                     self.maintain_heartbeats(job, execution)
-                except RedisError:  # Redis away: the job goes on; so does the next beat
-                    pass
+                except RedisError as exc:  # Redis away: the job goes on; so does the next beat
+                    log.debug("job %s: heartbeat not sent: %s", job.id, exc)
 
         beater = threading.Thread(target=beat, name=f"heartbeat {job.id}", daemon=True)
         beater.start()
@@ -271,8 +271,8 @@ class R2KWorker(SimpleWorker):
     def register_death(self, *args, **kwargs):
         try:
             return super().register_death(*args, **kwargs)
-        except RedisError:  # stopping while Redis is away: its entry lapses by itself
-            pass
+        except RedisError as exc:  # stopping while Redis is away: its entry lapses by itself
+            log.debug("worker %s: death not registered, its entry lapses instead: %s", self.name, exc)
 
     def run_maintenance_tasks(self):
         return self._through_redis_outage(super().run_maintenance_tasks)
@@ -385,8 +385,8 @@ class R2KCronScheduler(CronScheduler):
     def register_death(self):
         try:
             return super().register_death()
-        except RedisError:  # stopping while Redis is away: its entry lapses by itself
-            pass
+        except RedisError as exc:  # stopping while Redis is away: its entry lapses by itself
+            log.debug("sweep scheduler %s: death not registered, its entry lapses instead: %s", self.name, exc)
 
     def register(self, func, queue_name: str, **options) -> CronJob:
         cron_job = _JSONCronJob(queue_name=queue_name, func=func, **options)

@@ -259,16 +259,16 @@ def _with_next(result: dict, said: str, horn_type: str):
 def cand_release(cli, args):
     from r2k.core.services import candidates
 
+    from ..wording import release_said
+
     if args.next:
         from r2k.core.services import claims
 
         result = claims.release_and_next(cli.ctx, cli.actor, args.id, **cli.opts())
         released = result["released"]
-        return _with_next(result, f"Released candidate {released['id']}: back at the head of the "
-                                  f"{released['horn_type']} queue.", released["horn_type"])
+        return _with_next(result, release_said(released), released["horn_type"])
     released = candidates.release(cli.ctx, cli.actor, args.id, **cli.opts())
-    return Text(released, f"Released candidate {released['id']}: back at the head of the "
-                          f"{released['horn_type']} queue.")
+    return Text(released, release_said(released))
 
 
 def cand_skip(cli, args):

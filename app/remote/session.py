@@ -10,6 +10,7 @@ when the connection goes.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import sys
 import termios
@@ -39,8 +40,8 @@ def main(argv: list[str]) -> int:
     user = argv[0]
     try:
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the server made this process a session leader (setsid)
-    except OSError:
-        pass
+    except OSError as exc:  # the TUI runs all the same; only job control on its terminal is missing
+        logging.getLogger("r2k.ssh").debug("session for %s: the pty did not become its terminal: %s", user, exc)
     os.environ["R2K_USER"] = user  # whatever reads the settings acts as the key's user too
     save_nothing()
     from r2k.app.tui import run_tui

@@ -200,8 +200,8 @@ class Session(asyncssh.SSHServerSession):
             self.ended = True
             try:
                 self.chan.exit(code if code >= 0 else 128 - code)
-            except (OSError, asyncssh.Error):
-                pass
+            except (OSError, asyncssh.Error) as exc:  # the client left first: nobody to tell
+                log.debug("conn %s: exit status not sent: %s", self.conn.id, exc)
 
     def _readable(self) -> None:
         try:
@@ -332,8 +332,8 @@ class Session(asyncssh.SSHServerSession):
         try:
             self.chan.write(RESET + b"\r\n" + message.encode() + b"\r\n")
             self.chan.exit(1)
-        except (OSError, asyncssh.Error):
-            pass
+        except (OSError, asyncssh.Error) as exc:  # the client left first: nobody to tell
+            log.debug("conn %s: %r not sent: %s", self.conn.id, message, exc)
         self.kill()
 
     def warn(self, seconds_left: float) -> None:

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import NoActiveWorker, get_current_worker
 
 from r2k.app.safe import visible
@@ -27,7 +28,8 @@ from r2k.app.widgets.text import plain
 
 def notice_entity(event: dict) -> str | None:
     """What a live notice is about: the entity of the core's notices (core/notices.py: "candidate",
-    "grey_entry", …), or the workstation's own ("actor"; "*" once the services answer again)."""
+    "grey_entry", …), or the workstation's own, in the same shape (core.services.session.notice:
+    "worker", "actor"; "*" once the services answer again)."""
     return event.get("entity")
 
 
@@ -336,7 +338,7 @@ class ListDetailScreen(WorkstationScreen):
             return None
         try:
             key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
-        except Exception:
+        except CellDoesNotExist:  # the cursor on no cell (no column yet, or off the rows): nothing highlighted
             return None
         return int(key) if key is not None else None
 

@@ -22,7 +22,7 @@ from textual.widgets import Header, Static
 from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
 from r2k.app.widgets.format import ago, new_key, parse_time
-from r2k.app.wording import decision_said
+from r2k.app.wording import decision_said, release_said
 from r2k.core.domain import HORN_MEANING
 
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
@@ -174,18 +174,7 @@ class ReviewScreen(WorkstationScreen):
         super().__init__()
         self.horn = horn_type
         self.lease_timer = None
-        self.renders = 0  # candidates and idle states drawn so far: bench/review.py times them
         self._opened = False
-
-    @property
-    def shown_id(self) -> int | None:
-        """The candidate on screen (bench/review.py waits on it)."""
-        return self.current["id"] if self.current is not None else None
-
-    @property
-    def ready(self) -> bool:
-        """No call in flight (bench/review.py waits on it)."""
-        return not self.busy
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -390,7 +379,7 @@ class ReviewScreen(WorkstationScreen):
         row = message.row
         self.show_idle(f"Candidate {row['id']} is back at the head of the {self.horn} queue.\n\n"
                        f"n claims the next candidate, escape goes back to the queues.")
-        self.show_info(f"Released candidate {row['id']}.")
+        self.show_info(release_said(row))
 
     def action_back(self) -> None:
         note = None
@@ -557,7 +546,6 @@ class ReviewScreen(WorkstationScreen):
         self.query_one("#idle", Static).update(text)
 
     def watch_current(self, data: dict | None) -> None:
-        self.renders += 1
         if data is None:
             self.lease_expires = None
             self.query_one("#review-head", Static).update(Text(f"{self.horn} queue", style="bold"))
