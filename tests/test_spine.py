@@ -316,3 +316,37 @@ def test_every_core_module_is_on_one_side_of_the_app_contract():
     top = {f"r2k.core.{p.stem}" if p.is_file() else f"r2k.core.{p.name}" for p in (root / "core").iterdir()
            if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())}
     assert top == behind | doors, (top - behind - doors, (behind | doors) - top)
+
+
+# ----------------------------------------------------------------------------- RQ task names
+
+def _enqueued_tasks() -> list[tuple[str, str, str]]:
+    """(file:line, queue kind, task name) of every `jobs.enqueue(ctx, KIND, NAME, …)` call in core."""
+    import ast
+    from pathlib import Path
+
+    core = Path(__file__).resolve().parent.parent / "core"
+    found = []
+    for path in sorted(core.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "enqueue"
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "jobs"):
+                kind, name = node.args[1:3]
+                assert isinstance(kind, ast.Constant) and isinstance(name, ast.Constant), (
+                    f"{path.name}:{node.lineno}: name the queue and the task as they are in the registry")
+                found.append((f"{path.name}:{node.lineno}", kind.value, name.value))
+    return found
+
+
+def test_core_enqueues_only_tasks_of_the_one_registry_and_every_task_is_enqueued_somewhere():
+    """A task's name is checked by the fast tier, not first by a job failing in production: every name
+    core enqueues is in core.adapters.jobs.TASKS (which the workers run, and nothing else), on a queue
+    of QUEUES; and no registered task is left that nothing enqueues."""
+    from r2k.core.adapters.jobs import QUEUES, TASKS
+
+    calls = _enqueued_tasks()
+    assert len(calls) >= 7  # the generation, graph, grey and task jobs: the walk finds them
+    unknown = [(where, kind, name) for where, kind, name in calls if name not in TASKS or kind not in QUEUES]
+    assert unknown == []
+    # The sweep is enqueued by the workers' scheduler (by its path), noop_task by the benches only.
+    assert set(TASKS) - {name for _, _, name in calls} == {"sweep_task", "noop_task"}
