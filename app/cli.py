@@ -84,23 +84,56 @@ class Commands:
         return parser
 
 
-@functools.lru_cache(maxsize=1)
-def parser() -> Parser:
-    """The command tree, built once per process: a process that runs commands in-process (the
-    tests do, hundreds of times) would otherwise build its ~80 parsers for each, a good part of a
-    short command's time (argparse asks gettext for every help text)."""
-    return build_parser()
+# The modules of app/commands, in the order `r2k --help` lists their commands, and the top-level
+# commands each registers (a test checks these against what the modules register).
+MODULES = {
+    "admin": ("services", "db", "users", "audit", "replay"),
+    "validation": ("demo", "ingest", "candidates", "queue"),
+    "registry": ("registry",), "workitems": ("workitems", "worker"), "grey": ("grey",),
+    "conflicts": ("conflicts",), "graph": ("graph",), "stats": ("stats",), "serve": ("serve",),
+    "tasks": ("tasks",), "events": ("events",),
+}
+OWNER = {command: module for module, commands in MODULES.items() for command in commands}
 
 
-def build_parser() -> Parser:
+def command_named(argv: list[str]) -> str | None:
+    """The top-level command in `argv`: its first word that is neither an option nor `--as`'s value."""
+    value_next = False
+    for token in argv:
+        if value_next:
+            value_next = False
+        elif token == "--as":
+            value_next = True
+        elif not token.startswith("-"):
+            return token
+    return None
+
+
+def parser(argv: list[str] | None = None) -> Parser:
+    """The command tree `argv` needs: for a known command, only its own module's part (imported and
+    built for it alone: building all ~80 parsers, argparse asking gettext for every help text, was
+    most of what a short command spent besides its query); for help, no command or an unknown one,
+    the whole tree, so the listing and the error name every command."""
+    module = OWNER.get(command_named(argv or []))
+    return _tree((module,) if module else tuple(MODULES))
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(modules: tuple[str, ...]) -> Parser:
+    # Once per process and part: a process that runs commands in-process (the tests do, hundreds of
+    # times) builds each only once.
+    return build_parser(modules)
+
+
+def build_parser(modules: tuple[str, ...] = tuple(MODULES)) -> Parser:
+    import importlib
+
     parser = Parser(prog="r2k", description="r2k: a terminal reviewer workstation that turns raw documents "
                     "into validated knowledge. Run `r2k` alone to open the workstation.", parents=[COMMON])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands = Commands(sub)
-    from .commands import admin, conflicts, events, graph, grey, registry, serve, stats, tasks, validation, workitems
-
-    for module in (admin, validation, registry, workitems, grey, conflicts, graph, stats, serve, tasks, events):
-        module.register(commands)
+    for name in modules:
+        importlib.import_module(f".commands.{name}", __package__).register(commands)
     return parser
 
 
@@ -191,7 +224,7 @@ def run(argv: list[str]) -> int:
     cli = None
     args = None
     try:
-        args = parser().parse_args(argv)
+        args = parser(argv).parse_args(argv)
         if getattr(args, "command", None) is None:
             raise InvalidInput("no command given: run `r2k --help`, or `r2k` alone for the workstation")
         if getattr(args, "handler", None) is None and getattr(args, "group_help", None):

@@ -601,6 +601,38 @@ def test_every_command_and_option_says_what_it_is_for():
     assert "only this Horn type" in r2k("candidates", "list", "--help").stdout
 
 
+def test_a_command_builds_only_its_own_part_of_the_command_tree():
+    """cli.MODULES says which module registers which top-level command, in the help's order: it must
+    say what the modules really register, or a command would be built without its parser."""
+    import argparse
+    import importlib
+
+    from r2k.app import cli
+
+    for module, names in cli.MODULES.items():
+        top = cli.Parser(prog="r2k")
+        sub = top.add_subparsers(dest="command", parser_class=cli.Parser)
+        importlib.import_module(f"r2k.app.commands.{module}").register(cli.Commands(sub))
+        assert tuple(sub.choices) == names, module
+    whole = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert tuple(whole.choices) == tuple(n for names in cli.MODULES.values() for n in names)
+    assert cli.command_named(["--json", "--as", "users", "candidates", "list"]) == "candidates"
+    assert cli.command_named(["--as=ada", "queue", "stats"]) == "queue"
+    assert cli.command_named(["--json"]) is None
+    # A command's tree holds its module's commands alone; help and unknown commands get the whole.
+    only = next(a for a in cli.parser(["--json", "users", "list"])._actions
+                if isinstance(a, argparse._SubParsersAction))
+    assert tuple(only.choices) == cli.MODULES["admin"]
+    for argv in (["--help"], [], ["frobnicate"]):
+        every = next(a for a in cli.parser(argv)._actions if isinstance(a, argparse._SubParsersAction))
+        assert len(every.choices) == len(cli.OWNER)
+    code = ("import sys; from r2k.app import cli; cli.parser(['users', 'list']).parse_args(['users', 'list']); "
+            "print(sorted(m for m in sys.modules if m.startswith('r2k.app.commands.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['r2k.app.commands.admin']"  # the other ten are not even imported
+
+
 def test_migrations_head_matches_the_scripts():
     from alembic.script import ScriptDirectory
 
