@@ -43,3 +43,16 @@ def median(values: list[float]) -> float:
 def verdict(value: float, target: float, lower_is_better: bool = True) -> str:
     ok = value < target if lower_is_better else value >= target
     return "meets target" if ok else "MISSES target"
+
+
+def vacuum(table: str) -> None:
+    """VACUUM ANALYZE a table after a bulk change, as the database's owner: the application role may
+    not vacuum (PostgreSQL only warns and does nothing), and the planner would meet the table with no
+    statistics until autovacuum comes by."""
+    import psycopg
+
+    from r2k.core.config import Settings
+    from r2k.core.embedded import owner_url
+
+    with psycopg.connect(owner_url(Settings()), autocommit=True) as conn:
+        conn.execute(f"VACUUM ANALYZE {table}")

@@ -20,7 +20,7 @@ import argparse
 import random
 import time
 
-from _common import bench_env, median
+from _common import bench_env, median, vacuum
 
 AGGREGATE = "bench_chain"
 
@@ -66,8 +66,7 @@ def setup(ctx, chains: int) -> dict[str, tuple[int, str]]:
     missing = [f"{i:07d}" for i in range(chains) if f"{i:07d}" not in heads]
     for start in range(0, len(missing), 20000):
         copy_in(ctx, signed_rows(ctx, heads, missing[start:start + 20000]))
-    with ctx.db.connection() as conn:
-        conn.execute("VACUUM ANALYZE events")
+    vacuum("events")
     return heads
 
 

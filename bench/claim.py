@@ -35,7 +35,7 @@ import multiprocessing as mp
 import os
 import time
 
-from _common import bench_env, percentile, verdict
+from _common import bench_env, percentile, vacuum, verdict
 
 HORN = "FACT"
 FLOOR_EVENTS = "bench_floor_events"
@@ -61,8 +61,7 @@ def setup(pending: int) -> None:
                 "'Bench statement ' || g || '.', %s, 'PENDING', 'manual', '[]', 'bench', now(), now(), 1, g "
                 "FROM generate_series(1, %s) AS g", (HORN, pending - have))
     queue_index.reconcile(ctx)
-    with ctx.db.connection() as conn:
-        conn.execute("VACUUM ANALYZE candidates")
+    vacuum("candidates")
     ctx.close()
 
 

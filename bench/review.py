@@ -14,6 +14,10 @@
 4. With 1,000,000 decisions in the database (validation records over 30 days by 20 validators, a
    twentieth of them `ada`'s): the time from opening the "My work" screen until its figures are
    shown (median of 5; target < 1 s).
+5. With the million candidates queued: one whole sweep (what a worker runs every
+   R2K_SWEEP_INTERVAL, 15 s: leases, ids in flight, queues that miss ids, grey entries, lost jobs;
+   median of 3; target < 5 s, well inside the interval and the sweep's 10 s lock), beside its floor
+   measured in the same run: one count of each Horn type's queued rows.
 
 The million candidates and the million decisions are written once with INSERT … SELECT (setup
 speed) into the bench's own data dir and reused by later runs.
@@ -26,7 +30,7 @@ import argparse
 import asyncio
 import time
 
-from _common import bench_env, median, percentile, verdict
+from _common import bench_env, median, percentile, vacuum, verdict
 
 
 def setup(million: int, approvals: int) -> None:
@@ -57,8 +61,7 @@ def setup(million: int, approvals: int) -> None:
             created.append(candidates.create_candidate(tx, SYSTEM, src["question"], src["text"], "RULE",
                                                        src["source_refs"], origin="extracted",
                                                        document_id=src["document_id"]))
-    with ctx.db.connection() as conn:
-        conn.execute("VACUUM ANALYZE candidates")
+    vacuum("candidates")
     queue_index.reconcile(ctx)
     ctx.close()
 
@@ -81,8 +84,7 @@ def setup_decisions(decisions: int) -> None:
                 "FROM generate_series(%s, %s) AS g, LATERAL (SELECT (ARRAY['approve','approve','approve','reject',"
                 "'escalate','revise'])[1 + g %% 6] AS action, (ARRAY['APPROVED','APPROVED','APPROVED','REJECTED',"
                 "'ESCALATED','REVISED'])[1 + g %% 6] AS state) AS k", (bulk["first"], bulk["n"], have + 1, decisions))
-    with ctx.db.connection() as conn:
-        conn.execute("VACUUM ANALYZE validation_records")
+    vacuum("validation_records")
     ctx.close()
 
 
@@ -113,6 +115,31 @@ async def measure_my_work(rounds: int = 5) -> list[float]:
             # settle, so the next opening is timed from a screen at rest, as a user opens it.
             await asyncio.sleep(2.0)
     return times
+
+
+def report_sweep(rounds: int = 3) -> None:
+    from r2k.core.context import Context
+    from r2k.core.domain import HORN_TYPES
+    from r2k.core.services import sweeps
+
+    ctx = Context()
+    swept, floor = [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        done = sweeps.sweep_all(ctx)
+        swept.append(time.perf_counter() - t0)
+        if "skipped" in done:
+            raise SystemExit(f"the sweep did not run: {done['skipped']}")
+        t0 = time.perf_counter()
+        with ctx.db.read() as tx:
+            for horn in HORN_TYPES:
+                tx.scalar("SELECT count(*) FROM candidates WHERE horn_type = %s AND state IN ('PENDING', 'DISPUTED')",
+                          (horn,))
+        floor.append(time.perf_counter() - t0)
+    ctx.close()
+    print(f"sweep (leases, queues, grey, jobs)   median {median(swept) * 1000:6.1f} ms   (target < 5000 ms: "
+          f"{verdict(median(swept), 5.0)}; the floor, a count of each Horn type's queued rows: "
+          f"{median(floor) * 1000:.1f} ms)")
 
 
 def report_my_work(decisions: int) -> None:
@@ -254,6 +281,7 @@ def main() -> None:
           f"(target < 1000 ms: {verdict(review, 1.0)})")
 
     report_my_work(args.decisions)
+    report_sweep()
 
 
 if __name__ == "__main__":

@@ -71,9 +71,10 @@ def refuse(machine: Machine, m: Move, actor: Actor, row: dict):
     raise Forbidden(f"{actor.name} ({actor.role}) may not {m.action} {label}: only {m.who.description} may")
 
 
-# The head (last seq and hash) of each selected row's event chain, in the same snapshot as the row.
-_WITH_HEAD = ("SELECT {columns}, h.seq AS _head_seq, h.hash AS _head_hash FROM {table} t "
-              "LEFT JOIN LATERAL (SELECT seq, hash FROM events e WHERE e.aggregate_type = %s "
+# The head (last seq and hash) of each selected row `t`'s event chain, in the same snapshot as the
+# row: its columns, and the join (one parameter: the aggregate type).
+_HEAD_COLUMNS = "h.seq AS _head_seq, h.hash AS _head_hash"
+_HEAD_JOIN = ("LEFT JOIN LATERAL (SELECT seq, hash FROM events e WHERE e.aggregate_type = %s "
               "AND e.aggregate_id = t.id::text ORDER BY seq DESC LIMIT 1) h ON true ")
 
 
@@ -85,8 +86,8 @@ def _head(row: dict) -> tuple[int, str]:
 def _select(tx: Tx, machine: Machine, entity_id: Any, *, for_update: bool, missing_ok: bool) -> dict | None:
     key = parse_id(entity_id, machine.words)
     # One round trip: the row (locked, if asked) and the head of its event chain.
-    row = tx.one(_WITH_HEAD.format(columns="t.*", table=machine.table)
-                 + f"WHERE t.id = %s{' FOR UPDATE OF t' if for_update else ''}", (machine.name, key))
+    row = tx.one(f"SELECT t.*, {_HEAD_COLUMNS} FROM {machine.table} t {_HEAD_JOIN}"
+                 f"WHERE t.id = %s{' FOR UPDATE OF t' if for_update else ''}", (machine.name, key))
     if row is None:
         if missing_ok:
             return None
@@ -106,9 +107,13 @@ def _select(tx: Tx, machine: Machine, entity_id: Any, *, for_update: bool, missi
 
 def read_heads(tx: Tx, machine: Machine, ids: list[int], columns: str, where: str = "TRUE",
                params: tuple = ()) -> list[tuple[dict, tuple[int, str]]]:
-    """Rows (the given `columns` of `t`) with the heads of their event chains, for `assume` later."""
-    rows = tx.all(_WITH_HEAD.format(columns=columns, table=machine.table) + f"WHERE t.id = ANY(%s) AND {where}",
-                  (machine.name, list(ids), *params))
+    """Rows (the given `columns` of `t`) with the heads of their event chains, for `assume` later.
+    Driven by the ids (a join on the key), whatever the table's statistics say: `t.id = ANY(ids)`
+    let a table never analyzed yet (a bulk load a minute ago) be scanned by state instead, every
+    row compared with every id (a claim's read-ahead cost twice its statement, bench/claim.py)."""
+    rows = tx.all(f"SELECT {columns}, {_HEAD_COLUMNS} FROM unnest(%s::bigint[]) AS wanted(id) "
+                  f"JOIN {machine.table} t ON t.id = wanted.id {_HEAD_JOIN}WHERE {where}",
+                  (list(ids), machine.name, *params))
     return [(row, _head(row)) for row in rows]
 
 

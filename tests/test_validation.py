@@ -647,6 +647,21 @@ def test_the_sweep_rebuilds_a_queue_that_missed_a_push_redis_never_heard_of(ctx,
     assert queue_index.repair_queues(ctx, settle=0) == []
 
 
+def test_the_missing_id_check_holds_however_often_it_runs_and_whatever_the_queue_holds(ctx, people):
+    """misses_queued is planned for its ids each time (never a prepared statement's plan made without
+    them, which looped over the array for each row); run past psycopg's prepare threshold, it still
+    tells a queue that misses an id from one that holds them all, stale extras included."""
+    ids = add_many(ctx, people["root"], "FACT", 5)
+    with ctx.db.read() as tx:
+        for _ in range(8):  # psycopg prepares a statement from its fifth run
+            assert queue_index.misses_queued(tx, "FACT", set(ids)) is False
+            assert queue_index.misses_queued(tx, "FACT", set(ids) | set(range(10**6, 10**6 + 2000))) is False
+            assert queue_index.misses_queued(tx, "FACT", set(ids[1:])) is True
+            assert queue_index.misses_queued(tx, "FACT", set()) is True
+            assert queue_index.misses_queued(tx, "RULE", set()) is False  # nothing queued there
+            assert queue_index.misses_queued(tx, "FACT", set(ids[1:]), settle=3600) is False  # all too fresh
+
+
 # ----------------------------------------------------------------------------- decisions
 
 def claimed_one(ctx, people, horn="FACT", text="A plain statement.", who="alice"):

@@ -62,8 +62,11 @@ class Tx:
     def all(self, sql: str, params: Any = None) -> list[dict]:
         return self.conn.execute(sql, params).fetchall()
 
-    def scalar(self, sql: str, params: Any = None) -> Any:
-        row = self.conn.execute(sql, params).fetchone()
+    def scalar(self, sql: str, params: Any = None, *, prepare: bool | None = None) -> Any:
+        """The first column of the first row. `prepare=False` plans the statement for its parameters
+        every time, never once for all (psycopg prepares a statement run five times, and PostgreSQL
+        may then plan it without looking at the parameters)."""
+        row = self.conn.execute(sql, params, prepare=prepare).fetchone()
         return None if row is None else next(iter(row.values()))
 
     def hot_one(self, sql: str, params: Any) -> dict | None:

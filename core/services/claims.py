@@ -112,9 +112,7 @@ def _partition_misses_rows(tx: Tx, q: ValidationQueue, horn: str) -> bool:
     """The partition's list is empty: does PostgreSQL hold a queued row that is not in flight?
     By ids, not counts: an id left in flight by a claim whose settle was lost must not hide a push
     lost at the same time. One short index read when the queue is truly empty."""
-    return bool(tx.scalar("SELECT EXISTS (SELECT 1 FROM candidates WHERE horn_type = %s "
-                          "AND state IN ('PENDING', 'DISPUTED') AND NOT (id = ANY(%s)))",
-                          (horn, list(q.in_flight(horn)))))
+    return queue_index.misses_queued(tx, horn, q.in_flight(horn))
 
 
 # The read-ahead: for the ids at the front of each queue, what a claim must know before it can
