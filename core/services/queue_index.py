@@ -88,11 +88,11 @@ QUEUE_SETTLE = 5.0  # seconds a push may take to follow its commit before a miss
 
 def misses_queued(tx, horn: str, held, settle: float | None = None) -> bool:
     """Does PostgreSQL hold a row queued in `horn` (given `settle`, queued more than that many seconds
-    ago) whose id is not in `held`? An anti join against the ids as one array, hashed, so a million queued rows and as many
-    held ids cost one scan, where `NOT (id = ANY(ids))` compared every row with every id (a sweep
-    over 1,000,000 candidates ran for many minutes, each sweep starting another once its lock had
-    lapsed; bench/review.py times it). Planned for its array every time: a plan made once without
-    it (a prepared statement's) loops over the array for every row again."""
+    ago) whose id is not in `held`? An anti join against the ids as one array, hashed, so a million
+    queued rows and as many held ids cost one scan, where `NOT (id = ANY(ids))` compared every row
+    with every id (a sweep over 1,000,000 candidates ran for many minutes, each sweep starting
+    another once its lock had lapsed; bench/review.py times it). Planned for its array every time: a
+    plan made once without it (a prepared statement's) loops over the array for every row again."""
     settled = "" if settle is None else "AND c.updated_at < now() - make_interval(secs => %s) "
     return bool(tx.scalar(
         "SELECT EXISTS (SELECT 1 FROM candidates c WHERE c.horn_type = %s AND c.state IN ('PENDING', 'DISPUTED') "
