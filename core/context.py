@@ -78,15 +78,25 @@ class Context:
 
     def _react(self, tx, event) -> None:
         """An engine move was written: what follows it (core/reactions.py)."""
-        from . import reactions
-
-        reactions.follow(self, tx, event)
+        self._follow(self, tx, event)
 
     def _events_committed(self, count: int) -> None:
         """Events were committed: a signed checkpoint of the log when one is due (core/audit.py)."""
-        from . import audit
+        self._checkpoint_after_commit(self, count)
 
-        audit.after_commit(self, count)
+    # Imported on first use (reactions imports every workflow; a read-only command needs neither),
+    # then kept: these run on every move and commit, a claim's among them.
+    @cached_property
+    def _follow(self):
+        from .reactions import follow
+
+        return follow
+
+    @cached_property
+    def _checkpoint_after_commit(self):
+        from .audit import after_commit
+
+        return after_commit
 
     def _index_out_of_step(self, exc: Exception) -> None:
         """A step after a commit failed (a queue push, a job, a notice), so Redis may now miss what

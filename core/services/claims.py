@@ -10,7 +10,7 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from .. import engine
+from .. import engine, notices
 from ..adapters.postgres import Tx, public_row
 from ..adapters.redis_queues import IndexLost, ValidationQueue
 from ..domain import Actor, parse_horn_type
@@ -184,8 +184,6 @@ def settle_claim(ctx: Context, event) -> None:
     """After commit (reactions): the claimed id leaves the in-flight set and the workstations hear of
     it, in one Redis step that rides on this process's next pop when it comes within milliseconds
     (a claim is the hottest path there is: adapters/redis_queues.ClaimSettles)."""
-    from .. import notices
-
     queue_index.queue(ctx).settle_claimed(event.row["horn_type"], event.aggregate_id,
                                           (notices.CHANNEL, notices.of(event)))
 
