@@ -97,13 +97,16 @@ OWNER = {command: module for module, commands in MODULES.items() for command in 
 
 
 def command_named(argv: list[str]) -> str | None:
-    """The top-level command in `argv`: its first word that is neither an option nor `--as`'s value."""
+    """The top-level command in `argv`: its first word that is neither an option nor `--as`'s value.
+    None when help is asked for before it (`r2k -h users` is the top level's help, every command)."""
     value_next = False
     for token in argv:
         if value_next:
             value_next = False
         elif token == "--as":
             value_next = True
+        elif token in ("-h", "--help"):
+            return None
         elif not token.startswith("-"):
             return token
     return None

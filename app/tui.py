@@ -51,6 +51,8 @@ def log_failure(ctx, what: str, exc: BaseException) -> None:
     if service_error(exc, ctx) is not None or (last and last[0] == said and now - last[1] < SAID_AGAIN):
         log.debug("%s: %s", what, said)
         return
+    if len(_last_said) >= 100:  # one `what` names an entry (a grey entry read): forget the oldest
+        _last_said.pop(next(iter(_last_said)))
     _last_said[what] = (said, now)
     log.warning("%s: %s", what, said, exc_info=exc)
 

@@ -619,6 +619,8 @@ def test_a_command_builds_only_its_own_part_of_the_command_tree():
     assert cli.command_named(["--json", "--as", "users", "candidates", "list"]) == "candidates"
     assert cli.command_named(["--as=ada", "queue", "stats"]) == "queue"
     assert cli.command_named(["--json"]) is None
+    assert cli.command_named(["-h", "users"]) is None  # the top level's help: every command listed
+    assert cli.command_named(["users", "--help"]) == "users"
     # A command's tree holds its module's commands alone; help and unknown commands get the whole.
     only = next(a for a in cli.parser(["--json", "users", "list"])._actions
                 if isinstance(a, argparse._SubParsersAction))
