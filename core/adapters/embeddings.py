@@ -48,8 +48,8 @@ def unit(vector) -> list[float]:
 
 
 def literal(vector: list[float]) -> str:
-    """A vector as pgvector's text input, `[x,y,…]`, 6 significant digits (cosine needs no more)."""
-    return "[" + ",".join(f"{x:.6g}" for x in vector) + "]"
+    """A vector as pgvector's text input, `[x, y, …]` (a list's own repr: formatted in C)."""
+    return repr(vector)
 
 
 _LOAD = threading.Lock()
@@ -96,8 +96,9 @@ class StaticEmbedder:
         for start in range(0, len(order), BATCH):
             chosen = order[start:start + BATCH]
             vectors = model.embed([clipped[i] for i in chosen], norm=True, batch_size=BATCH)
-            for i, vector in zip(chosen, vectors):
-                out[i] = unit(vector.tolist())
+            for i, vector in zip(chosen, vectors.tolist()):
+                # Normed by the model; a text of no known token came out as NaNs.
+                out[i] = vector if vector[0] == vector[0] else unit(vector)
         return out  # type: ignore[return-value]
 
     def close(self) -> None:

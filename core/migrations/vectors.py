@@ -2,7 +2,8 @@
 when this PostgreSQL has pgvector, and by `r2k index rebuild` once pgvector is installed later.
 
 Three side tables, one per kind that is embedded (source passages, candidates, approved answers),
-each row one vector of the recorded model. A vector column is typed with no dimension, because the
+each row one vector of the recorded model (derived data: a row removed, by a migration that re-indexes
+passages, takes its vector with it). A vector column is typed with no dimension, because the
 dimension is the model's: `r2k_record_embedding_model` (run by the application, as the owner) records
 a first model, or starts a rebuild for another one, and makes the HNSW indexes (cosine) for its
 dimension. A vector of any other length fails the index's cast, so two models never mix.
@@ -25,15 +26,15 @@ END $$;
 
 VECTOR_SCHEMA = """
 CREATE TABLE IF NOT EXISTS passage_vectors (
-    passage_id    bigint PRIMARY KEY REFERENCES source_passages(id),
+    passage_id    bigint PRIMARY KEY REFERENCES source_passages(id) ON DELETE CASCADE,
     embedding     vector NOT NULL
 );
 CREATE TABLE IF NOT EXISTS candidate_vectors (
-    candidate_id  bigint PRIMARY KEY REFERENCES candidates(id),
+    candidate_id  bigint PRIMARY KEY REFERENCES candidates(id) ON DELETE CASCADE,
     embedding     vector NOT NULL
 );
 CREATE TABLE IF NOT EXISTS answer_vectors (
-    answer_id     bigint PRIMARY KEY REFERENCES approved_answers(id),
+    answer_id     bigint PRIMARY KEY REFERENCES approved_answers(id) ON DELETE CASCADE,
     embedding     vector NOT NULL
 );
 
