@@ -89,14 +89,15 @@ _NEAR = ("SELECT {key} AS id, embedding::vector({d}) <=> %(vector)s::vector({d})
 _NONE = "SELECT NULL::bigint AS id, NULL::float8 AS distance WHERE false"
 _SEARCH = (
     "lex_p AS (SELECT p.id, ts_rank_cd(p.heading_search || p.search, q.q) AS rank FROM source_passages p, q "
-    "          WHERE (p.search @@ q.q OR p.heading_search @@ q.q) AND p.id IS DISTINCT FROM %(exclude)s "
+    "          WHERE %(passages)s AND (p.search @@ q.q OR p.heading_search @@ q.q) AND p.id IS DISTINCT FROM %(exclude)s "
     "          ORDER BY rank DESC, p.id LIMIT %(wide)s), "
     "near_p AS ({near_p}), "
     "lex_a AS (SELECT a.id, ts_rank_cd(a.search, q.q) AS rank FROM approved_answers a, q "
     "          WHERE %(answers)s AND a.search @@ q.q AND a.status = 'APPROVED' ORDER BY rank DESC, a.id LIMIT %(wide)s), "
     "near_a AS ({near_a}) "
     "SELECT " + _PASSAGE + ", coalesce(l.rank, 0) AS rank, 1 - n.distance AS similarity "
-    "  FROM (SELECT id FROM lex_p UNION SELECT id FROM near_p) pool JOIN source_passages p ON p.id = pool.id "
+    "  FROM (SELECT id FROM lex_p UNION SELECT id FROM near_p WHERE %(passages)s) pool "
+    "  JOIN source_passages p ON p.id = pool.id "
     "  LEFT JOIN lex_p l ON l.id = p.id LEFT JOIN near_p n ON n.id = p.id, q "
     "UNION ALL "
     "SELECT " + _ANSWER + ", coalesce(l.rank, 0), 1 - n.distance "
@@ -169,14 +170,15 @@ def retrieve_in(tx: Tx, question: str, k: int, *, ranking: Ranking = DEFAULT) ->
     return chosen[:k]
 
 
-def rank(tx: Tx, question: str, ranking: Ranking = DEFAULT, *, answers: bool = True) -> tuple[list[Term], list[Candidate]]:
-    """The question's weighed terms, and every passage (and APPROVED answer, unless `answers` is
-    off) found by its words or by its meaning, ranked."""
+def rank(tx: Tx, question: str, ranking: Ranking = DEFAULT, *, passages: bool = True,
+         answers: bool = True) -> tuple[list[Term], list[Candidate]]:
+    """The question's weighed terms, and every passage and APPROVED answer (unless `passages` or
+    `answers` is off) found by its words or by its meaning, ranked."""
     question = question or ""
     asked = tx.embeddings.question(tx, question[:QUESTION_CHARS]) \
         if ranking.vectors and tx.embeddings is not None and question.strip() else None
     params = {"question": question, "cap": COUNT_CAP, "wide": ranking.wide, "exclude": None, "answers": answers,
-              "nearest": ranking.nearest, "vector": asked[0] if asked else None}
+              "passages": passages, "nearest": ranking.nearest, "vector": asked[0] if asked else None}
     with tx.conn.pipeline():  # both statements in one round trip
         weighed = tx.execute(WEIGH, params)
         found = tx.execute(hybrid_sql(asked[1]) if asked else LEXICAL, params)
@@ -262,7 +264,7 @@ def _related(tx: Tx, best: dict, terms: list[Term], room: int, ranking: Ranking)
         return []
     rows = tx.all(LEXICAL_OF_TERMS, {"lexemes": [t.lexeme for t in feedback], "wide": ranking.wide,
                                      "query": " | ".join(_quoted(t.lexeme) for t in feedback),
-                                     "exclude": best["id"], "answers": False})
+                                     "exclude": best["id"], "answers": False, "passages": True})
     scored = []
     for row in rows:
         if row["kind"] != "passage":
