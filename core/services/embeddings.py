@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REBUILD_BATCH = 256  # rows embedded and committed together by `index rebuild`: one batch is what a stop loses
+RECHECK_SECONDS = 10.0  # a long-lived process reads the recorded model again this often (a rebuild elsewhere)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,14 @@ KINDS = {
     "candidate": Kind("candidate_vectors", "candidate_id", "candidates", "s.question || E'\\n' || s.text"),
     "answer": Kind("answer_vectors", "answer_id", "approved_answers", "s.question || E'\\n' || s.text"),
 }
+
+
+class IndexChanged(Conflict):
+    """The index was rebuilt for vectors of another length since this process read it."""
+
+    def __init__(self):
+        super().__init__("the vector index was rebuilt with another embedding model since this process read it: "
+                         "try again")
 
 
 class EmbeddingsMismatch(Conflict):
@@ -83,6 +93,7 @@ class Embeddings:
     def __init__(self, ctx: Context):
         self._ctx = ctx
         self._recorded: Recorded | None = None
+        self._read_at = 0.0
         self._vectors_table: bool | None = None
         self._embedder = None
         self._lock = threading.Lock()
@@ -115,9 +126,10 @@ class Embeddings:
             self._vectors_table = bool(tx.scalar("SELECT to_regclass('passage_vectors') IS NOT NULL"))
         if not self._vectors_table:
             return None
-        if self._recorded is None or self._recorded.model is None:
+        if self._recorded is None or self._recorded.model is None or time.monotonic() - self._read_at > RECHECK_SECONDS:
             row = tx.one("SELECT model, dimension, state FROM embedding_index WHERE id = 1")
             self._recorded = Recorded(row["model"], row["dimension"], row["state"]) if row else Recorded(None, None, None)
+            self._read_at = time.monotonic()
         return self._recorded
 
     def forget(self) -> None:

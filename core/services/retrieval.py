@@ -21,7 +21,10 @@ escalates `no_content`.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
+
+import psycopg
 
 from ..adapters.postgres import Tx
 from ..knowledge.ranking import (  # noqa: F401 - Term, Hits, idf and generic: this module's API too
@@ -144,7 +147,7 @@ def search_answers(tx: Tx, text: str, statuses: list[str], window: int, *, prefi
     near = _NEAR.format(key="answer_id", table="answer_vectors", d=int(asked[1])) if asked else _NONE
     params = {"question": text, "prefix": prefix, "cap": COUNT_CAP, "statuses": statuses, "window": window,
               "nearest": min(window, 1000), "vector": asked[0] if asked else None}
-    with tx.conn.pipeline():
+    with _vectors_checked(tx), tx.conn.pipeline():
         weighed = tx.execute(WEIGH, params)
         if asked:  # the index returns at most ef_search rows (40 unless told)
             tx.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(window, 1000))),))
@@ -179,7 +182,7 @@ def rank(tx: Tx, question: str, ranking: Ranking = DEFAULT, *, passages: bool = 
         if ranking.vectors and tx.embeddings is not None and question.strip() else None
     params = {"question": question, "cap": COUNT_CAP, "wide": ranking.wide, "exclude": None, "answers": answers,
               "passages": passages, "nearest": ranking.nearest, "vector": asked[0] if asked else None}
-    with tx.conn.pipeline():  # both statements in one round trip
+    with _vectors_checked(tx), tx.conn.pipeline():  # both statements in one round trip
         weighed = tx.execute(WEIGH, params)
         found = tx.execute(hybrid_sql(asked[1]) if asked else LEXICAL, params)
     terms = [weigh(r["lexeme"], int(r["position"] or 0), r["n"], r["df"], ranking) for r in weighed.fetchall()]
@@ -198,6 +201,21 @@ def candidates(terms: list[Term], rows: list[dict], ranking: Ranking = DEFAULT) 
         if row["similarity"] is not None:
             c.similarity = float(row["similarity"])
     return list(found.values())
+
+
+@contextmanager
+def _vectors_checked(tx: Tx):
+    """A vector of the length this process read as recorded met vectors of another: the index was
+    rebuilt for another model meanwhile. Said so (the transaction is lost), and read again next time."""
+    try:
+        yield
+    except psycopg.errors.DataException as exc:
+        if "dimensions" not in str(exc) or tx.embeddings is None:
+            raise
+        tx.embeddings.forget()
+        from .embeddings import IndexChanged
+
+        raise IndexChanged() from None
 
 
 def _quoted(lexeme: str) -> str:
