@@ -359,7 +359,8 @@ def status(ctx: Context) -> dict:
         return {"retrieval": "refused", "model": model, "recorded": recorded.model, "embedded": counts,
                 "detail": f"refused: the index holds {recorded.model}, this r2k is configured for {model}: "
                           f"run `r2k index rebuild`"}
-    rebuilding = "; a rebuild is under way (`r2k index rebuild` resumes it)" if recorded.state == "rebuilding" else ""
+    rebuilding = "; a rebuild is under way (`r2k index rebuild` resumes it)" if recorded.state == "rebuilding" else \
+        "; `r2k index rebuild` embeds the rest" if any(n < total for n, total in counts.values()) else ""
     return {"retrieval": "hybrid", "model": model, "dimension": recorded.dimension, "embedded": counts,
             "state": recorded.state,
             "detail": f"hybrid (words and meaning, {model}, {recorded.dimension} dimensions, HNSW): {shown}"
