@@ -87,7 +87,7 @@ class Commands:
 # The modules of app/commands, in the order `r2k --help` lists their commands, and the top-level
 # commands each registers (a test checks these against what the modules register).
 MODULES = {
-    "admin": ("services", "db", "users", "audit", "replay"),
+    "admin": ("services", "db", "index", "users", "audit", "replay"),
     "validation": ("demo", "ingest", "candidates", "queue"),
     "registry": ("registry",), "workitems": ("workitems", "worker"), "grey": ("grey",),
     "conflicts": ("conflicts",), "graph": ("graph",), "stats": ("stats",), "serve": ("serve",),

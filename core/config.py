@@ -49,6 +49,15 @@ class Settings(BaseSettings):
     breaker_threshold: int = 5
     breaker_cooldown: float = 30.0
 
+    # Embeddings (docs/architecture.md, "Retrieval"): no URL means the static model shipped in the
+    # wordllama wheel, run in process; a URL names any OpenAI-compatible /v1/embeddings endpoint,
+    # reached through httpx and a breaker of its own, as the LLM is.
+    embeddings_url: str | None = None
+    embeddings_model: str | None = None  # the endpoint's model (required with a URL); recorded with the index
+    embeddings_api_key: str | None = None
+    embeddings_timeout: float = Field(default=10.0, gt=0)
+    embeddings_retries: int = Field(default=1, ge=0, le=10)
+
     claim_lease_seconds: int = 30 * 60
     # How long a validator may undo their last decision (core/services/undo.py), and how long a
     # skipped candidate stays passed by for the validator who skipped it (docs/architecture.md, Queues).

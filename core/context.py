@@ -36,7 +36,8 @@ class Context:
         db = Database(url, pool_size=self.pool_size, connect_timeout=self.settings.connect_timeout,
                       on_connect_error=lambda exc: embedded.unavailable("postgres", url, exc),
                       signer=_LazySigner(self), on_after_commit_error=self._index_out_of_step,
-                      on_events_committed=self._events_committed, reactor=self._react)
+                      on_events_committed=self._events_committed, reactor=self._react,
+                      embeddings=_Lazy(self, "embeddings"))
         if self.check_schema:
             self._check_schema(db, url)
         return db
@@ -172,6 +173,15 @@ class Context:
         s = self.settings
         return ChatClient(s.llm_url, s.llm_model, s.llm_api_key, s.llm_timeout, s.llm_retries)
 
+    # -- embeddings ---------------------------------------------------------------------------
+    @cached_property
+    def embeddings(self):
+        """The vector index's view for this process (core/services/embeddings.py): its embedder is
+        loaded on first use, so a command that embeds nothing never loads it."""
+        from .services.embeddings import Embeddings
+
+        return Embeddings(self)
+
     # -- graph ------------------------------------------------------------------------------
     @cached_property
     def graph_url(self) -> str:
@@ -209,12 +219,23 @@ class Context:
         return False
 
     def close(self) -> None:
-        for name in ("checkpoint_db", "db", "graph", "llm", "validation_queue", "redis"):
+        for name in ("checkpoint_db", "db", "graph", "llm", "embeddings", "validation_queue", "redis"):
             if self.__dict__.get(name) is not None:
                 try:
                     self.__dict__[name].close()
                 except Exception as exc:  # noqa: BLE001 - closing a client of a server already gone
                     logging.getLogger(__name__).debug("closing the %s client: %s", name, exc)
+
+
+class _Lazy:
+    """A Context attribute made on its first use by whoever holds this (a transaction, for the
+    embeddings): a command that never needs it never makes it."""
+
+    def __init__(self, ctx: Context, name: str):
+        self._ctx, self._name = ctx, name
+
+    def __getattr__(self, attr):
+        return getattr(getattr(self._ctx, self._name), attr)
 
 
 class _LazySigner:

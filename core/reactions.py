@@ -25,6 +25,7 @@ from .services import (
     candidates,
     claims,
     conflicts,
+    embeddings,
     graph_sync,
     grey,
     queue_index,
@@ -60,8 +61,9 @@ def on(entity: str, actions: str, then=(), after=()) -> On:
 
 TABLE = [
     # entity               actions                              in the same transaction                  after commit
-    on("candidate",        "extract",                           (),                                      (queue_index.push_tail, notice)),
-    on("candidate",        "resubmit",                          (workitems.close_for_resubmitted,),      (queue_index.push_tail, notice)),
+    on("candidate",        "extract",                           (embeddings.embed_candidate,),           (queue_index.push_tail, notice)),
+    on("candidate",        "resubmit",                          (workitems.close_for_resubmitted,
+                                                                 embeddings.embed_candidate),            (queue_index.push_tail, notice)),
     on("candidate",        "claim re_review",                   (),                                      (claims.settle_claim,)),
     on("candidate",        "approve revise",                    (candidates.record_decision, registry.publish_decided,
                                                                  workitems.settle_generated),            (notice,)),
@@ -70,11 +72,13 @@ TABLE = [
     on("candidate",        "escalate",                          (candidates.record_decision,
                                                                  workitems.open_for_escalation),         (notice,)),
     on("candidate",        "release dispute",                   (),                                      (queue_index.push_head, notice)),
-    on("candidate",        "close supersede retire record_version", (),                                  (notice,)),
+    on("candidate",        "close supersede retire",            (),                                      (notice,)),
+    on("candidate",        "record_version",                    (embeddings.embed_candidate,),           (notice,)),
     # Every registry change reaches the graph (docs/architecture.md, "Graph"): one row each. A
     # re-review's outcome is one of these moves too: approve or revise supersedes the disputed
     # answer and publishes the new one, reject retires it.
-    on("answer",           "publish",                           (conflicts.record_subjects,),            (graph_sync.sync_later,
+    on("answer",           "publish",                           (conflicts.record_subjects,
+                                                                 embeddings.embed_answer),               (graph_sync.sync_later,
                                                                                                           conflicts.detect_later, notice)),
     on("answer",           "supersede",                         (conflicts.settle_with_answer,),         (graph_sync.sync_later, notice)),
     on("answer",           "dispute",                           (candidates.send_for_re_review,),        (graph_sync.sync_later, notice)),

@@ -81,8 +81,21 @@ TABLES = ("idempotency_keys", "events", "signing_keys", "durable_tasks", "grey_t
           "audit_buckets", "task_snapshots")
 
 
+# The vector index (core/migrations/vectors.py): there only with pgvector, so emptied when it is.
+VECTOR_TABLES = ("passage_vectors", "candidate_vectors", "answer_vectors", "embedding_index")
+
 _SEQUENCES: list[str] = []
 _CLEANERS: dict = {}
+_PRESENT: list[str] = []
+
+
+def _tables(conn) -> list[str]:
+    """TABLES, with the vector tables first when this database has them."""
+    if not _PRESENT:
+        present = {r[0] for r in conn.execute("SELECT relname::text FROM pg_class WHERE relkind = 'r' "
+                                              "AND relname = ANY(%s)", (list(VECTOR_TABLES),))}
+        _PRESENT.extend([t for t in VECTOR_TABLES if t in present] + list(TABLES))
+    return _PRESENT
 
 
 def _cleaner(settings):
@@ -135,7 +148,7 @@ def ctx(services):
     conn = _cleaner(services)
     with conn.transaction():
         conn.execute("SET LOCAL session_replication_role = replica; "  # one round trip
-                     + " ".join(f"DELETE FROM {table};" for table in TABLES))
+                     + " ".join(f"DELETE FROM {table};" for table in _tables(conn)))
         conn.execute("SELECT setval(s, 1, false) FROM unnest(%s::regclass[]) AS s", (_sequences(conn),))
     (Path(services.data_dir) / "audit" / "checkpoints.jsonl").unlink(missing_ok=True)  # their copy outside it
     context.redis.flushdb()

@@ -14,6 +14,7 @@ from r2k.core.adapters.llm import build_prompt
 from r2k.core.context import Context
 from r2k.core.demo import __file__ as demo_init
 from r2k.core.extract import extract
+from r2k.core.knowledge.ranking import Ranking
 from r2k.core.services import candidates, claims, generation, ingest, retrieval, workitems
 from r2k.core.services.extractive import extractive, select
 from r2k.core.services.ingest import HEADING_SEPARATOR, sections_of
@@ -256,13 +257,18 @@ def terms(*pairs) -> list[retrieval.Term]:
     return [retrieval.Term(lexeme, position, weight) for lexeme, position, weight in pairs]
 
 
-def test_a_heading_match_scores_above_the_same_word_in_the_text_and_phrases_count():
+def test_a_heading_match_scores_as_its_weight_says_and_phrases_count():
     asked = terms(("person", 5, 2.0), ("protect", 6, 2.0), ("equip", 7, 2.0))
     section = retrieval.Hits(body={}, heading={"person": [2], "protect": [3], "equip": [4]}, title={})
     stray = retrieval.Hits(body={"person": [2], "protect": [30]}, heading={}, title={})
     phrase = retrieval.Hits(body={"person": [2], "protect": [3], "equip": [4]}, heading={}, title={})
     scattered = retrieval.Hits(body={"person": [2], "protect": [20], "equip": [40]}, heading={}, title={})
-    assert retrieval.score(asked, section)[0] > retrieval.score(asked, phrase)[0] > retrieval.score(asked, scattered)[0]
+    # The default weighs a heading as the text (bench/retrieval.py measured 1.3 losing a top-1 with
+    # vectors on); a heavier heading weight still ranks the section above the same words in its text.
+    heavier = Ranking(heading_weight=1.3)
+    assert retrieval.score(asked, section, heavier)[0] > retrieval.score(asked, phrase, heavier)[0]
+    assert retrieval.score(asked, section)[0] == retrieval.score(asked, phrase)[0]
+    assert retrieval.score(asked, phrase)[0] > retrieval.score(asked, scattered)[0]
     assert retrieval.score(asked, scattered)[1] == 1.0 and retrieval.score(asked, stray)[1] == pytest.approx(2 / 3)
     assert retrieval.score(asked, stray)[0] < retrieval.score(asked, scattered)[0]
 

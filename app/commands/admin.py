@@ -19,6 +19,11 @@ def register(commands) -> None:
     db.command("upgrade", "apply the schema migrations (Alembic) up to the newest (an admin)", db_upgrade,
                authority="admin", checks_schema=False)
 
+    index = commands.group("index", "the vector index of retrieval by meaning (pgvector)")
+    index.command("rebuild", "embed every passage, candidate and answer again with the configured model (an "
+                  "admin); in batches, each committed: run again, it resumes where it stopped", index_rebuild,
+                  authority="admin")
+
     users = commands.group("users", "users and their authority (local administration)")
     add = users.command("add", "add a user (an admin; while no admin exists, the data dir's owner)", users_add,
                         mutates=True, authority="admin")
@@ -76,6 +81,10 @@ def services_status(cli, args):
     breaker = _breaker_row(cli) if redis_answers else None  # status never starts a service
     if breaker:
         rows.append(breaker)
+    postgres_answers = next(r["answers"] for r in rows if r["name"] == "postgres")
+    retrieval = _retrieval_row(cli) if postgres_answers else None
+    if retrieval:
+        rows.append(retrieval)
     from ..remote.status import status_rows
 
     rows += status_rows(cli.ctx.settings.data_dir)  # each running `serve ssh`, with its sessions
@@ -96,6 +105,37 @@ def _breaker_row(cli) -> dict | None:
             "url": state.get("url"), "answers": state["state"] != "open",
             "detail": f"circuit {state['state']}, {state['failures']} consecutive failures", "pid": None,
             "circuit": state}
+
+
+def _retrieval_row(cli) -> dict | None:
+    """How retrieval runs: by words and meaning, lexical only and why, or refused (a model mismatch)."""
+    try:
+        from r2k.core.services import embeddings
+
+        state = embeddings.status(cli.ctx)
+    except Exception as exc:  # noqa: BLE001 - the other rows stand; this one is left out, and said why
+        log.warning("services status: the vector index could not be read, so its row is left out (%s: %s)",
+                    type(exc).__name__, exc)
+        return None
+    settings = cli.ctx.settings
+    return {"name": "retrieval", "mode": "external" if settings.embeddings_url else "embedded",
+            "url": settings.embeddings_url or state.get("model"), "answers": state["retrieval"] != "refused",
+            "detail": state["detail"], "pid": None, "retrieval": state}
+
+
+def index_rebuild(cli, args):
+    from r2k.core.services import embeddings
+
+    progress = cli.progress().start("embedding", None)
+    try:
+        result = embeddings.rebuild(cli.ctx, on_progress=lambda kind, done, total: progress.update(
+            done, total, f"embedding {kind}s"))
+    finally:
+        progress.stop()
+    counts = ", ".join(f"{n:,} {kind}s" for kind, n in result["embedded"].items())
+    how = "resumed and finished" if result["resumed"] else "rebuilt"
+    return Text(result, f"vector index {how}: {counts} embedded with {result['model']} "
+                        f"({result['dimension']} dimensions)")
 
 
 def db_upgrade(cli, args):

@@ -11,10 +11,13 @@ ANSWER_COLUMNS = ["id", "status", "horn_type", "question", "text", "supersedes_i
 
 def register(commands) -> None:
     reg = commands.group("registry", "the registry of approved answers (never deletes)")
-    p = reg.command("search", "ranked full-text search (APPROVED only unless --status)", search)
+    p = reg.command("search", "answers ranked by their words and their meaning (APPROVED only unless --status)",
+                    search)
     p.add_argument("query", nargs="?", default="", help="words or a phrase; none lists the newest answers "
                                                         f"(at most {limits.QUERY:,} characters)")
     p.add_argument("--status", help="comma-separated statuses to include, or ALL")
+    p.add_argument("--explain", action="store_true",
+                   help="show each hit's rank by words and by meaning, its similarity and its score")
     p.add_argument("--limit", type=bounded_int("--limit", limits.SEARCH_LIMIT), default=20,
                    help=f"at most this many (default 20; {limits.said(limits.SEARCH_LIMIT)})")
     p.add_argument("--offset", type=bounded_int("--offset", limits.OFFSET), default=0,
@@ -43,8 +46,13 @@ def search(cli, args):
     from r2k.core.services import registry
 
     cli.actor
-    return Table(registry.search(cli.ctx, args.query, args.status, limit=args.limit, offset=args.offset),
-                 ANSWER_COLUMNS)
+    explain = getattr(args, "explain", False)
+    rows = registry.search(cli.ctx, args.query, args.status, limit=args.limit, offset=args.offset, explain=explain)
+    if not explain:
+        return Table(rows, ANSWER_COLUMNS)
+    for row in rows:  # the ranks side by side in text; JSON keeps them under "explain"
+        row.update({f"{k}": v for k, v in (row.get("explain") or {}).items()})
+    return Table(rows, ["id", "status", "lexical_rank", "vector_rank", "similarity", "score", "question"])
 
 
 def show(cli, args):

@@ -1,4 +1,5 @@
-"""The LLM circuit breaker, shared by every worker through Redis.
+"""A circuit breaker shared by every worker through Redis: the LLM's, and the embeddings endpoint's
+(a key of its own, so one endpoint failing never opens the other's circuit).
 
 closed: calls go through; `threshold` consecutive failures open it.
 open: calls are refused until `cooldown` seconds have passed; then exactly one caller wins the
@@ -46,8 +47,10 @@ return 'closed'
 
 
 class CircuitBreaker:
-    def __init__(self, redis, threshold: int = 5, cooldown: float = 30.0, probe_timeout: float = 120.0):
+    def __init__(self, redis, threshold: int = 5, cooldown: float = 30.0, probe_timeout: float = 120.0,
+                 key: str = KEY):
         self.redis = redis
+        self.key, self.probe_key = key, (PROBE if key == KEY else f"{key}:probe")
         self.threshold = max(1, int(threshold))
         self.cooldown = float(cooldown)
         self.probe_timeout = probe_timeout
@@ -57,19 +60,19 @@ class CircuitBreaker:
 
     def allow(self, who: str = "worker") -> str:
         """'call' (closed), 'probe' (the one trial call after the cool-down) or 'refuse' (open)."""
-        decision, _ = self._allow(keys=[KEY, PROBE],
+        decision, _ = self._allow(keys=[self.key, self.probe_key],
                                   args=[time.time(), self.cooldown, who, int(self.probe_timeout * 1000)])
         return decision.decode() if isinstance(decision, bytes) else decision
 
     def record_failure(self, detail: str) -> str:
-        state = self._failure(keys=[KEY, PROBE], args=[time.time(), self.threshold, detail[:300]])
+        state = self._failure(keys=[self.key, self.probe_key], args=[time.time(), self.threshold, detail[:300]])
         return state.decode() if isinstance(state, bytes) else state
 
     def record_success(self) -> None:
-        self._success(keys=[KEY, PROBE])
+        self._success(keys=[self.key, self.probe_key])
 
     def status(self) -> dict:
-        raw = {k.decode(): v.decode() for k, v in self.redis.hgetall(KEY).items()}
+        raw = {k.decode(): v.decode() for k, v in self.redis.hgetall(self.key).items()}
         state = raw.get("state", "closed")
         opened = float(raw.get("opened_at", 0) or 0)
         if state == "open" and time.time() - opened >= self.cooldown:
@@ -81,4 +84,4 @@ class CircuitBreaker:
                 "opened_at": opened or None, "last_error": raw.get("last_error")}
 
     def reset(self) -> None:
-        self.redis.delete(KEY, PROBE)
+        self.redis.delete(self.key, self.probe_key)

@@ -45,10 +45,11 @@ def public_row(row: dict | None) -> dict | None:
 class Tx:
     """One open transaction: query helpers plus after-commit hooks."""
 
-    def __init__(self, conn: psycopg.Connection, signer=None, reactor=None):
+    def __init__(self, conn: psycopg.Connection, signer=None, reactor=None, embeddings=None):
         self.conn = conn
         self.signer = signer  # the event log's signing key (core.events.Signer)
         self.reactor = reactor  # runs what follows an engine move (core/reactions.py), in this transaction
+        self.embeddings = embeddings  # the vector index, for the rows this transaction writes (core.services.embeddings)
         self.heads: dict[tuple[str, str], tuple[int, str]] = {}  # event chain heads seen in this transaction
         self.events_appended = 0  # events this unit wrote (core.events counts them): for on_events_committed
         self._after: list[Callable[[], None]] = []
@@ -138,10 +139,11 @@ class Database:
                  on_connect_error: Callable[[Exception], Exception] | None = None, signer=None,
                  on_after_commit_error: Callable[[Exception], None] | None = None,
                  on_events_committed: Callable[[int], None] | None = None,
-                 reactor: Callable[[Tx, object], None] | None = None):
+                 reactor: Callable[[Tx, object], None] | None = None, embeddings=None):
         self.url = url
         self.signer = signer
         self.reactor = reactor
+        self.embeddings = embeddings
         self.connect_timeout = connect_timeout
         self._on_connect_error = on_connect_error
         self._on_after_commit_error = on_after_commit_error
@@ -212,7 +214,7 @@ class Database:
     @contextlib.contextmanager
     def _unit(self, in_transaction: bool) -> Iterator[Tx]:
         with self.connection() as conn:
-            tx = Tx(conn, self.signer, self.reactor)
+            tx = Tx(conn, self.signer, self.reactor, self.embeddings)
             try:
                 if in_transaction:
                     with conn.transaction():

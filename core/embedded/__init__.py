@@ -132,6 +132,10 @@ def prepare_database(settings: Settings) -> None:
     from .. import migrations
 
     url = owner_url(settings)
+    if not settings.database_url:
+        # pgvector may only be created by a superuser: the embedded cluster's makes it, so the
+        # migrations (run as the owner) find it (docs/architecture.md, "Retrieval").
+        postgres.create_vector_extension(superuser_url(settings))
     migrations.upgrade(url)
     if not settings.database_url:
         postgres.grant_app(url)

@@ -428,6 +428,19 @@ def grant_app(owner_url: str) -> None:
         # the app may call it (its migration closes it to PUBLIC).
         if conn.execute("SELECT to_regprocedure('r2k_events_watermark()')").fetchone()[0]:
             conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION r2k_events_watermark() TO {}").format(sql.Identifier(APP)))
+        # Recording an embedding model makes the HNSW indexes for its dimension, as the owner
+        # (core/migrations/vectors.py); the app may call it, and nothing else of the kind.
+        if conn.execute("SELECT to_regprocedure('r2k_record_embedding_model(text, integer, text)')").fetchone()[0]:
+            conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION r2k_record_embedding_model(text, integer, text) TO {}")
+                         .format(sql.Identifier(APP)))
+
+
+def create_vector_extension(superuser_url: str) -> None:
+    """pgvector in the r2k database, when this PostgreSQL ships it (pgserver's does): only a
+    superuser may create it. Without it, retrieval runs lexical only."""
+    with _connect(superuser_url) as conn:
+        if conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone():
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
 
 
 def stop(state: dict) -> None:

@@ -25,7 +25,7 @@ from ..domain import limits
 from ..domain import HORN_TYPES, Actor
 from ..errors import InvalidInput
 from ..extract import MEDIA_TYPES, MIN_WORDS, Extracted, ExtractError, extract
-from . import candidates, grey
+from . import candidates, embeddings, grey
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -145,6 +145,7 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
                    "span": [unit.span[0], unit.span[1]]}
             created.append(candidates.create_candidate(tx, actor, unit.question, unit.text, unit.horn_type,
                                                        [ref], origin="extracted", document_id=document["id"]))
+        embeddings.index_document(tx, document["id"])  # its passages and candidates, in batches
         for fragment in doc.fragments:  # r2k's own words around the document's: cut to the limits
             subject = limits.clip(f"{doc.title}: {fragment.topic}", limits.GREY_SUBJECT)
             detail = limits.clip(f"Passage in {path.name} could not become a candidate: \u201c{fragment.text}\u201d",

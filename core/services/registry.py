@@ -15,6 +15,7 @@ from ..engine import Event
 from ..errors import InvalidInput
 from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
+from . import retrieval
 from .common import fetch, mutate, status_filter
 
 if TYPE_CHECKING:
@@ -140,8 +141,10 @@ def retire(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_versi
 # ----------------------------------------------------------------------------- read
 
 def search(ctx: Context, query: str, status: str | list[str] | None = None, *, limit: int = 20,
-           offset: int = 0) -> list[dict]:
-    """Ranked full-text search; APPROVED only unless `status` widens it. An empty query lists newest."""
+           offset: int = 0, explain: bool = False) -> list[dict]:
+    """Answers ranked by their words and their meaning (docs/architecture.md, "Retrieval"); APPROVED
+    only unless `status` widens it, a DISPUTED one flagged (`disputed`). An empty query lists the
+    newest. `explain` adds each hit's lexical and vector ranks, its similarity and its score."""
     statuses = status_filter(status, STATUSES, "APPROVED", "answer status")
     limit = limits.number(limit, "--limit", limits.SEARCH_LIMIT)
     offset = limits.number(offset, "--offset", limits.OFFSET)
@@ -150,19 +153,26 @@ def search(ctx: Context, query: str, status: str | list[str] | None = None, *, l
         if not query:
             rows = tx.all("SELECT *, NULL::real AS rank FROM approved_answers WHERE status = ANY(%s) "
                           "ORDER BY id DESC LIMIT %s OFFSET %s", (statuses, limit, offset))
-        else:
-            rows = tx.all(
-                "SELECT a.*, ts_rank_cd(a.search, q) AS rank FROM approved_answers a, "
-                "websearch_to_tsquery('english', %s) q WHERE a.search @@ q AND a.status = ANY(%s) "
-                "ORDER BY rank DESC, a.id DESC LIMIT %s OFFSET %s", (query, statuses, limit, offset))
-            if not rows:  # prefix matching while the user is still typing a word
-                prefix = " & ".join(f"{w}:*" for w in _words(query))
-                if prefix:
-                    rows = tx.all(
-                        "SELECT a.*, ts_rank_cd(a.search, q) AS rank FROM approved_answers a, "
-                        "to_tsquery('english', %s) q WHERE a.search @@ q AND a.status = ANY(%s) "
-                        "ORDER BY rank DESC, a.id DESC LIMIT %s OFFSET %s", (prefix, statuses, limit, offset))
-    return [public_row(r) for r in rows]
+            return [_shown(public_row(r)) for r in rows]
+        ranked = retrieval.search_answers(tx, query, statuses, offset + limit)
+        if not any(c.row["matched"] for c in ranked):  # prefix matching while the user is still typing a word
+            prefix = " & ".join(f"{w}:*" for w in _words(query))
+            if prefix:
+                ranked = retrieval.search_answers(tx, query, statuses, offset + limit, prefix=prefix)
+    shown = []
+    for c in ranked[offset:offset + limit]:
+        row = {k: v for k, v in c.row.items() if k not in ("kind", "heading", "body", "labels", "matched", "similarity")}
+        row["rank"] = round(c.final, 4)
+        if explain:
+            row["explain"] = {"lexical_rank": c.lexical_rank, "vector_rank": c.vector_rank,
+                              "similarity": None if c.similarity is None else round(c.similarity, 4),
+                              "coverage": round(c.coverage, 4), "fused": round(c.fused, 4), "score": round(c.final, 4)}
+        shown.append(_shown(public_row(row)))
+    return shown
+
+
+def _shown(row: dict) -> dict:
+    return {**row, "disputed": row["status"] == "DISPUTED"}
 
 
 def _words(query: str) -> list[str]:
@@ -194,6 +204,5 @@ def chain(ctx: Context, answer_id) -> list[dict]:
 
 def readout(ctx: Context, query: str, *, limit: int = 20) -> list[dict]:
     """What the registry answers to a question: current answers, disputed ones flagged, retired never."""
-    rows = search(ctx, query, ["APPROVED", "DISPUTED"], limit=limit)
-    return [{**r, "disputed": r["status"] == "DISPUTED"} for r in rows]
+    return search(ctx, query, ["APPROVED", "DISPUTED"], limit=limit)
 

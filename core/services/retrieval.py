@@ -1,116 +1,221 @@
 """Retrieval: the passages of source documents and approved answers that ground an answer to a
-question (PostgreSQL full-text search, built-ins only). Used by generation and by the grey queue's
-automation.
+question, found by their words and by their meaning (docs/architecture.md, "Retrieval"). Used by
+generation and by the grey queue's automation; the registry's search ranks answers the same way.
 
 A passage is a section of a document with its title and heading path (core/services/ingest.py,
-`sections_of`). PostgreSQL finds the passages sharing any of the question's stemmed terms in their
-text (`search`) or in their title and headings (`heading_search`: title weight A, heading B) and
-ranks them by cover density (`ts_rank_cd`); `rank` here then scores each one by how much of the
-question it covers, each term weighed by its rarity in the corpus (a word every passage has says
-little), a term in the heading or title counting more than one in the text, and a bonus for the
-question's adjacent terms standing together in the passage (a phrase, "protective equipment").
+`sections_of`). Two searches find candidates, sent to PostgreSQL together (one round trip):
 
-A passage grounds an answer only if it covers enough of the question: the best one at least
-`BEST_COVERAGE` of the question's weight, the others `OTHER_COVERAGE`. When only the best one
-does, the passages nearest to it (sharing its rarest terms: pseudo-relevance feedback) are
-added as related context, marked `related`. Nothing covering enough: no sources, and generation
-escalates `no_content` (fewer than 2), as docs/architecture.md says.
+- **by words**: the passages and APPROVED answers having any of the question's stemmed terms in their
+  text (`search`) or in their title and headings (`heading_search`), the best `wide` of each by cover
+  density (`ts_rank_cd`), each with where it has the question's terms;
+- **by meaning**: the `nearest` passages and APPROVED answers to the question's vector (pgvector's
+  HNSW index, cosine), when this PostgreSQL has pgvector (core/services/embeddings.py).
+
+The ranking maths is core/knowledge/ranking.py: each candidate's lexical score (how much of the
+question it covers, each term weighed by its rarity) and its similarity; the two ranks fused by
+reciprocal rank fusion and re-ranked by coverage. A passage grounds an answer only if it covers
+enough of the question or is near enough to it in meaning (`supports`). When only the best one does,
+the passages nearest to it (sharing its rarest terms: pseudo-relevance feedback) are added as
+related context, marked `related`: context, not sources. Fewer than 2 sources, and generation
+escalates `no_content`.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import psycopg
+
 from ..adapters.postgres import Tx
+from ..knowledge.ranking import (  # noqa: F401 - Term, Hits, idf and generic: this module's API too
+    DEFAULT,
+    Candidate,
+    Hits,
+    Ranking,
+    Term,
+    choose,
+    generic,
+    idf,
+    order,
+    score,
+    weigh,
+)
 
 if TYPE_CHECKING:
     from ..context import Context
 
-# Words of r2k's own question templates (core/extract.py, QUESTION_FOR) and of asking in general,
-# stemmed: they say how a question is asked, not what about, so they weigh a quarter.
-GENERIC = frozenset("establish rule appli forbidden regard step still unsettl mani much long often happen need get "
-                    "allow may must shall exact".split())
-GENERIC_WEIGHT = 0.25
-HEADING_WEIGHT = 1.3  # a question term in the section's heading path
-TITLE_WEIGHT = 0.6    # in the document's title (true of every section of it)
-PHRASE_WEIGHT = 0.5   # adjacent question terms adjacent in the passage
-BEST_COVERAGE = 0.5
-OTHER_COVERAGE = 0.3
-WIDE = 200            # candidates PostgreSQL ranks for scoring here
-FEEDBACK_TERMS = 8
 COUNT_CAP = 100_000
+QUESTION_CHARS = 5000  # a question is read from its first 5,000 characters
+
+# A lexeme as one quoted tsquery operand, whatever its characters, in SQL (`_quoted` in Python): the
+# tsquery is built from to_tsvector's lexemes, never from the question's text.
+_QUOTE = "'''' || replace(replace({x}, '\\', '\\\\'), '''', '''''') || ''''"
+# The question's terms (`q.lexemes`) and the query for any of them (`q.q`): parsed from the question,
+# or given as lexemes (the feedback terms).
+_FROM_QUESTION = (
+    "parsed AS (SELECT lexeme, positions[1] AS position FROM unnest(to_tsvector('english', "
+    f"left(%(question)s, {QUESTION_CHARS})))), "
+    "q AS (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes, to_tsquery('simple', "
+    f"string_agg({_QUOTE.format(x='lexeme')}, ' | ')) AS q FROM parsed)")
+_FROM_LEXEMES = "q AS (SELECT %(lexemes)s::text[] AS lexemes, to_tsquery('simple', %(query)s) AS q)"
+_HITS = ("(SELECT json_object_agg(t.lexeme, json_build_object('p', t.positions, 'w', t.weights)) "
+         "   FROM unnest({vector}) t WHERE t.lexeme = ANY(q.lexemes))")
+_PASSAGE = ("'passage' AS kind, p.id, p.document_id, p.title, p.heading, p.text, p.span_start, p.span_end, "
+            f"{_HITS.format(vector='p.search')} AS body, {_HITS.format(vector='p.heading_search')} AS labels")
+_ANSWER = ("'answer' AS kind, a.id, NULL::bigint AS document_id, 'Registry answer ' || a.id AS title, "
+           "a.question AS heading, a.text, NULL::integer AS span_start, NULL::integer AS span_end, "
+           f"NULL::json AS body, {_HITS.format(vector='a.search')} AS labels")
+
+# Each term of the question with how many passages and APPROVED answers have it, counted up to
+# COUNT_CAP: past that a term is common whatever its exact count, and a large corpus is sized by the
+# planner's estimate instead of a scan.
+WEIGH = (
+    "WITH " + _FROM_QUESTION + " "
+    "SELECT p.lexeme, p.position, "
+    "       (SELECT CASE WHEN c.reltuples > %(cap)s THEN c.reltuples::bigint ELSE (SELECT count(*) FROM "
+    "        source_passages) END FROM pg_class c WHERE c.oid = 'source_passages'::regclass) + "
+    "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers WHERE status = 'APPROVED' LIMIT %(cap)s) a) AS n, "
+    "       (SELECT count(*) FROM (SELECT 1 FROM source_passages s WHERE s.search @@ t.q OR s.heading_search @@ t.q "
+    "        LIMIT %(cap)s) s) + "
+    "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q AND a.status = 'APPROVED' "
+    "        LIMIT %(cap)s) a) AS df "
+    "  FROM parsed p, LATERAL (SELECT to_tsquery('simple', " + _QUOTE.format(x="p.lexeme") + ") AS q) t "
+    " ORDER BY p.position, p.lexeme")
+
+# The candidates, by words and by meaning, each with where it has the question's terms (computed once
+# for the pool of both): the best `wide` by cover density of the passages (and APPROVED answers)
+# having any term, and the `nearest` by cosine through the HNSW index, whose ORDER BY is the index's
+# expression with the question's vector as a parameter ({d}: the recorded dimension). Answers of
+# another status are dropped after the index scan, so a few fewer than `nearest` may come back.
+_NEAR = ("SELECT {key} AS id, embedding::vector({d}) <=> %(vector)s::vector({d}) AS distance FROM {table} "
+         "ORDER BY embedding::vector({d}) <=> %(vector)s::vector({d}) LIMIT %(nearest)s")
+_NONE = "SELECT NULL::bigint AS id, NULL::float8 AS distance WHERE false"
+_SEARCH = (
+    "lex_p AS (SELECT p.id, ts_rank_cd(p.heading_search || p.search, q.q) AS rank FROM source_passages p, q "
+    "          WHERE %(passages)s AND (p.search @@ q.q OR p.heading_search @@ q.q) AND p.id IS DISTINCT FROM %(exclude)s "
+    "          ORDER BY rank DESC, p.id LIMIT %(wide)s), "
+    "near_p AS ({near_p}), "
+    "lex_a AS (SELECT a.id, ts_rank_cd(a.search, q.q) AS rank FROM approved_answers a, q "
+    "          WHERE %(answers)s AND a.search @@ q.q AND a.status = 'APPROVED' ORDER BY rank DESC, a.id LIMIT %(wide)s), "
+    "near_a AS ({near_a}) "
+    "SELECT " + _PASSAGE + ", coalesce(l.rank, 0) AS rank, 1 - n.distance AS similarity "
+    "  FROM (SELECT id FROM lex_p UNION SELECT id FROM near_p WHERE %(passages)s) pool "
+    "  JOIN source_passages p ON p.id = pool.id "
+    "  LEFT JOIN lex_p l ON l.id = p.id LEFT JOIN near_p n ON n.id = p.id, q "
+    "UNION ALL "
+    "SELECT " + _ANSWER + ", coalesce(l.rank, 0), 1 - n.distance "
+    "  FROM (SELECT id FROM lex_a UNION SELECT id FROM near_a WHERE %(answers)s) pool "
+    "  JOIN approved_answers a ON a.id = pool.id AND a.status = 'APPROVED' "
+    "  LEFT JOIN lex_a l ON l.id = a.id LEFT JOIN near_a n ON n.id = a.id, q")
+LEXICAL = "WITH " + _FROM_QUESTION + ", " + _SEARCH.format(near_p=_NONE, near_a=_NONE)
+LEXICAL_OF_TERMS = "WITH " + _FROM_LEXEMES + ", " + _SEARCH.format(near_p=_NONE, near_a=_NONE)
 
 
-@dataclass(frozen=True)
-class Term:
-    lexeme: str
-    position: int   # first position in the question
-    weight: float   # inverse document frequency, a quarter for a generic word
-    df: int = 0     # how many passages and answers have it
+def hybrid_sql(dimension: int) -> str:
+    """The search by words and by meaning, for vectors of `dimension`."""
+    return "WITH " + _FROM_QUESTION + ", " + _SEARCH.format(
+        near_p=_NEAR.format(key="passage_id", table="passage_vectors", d=int(dimension)),
+        near_a=_NEAR.format(key="answer_id", table="answer_vectors", d=int(dimension)))
 
 
-@dataclass
-class Hits:
-    """Where a passage has the question's terms: lexeme → positions, in its text, heading and title."""
-    body: dict
-    heading: dict
-    title: dict
+# Registry search (core/services/registry.py): the answers of the statuses asked for, by words (the
+# search's websearch query, or its prefixes while a word is being typed) and by meaning, the first
+# `window` of each.
+_ANSWERS = (
+    "WITH q AS (SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', "
+    f"          left(%(question)s, {QUESTION_CHARS})))) AS lexemes, "
+    "          CASE WHEN %(prefix)s::text IS NULL THEN websearch_to_tsquery('english', %(question)s) "
+    "               ELSE to_tsquery('english', %(prefix)s) END AS q), "
+    "lex AS (SELECT a.id, ts_rank_cd(a.search, q.q) AS rank FROM approved_answers a, q "
+    "        WHERE a.search @@ q.q AND a.status = ANY(%(statuses)s) ORDER BY rank DESC, a.id DESC LIMIT %(window)s), "
+    "near AS ({near}) "
+    "SELECT a.*, 'answer' AS kind, a.question AS heading, NULL::json AS body, "
+    "       " + _HITS.format(vector="a.search") + " AS labels, coalesce(l.rank, 0) AS rank, "
+    "       l.id IS NOT NULL AS matched, 1 - n.distance AS similarity "
+    "  FROM (SELECT id FROM lex UNION SELECT id FROM near) pool JOIN approved_answers a ON a.id = pool.id "
+    "  LEFT JOIN lex l ON l.id = a.id LEFT JOIN near n ON n.id = a.id, q WHERE a.status = ANY(%(statuses)s)")
 
 
-def retrieve(ctx: Context, question: str, k: int | None = None) -> list[dict]:
+def search_answers(tx: Tx, text: str, statuses: list[str], window: int, *, prefix: str | None = None,
+                   ranking: Ranking = DEFAULT) -> list[Candidate]:
+    """Registry answers of `statuses` for a search, ranked as retrieval ranks sources: by its words
+    (or by `prefix`, a tsquery of the words being typed) and by its meaning, fused, then re-ranked by
+    how much of it each covers. An answer found by meaning alone is kept when it is as near to the
+    search as a best source must be to a question (`best_similarity`)."""
+    asked = tx.embeddings.question(tx, text[:QUESTION_CHARS]) \
+        if ranking.vectors and tx.embeddings is not None and text.strip() else None
+    near = _NEAR.format(key="answer_id", table="answer_vectors", d=int(asked[1])) if asked else _NONE
+    params = {"question": text, "prefix": prefix, "cap": COUNT_CAP, "statuses": statuses, "window": window,
+              "nearest": min(window, 1000), "vector": asked[0] if asked else None}
+    with _vectors_checked(tx), tx.conn.pipeline():
+        weighed = tx.execute(WEIGH, params)
+        if asked:  # the index returns at most ef_search rows (40 unless told)
+            tx.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(window, 1000))),))
+        found = tx.execute(_ANSWERS.format(near=near), params)
+    terms = [weigh(r["lexeme"], int(r["position"] or 0), r["n"], r["df"], ranking) for r in weighed.fetchall()]
+    ranked = order(candidates(terms, found.fetchall(), ranking), ranking)
+    return [c for c in ranked if c.row["matched"]
+            or (c.similarity is not None and c.similarity >= ranking.best_similarity)]
+
+
+def retrieve(ctx: Context, question: str, k: int | None = None, *, ranking: Ranking = DEFAULT) -> list[dict]:
     """The best-ranked passages of source documents and approved answers for `question`."""
     k = k or ctx.settings.retrieval_top_k
     with ctx.db.read() as tx:
-        return retrieve_in(tx, question, k)
+        return retrieve_in(tx, question, k, ranking=ranking)
 
 
-def retrieve_in(tx: Tx, question: str, k: int) -> list[dict]:
-    parsed = tx.all("SELECT lexeme, positions[1] AS position FROM unnest(to_tsvector('english', left(%s, 5000)))",
-                    (question,))
-    if not parsed:
-        return []
-    terms = _weigh(tx, parsed)
-    rows = _candidates(tx, [t.lexeme for t in terms])
-    scored = sorted(((score(terms, _hits(r)), r) for r in rows), key=lambda s: (-s[0][0], -s[1]["rank"], s[1]["id"]))
-    if not scored or scored[0][0][1] < BEST_COVERAGE:
-        return []
-    chosen = [_source(scored[0][1], scored[0][0])]
-    chosen += [_source(r, s) for s, r in scored[1:] if s[1] >= OTHER_COVERAGE][:k - 1]
-    if len(chosen) < 2 and chosen[0]["kind"] == "passage":
-        chosen += _related(tx, chosen[0], terms, k - len(chosen))
+def retrieve_in(tx: Tx, question: str, k: int, *, ranking: Ranking = DEFAULT) -> list[dict]:
+    terms, ranked = rank(tx, question, ranking)
+    chosen = [_source(c) for c in choose(ranked, k, ranking)]
+    if len(chosen) == 1 and chosen[0]["kind"] == "passage":
+        chosen += _related(tx, chosen[0], terms, k - len(chosen), ranking)
     return chosen[:k]
 
 
-def _weigh(tx: Tx, parsed: list[dict]) -> list[Term]:
-    lexemes = [r["lexeme"] for r in parsed]
-    # Counted up to COUNT_CAP: past that a term is common whatever its exact count, and a large
-    # corpus is sized by the planner's estimate instead of a scan.
-    counts = tx.one(
-        "SELECT (SELECT CASE WHEN c.reltuples > %(cap)s THEN c.reltuples::bigint ELSE (SELECT count(*) FROM "
-        "        source_passages) END FROM pg_class c WHERE c.oid = 'source_passages'::regclass) + "
-        "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers WHERE status = 'APPROVED' LIMIT %(cap)s) a) AS n, "
-        "       (SELECT json_object_agg(l, (SELECT count(*) FROM (SELECT 1 FROM source_passages p WHERE p.search @@ t.q "
-        "                                   OR p.heading_search @@ t.q LIMIT %(cap)s) p) + "
-        "                                  (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q "
-        "                                   AND a.status = 'APPROVED' LIMIT %(cap)s) a)) "
-        "          FROM unnest(%(lexemes)s::text[], %(quoted)s::text[]) u(l, quoted), "
-        "               LATERAL (SELECT to_tsquery('simple', u.quoted) AS q) t) AS df",
-        {"lexemes": lexemes, "quoted": [_quoted(lexeme) for lexeme in lexemes], "cap": COUNT_CAP})
-    n, df = counts["n"], counts["df"] or {}
-    return [Term(r["lexeme"], int(r["position"] or 0), idf(n, df.get(r["lexeme"], 0))
-                 * (GENERIC_WEIGHT if generic(r["lexeme"]) else 1.0), df.get(r["lexeme"], 0)) for r in parsed]
+def rank(tx: Tx, question: str, ranking: Ranking = DEFAULT, *, passages: bool = True,
+         answers: bool = True) -> tuple[list[Term], list[Candidate]]:
+    """The question's weighed terms, and every passage and APPROVED answer (unless `passages` or
+    `answers` is off) found by its words or by its meaning, ranked."""
+    question = question or ""
+    asked = tx.embeddings.question(tx, question[:QUESTION_CHARS]) \
+        if ranking.vectors and tx.embeddings is not None and question.strip() else None
+    params = {"question": question, "cap": COUNT_CAP, "wide": ranking.wide, "exclude": None, "answers": answers,
+              "passages": passages, "nearest": ranking.nearest, "vector": asked[0] if asked else None}
+    with _vectors_checked(tx), tx.conn.pipeline():  # both statements in one round trip
+        weighed = tx.execute(WEIGH, params)
+        found = tx.execute(hybrid_sql(asked[1]) if asked else LEXICAL, params)
+    terms = [weigh(r["lexeme"], int(r["position"] or 0), r["n"], r["df"], ranking) for r in weighed.fetchall()]
+    return terms, order(candidates(terms, found.fetchall(), ranking), ranking)
 
 
-def generic(lexeme: str) -> bool:
-    """A word of asking, a lone letter, or a symbol (an emoji): no topic of its own."""
-    return lexeme in GENERIC or len(lexeme) < 2 or not any(ch.isalnum() for ch in lexeme)
+def candidates(terms: list[Term], rows: list[dict], ranking: Ranking = DEFAULT) -> list[Candidate]:
+    """One Candidate per passage or answer, whichever search found it, scored for `terms`."""
+    found: dict[tuple, Candidate] = {}
+    for row in rows:
+        key = (row["kind"], row["id"])
+        c = found.get(key)
+        if c is None:
+            scored = score(terms, _hits(row), ranking)
+            c = found[key] = Candidate(key, row, score=scored[0], coverage=scored[1], rank=float(row["rank"] or 0))
+        if row["similarity"] is not None:
+            c.similarity = float(row["similarity"])
+    return list(found.values())
 
 
-def idf(n: int, df: int) -> float:
-    """A term's weight: rarer in the corpus, more telling. A term no passage has weighs as one that
-    a single passage has (the question asks about something the corpus may not know)."""
-    return math.log(1 + (n + 1) / (max(df, 1) + 0.5))
+@contextmanager
+def _vectors_checked(tx: Tx):
+    """A vector of the length this process read as recorded met vectors of another: the index was
+    rebuilt for another model meanwhile. Said so (the transaction is lost), and read again next time."""
+    try:
+        yield
+    except psycopg.errors.DataException as exc:
+        if "dimensions" not in str(exc) or tx.embeddings is None:
+            raise
+        tx.embeddings.forget()
+        from .embeddings import IndexChanged
+
+        raise IndexChanged() from None
 
 
 def _quoted(lexeme: str) -> str:
@@ -119,25 +224,22 @@ def _quoted(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _candidates(tx: Tx, lexemes: list[str], exclude: int | None = None) -> list[dict]:
-    query = " | ".join(_quoted(lexeme) for lexeme in lexemes)
-    hits = ("(SELECT json_object_agg(t.lexeme, json_build_object('p', t.positions, 'w', t.weights)) "
-            "   FROM unnest({vector}) t WHERE t.lexeme = ANY(%(lexemes)s))")
-    rows = tx.all(
-        "WITH q AS (SELECT to_tsquery('simple', %(q)s) AS q) "
-        "(SELECT 'passage' AS kind, p.id, p.document_id, p.title, p.heading, p.text, p.span_start, p.span_end, "
-        "        ts_rank_cd(p.heading_search || p.search, q.q) AS rank, "
-        f"       {hits.format(vector='p.search')} AS body, {hits.format(vector='p.heading_search')} AS labels "
-        "   FROM source_passages p, q WHERE (p.search @@ q.q OR p.heading_search @@ q.q) "
-        "    AND p.id IS DISTINCT FROM %(exclude)s ORDER BY rank DESC, p.id LIMIT %(wide)s) "
-        "UNION ALL "
-        "(SELECT 'answer', a.id, NULL, 'Registry answer ' || a.id, a.question, a.text, NULL, NULL, "
-        "        ts_rank_cd(a.search, q.q), NULL, "
-        f"       {hits.format(vector='a.search')} "
-        "   FROM approved_answers a, q WHERE a.search @@ q.q AND a.status = 'APPROVED' "
-        "  ORDER BY 9 DESC, a.id LIMIT %(wide)s)",
-        {"q": query, "lexemes": lexemes, "wide": WIDE, "exclude": exclude})
-    return [{**r, "rank": float(r["rank"])} for r in rows]
+def _weigh(tx: Tx, lexemes: list[str], ranking: Ranking) -> list[Term]:
+    """Terms weighed by how many passages and answers have them (the feedback terms')."""
+    if not lexemes:
+        return []
+    counts = tx.one(
+        "SELECT (SELECT count(*) FROM source_passages) + (SELECT count(*) FROM approved_answers "
+        "        WHERE status = 'APPROVED') AS n, "
+        "       (SELECT json_object_agg(l, (SELECT count(*) FROM (SELECT 1 FROM source_passages p WHERE p.search @@ t.q "
+        "                                   OR p.heading_search @@ t.q LIMIT %(cap)s) p) + "
+        "                                  (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q "
+        "                                   AND a.status = 'APPROVED' LIMIT %(cap)s) a)) "
+        "          FROM unnest(%(lexemes)s::text[], %(quoted)s::text[]) u(l, quoted), "
+        "               LATERAL (SELECT to_tsquery('simple', u.quoted) AS q) t) AS df",
+        {"lexemes": lexemes, "quoted": [_quoted(lexeme) for lexeme in lexemes], "cap": COUNT_CAP})
+    n, df = counts["n"], counts["df"] or {}
+    return [weigh(lexeme, 0, n, df.get(lexeme, 0), ranking) for lexeme in lexemes]
 
 
 def _hits(row: dict) -> Hits:
@@ -154,39 +256,14 @@ def _hits(row: dict) -> Hits:
     return Hits(body, heading, title)
 
 
-def score(terms: list[Term], hits: Hits) -> tuple[float, float]:
-    """(score, coverage) of a passage for the question's `terms`. Coverage: the share of the
-    question's weight the passage has anywhere. Score: that share with heading and title matches
-    weighed as such, plus the phrase bonus. Pure."""
-    total = sum(t.weight for t in terms) or 1.0
-    covered = weighted = phrase = 0.0
-    for t in terms:
-        places = [w for part, w in ((hits.body, 1.0), (hits.heading, HEADING_WEIGHT), (hits.title, TITLE_WEIGHT))
-                  if t.lexeme in part]
-        if places:
-            covered += t.weight
-            weighted += t.weight * max(places)
-    ordered = sorted(terms, key=lambda t: t.position)
-    for a, b in zip(ordered, ordered[1:]):
-        gap = b.position - a.position
-        if 0 < gap <= 3 and any(_adjacent(part.get(a.lexeme), part.get(b.lexeme), gap + 1)
-                                for part in (hits.body, hits.heading, hits.title)):
-            phrase += PHRASE_WEIGHT * (a.weight + b.weight) / 2
-    return (weighted + phrase) / total, covered / total
+def _source(c: Candidate) -> dict:
+    out = {k: c.row[k] for k in ("kind", "id", "document_id", "title", "heading", "text", "span_start", "span_end")}
+    return {**out, "rank": round(c.final, 4), "coverage": round(c.coverage, 4),
+            "similarity": None if c.similarity is None else round(c.similarity, 4),
+            "lexical_rank": c.lexical_rank, "vector_rank": c.vector_rank}
 
 
-def _adjacent(first: list[int] | None, second: list[int] | None, within: int) -> bool:
-    if not first or not second:
-        return False
-    return any(0 < q - p <= within for p in first for q in second)
-
-
-def _source(row: dict, scored: tuple[float, float]) -> dict:
-    out = {k: row[k] for k in ("kind", "id", "document_id", "title", "heading", "text", "span_start", "span_end")}
-    return {**out, "rank": round(scored[0], 4), "coverage": round(scored[1], 4)}
-
-
-def _related(tx: Tx, best: dict, terms: list[Term], room: int) -> list[dict]:
+def _related(tx: Tx, best: dict, terms: list[Term], room: int, ranking: Ranking) -> list[dict]:
     """Passages that share the best passage's most telling terms (pseudo-relevance feedback): the
     context around a question only one passage answers."""
     if room <= 0:
@@ -196,19 +273,24 @@ def _related(tx: Tx, best: dict, terms: list[Term], room: int) -> list[dict]:
                  "unnest(p.heading_search || p.search) t WHERE p.id = %s", (best["id"],))
     if not own:
         return []
-    weighed = _weigh(tx, [{"lexeme": r["lexeme"], "position": 0} for r in own if r["lexeme"] not in asked])
+    weighed = _weigh(tx, [r["lexeme"] for r in own if r["lexeme"] not in asked], ranking)
     tf = {r["lexeme"]: r["tf"] or 1 for r in own}
     # A term of this passage alone finds nothing else; one every passage has finds everything.
     feedback = sorted((t for t in weighed if not generic(t.lexeme) and len(t.lexeme) > 2 and t.df > 1),
-                      key=lambda t: (-t.weight * tf[t.lexeme], t.lexeme))[:FEEDBACK_TERMS]
+                      key=lambda t: (-t.weight * tf[t.lexeme], t.lexeme))[:ranking.feedback_terms]
     if len(feedback) < 2:
         return []
-    rows = _candidates(tx, [t.lexeme for t in feedback], exclude=best["id"])
+    rows = tx.all(LEXICAL_OF_TERMS, {"lexemes": [t.lexeme for t in feedback], "wide": ranking.wide,
+                                     "query": " | ".join(_quoted(t.lexeme) for t in feedback),
+                                     "exclude": best["id"], "answers": False, "passages": True})
     scored = []
     for row in rows:
+        if row["kind"] != "passage":
+            continue
         hits = _hits(row)
         matched = [t for t in feedback if t.lexeme in hits.body or t.lexeme in hits.heading]
         if len(matched) >= 2:
-            scored.append((score(feedback, hits), row))
-    scored.sort(key=lambda s: (-s[0][0], s[1]["id"]))
-    return [{**_source(row, s), "related": True} for s, row in scored[:room]]
+            s = score(feedback, hits, ranking)
+            scored.append(Candidate(("passage", row["id"]), row, score=s[0], coverage=s[1], final=s[0]))
+    scored.sort(key=lambda c: (-c.score, c.row["id"]))
+    return [{**_source(c), "related": True} for c in scored[:room]]

@@ -35,7 +35,7 @@ from ..errors import Conflict, Forbidden, InvalidInput, NotFound, ValidationStat
 from ..events import EVENT_COLUMNS, event_hash, event_values, hashed_fields, now, verify_signature
 from ..machines.task import EVENT_OF, TASK, approvers, reviewer_names
 from ..tasks_schema import check_event, check_request
-from . import jobs
+from . import jobs, retrieval
 from .common import mutate, one_state, parse_id
 
 if TYPE_CHECKING:
@@ -701,14 +701,24 @@ def split_claims(markdown: str) -> list[str]:
     return claims[:MAX_CLAIMS]
 
 
-_MATCHES = (
-    "WITH c AS (SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lex FROM unnest(to_tsvector('english', %(claim)s))), "
-    "q AS (SELECT c.lex, to_tsquery('simple', coalesce(nullif(array_to_string(ARRAY(SELECT quote_literal(l) "
-    "      FROM unnest(c.lex) l), ' | '), ''), 'x_no_words_x')) AS q FROM c) "
-    "SELECT a.id, a.question, a.text, cardinality(q.lex) AS total, "
-    "       (SELECT count(*) FROM unnest(a.search) t WHERE t.lexeme = ANY(q.lex)) AS matched "
-    "FROM approved_answers a, q WHERE a.status = 'APPROVED' AND (a.search @@ q.q OR a.id = ANY(%(extra)s)) "
-    "ORDER BY matched DESC, ts_rank_cd(a.search, q.q) DESC, a.id LIMIT 8")
+# A claim's registry answers: those retrieval finds for it by its words and by its meaning
+# (core/services/retrieval.py), plus the graph's neighbours of the best; each with how many of the
+# claim's terms it has (`matched` of `total`), the most first.
+_MATCHED = (
+    "WITH c AS (SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lex FROM unnest(to_tsvector('english', %(claim)s))) "
+    "SELECT a.id, a.question, a.text, cardinality(c.lex) AS total, "
+    "       (SELECT count(*) FROM unnest(a.search) t WHERE t.lexeme = ANY(c.lex)) AS matched "
+    "  FROM approved_answers a, c WHERE a.status = 'APPROVED' AND a.id = ANY(%(ids)s)")
+MATCHES = 8
+
+
+def _matches(tx, claim: str, extra: list[int]) -> list[dict]:
+    _, ranked = retrieval.rank(tx, claim, passages=False)
+    ids = [c.row["id"] for c in ranked]
+    found = {r["id"]: r for r in tx.all(_MATCHED, {"claim": claim, "ids": ids + [i for i in extra if i not in ids]})}
+    fused = {answer_id: n for n, answer_id in enumerate(ids)}
+    rows = sorted(found.values(), key=lambda r: (-r["matched"], fused.get(r["id"], len(fused)), r["id"]))
+    return rows[:MATCHES]
 
 
 def _neighbours(ctx: Context, answer_ids: list[int], notes: list[str]) -> list[int]:
@@ -736,7 +746,7 @@ def _contradiction(claim: str, answer_text: str) -> str | None:
 
 
 def assess(ctx: Context, body: str, *, title: str = "") -> dict:
-    """Each claim of an article looked up in the registry (full-text over approved answers) and the
+    """Each claim of an article looked up in the registry (its answers by words and by meaning) and the
     graph: the confidence score (the mean over claims of how much of each its answer states, 0 for a
     flagged one), the claims it supports with their
     answers, and the flagged ones (unsupported; contradicted, with the answer). Deterministic; with an
@@ -746,10 +756,10 @@ def assess(ctx: Context, body: str, *, title: str = "") -> dict:
     supported, flagged, open_claims = [], [], []
     with ctx.db.read() as tx:
         for claim in claims:
-            best = tx.all(_MATCHES, {"claim": claim, "extra": []})
+            best = _matches(tx, claim, [])
             extra = _neighbours(ctx, [b["id"] for b in best[:3] if b["matched"]], notes)
             if extra:
-                best = tx.all(_MATCHES, {"claim": claim, "extra": extra})
+                best = _matches(tx, claim, extra)
             contradicted = None
             for b in best:
                 why = _contradiction(claim, b["text"])

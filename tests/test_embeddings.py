@@ -1,0 +1,284 @@
+"""Retrieval by meaning (docs/architecture.md, "Retrieval"): the shipped embedder offline, the
+embeddings endpoint against a real local server, vectors written as passages, candidates and answers
+are, the recorded model and its refusal, `r2k index rebuild`, the hybrid ranking on the demo corpus,
+registry search by words and meaning with its statuses, and the lexical-only path on a PostgreSQL
+without pgvector (the compatibility run's)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from r2k.core.adapters.breaker import CircuitBreaker
+from r2k.core.adapters.embeddings import BREAKER_KEY, STATIC_MODEL, EmbeddingsError, EndpointEmbedder
+from r2k.core.context import Context
+from r2k.core.errors import Conflict
+from r2k.core.knowledge.ranking import Ranking
+from r2k.core.services import candidates, claims, embeddings, generation, ingest, registry, retrieval, workitems
+from r2k.core.services.demo import CORPUS
+from r2k.core.services.embeddings import EmbeddingsMismatch
+from tests.conftest import ROOT, r2k, r2k_json
+from tests.llm_server import EmbeddingsServer
+
+RIDE = "Can an operator give a colleague a ride on a forklift?"  # the text says "never carry passengers"
+
+
+def cosine(a, b) -> float:
+    return sum(x * y for x, y in zip(a, b)) / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
+
+
+def count(ctx, table: str) -> int:
+    with ctx.db.read() as tx:
+        return tx.scalar(f"SELECT count(*) FROM {table}")
+
+
+def has_pgvector(ctx) -> bool:
+    with ctx.db.read() as tx:
+        return bool(tx.scalar("SELECT to_regclass('passage_vectors') IS NOT NULL"))
+
+
+@pytest.fixture
+def demo(ctx, people):
+    ingest.ingest(ctx, people["root"], [CORPUS])
+    with ctx.db.begin() as tx:  # the Horn queues to what each test adds
+        tx.execute("UPDATE candidates SET state = 'REJECTED'")
+    ctx.redis.flushdb()
+    return ctx
+
+
+def with_endpoint(ctx: Context, server: EmbeddingsServer) -> Context:
+    return Context(ctx.settings.model_copy(update={"embeddings_url": server.url, "embeddings_model": server.model,
+                                                   "embeddings_retries": 0}), pool_size=2)
+
+
+def publish(ctx, people, question, text, horn="FACT", who="alice"):
+    candidates.add(ctx, people["root"], question, text, horn)
+    claimed = claims.claim_next(ctx, people[who], horn)
+    return candidates.approve(ctx, people[who], claimed["id"])["answer"]
+
+
+# ----------------------------------------------------------------------------- the embedders
+
+GUARDED = textwrap.dedent("""
+    import json, logging, socket, sys
+    def refuse(*args, **kwargs):
+        raise OSError("no network for the shipped model")
+    socket.socket.connect = refuse
+    socket.create_connection = refuse
+    socket.getaddrinfo = refuse
+    from r2k.core.adapters.embeddings import StaticEmbedder
+    vectors = StaticEmbedder().embed(sys.argv[1:])
+    print(json.dumps({"vectors": vectors, "root_handlers": len(logging.getLogger().handlers)}))
+""")
+
+
+def test_the_shipped_model_embeds_offline_and_fetches_nothing(tmp_path):
+    # A fresh interpreter with every connection refused, no Hugging Face hub and an empty home (no
+    # cache to find): the weights and tokenizer can only come from the wordllama wheel itself.
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    texts = ["Nightly database backups are kept for 30 days.", "How long are the nightly backups kept?",
+             "The site manager owns the forklift fleet.", ""]
+    result = subprocess.run([sys.executable, "-c", GUARDED, *texts], capture_output=True, text=True, env=env,
+                            cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    vectors = out["vectors"]
+    assert [len(v) for v in vectors] == [256] * 4
+    assert all(abs(sum(x * x for x in v) - 1) < 1e-4 for v in vectors)  # unit length, the empty text too
+    assert cosine(vectors[0], vectors[1]) > cosine(vectors[0], vectors[2])  # near in meaning is near
+    assert out["root_handlers"] == 0  # wordllama's import left the process's logging alone
+    assert not any(tmp_path.rglob("*"))  # nothing downloaded, nothing cached
+
+
+def test_the_endpoint_embeds_in_batches_and_its_failures_open_a_circuit_of_its_own(ctx):
+    with EmbeddingsServer(dimension=12) as server:
+        breaker = CircuitBreaker(ctx.redis, threshold=2, cooldown=60, key=BREAKER_KEY)
+        embedder = EndpointEmbedder(server.url, server.model, "sk-test", 5, 0, breaker)
+        texts = ["backups are kept nightly", "nightly backups kept", "the forklift fleet"] * 30
+        vectors = embedder.embed(texts)
+        assert (len(vectors), embedder.dimension, server.calls) == (90, 12, 2)  # 64 texts a request
+        assert server.keys[0] == "Bearer sk-test" and server.texts == texts
+        assert all(abs(sum(x * x for x in v) - 1) < 1e-9 for v in vectors)
+        assert cosine(vectors[0], vectors[1]) > cosine(vectors[0], vectors[2])
+        server.mode = "error"
+        for _ in range(2):
+            with pytest.raises(EmbeddingsError, match="HTTP 500"):
+                embedder.embed(["x"])
+        calls = server.calls
+        with pytest.raises(EmbeddingsError, match="embeddings circuit open"):
+            embedder.embed(["x"])
+        assert server.calls == calls  # refused without a call
+        assert CircuitBreaker(ctx.redis).status()["state"] == "closed"  # the LLM's circuit is its own
+        embedder.close()
+
+
+# ----------------------------------------------------------------------------- writes and the recorded model
+
+def test_passages_candidates_and_answers_are_embedded_as_they_are_written(demo, people):
+    if not has_pgvector(demo):
+        pytest.skip("this PostgreSQL has no pgvector: test_retrieval_runs_lexical_only_without_pgvector")
+    state = embeddings.status(demo)
+    assert (state["retrieval"], state["model"], state["dimension"]) == ("hybrid", STATIC_MODEL, 256)
+    assert state["embedded"]["passage"][0] == state["embedded"]["passage"][1] > 200
+    assert state["embedded"]["candidate"][0] == state["embedded"]["candidate"][1] > 200
+    answer = publish(demo, people, "Who signs off a forklift licence?", "The Safety Officer signs off licences.")
+    with demo.db.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM answer_vectors WHERE answer_id = %s", (answer["id"],)) == 1
+        assert tx.scalar("SELECT count(*) FROM candidate_vectors WHERE candidate_id = %s",
+                         (answer["candidate_id"],)) == 1
+        index = tx.one("SELECT model, dimension, state FROM embedding_index")
+    assert index == {"model": STATIC_MODEL, "dimension": 256, "state": "ready"}
+
+
+def test_a_configured_model_the_index_does_not_hold_is_refused_until_a_rebuild(demo, people):
+    if not has_pgvector(demo):
+        pytest.skip("this PostgreSQL has no pgvector")
+    with EmbeddingsServer() as server:
+        other = with_endpoint(demo, server)
+        try:
+            with pytest.raises(EmbeddingsMismatch) as refused:
+                retrieval.retrieve(other, "How many people work at Harbor Logistics?")
+            said = refused.value.message
+            assert STATIC_MODEL in said and server.model in said and "r2k index rebuild" in said
+            assert refused.value.status == 409
+            before = count(demo, "candidates")
+            with pytest.raises(EmbeddingsMismatch):
+                candidates.add(other, people["root"], "Who opens the gate?", "The first shift opens the gate.", "FACT")
+            assert count(demo, "candidates") == before  # nothing written
+            assert server.calls == 0  # refused before anything was embedded
+            assert embeddings.status(other)["retrieval"] == "refused"
+
+            env = {"R2K_EMBEDDINGS_URL": server.url, "R2K_EMBEDDINGS_MODEL": server.model}
+            result = r2k("--as", "root", "index", "rebuild", env=env)
+            assert result.returncode == 0, result.stderr
+            assert f"embedded with {server.model} (16 dimensions)" in result.stdout
+            denied = r2k("--as", "alice", "index", "rebuild", env=env)
+            assert denied.returncode == 7  # an admin's
+
+            other.embeddings.forget()
+            state = embeddings.status(other)
+            assert (state["retrieval"], state["model"], state["dimension"]) == ("hybrid", server.model, 16)
+            assert state["embedded"]["passage"][0] == state["embedded"]["passage"][1]
+            sources = retrieval.retrieve(other, "What is established about headcount?")
+            assert sources[0]["heading"] == "Headcount"
+            assert any(s["vector_rank"] is not None for s in sources)  # the endpoint's vectors took part
+            # A process that read the index before the rebuild is told so, then refused as the other model.
+            with pytest.raises(Conflict, match="rebuilt with another embedding model"):
+                retrieval.retrieve(demo, "What is established about headcount?")
+            with pytest.raises(EmbeddingsMismatch):
+                retrieval.retrieve(demo, "What is established about headcount?")
+        finally:
+            other.close()
+    back = embeddings.rebuild(demo)
+    assert (back["model"], back["dimension"], back["resumed"]) == (STATIC_MODEL, 256, False)
+    assert retrieval.retrieve(demo, "What is established about headcount?")[0]["heading"] == "Headcount"
+
+
+def test_a_rebuild_stopped_part_way_resumes_where_it_stopped(demo, monkeypatch):
+    if not has_pgvector(demo):
+        pytest.skip("this PostgreSQL has no pgvector")
+    monkeypatch.setattr(embeddings, "REBUILD_BATCH", 50)
+    seen = []
+
+    def stop(kind, done, total):
+        seen.append((kind, done, total))
+        if kind == "passage" and done >= 100:
+            raise KeyboardInterrupt  # the operator's ctrl+c
+
+    with pytest.raises(KeyboardInterrupt):
+        embeddings.rebuild(demo, on_progress=stop)
+    assert seen[0][:2] == ("passage", 0)
+    with demo.db.read() as tx:
+        assert tx.scalar("SELECT state FROM embedding_index") == "rebuilding"
+    assert count(demo, "passage_vectors") == 100 and count(demo, "answer_vectors") == 0
+    assert "a rebuild is under way" in embeddings.status(demo)["detail"]
+    done = embeddings.rebuild(demo)
+    assert done["resumed"] is True
+    assert done["embedded"]["passage"] == count(demo, "source_passages") == count(demo, "passage_vectors")
+    assert done["embedded"]["candidate"] == count(demo, "candidates")
+    with demo.db.read() as tx:
+        assert tx.scalar("SELECT state FROM embedding_index") == "ready"
+
+
+# ----------------------------------------------------------------------------- the hybrid ranking
+
+def test_a_question_worded_unlike_its_section_is_answered_by_meaning(demo, people):
+    if not has_pgvector(demo):
+        pytest.skip("this PostgreSQL has no pgvector")
+    assert retrieval.retrieve(demo, RIDE, ranking=Ranking(vectors=False)) == []  # its words alone: no_content
+    sources = retrieval.retrieve(demo, RIDE)
+    assert len(sources) >= 2 and all(not s.get("related") for s in sources[:2])
+    assert "Passengers" in [s["heading"] for s in sources]
+    assert all(s["vector_rank"] is not None for s in sources)
+    item = workitems.create(demo, people["sam"], RIDE)
+    outcome = generation.generate_answer(demo, item["id"])
+    assert outcome["outcome"] == "generated", outcome
+
+
+def test_a_question_the_corpus_does_not_answer_still_escalates_no_content(demo, people):
+    item = workitems.create(demo, people["sam"], "What is on the canteen menu on Fridays?")
+    outcome = generation.generate_answer(demo, item["id"])
+    assert (outcome["outcome"], outcome["reason"]) == ("escalated", "no_content")
+
+
+# ----------------------------------------------------------------------------- registry search
+
+def test_search_ranks_by_words_and_meaning_excluding_and_flagging_by_status(ctx, people):
+    kept = publish(ctx, people, "How long are backups kept?", "Nightly database backups are kept for 30 days.")
+    stored = publish(ctx, people, "Where are backups stored?", "Backups are stored in the Frankfurt region.")
+    fleet = publish(ctx, people, "Who owns the forklift fleet?", "The site manager owns the forklift fleet.")
+    vectors = has_pgvector(ctx)
+    explained = r2k_json("--as", "bob", "registry", "search", "backups kept", "--explain")
+    assert explained[0]["id"] == kept["id"]
+    ranks = explained[0]["explain"]
+    assert ranks["lexical_rank"] == 1 and (ranks["vector_rank"] is not None) == vectors
+    text = r2k("--as", "bob", "registry", "search", "backups kept", "--explain").stdout
+    assert "LEXICAL_RANK" in text and "VECTOR_RANK" in text
+    assert registry.search(ctx, "canteen menu on Fridays") == []  # nothing near enough in words or meaning
+
+    newer = registry.supersede(ctx, people["alice"], stored["id"], "Backups are stored in Amsterdam.", "moved")
+    registry.retire(ctx, people["alice"], fleet["id"], "sold")
+    registry.dispute(ctx, people["bob"], kept["id"], "14 days elsewhere")
+    default = [a["id"] for a in registry.search(ctx, "backups")]
+    assert default == [newer["id"]]  # SUPERSEDED, RETIRED and DISPUTED are out by default
+    assert registry.search(ctx, "forklift fleet") == []
+    widened = {a["id"]: a for a in registry.search(ctx, "backups", "APPROVED,DISPUTED")}
+    assert set(widened) == {newer["id"], kept["id"]}
+    assert widened[kept["id"]]["disputed"] is True and widened[newer["id"]]["disputed"] is False
+    readout = {a["id"]: a for a in registry.readout(ctx, "backups")}
+    assert readout[kept["id"]]["disputed"] is True and fleet["id"] not in readout
+
+
+# ----------------------------------------------------------------------------- without pgvector
+
+@pytest.mark.compat
+def test_retrieval_runs_lexical_only_without_pgvector(ctx, people, tmp_path):
+    """The compatibility run's PostgreSQL has no pgvector: everything works by words, and services
+    status says so. On the embedded one (pgvector) the same calls run hybrid."""
+    doc = tmp_path / "backups.md"
+    doc.write_text("# Backup policy\n\n## Retention\n\nNightly database backups are kept for 30 days in the "
+                   "Frankfurt region.\n\n## Restores\n\nA restore of the nightly backup takes about two hours "
+                   "and needs the on-call engineer.\n")
+    summary = ingest.ingest(ctx, people["root"], [doc])
+    assert summary["documents"] == 1
+    state = embeddings.status(ctx)
+    rows = {r["name"]: r for r in r2k_json("--as", "root", "services", "status")}
+    if has_pgvector(ctx):
+        assert state["retrieval"] == "hybrid" and rows["retrieval"]["detail"].startswith("hybrid")
+    else:
+        assert state == {"retrieval": "lexical", "model": None,
+                         "detail": "lexical only (no pgvector in this PostgreSQL)"}
+        assert rows["retrieval"]["detail"] == "lexical only (no pgvector in this PostgreSQL)"
+        with pytest.raises(Conflict, match="no pgvector"):
+            embeddings.rebuild(ctx)
+    sources = retrieval.retrieve(ctx, "How long are nightly database backups kept?")
+    assert len(sources) == 2 and sources[0]["heading"] == "Retention"
+    answer = publish(ctx, people, "How long are backups kept?", "Nightly database backups are kept for 30 days.")
+    assert [a["id"] for a in registry.search(ctx, "backups kept")] == [answer["id"]]
+    assert registry.search(ctx, "backu")[0]["id"] == answer["id"]  # a word still being typed
