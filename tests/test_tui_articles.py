@@ -9,6 +9,7 @@ from r2k.app.screens.articles import ArticlesScreen
 from r2k.app.widgets.modals import FieldsModal, ReasonModal
 from r2k.core.context import Context
 from r2k.core.services import tasks
+from tests.conftest import error_of, r2k
 from tests.test_tasks import AGREES, CONTRADICTS, publish
 from tests.tui import make_app, open_modal, open_screen, rendered, text_of, wait_for
 
@@ -160,3 +161,24 @@ def test_a_long_article_says_what_the_pane_leaves_out():
                          "body": body, "events": []}).plain
     assert f"line {ARTICLE_LINES - 1}" in shown and f"line {ARTICLE_LINES}\n" not in shown
     assert "… 7 more lines: r2k tasks export 5" in shown
+
+
+async def test_approving_again_says_you_approved_already_not_someone_else(ctx, people):
+    """A refusal caused by your own earlier move says so: only a race lost to another person is
+    "someone else" (docs/architecture.md, "Keys")."""
+    _, good, _ = seeded(ctx, people)
+    tasks.review(ctx, people["alice"], good["id"], "approve")
+    before = tasks.get(ctx, good["id"])
+    app = make_app(Context(ctx.settings, pool_size=4), "alice")  # the workstation closes its connections
+    async with app.run_test(size=(150, 50)) as pilot:
+        await open_articles(pilot)
+        await on_row(pilot, good["id"], "PEER_REVIEW")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "approved task" in text_of(app, "#message"), what="the refusal")
+        said = text_of(app, "#message")
+        assert f"You approved task {good['id']} already" in said and "counts once" in said
+        assert "someone else" not in said.lower()
+    assert tasks.get(ctx, good["id"])["version"] == before["version"]  # nothing changed
+    result = r2k("--as", "alice", "tasks", "review", str(good["id"]), "--approve")
+    assert result.returncode == 4
+    assert f"you approved task {good['id']} already" in error_of(result)["message"]

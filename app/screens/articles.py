@@ -21,7 +21,7 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import age, clip, new_key, plural
 from r2k.app.widgets.modals import Field, FieldsModal, ReasonModal
 from r2k.app.widgets.text import cell, lines, markup, plain
-from r2k.core.services.tasks import STATES, TASK
+from r2k.core.services.tasks import STATES, TASK, approved_already
 
 from .base import ListDetailScreen, Moved
 
@@ -136,6 +136,8 @@ class ArticlesScreen(ListDetailScreen):
         row = self.current_row()
         if row is None or "reviewers" not in row or (row["reviewers"] and isinstance(row["reviewers"][0], str)):
             return None  # the detail (with its reviewers) is on its way: the core decides
+        if action == "approve" and (again := approved_already(self.actor, row)) is not None:
+            return again
         return refusal(TASK, self.MOVES[action], row, self.actor)
 
     def action_submit(self) -> None:

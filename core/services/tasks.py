@@ -367,12 +367,21 @@ def _review_in(tx: Tx, actor: Actor, row: dict, decision: str, reason: str | Non
     if decision == "reject":
         return _write(tx, actor, row, "reject", {"reviewer": actor.name, "reason": reason},
                       fields={"reason": reason}, key=key)
-    if row["state"] == "PEER_REVIEW" and actor.name in approvers(row):
-        raise Conflict(f"{actor.name} approved task {row['id']} already: a reviewer's approval counts once")
+    if (again := approved_already(actor, row)) is not None:
+        raise again
     count = len(approvers(row) | {actor.name})
     action = "approve" if count >= 2 or must_reach else "note_approval"
     return _write(tx, actor, row, action, {"reviewer": actor.name, "reason": reason, "approvals": count},
                   fields={"reviewer": actor.name, "reason": reason}, key=key)
+
+
+def approved_already(actor: Actor, row: dict) -> Conflict | None:
+    """The 409 of an approval the reviewer has made already (in this round of review), said as theirs:
+    the articles screen hides its key and says this when it is pressed."""
+    if row["state"] == "PEER_REVIEW" and actor.name in approvers(row):
+        return Conflict(f"you approved task {row['id']} already: a reviewer's approval counts once "
+                        f"(a resolution clears the approvals)")
+    return None
 
 
 def review(ctx: Context, actor: Actor, task_id, decision: str, reason: str | None = None, *,
