@@ -182,3 +182,30 @@ async def test_approving_again_says_you_approved_already_not_someone_else(ctx, p
     result = r2k("--as", "alice", "tasks", "review", str(good["id"]), "--approve")
     assert result.returncode == 4
     assert f"you approved task {good['id']} already" in error_of(result)["message"]
+
+
+async def test_a_source_moved_on_is_said_at_approval_and_the_detail_marks_every_source(ctx, people):
+    """The title once; each source with its registry status now; an approval the sources' check turns
+    into a rejection says so, naming the answer, and the detail lists it as a flagged claim."""
+    from r2k.core.services import registry
+
+    answers, good, _ = seeded(ctx, people)
+    tasks.review(ctx, people["alice"], good["id"], "approve")
+    app = make_app(Context(ctx.settings, pool_size=4), "bob")
+    async with app.run_test(size=(150, 60)) as pilot:
+        await open_articles(pilot)
+        await on_row(pilot, good["id"], "PEER_REVIEW")
+        detail = text_of(app, "#art-detail")
+        assert detail.count("Backups") == 1 + detail.count("- Backups are stored"), detail  # the title once
+        assert f"Registry answer {answers[0]['id']}: How long are backups kept? (APPROVED)" in detail
+        registry.supersede(ctx, people["alice"], answers[0]["id"], "Nightly database backups are kept for 90 days.",
+                           "the policy changed")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "was not approved" in text_of(app, "#message"), what="the check's refusal")
+        said = text_of(app, "#message")
+        assert f"it cites answers no longer current (registry answer {answers[0]['id']} is SUPERSEDED by answer" in said
+        await on_row(pilot, good["id"], "RESOLUTION_REQUIRED")
+        detail = text_of(app, "#art-detail")
+        assert "⚠ source not current  Nightly database backups are kept for 30 days." in detail
+        assert f"How long are backups kept? (SUPERSEDED by answer" in detail
+    assert tasks.get(ctx, good["id"])["state"] == "RESOLUTION_REQUIRED"
