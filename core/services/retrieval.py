@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..adapters.postgres import Tx
 
@@ -58,27 +58,30 @@ class Hits:
     title: dict
 
 
-def retrieve(ctx: Context, question: str, k: int | None = None) -> list[dict]:
-    """The best-ranked passages of source documents and approved answers for `question`."""
+def retrieve(ctx: Context, question: str, k: int | None = None, *,
+             leave_out: Callable[[dict], bool] | None = None) -> list[dict]:
+    """The best-ranked passages of source documents and approved answers for `question`. `leave_out`:
+    passages and answers that may not ground the answer (an escalated candidate's own passage), left
+    out before the best is chosen, as if the corpus did not hold them."""
     k = k or ctx.settings.retrieval_top_k
     with ctx.db.read() as tx:
-        return retrieve_in(tx, question, k)
+        return retrieve_in(tx, question, k, leave_out)
 
 
-def retrieve_in(tx: Tx, question: str, k: int) -> list[dict]:
+def retrieve_in(tx: Tx, question: str, k: int, leave_out: Callable[[dict], bool] | None = None) -> list[dict]:
     parsed = tx.all("SELECT lexeme, positions[1] AS position FROM unnest(to_tsvector('english', left(%s, 5000)))",
                     (question,))
     if not parsed:
         return []
     terms = _weigh(tx, parsed)
-    rows = _candidates(tx, [t.lexeme for t in terms])
+    rows = [r for r in _candidates(tx, [t.lexeme for t in terms]) if leave_out is None or not leave_out(r)]
     scored = sorted(((score(terms, _hits(r)), r) for r in rows), key=lambda s: (-s[0][0], -s[1]["rank"], s[1]["id"]))
     if not scored or scored[0][0][1] < BEST_COVERAGE:
         return []
     chosen = [_source(scored[0][1], scored[0][0])]
     chosen += [_source(r, s) for s, r in scored[1:] if s[1] >= OTHER_COVERAGE][:k - 1]
     if len(chosen) < 2 and chosen[0]["kind"] == "passage":
-        chosen += _related(tx, chosen[0], terms, k - len(chosen))
+        chosen += _related(tx, chosen[0], terms, k - len(chosen), leave_out)
     return chosen[:k]
 
 
@@ -186,7 +189,8 @@ def _source(row: dict, scored: tuple[float, float]) -> dict:
     return {**out, "rank": round(scored[0], 4), "coverage": round(scored[1], 4)}
 
 
-def _related(tx: Tx, best: dict, terms: list[Term], room: int) -> list[dict]:
+def _related(tx: Tx, best: dict, terms: list[Term], room: int,
+             leave_out: Callable[[dict], bool] | None = None) -> list[dict]:
     """Passages that share the best passage's most telling terms (pseudo-relevance feedback): the
     context around a question only one passage answers."""
     if room <= 0:
@@ -206,6 +210,8 @@ def _related(tx: Tx, best: dict, terms: list[Term], room: int) -> list[dict]:
     rows = _candidates(tx, [t.lexeme for t in feedback], exclude=best["id"])
     scored = []
     for row in rows:
+        if leave_out is not None and leave_out(row):
+            continue
         hits = _hits(row)
         matched = [t for t in feedback if t.lexeme in hits.body or t.lexeme in hits.heading]
         if len(matched) >= 2:
