@@ -223,6 +223,22 @@ def fail(error: R2KError, as_json: bool = True) -> int:
     return exit_code(error.status)
 
 
+def no_terminal() -> InvalidInput | None:
+    """Why the workstation cannot open here: stdin or stdout is not a terminal (a pipe, a file,
+    /dev/null), where a TUI would only write escape codes nobody sees and wait for keys that never
+    come. None on a terminal, and when Textual is told to draw elsewhere (textual-serve's web driver
+    runs each browser session on pipes)."""
+    if os.environ.get("TEXTUAL_DRIVER") or (sys.stdin.isatty() and sys.stdout.isatty()):
+        return None
+    return InvalidInput("the workstation needs a terminal (stdin and stdout a tty): run a command "
+                        "(r2k --help lists them), or add --json to one for a JSON document")
+
+
+def opens_workstation(args: argparse.Namespace) -> bool:
+    """`r2k demo` opens the workstation once loaded, unless told not to (`--no-tui`, or `--json`)."""
+    return args.command == "demo" and not args.no_tui and not getattr(args, "json", False)
+
+
 def run(argv: list[str]) -> int:
     cli = None
     args = None
@@ -233,6 +249,8 @@ def run(argv: list[str]) -> int:
         if getattr(args, "handler", None) is None and getattr(args, "group_help", None):
             print(args.group_help())  # a group given no subcommand (`r2k candidates`) shows its help
             return 0
+        if opens_workstation(args) and (refused := no_terminal()) is not None:
+            raise refused  # before anything loads or starts
         cli = Cli(args)
         cli.authorize()
         result = args.handler(cli, args)
@@ -280,7 +298,9 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if all(a in ("--as",) or a.startswith("--as=") or (i > 0 and argv[i - 1] == "--as")
            for i, a in enumerate(argv)):
-        # `r2k` (optionally `r2k --as USER`) opens the workstation.
+        # `r2k` (optionally `r2k --as USER`) opens the workstation, on a terminal only.
+        if (refused := no_terminal()) is not None:
+            sys.exit(fail(refused, as_json=False))
         from .tui import run_tui
 
         user = None

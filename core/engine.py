@@ -18,7 +18,7 @@ from typing import Any
 
 from .adapters.postgres import Tx, adapt
 from .domain import Actor, parse_id
-from .errors import Conflict, Forbidden, InvalidInput, NotFound, ValidationStateError
+from .errors import Conflict, Forbidden, InvalidInput, NotFound, StaleVersion, ValidationStateError
 from .events import EVENT_COLUMNS, GENESIS, HEAD_SQL, append, event_values, now
 from .machines import Machine, Move
 
@@ -142,8 +142,8 @@ def check_version(machine: Machine, row: dict, expected_version: int | None) -> 
 
     expected_version = optional_number(expected_version, "--expected-version", VERSION)
     if expected_version is not None and expected_version != row["version"]:
-        raise Conflict(f"{machine.words} {row['id']} is at version {row['version']}, not {expected_version}: "
-                       f"someone changed it first; reload and try again")
+        # Who moved it since is in the event log: the unit of work says (services/common.py, mutate).
+        raise StaleVersion(machine.words, machine.name, row["id"], row["version"], expected_version)
 
 
 def check_standing(machine: Machine, action: str, actor: Actor, row: dict) -> None:

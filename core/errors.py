@@ -37,6 +37,18 @@ class Conflict(R2KError):
     error = "Conflict"
 
 
+class StaleVersion(Conflict):
+    """A move given a version the entity has moved on from: which entity (its aggregate type and id),
+    the version it is at and the one expected, so a unit of work can say from the event log who moved
+    it since (core/services/common.py, `mutate`)."""
+
+    def __init__(self, words: str, aggregate: str, entity_id, version: int, expected: int, said: str | None = None):
+        super().__init__(said or f"{words} {entity_id} is at version {version}, not {expected}: it changed since "
+                                  f"it was read; reload and try again")
+        self.words, self.aggregate, self.entity_id = words, aggregate, entity_id
+        self.version, self.expected = version, expected
+
+
 class ValidationStateError(R2KError):
     """An illegal transition: names the entity, its state and the attempted action."""
 

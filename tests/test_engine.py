@@ -232,6 +232,34 @@ def test_a_stale_expected_version_is_a_409_with_nothing_changed(ctx):
     assert done["state"] == "Dismissed"
 
 
+def test_a_stale_version_says_who_moved_it_first(ctx, people):
+    """The event log says who made the moves the request lost to: only another person is "someone
+    else"; your own earlier move (another window, a script) and the system's are said as such."""
+    from r2k.core.services import candidates, claims
+
+    made = candidates.add(ctx, people["root"], "How many bays has the dock?", "Fourteen.", "FACT")
+    seen = made["version"]
+    claims.claim(ctx, people["alice"], made["id"])
+
+    def stale(actor) -> str:
+        with pytest.raises(Conflict) as raised:  # a service's unit of work reads the log before it rolls back
+            candidates.release(ctx, actor, made["id"], expected_version=seen)
+        return raised.value.message
+
+    said = stale(people["alice"])
+    assert said.startswith(f"you changed candidate {made['id']} already: it is at version {seen + 1}, not {seen} "
+                           f"(claim by you)"), said
+    assert "someone" not in said
+    said = stale(people["bob"])
+    assert said.startswith("someone else got there first: candidate"), said
+    assert "(claim by alice)" in said
+    with ctx.db.begin() as tx:
+        engine.apply(tx, CANDIDATE, made["id"], "release", SYSTEM)  # the lease sweep
+    said = stale(people["alice"])
+    assert said.startswith(f"the system changed candidate {made['id']} first: it is at version"), said
+    assert "(claim by you, release by the system)" in said and "someone" not in said
+
+
 def test_a_move_that_waited_for_another_on_the_same_entity_follows_it(ctx, people):
     """Two specialists act on one grey entry at once: the second waits for the first's row lock, then
     makes its move on top of the first. Read committed hands a locking read that waited the row as

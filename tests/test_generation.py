@@ -14,6 +14,7 @@ import pytest
 
 from r2k.core.adapters import jobs
 from r2k.core.adapters.breaker import CircuitBreaker
+from r2k.core.classify import classify
 from r2k.core.context import Context
 from r2k.core.errors import InvalidInput, ValidationStateError
 from r2k.core.services import candidate_views, candidates, claims, generation, ingest, queue_index, workitems
@@ -311,3 +312,78 @@ def test_a_duplicate_job_does_not_call_the_llm_while_a_run_is_alive(ctx, people,
         assert llm.calls == 0 and item_of(ctx, item["id"])["state"] == "NEW"
         assert generation.generate_answer(live, item["id"])["outcome"] == "generated"
         live.close()
+
+
+# ----------------------------------------------------------------------------- escalations get an answer to what was asked
+
+DEMO_CORPUS = ROOT / "core" / "demo" / "corpus"
+
+
+@pytest.fixture
+def handbook(ctx, people):
+    """The demo's handbook, ingested: its candidates as extraction made them."""
+    ingest.ingest(ctx, people["root"], [DEMO_CORPUS])
+
+
+def escalated(ctx, people, who: str, words: str, horn: str, reason: str) -> tuple[dict, dict]:
+    """The candidate of the handbook whose text has `words`, claimed by `who` and escalated with
+    `reason`: the candidate and the work item its escalation opened."""
+    with ctx.db.read() as tx:
+        row = tx.one("SELECT * FROM candidates WHERE text LIKE %s AND horn_type = %s ORDER BY id LIMIT 1",
+                     (f"%{words}%", horn))
+    claims.claim(ctx, people[who], row["id"])
+    return row, candidates.escalate(ctx, people[who], row["id"], reason)["work_item"]
+
+
+def pending_texts(ctx) -> list[str]:
+    with ctx.db.read() as tx:
+        return [r["text"] for r in tx.all("SELECT text FROM candidates WHERE origin = 'generated'")]
+
+
+def test_an_escalated_open_issue_never_comes_back_as_a_fact_with_its_own_text(ctx, people, handbook):
+    """The open issue's own passage ("It is not yet decided…") answers nothing: nothing else in the
+    handbook settles it, so the work item escalates `no_content`, and no candidate is made."""
+    issue, item = escalated(ctx, people, "vera", "telematics units", "OPEN_ISSUE", "needs a decision")
+    outcome = generation.generate_answer(ctx, item["id"])
+    assert (outcome["outcome"], outcome["reason"]) == ("escalated", "no_content"), outcome
+    done = item_of(ctx, item["id"])
+    assert (done["state"], done["reason"]) == ("ESCALATED", "no_content")
+    assert pending_texts(ctx) == [] and workitems.show(ctx, item["id"])["generated"] == []
+
+
+def test_an_escalation_that_asks_a_new_question_is_not_answered_with_the_original_text(ctx, people, handbook):
+    """The validator asked which version of the WMS is in use: no document says, so `no_content`,
+    never the original text with citations added."""
+    original, item = escalated(ctx, people, "alice", "Warehouse stock is managed in Quay WMS", "FACT",
+                               "Which version of the WMS is in use?")
+    outcome = generation.generate_answer(ctx, item["id"])
+    assert (outcome["outcome"], outcome["reason"]) == ("escalated", "no_content"), outcome
+    assert not any("Warehouse stock is managed" in text for text in pending_texts(ctx))
+
+
+def test_an_escalation_reason_the_sources_answer_is_answered_from_them(ctx, people, handbook):
+    """What the validator asked is answered, from sources other than the candidate's own passage,
+    and the generated candidate is classified from its own text."""
+    original, item = escalated(ctx, people, "alice", "Warehouse stock is managed in Quay WMS", "FACT",
+                               "What availability target do Quay WMS and Convoy TMS have?")
+    outcome = generation.generate_answer(ctx, item["id"])
+    assert outcome["outcome"] == "generated", outcome
+    (gen,) = workitems.show(ctx, item["id"])["generated"]
+    assert "99.9 percent" in gen["text"] and "Warehouse stock is managed" not in gen["text"]
+    own = original["source_refs"][0]
+    assert not any(s.get("document_id") == own["document_id"] and s["span_start"] < own["span"][1]
+                   and own["span"][0] < s["span_end"] for s in gen["sources"])  # its own passage is no source
+    assert gen["horn_type"] == outcome["horn_type"] == classify(gen["text"])
+    assert "Why a validator escalated it: What availability target" in gen["prompt"]
+
+
+def test_the_work_items_list_shows_the_escalation_reason(ctx, people, handbook):
+    _, item = escalated(ctx, people, "alice", "Warehouse stock is managed in Quay WMS", "FACT",
+                        "Which version of the WMS is in use?")
+    (listed,) = r2k_json("--as", "sam", "workitems", "list")
+    assert (listed["reason"], listed["escalation_reason"]) == (None, "Which version of the WMS is in use?")
+    header, row = r2k("--as", "sam", "workitems", "list").stdout.splitlines()
+    assert "ESCALATION_REASON" in header and "Which version of the WMS is in use?" in row
+    generation.generate_answer(ctx, item["id"])
+    (listed,) = r2k_json("--as", "sam", "workitems", "list")
+    assert (listed["reason"], listed["escalation_reason"]) == ("no_content", "Which version of the WMS is in use?")

@@ -16,7 +16,7 @@ from r2k.core.demo import __file__ as demo_init
 from r2k.core.extract import extract
 from r2k.core.knowledge.ranking import Ranking
 from r2k.core.services import candidates, claims, generation, ingest, retrieval, workitems
-from r2k.core.services.extractive import extractive, select
+from r2k.core.services.extractive import extractive, select, supports
 from r2k.core.services.ingest import HEADING_SEPARATOR, sections_of
 from tests.conftest import r2k, r2k_json
 from tests.llm_server import ChatServer
@@ -178,8 +178,9 @@ def test_migration_0008_reindexes_a_data_dir_of_0007_by_section(demo, services):
 # ----------------------------------------------------------------------------- the escalation reason
 
 def test_the_validators_escalation_reason_is_on_the_work_item_and_in_the_prompt(demo, people):
-    reason = "the 620 figure may be out of date: say which year it is from"
-    candidates.add(demo, people["root"], HEADCOUNT, "The company employs about 620 people.", "FACT")
+    reason = "the 600 figure may be out of date: say which year it is from"
+    # Not the handbook's own sentence: a passage holding the escalated text is never its answer's source.
+    candidates.add(demo, people["root"], HEADCOUNT, "The company employs about 600 people.", "FACT")
     claimed = claims.claim_next(demo, people["alice"], "FACT")
     item = candidates.escalate(demo, people["alice"], claimed["id"], reason)["work_item"]
 
@@ -310,6 +311,25 @@ def test_a_list_is_quoted_item_by_item_with_one_citation():
                {"heading": "Other", "text": "Unrelated words about other things entirely."}]
     assert extractive("What are the steps for spill response?", sources).text == (
         "1. Stop traffic in the aisle.\n2. Collect the spill kit. [1]")
+
+
+def test_a_sentence_that_leaves_its_matter_undecided_is_never_quoted():
+    question = "Will the telematics units score operator driving behaviour?"
+    sources = [{"heading": "Telematics", "text": "It is not yet decided whether the telematics units will score "
+                                                 "operator driving behaviour. The units log every lift."},
+               {"heading": "Works council", "text": "Telematics scores of operator driving behaviour remain to be "
+                                                    "decided by the works council."}]
+    assert select(question, sources) == [(1, "The units log every lift.")]
+
+
+def test_a_source_that_only_says_the_matter_is_undecided_supports_no_answer():
+    question = "Will the telematics units score operator driving behaviour?"
+    undecided = {"text": "It is not yet decided whether the telematics units will score operator behaviour. "
+                         "Is it allowed at all?"}
+    assert not supports(question, undecided)
+    assert supports(question, {"text": "Telematics units score operator driving behaviour from May."})
+    assert not supports(question, {"text": "The canteen opens at seven."})  # settles something, not this
+    assert supports(question, {"heading": "Telematics", "text": "The units log every lift."})  # its heading
 
 
 def test_nothing_to_quote_gives_an_empty_answer():

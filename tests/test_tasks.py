@@ -382,6 +382,97 @@ def test_reviewers_assigned_while_the_analysis_runs_do_not_strand_it(ctx, people
     assert (shown["state"], [r["name"] for r in shown["reviewers"]]) == ("PEER_REVIEW", ["alice", "bob"])
 
 
+# ----------------------------------------------------------------------------- articles cite only current answers
+
+def moved_on(ctx, people, answer: dict, how: str) -> str:
+    """The registry moves `answer` on (superseded, disputed or retired); the status it has now."""
+    from r2k.core.services import registry as answers
+
+    if how == "supersede":
+        answers.supersede(ctx, people["bob"], answer["id"], "Nightly database backups are kept for 90 days.",
+                          "the policy changed")
+        return "SUPERSEDED"
+    if how == "dispute":
+        answers.dispute(ctx, people["bob"], answer["id"], "the retention policy is under review")
+        return "DISPUTED"
+    answers.retire(ctx, people["root"], answer["id"], "the policy was withdrawn")
+    return "RETIRED"
+
+
+@pytest.mark.parametrize("how", ["supersede", "dispute", "retire"])
+def test_a_source_no_longer_current_sends_the_final_approval_to_resolution(ctx, people, registry, how):
+    """Cited answers are checked at the final approval: one superseded, disputed or retired while the
+    article was in review sends it to RESOLUTION_REQUIRED, naming the source, and nothing is published."""
+    task = in_review(ctx, people)
+    tid = task["id"]
+    tasks.review(ctx, people["alice"], tid, "approve")
+    status = moved_on(ctx, people, registry[0], how)
+    result = r2k_json("--as", "bob", "tasks", "review", str(tid), "--approve")
+    assert result["state"] == "RESOLUTION_REQUIRED" and result["rendered"] is None
+    (flag,) = [f for f in result["flagged_claims"] if f["kind"] == "not_current"]
+    assert flag["answer_id"] == registry[0]["id"]
+    assert flag["claim"] == "Nightly database backups are kept for 30 days."
+    assert f"registry answer {registry[0]['id']} is {status}" in flag["why"]
+    last = tasks.events(ctx, tid)[-1]
+    assert (last["type"], last["data"]["reviewer"]) == ("ReviewRejected", "bob")
+    assert f"registry answer {registry[0]['id']} is {status}" in last["data"]["reason"]
+    assert last["data"]["flagged_claims"] == result["flagged_claims"]
+    assert [e["type"] for e in tasks.events(ctx, tid)].count("Published") == 0
+
+
+def test_a_resolution_cites_the_answers_current_then(ctx, people, registry, tmp_path):
+    """The author brings the article in line with the registry and resolves: its sources are what the
+    registry says now, so the approvals publish it citing the new version only."""
+    task = in_review(ctx, people)
+    tid = task["id"]
+    moved_on(ctx, people, registry[0], "supersede")
+    assert tasks.review(ctx, people["alice"], tid, "approve")["state"] == "RESOLUTION_REQUIRED"
+    newer = AGREES.replace("30 days", "90 days")
+    resolved = tasks.resolve(ctx, people["vera"], tid, "the retention is 90 days now", newer)
+    with ctx.db.read() as tx:
+        current = tx.scalar("SELECT id FROM approved_answers WHERE supersedes_id = %s", (registry[0]["id"],))
+    assert {s["answer_id"] for s in resolved["sources"]} == {current, registry[1]["id"]}
+    tasks.review(ctx, people["alice"], tid, "approve")
+    assert tasks.review(ctx, people["bob"], tid, "approve")["state"] == "PUBLISHED"
+
+
+def test_an_answer_moved_on_while_the_analysis_runs_is_flagged(ctx, people, registry, monkeypatch):
+    task = new_task(ctx, people)
+    tasks.submit(ctx, people["vera"], task["id"])
+    assess = tasks.assess
+
+    def retired_meanwhile(*args, **kwargs):  # the registry moves while the job checks the claims
+        report = assess(*args, **kwargs)
+        moved_on(ctx, people, registry[1], "retire")
+        return report
+
+    monkeypatch.setattr(tasks, "assess", retired_meanwhile)
+    assert tasks.analyze(ctx, task["id"])["outcome"] == "RESOLUTION_REQUIRED"
+    shown = tasks.get(ctx, task["id"])
+    (flag,) = shown["flagged_claims"]
+    assert (flag["kind"], flag["answer_id"]) == ("not_current", registry[1]["id"])
+    assert f"registry answer {registry[1]['id']} is RETIRED" in flag["why"]
+    assert shown["ai_confidence_score"] < 1.0  # a claim resting on a retired answer counts for nothing
+
+
+def test_export_marks_every_source_with_its_status_and_the_title_once(ctx, people, registry):
+    task = in_review(ctx, people)
+    tasks.review(ctx, people["alice"], task["id"], "approve")
+    tasks.review(ctx, people["bob"], task["id"], "approve")
+    exported = r2k("--as", "alice", "tasks", "export", str(task["id"])).stdout
+    assert exported.count("# Backups") == 1, exported  # the title "Backups" is the body's own heading
+    assert exported.startswith("# Backups\n")
+    assert f"Registry answer {registry[0]['id']}: How long are backups kept? (APPROVED)" in exported
+    assert f"Registry answer {registry[1]['id']}: Where are backups stored? (APPROVED)" in exported
+    moved_on(ctx, people, registry[0], "supersede")
+    with ctx.db.read() as tx:
+        newer = tx.scalar("SELECT id FROM approved_answers WHERE supersedes_id = %s", (registry[0]["id"],))
+    exported = r2k("--as", "alice", "tasks", "export", str(task["id"])).stdout
+    assert f"Registry answer {registry[0]['id']}: How long are backups kept? (SUPERSEDED by answer {newer})" in exported
+    untitled = tasks.create(ctx, people["vera"], "Where backups are", "Backups are stored in the Frankfurt region.\n")
+    assert tasks.export(ctx, untitled["id"]).startswith("# Where backups are\n\nBackups are stored")
+
+
 # ----------------------------------------------------------------------------- publication, deprecation
 
 def test_publication_is_automatic_and_export_renders_the_sources(ctx, people, registry):

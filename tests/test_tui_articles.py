@@ -9,6 +9,7 @@ from r2k.app.screens.articles import ArticlesScreen
 from r2k.app.widgets.modals import FieldsModal, ReasonModal
 from r2k.core.context import Context
 from r2k.core.services import tasks
+from tests.conftest import error_of, r2k
 from tests.test_tasks import AGREES, CONTRADICTS, publish
 from tests.tui import make_app, open_modal, open_screen, rendered, text_of, wait_for
 
@@ -160,3 +161,51 @@ def test_a_long_article_says_what_the_pane_leaves_out():
                          "body": body, "events": []}).plain
     assert f"line {ARTICLE_LINES - 1}" in shown and f"line {ARTICLE_LINES}\n" not in shown
     assert "… 7 more lines: r2k tasks export 5" in shown
+
+
+async def test_approving_again_says_you_approved_already_not_someone_else(ctx, people):
+    """A refusal caused by your own earlier move says so: only a race lost to another person is
+    "someone else" (docs/architecture.md, "Keys")."""
+    _, good, _ = seeded(ctx, people)
+    tasks.review(ctx, people["alice"], good["id"], "approve")
+    before = tasks.get(ctx, good["id"])
+    app = make_app(Context(ctx.settings, pool_size=4), "alice")  # the workstation closes its connections
+    async with app.run_test(size=(150, 50)) as pilot:
+        await open_articles(pilot)
+        await on_row(pilot, good["id"], "PEER_REVIEW")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "approved task" in text_of(app, "#message"), what="the refusal")
+        said = text_of(app, "#message")
+        assert f"You approved task {good['id']} already" in said and "counts once" in said
+        assert "someone else" not in said.lower()
+    assert tasks.get(ctx, good["id"])["version"] == before["version"]  # nothing changed
+    result = r2k("--as", "alice", "tasks", "review", str(good["id"]), "--approve")
+    assert result.returncode == 4
+    assert f"you approved task {good['id']} already" in error_of(result)["message"]
+
+
+async def test_a_source_moved_on_is_said_at_approval_and_the_detail_marks_every_source(ctx, people):
+    """The title once; each source with its registry status now; an approval the sources' check turns
+    into a rejection says so, naming the answer, and the detail lists it as a flagged claim."""
+    from r2k.core.services import registry
+
+    answers, good, _ = seeded(ctx, people)
+    tasks.review(ctx, people["alice"], good["id"], "approve")
+    app = make_app(Context(ctx.settings, pool_size=4), "bob")
+    async with app.run_test(size=(150, 60)) as pilot:
+        await open_articles(pilot)
+        await on_row(pilot, good["id"], "PEER_REVIEW")
+        detail = text_of(app, "#art-detail")
+        assert detail.count("Backups") == 1 + detail.count("- Backups are stored"), detail  # the title once
+        assert f"Registry answer {answers[0]['id']}: How long are backups kept? (APPROVED)" in detail
+        registry.supersede(ctx, people["alice"], answers[0]["id"], "Nightly database backups are kept for 90 days.",
+                           "the policy changed")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "was not approved" in text_of(app, "#message"), what="the check's refusal")
+        said = text_of(app, "#message")
+        assert f"it cites answers no longer current (registry answer {answers[0]['id']} is SUPERSEDED by answer" in said
+        await on_row(pilot, good["id"], "RESOLUTION_REQUIRED")
+        detail = text_of(app, "#art-detail")
+        assert "⚠ source not current  Nightly database backups are kept for 30 days." in detail
+        assert f"How long are backups kept? (SUPERSEDED by answer" in detail
+    assert tasks.get(ctx, good["id"])["state"] == "RESOLUTION_REQUIRED"

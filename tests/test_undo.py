@@ -160,7 +160,8 @@ def test_only_the_last_decision_is_undone(ctx, people):
 def test_a_disputed_answer_is_used_downstream(ctx, people):
     c, decided = decide(ctx, people, "approve")
     registry.dispute(ctx, people["bob"], decided["answer"]["id"], "the count changed")
-    refused(ctx, lambda: undo.undo(ctx, people["alice"], c["id"]), Conflict, "moved on since your approve")
+    refused(ctx, lambda: undo.undo(ctx, people["alice"], c["id"]), Conflict,
+            f"answer {decided['answer']['id']}, which your approve published, is DISPUTED now: bob moved it (dispute)")
     result = r2k("--as", "alice", "candidates", "undo", str(c["id"]))
     assert (result.returncode, error_of(result)["status"]) == (4, 409)
 
@@ -168,7 +169,8 @@ def test_a_disputed_answer_is_used_downstream(ctx, people):
 def test_a_superseded_answer_is_used_downstream(ctx, people):
     c, decided = decide(ctx, people, "revise")
     registry.supersede(ctx, people["bob"], decided["answer"]["id"], "Sixteen bays.", "rebuilt")
-    refused(ctx, lambda: undo.undo(ctx, people["alice"], c["id"]), Conflict, "moved on since your revise")
+    refused(ctx, lambda: undo.undo(ctx, people["alice"], c["id"]), Conflict,
+            f"answer {decided['answer']['id']}, which your revise published, is SUPERSEDED now: bob moved it")
 
 
 def test_a_work_item_no_longer_new_is_used_downstream(ctx, people):
@@ -180,8 +182,17 @@ def test_a_work_item_no_longer_new_is_used_downstream(ctx, people):
 
         engine.apply(tx, WORK_ITEM, decided["work_item"]["id"], "generate", SYSTEM)
     refused(ctx, lambda: undo.undo(ctx, people["alice"], c["id"]), Conflict,
-            f"work item {decided['work_item']['id']}, which your escalation opened, is GENERATING now")
+            f"work item {decided['work_item']['id']}, which your escalation opened, is GENERATING now: "
+            f"the generation worker took it up (generate)")
     assert workitems.get(ctx, decided["work_item"]["id"])["state"] == "GENERATING"
+
+
+def test_a_work_item_someone_closed_names_them(ctx, people):
+    c, decided = decide(ctx, people, "escalate")
+    workitems.close(ctx, people["sam"], decided["work_item"]["id"], reason="asked the site lead")
+    refused(ctx, lambda: undo.undo(ctx, people["alice"], c["id"]), Conflict,
+            f"work item {decided['work_item']['id']}, which your escalation opened, is CLOSED now: "
+            f"sam moved it (close)")
 
 
 def test_a_re_review_decision_is_not_undone(ctx, people):
@@ -275,3 +286,29 @@ def test_two_undos_at_once_undo_once(ctx, people):
     with ctx.db.read() as tx:
         assert tx.scalar("SELECT count(*) FROM candidates WHERE undo_of = %s", (c["id"],)) == 1
         assert tx.scalar("SELECT count(*) FROM approved_answers WHERE status = 'RETIRED'") == 1
+
+
+async def test_z_after_the_worker_used_the_work_item_says_what_used_it(ctx, people):
+    """Not "someone else got there first": the generation worker took the work item up, and the
+    message says so, in the workstation and on the command line."""
+    from r2k.core.services import generation
+    from tests.test_tui_validation import open_review, seed_facts
+    from tests.tui import after, make_app
+
+    seed_facts(ctx, people)
+    c, decided = decide(ctx, people, "escalate")
+    item = decided["work_item"]["id"]
+    generation.generate_answer(ctx, item)  # what the worker's job runs: nothing grounds it, so it escalates
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_review(pilot)
+        before = world(ctx)
+        await pilot.press("z")
+        said = await after(pilot, "Nothing was undone")
+        assert (f"work item {item}, which your escalation opened, is ESCALATED now: the generation worker "
+                f"took it up (generate, escalate)") in said
+        assert "someone else" not in said.lower()
+        await pilot.pause()
+        assert world(ctx) == before
+    result = r2k("--as", "alice", "candidates", "undo", str(c["id"]))
+    assert result.returncode == 4 and "the generation worker took it up" in error_of(result)["message"]

@@ -77,8 +77,11 @@ def web(ctx, people, tmp_path):
 class Page:
     """What the page received and showed: its websocket's bytes, and a screenshot taken once they stop."""
 
-    def __init__(self, received: bytes, screenshot: bytes, body_class: str):
+    def __init__(self, received: bytes, screenshot: bytes, body_class: str, requested: list[str] | None = None,
+                 fonts: list[str] | None = None):
         self.received, self.screenshot, self.body_class = received, screenshot, body_class
+        self.requested = requested or []  # every URL the page asked for (documents, files, fonts, websocket)
+        self.fonts = fonts or []          # each font face the page declared: family, status, range
 
     @property
     def text(self) -> str:
@@ -94,8 +97,10 @@ def chromium() -> str:
 async def _load(url: str, want: str, profile: Path, timeout: float) -> Page:
     import aiohttp
 
+    # Offline, as a machine without the internet: every host but the server's resolves to nothing.
     browser = subprocess.Popen([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                                 "--remote-debugging-port=0", f"--user-data-dir={profile}", "--window-size=1280,800",
+                                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
                                 "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         devtools = None
@@ -109,10 +114,15 @@ async def _load(url: str, want: str, profile: Path, timeout: float) -> Page:
             page = next(t for t in targets if t["type"] == "page")
             async with http.ws_connect(page["webSocketDebuggerUrl"], max_msg_size=0) as cdp:
                 received = bytearray()
+                requested: list[str] = []
                 last = [time.monotonic()]
                 ids = iter(range(1, 1 << 30))
 
                 def seen(message: dict) -> None:
+                    if message.get("method") == "Network.requestWillBeSent":
+                        requested.append(message["params"]["request"]["url"])
+                    elif message.get("method") == "Network.webSocketCreated":
+                        requested.append(message["params"]["url"])
                     if message.get("method") == "Network.webSocketFrameReceived":
                         frame = message["params"]["response"]
                         data = frame["payloadData"]
@@ -143,7 +153,10 @@ async def _load(url: str, want: str, profile: Path, timeout: float) -> Page:
                         pass
                 shot = await call("Page.captureScreenshot", format="png")
                 body = await call("Runtime.evaluate", expression="document.body.className")
-                return Page(bytes(received), base64.b64decode(shot["data"]), body["result"].get("value", ""))
+                fonts = await call("Runtime.evaluate", returnByValue=True, expression=(
+                    "[...document.fonts].map(f => ({family: f.family, status: f.status, range: f.unicodeRange}))"))
+                return Page(bytes(received), base64.b64decode(shot["data"]), body["result"].get("value", ""),
+                            requested, fonts["result"].get("value") or [])
     finally:
         browser.terminate()
         browser.wait()
@@ -218,6 +231,28 @@ def test_the_browser_shows_the_dashboard_as_the_served_user(ctx, web, tmp_path):
     assert colours[HEADING] > 200, colours.most_common(8)  # the dashboard's headings are drawn
     assert colours[HEADER] > width * 10, colours.most_common(8)  # its header band, across the page
     assert colours[START_DIALOG] == 0, colours.most_common(8)
+
+
+def test_the_page_loads_nothing_from_another_host(ctx, web, tmp_path):
+    """Offline, the page works whole: every URL it requests (the page, its script and stylesheet, its
+    fonts, its websocket) is on the server's own origin, and the font faces it declares load, the
+    symbols' one (the header's ⭘) among them. The banner prints no link but the token's (here none:
+    its stdout is no terminal)."""
+    # The banner, before any request: r2k's line only (not on a terminal: where the token is), no link.
+    banner = wait_until(lambda: (text := (tmp_path / "web.log").read_text()) and "r2k: the workstation" in text
+                        and text, "the banner")
+    assert banner.splitlines()[0].startswith("r2k: the workstation as alice on 127.0.0.1:"), banner
+    assert not re.findall(r"\b(?:https?|wss?)://", banner), banner
+    page = load(f"{web}?token={web_token(ctx)}", "Dashboard — alice (validator", tmp_path / "profile")
+    assert "Dashboard — alice" in page.text
+    origin = web.rstrip("/")
+    own = (origin + "/", "ws" + origin[len("http"):] + "/")
+    assert page.requested and all(url.startswith(own) for url in page.requested), page.requested
+    assert any("/r2k-static/fonts/" in url for url in page.requested), page.requested
+    faces = [f for f in page.fonts if f["family"].strip('"') == "Roboto Mono"]
+    symbols = [f for f in faces if "U+2B00-2BFF" in f["range"].upper()]
+    assert symbols and any(f["status"] == "loaded" for f in symbols), page.fonts  # the ⭘ has a font
+    assert any(f["status"] == "loaded" and f not in symbols for f in faces), page.fonts  # and the text
 
 
 def test_nobody_gets_in_without_the_token(ctx, web, tmp_path):

@@ -17,7 +17,8 @@ def register(commands) -> None:
     demo = commands.command("demo", "load the demo corpus and users (idempotent; loading needs an admin, or "
                             "the data dir's owner while no admin exists), then open the workstation", demo_cmd,
                             authority="own")
-    demo.add_argument("--no-tui", action="store_true", help="only load; do not open the workstation")
+    demo.add_argument("--no-tui", action="store_true", help="only load; do not open the workstation (so does "
+                      "--json, and without a terminal the workstation is refused)")
 
     ingest = commands.command("ingest", "ingest Markdown, plain-text and JSON Lines files or folders",
                               ingest_cmd, mutates=False)
@@ -99,7 +100,7 @@ def demo_cmd(cli, args):
     by = cli.actor if loaded(cli.ctx) else cli.admin("load the demo")
     summary = load(cli.ctx, by=by)
     user = getattr(args, "as_user", None) or summary["users"][0]["name"]
-    if args.no_tui:
+    if args.no_tui or getattr(args, "json", False):  # a JSON document, never a TUI
         people = ", ".join(f"{u['name']} ({u['role']}{': ' + ', '.join(u['horn_types']) if u['horn_types'] else ''})"
                            for u in summary["users"])
         corpus = summary["ingest"]

@@ -44,7 +44,7 @@ def list_cmd(cli, args):
 
     cli.actor
     return Table(workitems.list_items(cli.ctx, args.state, limit=args.limit),
-                 ["id", "state", "question", "reason", "source_count", "attempts", "version"])
+                 ["id", "state", "question", "reason", "escalation_reason", "source_count", "attempts", "version"])
 
 
 def show(cli, args):

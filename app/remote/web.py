@@ -29,6 +29,8 @@ log = logging.getLogger("r2k.web")
 
 COOKIE = "r2k_web"
 MIN_TOKEN = 32  # characters; a made token has 43
+PAGE = Path(__file__).resolve().parent / "web_page"  # the page's template and the fonts r2k adds
+STATIC_ROUTE = "/r2k-static/"
 
 
 def command(user: str) -> str:
@@ -113,15 +115,29 @@ def needs_token(secret: str):
 
 
 def serve(user: str, host: str, port: int, data_dir, public_url: str | None = None) -> None:
+    import aiohttp_jinja2
     from textual_serve.server import Server
 
     secret = token(data_dir)
 
     class TokenServer(Server):
+        """textual-serve's server with the token's middleware, r2k's page (PAGE: its template, which
+        loads nothing from another host, and the fonts it adds) and no banner of its own: the only
+        link printed is r2k's, the one with the token."""
+
         async def _make_app(self):
             app = await super()._make_app()
             app.middlewares.append(needs_token(secret))
+            app.router.add_static(STATIC_ROUTE + "fonts", PAGE / "fonts", name="r2k_fonts")
             return app
+
+        @aiohttp_jinja2.template("app_index.html")
+        async def handle_index(self, request):
+            context = await Server.handle_index.__wrapped__(self, request)
+            return {**context, "r2k_static_url": f"{self.public_url}{STATIC_ROUTE}"}
+
+        async def on_startup(self, app) -> None:
+            """textual-serve's banner printed the address without the token: a 403."""
 
     link = f"{public_url or f'http://{host}:{port}'}/?token={secret}"
     where = token_file(data_dir)
@@ -129,5 +145,8 @@ def serve(user: str, host: str, port: int, data_dir, public_url: str | None = No
     print(f"r2k: the workstation as {user} on {host}:{port}; "
           + (f"open {link}" if sys.stdout.isatty() else f"its link's token is in {where}"), flush=True)
     logging.getLogger("aiohttp.access").addFilter(HideToken())
-    server = TokenServer(command(user), host=host, port=port, title=f"r2k · {user}", public_url=public_url)
+    # textual-serve's own static files (its script, its stylesheet, its Roboto Mono) stay where it keeps
+    # them; the template is r2k's (Server's templates_path).
+    server = TokenServer(command(user), host=host, port=port, title=f"r2k · {user}", public_url=public_url,
+                         templates_path=PAGE)
     server.serve()

@@ -21,7 +21,7 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import age, clip, new_key, plural
 from r2k.app.widgets.modals import Field, FieldsModal, ReasonModal
 from r2k.app.widgets.text import cell, lines, markup, plain
-from r2k.core.services.tasks import STATES, TASK
+from r2k.core.services.tasks import STATES, TASK, approved_already, headed_by_title
 
 from .base import ListDetailScreen, Moved
 
@@ -136,6 +136,8 @@ class ArticlesScreen(ListDetailScreen):
         row = self.current_row()
         if row is None or "reviewers" not in row or (row["reviewers"] and isinstance(row["reviewers"][0], str)):
             return None  # the detail (with its reviewers) is on its way: the core decides
+        if action == "approve" and (again := approved_already(self.actor, row)) is not None:
+            return again
         return refusal(TASK, self.MOVES[action], row, self.actor)
 
     def action_submit(self) -> None:
@@ -207,8 +209,18 @@ class ArticlesScreen(ListDetailScreen):
     @on(Moved)
     def moved(self, message: Moved) -> None:
         task = message.row
-        self.show_info(f"Article {task['id']}: {message.action} → {task['state']} (v{task['version']}).")
+        stale = sorted({f["why"] for f in task.get("flagged_claims") or [] if f.get("kind") == "not_current"})
+        if message.action == "approve" and task["state"] == "RESOLUTION_REQUIRED" and stale:
+            # The approval's check of the sources turned it into a rejection (tasks.not_current).
+            self.show_error(f"Article {task['id']} was not approved: it cites answers no longer current "
+                            f"({'; '.join(stale)}). It needs resolution against the registry as it is now "
+                            f"(v{task['version']}).")
+        else:
+            self.show_info(f"Article {task['id']}: {message.action} → {task['state']} (v{task['version']}).")
         self.updated(task)
+
+
+FLAG_KIND = {"contradicted": "✗ contradicted", "unsupported": "? unsupported", "not_current": "⚠ source not current"}
 
 
 def render_task(task: dict) -> Content:
@@ -232,12 +244,11 @@ def render_task(task: dict) -> Content:
     flagged = task.get("flagged_claims") or []
     out += [m(""), m(f"[b]Flagged claims[/b] ({len(flagged)})" if flagged else "[b]Flagged claims[/b] none")]
     for f in flagged:
-        out.append(m(f"  [b]{'✗ contradicted' if f['kind'] == 'contradicted' else '? unsupported'}[/b]  $claim",
-                     claim=clip(f["claim"], 300)))
+        out.append(m(f"  [b]{FLAG_KIND.get(f['kind'], f['kind'])}[/b]  $claim", claim=clip(f["claim"], 300)))
         if f.get("kind") == "contradicted":
             out.append(m(f"      [dim]registry answer {f.get('answer_id')}:[/dim] $text", text=clip(f.get("answer_text"), 300)))
-            if f.get("why"):
-                out.append(m("      [dim]$why[/dim]", why=f["why"]))
+        if f.get("kind") in ("contradicted", "not_current") and f.get("why"):
+            out.append(m("      [dim]$why[/dim]", why=f["why"]))
     out += [m(""), m("[b]Reviewers[/b]" + ("" if task.get("reviewers") else "  [dim]none assigned[/dim]"))]
     decisions = task.get("decisions") or []
     approved = {a["reviewer"] for a in task.get("approvals") or []}
@@ -249,8 +260,12 @@ def render_task(task: dict) -> Content:
         out.append(m(f"    [dim]{age(d['at'], now):>3}[/dim] $who $what" + ("  [dim]$why[/dim]" if d.get("reason") else ""),
                      who=d["reviewer"], what=d["decision"], why=d.get("reason") or ""))
     published = task.get("rendered")
-    out += [m(""), m("[b]Article, as published (with its sources)[/b]" if published else "[b]Article[/b]")]
-    article = (published or task.get("body") or "").splitlines()
+    out += [m(""), m("[b]Article, as published (its sources' registry status now)[/b]" if published
+                     else "[b]Article[/b] [dim](the sources its claims rest on, with their registry status)[/dim]")]
+    # What `tasks export` prints; its title is the line above the article already, so it is shown once.
+    article = (task.get("article") or published or task.get("body") or "").splitlines()
+    if article and headed_by_title(article[0], task["title"]):
+        article = article[2:] if len(article) > 1 and not article[1].strip() else article[1:]
     out += [m("  $line", line=line) for line in article[:ARTICLE_LINES]]
     if len(article) > ARTICLE_LINES:
         out.append(m(f"  [dim]… {len(article) - ARTICLE_LINES} more lines: r2k tasks export {task['id']}[/dim]"))

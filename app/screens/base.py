@@ -117,8 +117,12 @@ def failure(call: str, exc: BaseException, ctx) -> Failed:
 
 
 def plain_words(message: str, status: int) -> str:
-    lead = {403: "Not allowed: ", 404: "Not found: ", 409: "Someone else got there first: ",
-            422: "Not possible now: ", 400: "Missing or invalid: ", 503: "A service is down: "}.get(status, "")
+    if status == 409:
+        # The core's 409 says who moved first, from the event log: you, the system, or someone else
+        # (docs/architecture.md, "Keys"); a blanket "someone else" blamed others for your own moves.
+        return message[:1].upper() + message[1:]
+    lead = {403: "Not allowed: ", 404: "Not found: ", 422: "Not possible now: ", 400: "Missing or invalid: ",
+            503: "A service is down: "}.get(status, "")
     return lead + message
 
 

@@ -181,7 +181,8 @@ class WorkItemsScreen(ListDetailScreen):
         return partial(workitems.list_items, self.ctx, self.state, limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
-        return (str(row["id"]), cell(row["state"]), cell(row["reason"], 18),
+        # The last move's reason (a rework's, `no_content`), else the validator's escalation reason.
+        return (str(row["id"]), cell(row["state"]), cell(row["reason"] or row.get("escalation_reason"), 18),
                 "" if row["source_count"] is None else str(row["source_count"]), str(row["attempts"]),
                 age(row["created_at"], now), cell(row["question"], QUESTION_WIDTH))
 

@@ -18,7 +18,7 @@ from ..errors import Forbidden, NotFound
 from ..events import now
 from ..machines.candidate import CANDIDATE
 from . import candidates, queue_index
-from .common import mutate, parse_id
+from .common import mutate, parse_id, saying_who
 from .queue_index import IN_FLIGHT_GRACE, QUEUED, reconcile, reconcile_if_lost
 
 if TYPE_CHECKING:
@@ -244,7 +244,7 @@ def release_and_next(ctx: Context, actor: Actor, candidate_id, *, idempotency_ke
     another one: the released candidate goes back to the head of the queue for someone else. A
     release refused after all (the claim moved meanwhile: its lease swept, say) gives the next back
     too, so a failed command leaves nothing claimed by it, and raises the release's error."""
-    with ctx.db.read() as tx:  # refused before anything is claimed, as the release itself would be
+    with ctx.db.read() as tx, saying_who(tx, actor):  # refused before anything is claimed, as the release would be
         row = engine.read(tx, CANDIDATE, candidate_id)
         engine.plan(CANDIDATE, row, "release", actor, expected_version=expected_version)
     shown = then_next(ctx, actor, row["horn_type"], idempotency_key, {})

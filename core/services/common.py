@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from contextlib import contextmanager
 from datetime import timedelta
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from psycopg.types.json import Jsonb
 
 from ..adapters.postgres import Tx, jsonable
-from ..domain import Actor, parse_id  # noqa: F401 - re-exported for the services
-from ..errors import Conflict, InvalidInput, NotFound
+from ..domain import SYSTEM, Actor, parse_id  # noqa: F401 - re-exported for the services
+from ..errors import Conflict, InvalidInput, NotFound, StaleVersion
 from ..events import canonical, now
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx],
     A repeat of the same request returns the first result and changes nothing; the same key with
     a different request is a 409. A failed request stores nothing, so it may be retried.
     """
+    work = _saying_who(work, actor)
     if idempotency_key is None:
         with ctx.db.begin() as tx:
             return work(tx)
@@ -61,6 +63,61 @@ def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx],
             tx.execute("UPDATE idempotency_keys SET response = %s WHERE key = %s",
                        (Jsonb(jsonable(result)), idempotency_key))
             return result
+
+
+def _saying_who(work: Callable[[Tx], dict], actor: Actor) -> Callable[[Tx], dict]:
+    def said(tx: Tx) -> dict:
+        with saying_who(tx, actor):
+            return work(tx)
+
+    return said
+
+
+@contextmanager
+def saying_who(tx: Tx, actor: Actor) -> Iterator[None]:
+    """Around checks in `tx`: a stale-version 409 they raise says who moved the entity since
+    (`stale_refusal`), read in the same transaction before it ends. Every `mutate` has it."""
+    try:
+        yield
+    except StaleVersion as exc:
+        raise stale_refusal(tx, exc, actor) from None
+
+
+# ----------------------------------------------------------------------------- who moved it
+
+def moves_since(tx: Tx, aggregate: str, entity_id, seq: int) -> list[dict]:
+    """The moves made on an entity after its event `seq` (its version then), oldest first: type and actor."""
+    return tx.all("SELECT seq, type, actor FROM events WHERE aggregate_type = %s AND aggregate_id = %s AND seq > %s "
+                  "ORDER BY seq LIMIT 20", (aggregate, str(entity_id), seq))
+
+
+def mover(name: str, actor: Actor) -> str:
+    """Who made a move, as the actor reads it: you, the system, or the person by name."""
+    return "you" if name == actor.name else "the system" if name == SYSTEM.name else name
+
+
+def by_whom(moves: list[dict], actor: Actor) -> str:
+    """Moves in words: "claim by you, release by bob"."""
+    return ", ".join(f"{m['type']} by {mover(m['actor'], actor)}" for m in moves)
+
+
+def stale_refusal(tx: Tx, exc: StaleVersion, actor: Actor) -> StaleVersion:
+    """A stale version's 409 in the facts of the event log (docs/architecture.md, "Keys"): "someone
+    else got there first" only when another person moved the entity since the version the actor
+    had; their own earlier move (another window, a script) or the system's is said as such."""
+    moves = moves_since(tx, exc.aggregate, exc.entity_id, exc.expected)
+    if not moves:
+        return exc
+    what = f"{exc.words} {exc.entity_id}"
+    at = f"version {exc.version}, not {exc.expected} ({by_whom(moves, actor)}); reload and try again"
+    people = {m["actor"] for m in moves} - {SYSTEM.name}
+    if people - {actor.name}:
+        said = f"someone else got there first: {what} is at {at}"
+    elif people and all(m["actor"] == actor.name for m in moves):
+        said = f"you changed {what} already: it is at {at}"
+    else:
+        said = f"the system changed {what} first: it is at {at}"
+    return StaleVersion(exc.words, exc.aggregate, exc.entity_id, exc.version, exc.expected, said)
 
 
 # ----------------------------------------------------------------------------- reading

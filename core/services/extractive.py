@@ -8,6 +8,8 @@ question's telling words or more), the section is the answer and is quoted whole
 nothing to go on, its first) are. Another source adds one sentence at most, and only one that
 shares most of the question's telling words itself: a sentence that merely has one of them (a
 question on personal protective equipment, a rule on personal headphones and hearing protection) is off topic.
+A sentence that leaves its matter undecided ("It is not yet decided whether…") is never quoted: it
+restates a question, it does not answer one.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import math
 import re
 
 from ..adapters.llm import Generation
+from ..classify import classify
 
 _WORD = re.compile(r"[a-z0-9]+")
 # Function words, and the words of asking (r2k's question templates among them): not a topic.
@@ -49,13 +52,29 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+def undecided(sentence: str) -> bool:
+    """A sentence that leaves its matter open ("It is not yet decided whether…", a question): it
+    restates what is asked, it answers nothing."""
+    return classify(sentence) == "OPEN_ISSUE"
+
+
+def supports(question: str, source: dict) -> bool:
+    """Whether a source can ground an answer to `question`: some sentence of it that bears on the
+    question (it, or its section's heading, shares a telling word) settles something. A source whose
+    sentences on it only say the matter is undecided restates the question; it supports no answer."""
+    wanted = terms(question)
+    heading = terms(source.get("heading") or "")
+    return any(not undecided(p) and (not wanted or wanted & (terms(p) | heading)) for p in sentences(source["text"]))
+
+
 def select(question: str, sources: list[dict], max_sentences: int = 6) -> list[tuple[int, str]]:
-    """The (source number, sentence) pairs the answer quotes, in source order."""
+    """The (source number, sentence) pairs the answer quotes, in source order; never a sentence that
+    leaves its matter undecided."""
     wanted = terms(question)
     if not sources:
         return []
     best = sources[0]
-    parts = sentences(best["text"])
+    parts = [p for p in sentences(best["text"]) if not undecided(p)]
     if not parts:
         return []
     heading = terms(best.get("heading") or "")
@@ -72,7 +91,7 @@ def select(question: str, sources: list[dict], max_sentences: int = 6) -> list[t
         if source.get("related"):
             continue  # context near the best source, not an answer to the question
         extra = next((p for p in sentences(source["text"]) if len(wanted & terms(p)) >= need
-                      and not _repeats(terms(p), seen)), None)
+                      and not _repeats(terms(p), seen) and not undecided(p)), None)
         if extra:
             return chosen + [(number, extra)]  # one sentence from the other sources, in all
     return chosen

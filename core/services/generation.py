@@ -9,6 +9,7 @@ second GeneratedCandidate.
 """
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ from ..domain import SYSTEM
 from ..events import now
 from ..machines.work_item import CIRCUIT_OPEN, LLM_ERROR, NO_CONTENT, WORK_ITEM
 from . import candidates, workitems
-from .extractive import extractive
+from .extractive import extractive, sentences, supports, undecided
 from .retrieval import retrieve
 
 if TYPE_CHECKING:
@@ -80,7 +81,21 @@ def _generate(ctx: Context, work_item_id: int, llm: ChatClient | None) -> dict:
     question = item["question"]
     rework_reason = item["reason"] if _was_reworked(ctx, item) else None
 
-    sources = retrieve(ctx, question)
+    # What is asked: the question together with why the validator escalated it. A reason that asks
+    # something ("Which version is in use?") must be answered; one that only remarks ("needs the site
+    # plan") falls back to the question alone when, with its words, nothing grounds an answer. The
+    # escalated candidate's own passage never grounds the answer, nor does a source that only says
+    # the matter is undecided (docs/architecture.md, "Retrieval and generation").
+    reason = item.get("escalation_reason")
+    escalated = _escalated_candidate(ctx, item)
+    leave_out = _own_source(escalated)
+    asks = [" ".join(part for part in (question, reason) if part)]
+    if reason and not undecided(reason):
+        asks.append(question)
+    for asked in asks:
+        sources = _grounding(asked, retrieve(ctx, asked, leave_out=leave_out))
+        if len(sources) >= 2:
+            break
     if len(sources) < 2:
         return _escalate(ctx, item, NO_CONTENT, sources=len(sources))
 
@@ -97,14 +112,19 @@ def _generate(ctx: Context, work_item_id: int, llm: ChatClient | None) -> dict:
             return _escalate(ctx, item, LLM_ERROR.format(detail=exc.detail), sources=len(sources))
         cb.record_success()
     else:
-        generation = extractive(question, sources)
+        generation = extractive(asked, sources)
 
     generation = _storable(generation)
     too_long = limits.too_long("an answer", limits.ANSWER, len(generation.text.strip()))
     if too_long:
         # Cut short, it could read as a whole answer: it goes back to a person instead.
         return _escalate(ctx, item, f"the generated answer is too long: {too_long}", sources=len(sources))
-    return _store(ctx, item, attempt, prompt, sources, generation)
+    # Classified from its own text. One that leaves the matter open, says nothing, or gives the
+    # escalated candidate's text back answers nothing the sources settle: no content, never a FACT.
+    horn = classify(generation.text)
+    if horn == "OPEN_ISSUE" or not generation.text.strip() or _echoes(generation.text, escalated):
+        return _escalate(ctx, item, NO_CONTENT, sources=len(sources))
+    return _store(ctx, item, attempt, prompt, sources, generation, horn)
 
 
 def _storable(generation: Generation) -> Generation:
@@ -128,12 +148,57 @@ def _escalate(ctx: Context, item: dict, reason: str, *, sources: int) -> dict:
     return {"work_item": item["id"], "outcome": "escalated", "reason": reason, "state": "ESCALATED"}
 
 
-def _store(ctx: Context, item: dict, attempt: int, prompt: str, sources: list[dict], generation) -> dict:
-    horn = item["horn_type"] or classify(generation.text)
-    if horn == "OPEN_ISSUE":
-        horn = classify(generation.text.replace("?", "."))  # a generated answer is of a concrete type
-        if horn == "OPEN_ISSUE":
-            horn = "FACT"
+def _grounding(asked: str, retrieved: list[dict]) -> list[dict]:
+    """The retrieved sources that may ground an answer: those that support one (`supports`), and the
+    context retrieval added around the best one (`related`) while the best stands."""
+    kept = [s for s in retrieved if not s.get("related") and supports(asked, s)]
+    if kept and kept[0] is retrieved[0]:
+        kept += [s for s in retrieved if s.get("related")]
+    return kept
+
+
+def _escalated_candidate(ctx: Context, item: dict) -> dict | None:
+    """The candidate whose escalation opened the item (its text and sources), None for one made by hand."""
+    if item.get("candidate_id") is None:
+        return None
+    with ctx.db.read() as tx:
+        return tx.one("SELECT id, text, source_refs FROM candidates WHERE id = %s", (item["candidate_id"],))
+
+
+def _plain(text: str) -> str:
+    """Text compared as words: citations ([1]) and case and spacing set aside."""
+    return " ".join(re.sub(r"\[\d+\]", " ", text or "").lower().split())
+
+
+def _own_source(escalated: dict | None):
+    """What retrieval leaves out for an escalated candidate: its own passages (the spans of its
+    sources, in their documents) and any passage or answer holding its text."""
+    if escalated is None:
+        return None
+    own = _plain(escalated["text"])
+    spans = [(r.get("document_id"), r["span"][0], r["span"][1]) for r in escalated.get("source_refs") or []
+             if isinstance(r, dict) and r.get("document_id") is not None and len(r.get("span") or []) == 2]
+
+    def leave_out(row: dict) -> bool:
+        if row["kind"] == "passage" and any(doc == row["document_id"] and row["span_start"] < end
+                                            and start < row["span_end"] for doc, start, end in spans):
+            return True
+        return bool(own) and own in _plain(row["text"])
+
+    return leave_out
+
+
+def _echoes(text: str, escalated: dict | None) -> bool:
+    """The generated text gives the escalated candidate's own text back: each of its sentences is one
+    of the candidate's (citations aside)."""
+    if escalated is None:
+        return False
+    own = _plain(escalated["text"])
+    said = [_plain(p) for p in sentences(text)]
+    return bool(own) and all(p and p in own for p in said)
+
+
+def _store(ctx: Context, item: dict, attempt: int, prompt: str, sources: list[dict], generation, horn: str) -> dict:
     refs = [{"document_id": s["document_id"], "title": s["title"], "span": [s["span_start"], s["span_end"]]}
             if s["kind"] == "passage" else {"answer_id": s["id"], "title": s["title"]} for s in sources]
     with ctx.db.begin() as tx:

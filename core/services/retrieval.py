@@ -22,7 +22,7 @@ escalates `no_content`.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import psycopg
 
@@ -158,18 +158,24 @@ def search_answers(tx: Tx, text: str, statuses: list[str], window: int, *, prefi
             or (c.similarity is not None and c.similarity >= ranking.best_similarity)]
 
 
-def retrieve(ctx: Context, question: str, k: int | None = None, *, ranking: Ranking = DEFAULT) -> list[dict]:
-    """The best-ranked passages of source documents and approved answers for `question`."""
+def retrieve(ctx: Context, question: str, k: int | None = None, *, ranking: Ranking = DEFAULT,
+             leave_out: Callable[[dict], bool] | None = None) -> list[dict]:
+    """The best-ranked passages of source documents and approved answers for `question`. `leave_out`:
+    passages and answers that may not ground the answer (an escalated candidate's own passage), left
+    out before the best is chosen, as if the corpus did not hold them."""
     k = k or ctx.settings.retrieval_top_k
     with ctx.db.read() as tx:
-        return retrieve_in(tx, question, k, ranking=ranking)
+        return retrieve_in(tx, question, k, ranking=ranking, leave_out=leave_out)
 
 
-def retrieve_in(tx: Tx, question: str, k: int, *, ranking: Ranking = DEFAULT) -> list[dict]:
+def retrieve_in(tx: Tx, question: str, k: int, *, ranking: Ranking = DEFAULT,
+                leave_out: Callable[[dict], bool] | None = None) -> list[dict]:
     terms, ranked = rank(tx, question, ranking)
+    if leave_out is not None:
+        ranked = [c for c in ranked if not leave_out(c.row)]
     chosen = [_source(c) for c in choose(ranked, k, ranking)]
     if len(chosen) == 1 and chosen[0]["kind"] == "passage":
-        chosen += _related(tx, chosen[0], terms, k - len(chosen), ranking)
+        chosen += _related(tx, chosen[0], terms, k - len(chosen), ranking, leave_out)
     return chosen[:k]
 
 
@@ -263,7 +269,8 @@ def _source(c: Candidate) -> dict:
             "lexical_rank": c.lexical_rank, "vector_rank": c.vector_rank}
 
 
-def _related(tx: Tx, best: dict, terms: list[Term], room: int, ranking: Ranking) -> list[dict]:
+def _related(tx: Tx, best: dict, terms: list[Term], room: int, ranking: Ranking,
+             leave_out: Callable[[dict], bool] | None = None) -> list[dict]:
     """Passages that share the best passage's most telling terms (pseudo-relevance feedback): the
     context around a question only one passage answers."""
     if room <= 0:
@@ -285,7 +292,7 @@ def _related(tx: Tx, best: dict, terms: list[Term], room: int, ranking: Ranking)
                                      "exclude": best["id"], "answers": False, "passages": True})
     scored = []
     for row in rows:
-        if row["kind"] != "passage":
+        if row["kind"] != "passage" or (leave_out is not None and leave_out(row)):
             continue
         hits = _hits(row)
         matched = [t for t in feedback if t.lexeme in hits.body or t.lexeme in hits.heading]

@@ -15,7 +15,7 @@ from .. import engine
 from ..domain import Actor
 from ..machines.candidate import CANDIDATE
 from . import candidates, claims, queue_index
-from .common import parse_id
+from .common import parse_id, saying_who
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -27,7 +27,7 @@ def skip(ctx: Context, actor: Actor, candidate_id, *, then_next: bool = False, e
     and read the next of its queue for them (`next`, or the `error` that kept it from being
     claimed; the skip stands). Refused, as its release would be, before anything changes."""
     cid = parse_id(candidate_id, "candidate")
-    with ctx.db.read() as tx:
+    with ctx.db.read() as tx, saying_who(tx, actor):
         row = engine.read(tx, CANDIDATE, cid)
         engine.plan(CANDIDATE, row, "release", actor, expected_version=expected_version)
     q = queue_index.queue(ctx)

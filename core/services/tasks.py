@@ -93,10 +93,14 @@ def fold(state: dict, type_: str, data: dict, actor: str, at: str) -> dict:
                        decisions=[*(state.get("decisions") or []),
                                   {"reviewer": data["reviewer"], "decision": "reject", "reason": data["reason"],
                                    "at": at}])
+        if data.get("flagged_claims") is not None:  # the approval's check of the sources found these
+            changes["flagged_claims"] = data["flagged_claims"]
     elif type_ == "ResolutionSubmitted":
         changes.update(state="PEER_REVIEW", approvals=[], resolution_note=data["note"])
         if data.get("body") is not None:
             changes["body"] = data["body"]
+        if data.get("supported") is not None:  # the claims' answers in the registry as it was then
+            changes["sources"] = _sources_of(data["supported"])
         if data.get("version") is not None:
             changes["task_version"] = data["version"]
     elif type_ == "Published":
@@ -110,11 +114,15 @@ def fold(state: dict, type_: str, data: dict, actor: str, at: str) -> dict:
 
 
 def _sources_of(supported: list[dict]) -> list[dict]:
-    """The registry answers an article's supported claims rest on, each once, in order."""
+    """The registry answers an article's supported claims rest on, each once, in order, with the
+    claims each supports (so a source found no longer current names them)."""
     seen: dict[int, dict] = {}
     for s in supported:
-        if s.get("answer_id") is not None and s["answer_id"] not in seen:
-            seen[s["answer_id"]] = {"answer_id": s["answer_id"], "question": s.get("question")}
+        if s.get("answer_id") is None:
+            continue
+        source = seen.setdefault(s["answer_id"], {"answer_id": s["answer_id"], "question": s.get("question"),
+                                                  "claims": []})
+        source["claims"].append(s["claim"])
     return list(seen.values())
 
 
@@ -367,12 +375,61 @@ def _review_in(tx: Tx, actor: Actor, row: dict, decision: str, reason: str | Non
     if decision == "reject":
         return _write(tx, actor, row, "reject", {"reviewer": actor.name, "reason": reason},
                       fields={"reason": reason}, key=key)
-    if row["state"] == "PEER_REVIEW" and actor.name in approvers(row):
-        raise Conflict(f"{actor.name} approved task {row['id']} already: a reviewer's approval counts once")
+    if (again := approved_already(actor, row)) is not None:
+        raise again
+    if flags := not_current(tx, row["sources"] or [], lock=True):
+        # Published, it would cite answers the registry no longer stands by: the approval is the
+        # registry check's rejection instead, naming them (docs/architecture.md, "Durable tasks").
+        whys = "; ".join(sorted({f["why"] for f in flags}))
+        reason = limits.clip(f"not approved: it cites answers no longer current ({whys}): resolve it against the "
+                             f"registry as it is now", 2000)
+        return _write(tx, actor, row, "reject", {"reviewer": actor.name, "reason": reason, "flagged_claims": flags},
+                      fields={"reason": reason}, key=key)
     count = len(approvers(row) | {actor.name})
     action = "approve" if count >= 2 or must_reach else "note_approval"
     return _write(tx, actor, row, action, {"reviewer": actor.name, "reason": reason, "approvals": count},
                   fields={"reviewer": actor.name, "reason": reason}, key=key)
+
+
+def not_current(tx: Tx, sources: list[dict], *, lock: bool = False) -> list[dict]:
+    """The flagged claims (kind `not_current`) of the cited answers that are no longer APPROVED in the
+    registry: superseded, disputed or retired, each named with its status. `lock`: the answers are
+    held (FOR SHARE) until the transaction ends, so none moves on between this check and the commit."""
+    ids = sorted({s["answer_id"] for s in sources if s.get("answer_id") is not None})
+    if not ids:
+        return []
+    rows = tx.all("SELECT a.id, a.status, (SELECT n.id FROM approved_answers n WHERE n.supersedes_id = a.id "
+                  "ORDER BY n.id DESC LIMIT 1) AS superseded_by FROM approved_answers a WHERE a.id = ANY(%s) "
+                  f"ORDER BY a.id{' FOR SHARE OF a' if lock else ''}", (ids,))
+    gone = {r["id"]: r for r in rows if r["status"] != "APPROVED"}
+    found = {r["id"] for r in rows}
+    gone.update({i: {"id": i, "status": "missing", "superseded_by": None} for i in ids if i not in found})
+    flags = []
+    for source in sources:
+        answer = gone.get(source.get("answer_id"))
+        if answer is None:
+            continue
+        why = f"registry answer {answer['id']} is {status_said(answer)}"
+        for claim in source.get("claims") or [f"(the article cites registry answer {answer['id']})"]:
+            flags.append({"claim": claim, "kind": "not_current", "answer_id": answer["id"], "answer_text": None,
+                          "why": why, "coverage": source.get("coverage")})
+    return flags
+
+
+def status_said(answer: dict) -> str:
+    """An answer's registry status in words: APPROVED, DISPUTED, RETIRED, SUPERSEDED by answer 9."""
+    if answer["status"] == "SUPERSEDED" and answer.get("superseded_by"):
+        return f"SUPERSEDED by answer {answer['superseded_by']}"
+    return answer["status"]
+
+
+def approved_already(actor: Actor, row: dict) -> Conflict | None:
+    """The 409 of an approval the reviewer has made already (in this round of review), said as theirs:
+    the articles screen hides its key and says this when it is pressed."""
+    if row["state"] == "PEER_REVIEW" and actor.name in approvers(row):
+        return Conflict(f"you approved task {row['id']} already: a reviewer's approval counts once "
+                        f"(a resolution clears the approvals)")
+    return None
 
 
 def review(ctx: Context, actor: Actor, task_id, decision: str, reason: str | None = None, *,
@@ -400,7 +457,10 @@ def review(ctx: Context, actor: Actor, task_id, decision: str, reason: str | Non
 
 def _resolve_in(tx: Tx, actor: Actor, row: dict, note: str | None, body: str | None, version: str | None,
                 key: str | None, expected_version: int | None) -> dict:
-    data = {"note": (note or "").strip() or None, "body": body, "version": version}
+    # The resolved article cites the answers its claims rest on in the registry as it is now (the
+    # rules' check, no LLM under the row's lock): the sources it was analysed with may have moved on.
+    supported = support_in(tx, body if body is not None else row["body"] or "")["supported"]
+    data = {"note": (note or "").strip() or None, "body": body, "version": version, "supported": supported}
     return _write(tx, actor, row, "resolve", data, fields={"note": data["note"]}, key=key,
                   expected_version=expected_version)
 
@@ -448,14 +508,26 @@ def deprecate(ctx: Context, actor: Actor, task_id, reason: str, *, expected_vers
 
 # ----------------------------------------------------------------------------- reactions (core/reactions.py)
 
-def render(row: dict) -> str:
-    """The article as published: its Markdown, then the registry answers its claims rest on."""
-    lines = [f"# {row['title']}", "", (row["body"] or "").strip(), ""]
+def headed_by_title(body: str, title: str) -> bool:
+    """The article's Markdown opens with its title as a heading already ("# Backups")."""
+    first = next((line.strip() for line in (body or "").splitlines() if line.strip()), "")
+    return first.startswith("# ") and " ".join(first[2:].split()).casefold() == " ".join(title.split()).casefold()
+
+
+def render(row: dict, statuses: dict[int, dict] | None = None) -> str:
+    """The article as published: its title once (the body's own heading when it opens with it), its
+    Markdown, then the registry answers its claims rest on, each with its registry status when
+    `statuses` (answer id → row) are given."""
+    body = (row["body"] or "").strip()
+    lines = ([] if headed_by_title(body, row["title"]) else [f"# {row['title']}", ""]) + [body, ""]
     sources = row.get("sources") or []
     if sources:
         lines += ["## Sources", ""]
-        lines += [f"{n}. Registry answer {s['answer_id']}" + (f": {s['question']}" if s.get("question") else "")
-                  for n, s in enumerate(sources, 1)]
+        for n, s in enumerate(sources, 1):
+            line = f"{n}. Registry answer {s['answer_id']}" + (f": {s['question']}" if s.get("question") else "")
+            if statuses is not None:
+                line += f" ({status_said(statuses[s['answer_id']])})" if s["answer_id"] in statuses else " (missing)"
+            lines.append(line)
         lines.append("")
     if row.get("task_version"):
         lines += [f"_Version {row['task_version']}._", ""]
@@ -465,7 +537,8 @@ def render(row: dict) -> str:
 def publish_approved(tx: Tx, event: Event) -> dict:
     """APPROVED → PUBLISHED at once, in the same transaction: the article rendered with its sources."""
     row = event.row
-    published = _write(tx, SYSTEM, row, "publish", {"rendered": render(row), "sources": row["sources"] or []})
+    rendered = render(row, statuses(tx, row["sources"] or []))  # each APPROVED: the approval checked them
+    published = _write(tx, SYSTEM, row, "publish", {"rendered": rendered, "sources": row["sources"] or []})
     return {"published": public_row(published), "published_row": published}
 
 
@@ -518,6 +591,8 @@ def recover(ctx: Context, *, stale_after_seconds: float = 600) -> dict:
 def analyze(ctx: Context, task_id: int) -> dict:
     """The analysis job: the article's claims checked against the registry (and the graph); the score
     and flagged claims stored by AnalysisCompleted, which moves it to PEER_REVIEW or RESOLUTION_REQUIRED.
+    The answers the claims rest on are checked again as it commits (`_current_only`): one superseded,
+    disputed or retired meanwhile is a flagged claim naming it.
     Run again (a retried job) it changes nothing: the task is no longer in AI_ANALYSIS. Reviewers
     assigned while it ran do not void it: in AI_ANALYSIS nothing else moves and the body cannot
     change, and no task comes back to AI_ANALYSIS once it has left."""
@@ -527,14 +602,15 @@ def analyze(ctx: Context, task_id: int) -> dict:
         return {"task": task_id, "outcome": "nothing to do", "state": row["state"]}
     threshold = ctx.settings.task_confidence_threshold
     report = assess(ctx, row["body"] or "", title=row["title"])
-    passes = report["ai_confidence_score"] >= threshold and not report["flagged_claims"]
-    target = "PEER_REVIEW" if passes else "RESOLUTION_REQUIRED"
-    data = {**report, "threshold": threshold, "outcome": target}
 
     def work(tx: Tx) -> dict:
         current = _lock(tx, task_id)
         if current["state"] != "AI_ANALYSIS" or current["body"] != row["body"]:
             return {"task": task_id, "outcome": "moved meanwhile", "state": current["state"]}
+        checked = _current_only(tx, report)
+        passes = checked["ai_confidence_score"] >= threshold and not checked["flagged_claims"]
+        target = "PEER_REVIEW" if passes else "RESOLUTION_REQUIRED"
+        data = {**checked, "threshold": threshold, "outcome": target}
         action = "pass_analysis" if passes else "flag_analysis"
         moved = _write(tx, SYSTEM, current, action, data,
                        fields={"ai_confidence_score": data["ai_confidence_score"],
@@ -545,6 +621,20 @@ def analyze(ctx: Context, task_id: int) -> dict:
 
     return mutate(ctx, SYSTEM, "tasks.analysis", {"id": task_id, "version": row["version"]}, work,
                   idempotency_key=analysis_job_id(task_id, row["version"]))
+
+
+def _current_only(tx: Tx, report: dict) -> dict:
+    """The analysis as it is committed: a supported claim whose answer moved on since it was read
+    (superseded, disputed, retired) is flagged instead, naming it, and counts for nothing in the score;
+    the answers left are held until the commit."""
+    flags = not_current(tx, _sources_of(report["supported"]), lock=True)
+    if not flags:
+        return report
+    gone = {f["answer_id"] for f in flags}
+    supported = [c for c in report["supported"] if c["answer_id"] not in gone]
+    score = round(sum(min(1.0, c["coverage"]) for c in supported) / report["claims"], 3) if report["claims"] else 0.0
+    return {**report, "supported": supported, "flagged_claims": report["flagged_claims"] + flags,
+            "ai_confidence_score": score}
 
 
 # ----------------------------------------------------------------------------- read
@@ -563,8 +653,12 @@ def show(ctx: Context, task_id) -> dict:
     with ctx.db.read() as tx:
         task = public_row(engine.read(tx, TASK, parse_id(task_id, "durable task")))
         rows = _event_rows(tx, task["id"])
+        now_ = statuses(tx, task.get("sources") or [])
+    # `article`: what `tasks export` prints; each source with its registry status now.
     return {**task, "next_states": [s for s in TASK.next_states(task["state"]) if s != task["state"]],
-            "events": with_signatures(rows, keys)}
+            "events": with_signatures(rows, keys), "article": render(task, now_),
+            "sources": [{**s, "status": status_said(now_[s["answer_id"]]) if s["answer_id"] in now_ else "missing"}
+                        for s in task.get("sources") or []]}
 
 
 def _event_rows(tx: Tx, task_id: int) -> list[dict]:
@@ -627,10 +721,21 @@ def list_tasks(ctx: Context, state: str | None = None, reviewer: str | None = No
              "approvals": [x["reviewer"] for x in r["approvals"]]} for r in rows]
 
 
+def statuses(tx: Tx, sources: list[dict]) -> dict[int, dict]:
+    """Each cited answer's registry row now (id, status, superseded_by), by id."""
+    ids = [s["answer_id"] for s in sources if s.get("answer_id") is not None]
+    rows = tx.all("SELECT a.id, a.status, (SELECT n.id FROM approved_answers n WHERE n.supersedes_id = a.id "
+                  "ORDER BY n.id DESC LIMIT 1) AS superseded_by FROM approved_answers a WHERE a.id = ANY(%s)",
+                  (ids,)) if ids else []
+    return {r["id"]: r for r in rows}
+
+
 def export(ctx: Context, task_id) -> str:
-    """The published article, rendered with its sources (a task not yet published renders as it stands)."""
-    task = get(ctx, task_id)
-    return task["rendered"] if task.get("rendered") else render(task)
+    """The article rendered with its sources, each marked with its registry status as it is now (a
+    source superseded since publication says so); a task not yet published renders as it stands."""
+    with ctx.db.read() as tx:
+        task = public_row(engine.read(tx, TASK, parse_id(task_id, "durable task")))
+        return render(task, statuses(tx, task.get("sources") or []))
 
 
 # ----------------------------------------------------------------------------- replay
@@ -745,6 +850,39 @@ def _contradiction(claim: str, answer_text: str) -> str | None:
     return f"{finding.kind}: {finding.detail}" if finding else None
 
 
+def _verdict(claim: str, best: list[dict]) -> tuple[str, dict]:
+    """A claim judged against its best-matching APPROVED answers (`_matches`): contradicted (with the
+    answer), supported (by the best one, holding SUPPORT of its words) or unsupported."""
+    contradicted = None
+    for b in best:
+        why = _contradiction(claim, b["text"])
+        if why:
+            contradicted = (b, why)
+            break
+    top = best[0] if best else None
+    coverage = round(top["matched"] / top["total"], 3) if top and top["total"] else 0.0
+    if contradicted:
+        b, why = contradicted
+        return "contradicted", {"claim": claim, "kind": "contradicted", "answer_id": b["id"],
+                                "answer_text": b["text"][:2000], "why": str(why)[:500], "coverage": coverage}
+    if top and top["matched"] >= 2 and coverage >= SUPPORT:
+        return "supported", {"claim": claim, "answer_id": top["id"], "question": top["question"][:300],
+                             "coverage": coverage}
+    return "unsupported", {"claim": claim, "kind": "unsupported",
+                           "answer_id": top["id"] if top and top["matched"] else None,
+                           "answer_text": None, "why": "no registry answer states it", "coverage": coverage}
+
+
+def support_in(tx: Tx, body: str) -> dict:
+    """The rules' check of an article's claims against the APPROVED answers, in `tx` (no graph, no
+    LLM): `supported` (each claim with its answer) and `flagged`."""
+    out: dict[str, list] = {"supported": [], "flagged": []}
+    for claim in split_claims(body):
+        kind, judged = _verdict(claim, _matches(tx, claim, []))
+        out["supported" if kind == "supported" else "flagged"].append(judged)
+    return out
+
+
 def assess(ctx: Context, body: str, *, title: str = "") -> dict:
     """Each claim of an article looked up in the registry (its answers by words and by meaning) and the
     graph: the confidence score (the mean over claims of how much of each its answer states, 0 for a
@@ -760,25 +898,8 @@ def assess(ctx: Context, body: str, *, title: str = "") -> dict:
             extra = _neighbours(ctx, [b["id"] for b in best[:3] if b["matched"]], notes)
             if extra:
                 best = _matches(tx, claim, extra)
-            contradicted = None
-            for b in best:
-                why = _contradiction(claim, b["text"])
-                if why:
-                    contradicted = (b, why)
-                    break
-            top = best[0] if best else None
-            coverage = round(top["matched"] / top["total"], 3) if top and top["total"] else 0.0
-            if contradicted:
-                b, why = contradicted
-                flagged.append({"claim": claim, "kind": "contradicted", "answer_id": b["id"],
-                                "answer_text": b["text"][:2000], "why": str(why)[:500], "coverage": coverage})
-            elif top and top["matched"] >= 2 and coverage >= SUPPORT:
-                supported.append({"claim": claim, "answer_id": top["id"], "question": top["question"][:300],
-                                  "coverage": coverage})
-            else:
-                open_claims.append({"claim": claim, "kind": "unsupported",
-                                    "answer_id": top["id"] if top and top["matched"] else None,
-                                    "answer_text": None, "why": "no registry answer states it", "coverage": coverage})
+            kind, judged = _verdict(claim, best)
+            {"contradicted": flagged, "supported": supported, "unsupported": open_claims}[kind].append(judged)
     judged_by = "rules"
     if open_claims and ctx.settings.llm_url:
         judged_by = _llm_judges(ctx, open_claims, supported, notes)

@@ -28,7 +28,7 @@ from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
 from ..machines.work_item import WORK_ITEM
 from . import candidates, queue_index
-from .common import mutate, parse_id
+from .common import mover, moves_since, mutate, parse_id
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -53,6 +53,19 @@ def _instead(action: str, candidate_id: int, answer_id: int | None, item_id: int
                 f"from the work items screen" if item_id else "dispute it from the registry instead")
     return (f"dispute it from the registry instead, or add the candidate again "
             f"(r2k candidates add) if candidate {candidate_id} deserves another review")
+
+
+def _used(tx: Tx, aggregate: str, entity_id: int, actor: Actor) -> str:
+    """Who moved what a decision made (its answer, its work item) since it was made, in words: "the
+    generation worker took it up (generate, escalate)", "bob moved it (dispute)"."""
+    moves = moves_since(tx, aggregate, entity_id, 1)
+    if not moves:
+        return "it moved on"
+    kinds = ", ".join(m["type"] for m in moves)
+    first = moves[0]
+    if aggregate == "work_item" and first["actor"] == SYSTEM.name and first["type"] == "generate":
+        return f"the generation worker took it up ({kinds})"
+    return f"{mover(first['actor'], actor)} moved it ({kinds})"
 
 
 def _text_before(tx: Tx, candidate_id: int, decision_seq: int) -> str | None:
@@ -104,23 +117,26 @@ def undo(ctx: Context, actor: Actor, candidate_id=None, *, expected_version: int
         if age > window:
             raise Conflict(f"your {action} of candidate {target} was {int(age)} s ago, past the {window:g} s "
                            f"undo window: {instead}")
+        # What used the decision, as its event log says (who moved what since): the answer or work
+        # item it made first, whose moves moved the candidate on in turn.
+        if answer is not None and answer["status"] != "APPROVED":
+            raise Conflict(f"answer {answer['id']}, which your {action} published, is {answer['status']} now: "
+                           f"{_used(tx, 'answer', answer['id'], actor)}: undo cannot take it back; {instead}")
+        if action == "escalate" and item is not None and item["state"] != "NEW":
+            raise Conflict(f"work item {item['id']}, which your escalation opened, is {item['state']} now: "
+                           f"{_used(tx, 'work_item', item['id'], actor)}: undo cannot take it back; close or "
+                           f"rework it from the work items screen")
         chain = tx.all("SELECT seq, type, actor FROM events WHERE aggregate_type = 'candidate' AND aggregate_id = %s "
                        "ORDER BY seq DESC LIMIT 2", (str(target),))
         if not chain or chain[0]["type"] != action:
             raise Conflict(f"candidate {target} moved on since your {action} ({chain[0]['type']} by "
-                           f"{chain[0]['actor']}; it is {row['state']} now): {instead}")
+                           f"{mover(chain[0]['actor'], actor)}; it is {row['state']} now): {instead}")
         if len(chain) > 1 and chain[1]["type"] == "re_review":
             raise Conflict(f"your {action} of candidate {target} settled the dispute of its published answer, "
                            f"which cannot be restored: {instead}")
         if row["work_item_id"] is not None:
             raise Conflict(f"candidate {target} was generated for work item {row['work_item_id']}, which your "
                            f"{action} moved on: rework or close the work item from the work items screen instead")
-        if answer is not None and answer["status"] != "APPROVED":
-            raise Conflict(f"answer {answer['id']}, which your {action} published, is {answer['status']} now: "
-                           f"undo cannot take it back")
-        if action == "escalate" and item is not None and item["state"] != "NEW":
-            raise Conflict(f"work item {item['id']}, which your escalation opened, is {item['state']} now: "
-                           f"undo cannot take it back; close or rework it from the work items screen")
 
         undone = {"action": action}
         if answer is not None:

@@ -228,6 +228,8 @@ def show(ctx: Context, work_item_id) -> dict:
 
 
 def list_items(ctx: Context, state: str | None = None, *, limit: int = 200, offset: int = 0) -> list[dict]:
+    """Work items, newest first: each with its `reason` (the last move's: a rework's, an escalation's
+    `no_content`) and its `escalation_reason` (the validator's words, when an escalation opened it)."""
     params: list = []
     where = ""
     limit = limits.number(limit, "--limit", limits.LIST_LIMIT)
@@ -236,7 +238,8 @@ def list_items(ctx: Context, state: str | None = None, *, limit: int = 200, offs
         where = "WHERE state = %s"
         params.append(one_state(state, STATES, "work item state"))
     with ctx.db.read() as tx:
-        rows = tx.all(f"SELECT id, question, state, reason, candidate_id, horn_type, attempts, source_count, "
+        rows = tx.all(f"SELECT id, question, state, reason, escalation_reason, candidate_id, horn_type, attempts, "
+                      f"source_count, "
                       f"created_at, updated_at, version FROM work_items {where} ORDER BY id DESC LIMIT %s OFFSET %s",
                       [*params, limit, offset])
     return [public_row(r) for r in rows]
