@@ -28,17 +28,35 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from .adapters.postgres import Database, Tx, jsonable
+from .domain.limits import refused_in
 from .errors import InvalidInput
 
 GENESIS = ""
 
 
 def canonical(value: Any) -> bytes:
-    return _canonical_json(value).encode()
+    """The canonical JSON of `value` (docs/architecture.md, "Event format"). What neither the hash nor
+    PostgreSQL can take (a lone surrogate, a NUL, which jsonb refuses, a NaN or an infinity) is a 400
+    naming where it is, never a UnicodeEncodeError or a refusal from the database: the services check
+    their fields first, and this is the last check before the event log."""
+    try:
+        text = _canonical_json(value)
+        data = text.encode()
+    except (UnicodeEncodeError, ValueError):
+        why = refused_in(value)
+        if why is None:
+            raise
+        raise InvalidInput(why) from None
+    if "\\u0000" in text:  # a NUL (or the six characters \u0000 typed as text: then refused_in finds nothing)
+        why = refused_in(value)
+        if why is not None:
+            raise InvalidInput(why)
+    return data
 
 
 # Built once: json.dumps with options builds a new encoder on every call (this runs for every event).
-_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str,
+                                   allow_nan=False).encode
 
 
 def event_hash(fields: dict) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import unicodedata
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 from r2k.core.domain import limits
 from r2k.core.errors import InvalidInput
 from r2k.core.services import candidate_views, candidates, claims, generation, grey, ingest, registry, workitems
-from tests.conftest import TABLES, error_of
+from tests.conftest import TABLES, error_of, r2k_process, redis_snapshot
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
@@ -420,3 +421,56 @@ def test_a_path_too_long_for_the_file_system_is_skipped_with_its_reason(ctx, peo
     summary = ingest.ingest(ctx, people["root"], [tmp_path / ("word " * 1_000), tmp_path / "good.md"])
     assert summary["documents"] == 1
     assert [s["reason"] for s in summary["skipped"]] == ["cannot be read: File name too long"]
+
+
+# ----------------------------------------------------------------------------- JSON into the event log
+
+def draft(ctx, people) -> dict:
+    from r2k.core.services import tasks
+
+    return tasks.create(ctx, people["vera"], "Backups", "Nightly backups are kept for 30 days.")
+
+
+@pytest.mark.parametrize("metadata,field,words", [
+    ('{"note": "a lone \\ud800 surrogate"}', "metadata.note", "lone surrogate (U+D800)"),
+    ('{"note": "a raw \udcff byte"}', "metadata.note", "lone surrogate (U+DCFF)"),  # what argv makes of \xff
+    ('{"note": "a NUL \\u0000 here"}', "metadata.note", "NUL character"),
+    ('{"reason": "\\u0000"}', "metadata.reason", "NUL character"),
+    ('{"flagged_claims": [{"claim": "x\\udfff"}]}', "metadata.flagged_claims[0].claim", "lone surrogate"),
+    ('{"flagged_claims": ["\\u0000"]}', "metadata.flagged_claims[0]", "NUL character"),
+    ('{"reviewer_ids": ["alice", "b\\u0000b"]}', "metadata.reviewer_ids[1]", "NUL character"),
+    ('{"flagged_claims": [{"\\ud800": 1}]}', "metadata.flagged_claims[0]", "has a key that holds a lone surrogate"),
+])
+def test_metadata_text_the_event_log_cannot_hold_is_a_400_naming_the_field(ctx, people, metadata, field, words):
+    task = draft(ctx, people)
+    before, queues = counts(ctx), redis_snapshot(ctx.redis)
+    code, _, err = cli("--json", "--as", "vera", "tasks", "transition", str(task["id"]), "--to", "AI_ANALYSIS",
+                       "--idempotency-key", "k1", "--metadata", metadata)
+    message = refused(code, err)
+    assert message.startswith(f"invalid transition request: {field} ") and words in message, message
+    assert counts(ctx) == before and redis_snapshot(ctx.redis) == queues
+
+
+def test_a_raw_byte_in_the_metadata_of_a_real_process_is_a_400(ctx, people):
+    # A byte that is not UTF-8 on the command line reaches Python as a lone surrogate (PEP 383).
+    task = draft(ctx, people)
+    before = counts(ctx)
+    result = r2k_process("--as", "vera", "tasks", "transition", str(task["id"]), "--to", "AI_ANALYSIS",
+                         "--idempotency-key", "k1", "--metadata", '{"note": "\udcff"}')
+    assert result.returncode == 6, result.stderr
+    assert "metadata.note holds a lone surrogate (U+DCFF)" in error_of(result)["message"]
+    assert counts(ctx) == before
+
+
+def test_the_event_log_refuses_what_it_cannot_hash_or_store_naming_where():
+    # The last check before an event is hashed and written, for any path that did not check its fields.
+    from r2k.core.events import canonical
+
+    for payload, words in [({"fields": {"note": "a\x00"}}, "fields.note holds a NUL character (U+0000)"),
+                           ({"fields": {"why": ["ok", "\udcff"]}}, "fields.why[1] holds a lone surrogate (U+DCFF)"),
+                           ({"set": {"score": float("nan")}}, "set.score is not a finite number (nan)"),
+                           ({"set": {"\ud800": 1}}, "set has a key that holds a lone surrogate")]:
+        with pytest.raises(InvalidInput, match=re.escape(words)):
+            canonical(payload)
+    # Text that merely reads like an escape is text.
+    assert canonical({"note": "\\u0000"}) == b'{"note":"\\\\u0000"}'

@@ -8,6 +8,8 @@ full-text index, whose values cannot exceed 1 MB, and into signed events.
 """
 from __future__ import annotations
 
+import json
+import math
 import re
 from typing import Any
 
@@ -53,6 +55,32 @@ def refused_character(value: str) -> str | None:
     if found.group() == "\x00":
         return f"holds a NUL character (U+0000) {at}, which text cannot hold"
     return f"holds a lone surrogate (U+{ord(found.group()):04X}) {at}, which is not a character"
+
+
+def refused_in(value: Any, path: str = "") -> str | None:
+    """Why a JSON value (parsed input, an event's payload) cannot be stored or hashed, naming where:
+    "metadata.note holds a NUL character (U+0000) at character 3, …", a key that holds one, or a
+    number that is not finite ("metadata.score is not a finite number (nan)"; JSON has no NaN or
+    Infinity, and jsonb refuses them). None when every string and number in it can be stored."""
+    if isinstance(value, str):
+        why = refused_character(value)
+        return f"{path or 'the value'} {why}" if why else None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{path or 'the value'} is not a finite number ({value!r})"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            why = refused_character(key) if isinstance(key, str) else None
+            if why:
+                return f"{path or 'the value'} has a key that {why}"
+            found = refused_in(item, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for n, item in enumerate(value):
+            found = refused_in(item, f"{path}[{n}]")
+            if found:
+                return found
+    return None
 
 
 def too_long(what: str, limit: int, length: int) -> str | None:
@@ -158,9 +186,24 @@ def json_depth_ok(text: str, depth: int = JSON_DEPTH) -> None:
             level -= 1
 
 
-def loads_json(text: str, depth: int = JSON_DEPTH) -> Any:
-    """json.loads, refusing nesting deeper than `depth` first (JSONTooDeep, a ValueError)."""
-    import json
+class NotFinite(ValueError):
+    pass
 
+
+def _constant(name: str):
+    raise NotFinite(f"{name} is not a number JSON allows")
+
+
+def _finite(digits: str) -> float:
+    value = float(digits)
+    if not math.isfinite(value):  # 1e999: a finite literal Python reads as infinity
+        raise NotFinite(f"{digits[:40]} is out of range for a number")
+    return value
+
+
+def loads_json(text: str, depth: int = JSON_DEPTH) -> Any:
+    """json.loads, refusing nesting deeper than `depth` first (JSONTooDeep, a ValueError), and numbers
+    that are not finite (NotFinite, a ValueError): Python's json reads NaN, Infinity and 1e999, which
+    JSON does not allow and jsonb refuses."""
     json_depth_ok(text, depth)
-    return json.loads(text)
+    return json.loads(text, parse_constant=_constant, parse_float=_finite)
