@@ -14,7 +14,7 @@ import pytest
 
 from r2k.core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
 from r2k.core.services import tasks
-from tests.conftest import ROOT, error_of, r2k, r2k_json
+from tests.conftest import ROOT, error_of, r2k, r2k_json, redis_snapshot
 from tests.test_registry import publish  # an answer published through the candidates' path
 
 AGREES = """# Backups
@@ -305,6 +305,21 @@ def test_the_reviewer_rules(ctx, people, registry):
     decisions = published["decisions"]
     assert [(d["reviewer"], d["decision"]) for d in decisions] == [("alice", "approve"), ("bob", "approve")]
     assert all(d["at"] for d in decisions)
+
+
+@pytest.mark.parametrize("reviewers", ["alice,alice", "alice,bob, alice", "bob,alice,alice "])
+def test_a_reviewer_listed_twice_is_a_400_naming_them(ctx, people, registry, reviewers):
+    task = in_review(ctx, people, reviewers=("bob",))
+    before, queues = counts(ctx, task["id"]), redis_snapshot(ctx.redis)
+    result = r2k("--as", "vera", "tasks", "assign", str(task["id"]), "--reviewers", reviewers)
+    assert result.returncode == 6, result.stderr
+    assert error_of(result)["message"] == "reviewer 'alice' is listed twice: each reviewer once"
+    with pytest.raises(InvalidInput, match="reviewer 'alice' is listed twice"):
+        to(ctx, people["vera"], task["id"], "PEER_REVIEW", {"reviewer_ids": ["alice", " alice"]})
+    with pytest.raises(InvalidInput, match="metadata.reviewer_ids lists 'alice' twice"):
+        to(ctx, people["vera"], task["id"], "PEER_REVIEW", {"reviewer_ids": ["alice", "alice"]})
+    assert counts(ctx, task["id"]) == before and redis_snapshot(ctx.redis) == queues
+    assert [r["name"] for r in tasks.get(ctx, task["id"])["reviewers"]] == ["bob"]
 
 
 def test_a_rejection_needs_resolution_which_clears_the_approvals(ctx, people, registry, tmp_path):
