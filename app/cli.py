@@ -233,6 +233,11 @@ def run(argv: list[str]) -> int:
         if getattr(args, "handler", None) is None and getattr(args, "group_help", None):
             print(args.group_help())  # a group given no subcommand (`r2k candidates`) shows its help
             return 0
+        # Every R2K_* setting in its range before the command starts anything (a 400). Imported here:
+        # pydantic costs `r2k --help` about 0.13 s, which help never needs.
+        from r2k.core.config import get_settings
+
+        get_settings()
         cli = Cli(args)
         cli.authorize()
         result = args.handler(cli, args)

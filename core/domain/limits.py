@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import InvalidInput
 
@@ -26,6 +26,27 @@ QUERY = 1_000          # a search or a filter is words, not a document
 DOCUMENT_BYTES = 2 * 1024 * 1024  # a file to ingest; a long handbook is a few hundred KB of text
 JSON_DEPTH = 64        # a JSON Lines record is flat; 64 levels leave room for any metadata in it
 
+
+
+class FileKind(NamedTuple):
+    """A kind of file a caller names (core/domain/files.py): what it is called, and the most it may hold."""
+
+    noun: str
+    bytes: int
+
+    def said(self) -> str:
+        """"a public key file is at most 16 KB (16,384 bytes)"."""
+        unit, size = ("MB", self.bytes / 2**20) if self.bytes >= 2**20 else ("KB", self.bytes / 2**10)
+        return f"{self.noun} is at most {size:g} {unit} ({self.bytes:,} bytes)"
+
+
+# Files a caller names, each read whole: as much as the kind needs, and no more.
+ARTICLE_FILE = FileKind("an article file", 512 * 1024)           # --body-file: 100,000 characters, 4 bytes at most each
+KEY_FILE = FileKind("a key file", 16 * 1024)                     # --key-file, R2K_SIGNING_KEY_FILE: RSA-16384 is 3 KB
+KEYS_FILE = FileKind("a keys file", 4 * 2**20)                   # R2K_TRUSTED_KEYS, --authorized-keys: thousands of keys
+ANCHOR_FILE = FileKind("an anchor file", 16 * 2**20)             # --anchor: a checkpoint, or checkpoint lines with deltas
+KEYMAP_FILE = FileKind("a keymap file", 64 * 1024)               # R2K_KEYMAP_FILE: a line per binding
+
 # Numbers: (lowest, highest), inclusive.
 SEARCH_LIMIT = (1, 1_000)          # results of one search page
 LIST_LIMIT = (1, 10_000)           # rows of one list
@@ -34,6 +55,7 @@ TTL_SECONDS = (1, 31_536_000)      # a grey entry may wait up to a year unresolv
 MAX_ATTEMPTS = (1, 100)            # automated retries; backoff caps at an hour, so 100 is four days
 VERSION = (1, 2_147_483_647)       # a row's version is an int4 column
 PROCESSES = (1, 64)                # worker processes on one machine
+SSH_IDLE = (5, 604_800)            # seconds an SSH session may sit idle (--idle, R2K_SSH_IDLE_SECONDS): up to a week
 ID = (1, 9_223_372_036_854_775_807)  # ids are bigserial
 
 _REFUSED = re.compile("[\x00\ud800-\udfff]")
