@@ -173,9 +173,9 @@ class Files:
 
     def paths(self) -> st.SearchStrategy[str]:
         return st.one_of(
+            st.sampled_from(self.SPECIAL).map(self.special),  # first: the branch drawn most
             st.builds(self.write, self.contents(), st.sampled_from(self.SUFFIXES),
                       st.sampled_from(["doc", "caf\udce9", "a b", "-x", "%"])),
-            st.sampled_from(self.SPECIAL).map(self.special),
             st.builds(self.folder, st.lists(st.tuples(self.contents(), st.sampled_from(self.SUFFIXES)), max_size=4)),
             # Never a real folder: a name under one that does not exist (so ".." cannot climb out).
             texts().map(lambda t: str(self.root / "nowhere" / t)),
@@ -197,6 +197,10 @@ class Files:
         return str(folder)
 
 
+def names_a_file(action: argparse.Action) -> bool:
+    return action.dest in ("paths", "anchor") or action.dest.endswith("_file") or action.metavar in ("FILE", "PATH")
+
+
 def value_for(action: argparse.Action, files: Files) -> st.SearchStrategy[str]:
     if action.choices:
         return st.one_of(st.sampled_from(sorted(action.choices)), texts())
@@ -204,7 +208,7 @@ def value_for(action: argparse.Action, files: Files) -> st.SearchStrategy[str]:
         return numbers()
     if action.dest == "id":
         return ids()
-    if action.dest in ("paths", "anchor") or action.dest.endswith("_file") or action.metavar in ("FILE", "PATH"):
+    if names_a_file(action):
         return files.paths()
     if action.metavar == "JSON":
         return json_texts()
@@ -213,9 +217,14 @@ def value_for(action: argparse.Action, files: Files) -> st.SearchStrategy[str]:
     return texts()
 
 
+# The commands that take a file: a few of many, so they get a test of their own too (below).
+FILE_COMMANDS = [(path, parser) for path, parser in COMMANDS if any(names_a_file(a) for a in parser._actions)]
+
+
 @st.composite
-def argvs(draw, files: Files) -> list[str]:
-    path, parser = draw(st.sampled_from(COMMANDS))
+def argvs(draw, files: Files, commands=COMMANDS, files_given: bool = False) -> list[str]:
+    """A command line of one of `commands`; with `files_given`, every option that names a file is given."""
+    path, parser = draw(st.sampled_from(commands))
     argv = ["--as", draw(st.one_of(st.sampled_from(USERS), texts()) if draw(st.integers(0, 9)) == 0
                          else st.sampled_from(USERS)), *path]
     if path == ("demo",):
@@ -227,7 +236,7 @@ def argvs(draw, files: Files) -> list[str]:
             count = draw(st.integers(1, 3)) if action.nargs == "+" else 1
             argv += [draw(value_for(action, files)) for _ in range(count)]
             continue
-        if not (action.required or draw(st.booleans())):
+        if not (action.required or files_given and names_a_file(action) or draw(st.booleans())):
             continue
         if action.nargs == 0:  # a flag
             argv.append(action.option_strings[0])
@@ -285,7 +294,17 @@ def test_no_input_gives_an_internal_error_and_a_failure_changes_nothing(ctx, peo
     ran(ctx, argv)
 
 
-def ran(ctx, argv: list[str], settings_refused: bool = False) -> tuple[int, str]:
+@settings(FUZZ, max_examples=int(os.environ.get("R2K_FUZZ_FILE_EXAMPLES", "150")))
+@given(data=st.data())
+def test_no_file_given_hangs_or_is_read_whole(ctx, people, tmp_path_factory, data):
+    if not STATS["examples"]:
+        seed(ctx, people)
+        STATS["started"] = time.monotonic()
+    files = Files(tmp_path_factory.mktemp("files"))
+    ran(ctx, data.draw(argvs(files, FILE_COMMANDS, files_given=True), label="argv"))
+
+
+def ran(ctx, argv: list[str]) -> tuple[int, str]:
     """Run one example: it ends in time, with an allowed exit, one error line, nothing read whole,
     and, when it failed, nothing changed."""
     before = counts(ctx)

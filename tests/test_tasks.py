@@ -206,7 +206,7 @@ def test_a_confidence_score_that_is_not_a_finite_number_is_a_400(ctx, people, sc
     # so the schema's minimum and maximum alone let it through.
     task = new_task(ctx, people)
     tasks.submit(ctx, people["vera"], task["id"])
-    before = counts(ctx, task["id"])
+    before, queues = counts(ctx, task["id"]), redis_snapshot(ctx.redis)
     result = r2k("--as", "root", "tasks", "transition", str(task["id"]), "--to", "PEER_REVIEW",
                  "--idempotency-key", "k-nan", "--metadata", f'{{"ai_confidence_score": {score}, "flagged_claims": []}}')
     assert result.returncode == 6, result.stderr
@@ -216,7 +216,7 @@ def test_a_confidence_score_that_is_not_a_finite_number_is_a_400(ctx, people, sc
     value = float(score.replace("Infinity", "inf"))
     with pytest.raises(InvalidInput, match="metadata.ai_confidence_score must be a finite number"):
         to(ctx, SYSTEM, task["id"], "PEER_REVIEW", {"ai_confidence_score": value, "flagged_claims": []})
-    assert counts(ctx, task["id"]) == before
+    assert counts(ctx, task["id"]) == before and redis_snapshot(ctx.redis) == queues
 
 
 def test_the_idempotency_key_is_mandatory_and_a_repeat_changes_nothing(ctx, people):
