@@ -88,7 +88,7 @@ def shown(path: str | Path) -> str:
 def read_argument(path: str | Path, what: str, kind: FileKind) -> bytes:
     """The bytes of the file a caller named as `what` ("--body-file", "the anchor file"): a 400 naming
     it and the path when it is not a regular file, cannot be read, or is larger than its kind may be
-    ("--key-file a.pub has 3,000,000 bytes; a public key file is at most 16 KB (16,384 bytes)")."""
+    ("--key-file a.pub has 3,000,000 bytes; a key file is at most 16 KB (16,384 bytes)")."""
     try:
         return read_bytes(path, kind.bytes)
     except NotARegularFile as exc:

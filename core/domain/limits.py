@@ -1,5 +1,6 @@
-"""What r2k accepts, in one place: the size of each kind of text, the characters PostgreSQL refuses,
-how deep JSON may nest, and the range of every number a caller gives.
+"""What r2k accepts, in one place: the size of each kind of text and of each kind of file a caller
+names, the characters PostgreSQL refuses, how deep JSON may nest and that its numbers are finite, and
+the range of every number a caller gives.
 
 Core's services check them, so the CLI, the workstation and the workers all get the same 400; the
 CLI's option types (`app.cli.bounded_int`) use the same ranges, and README's "Limits" states them.
@@ -27,7 +28,6 @@ DOCUMENT_BYTES = 2 * 1024 * 1024  # a file to ingest; a long handbook is a few h
 JSON_DEPTH = 64        # a JSON Lines record is flat; 64 levels leave room for any metadata in it
 
 
-
 class FileKind(NamedTuple):
     """A kind of file a caller names (core/domain/files.py): what it is called, and the most it may hold."""
 
@@ -35,17 +35,17 @@ class FileKind(NamedTuple):
     bytes: int
 
     def said(self) -> str:
-        """"a public key file is at most 16 KB (16,384 bytes)"."""
+        """"a key file is at most 16 KB (16,384 bytes)"."""
         unit, size = ("MB", self.bytes / 2**20) if self.bytes >= 2**20 else ("KB", self.bytes / 2**10)
         return f"{self.noun} is at most {size:g} {unit} ({self.bytes:,} bytes)"
 
 
 # Files a caller names, each read whole: as much as the kind needs, and no more.
-ARTICLE_FILE = FileKind("an article file", 512 * 1024)           # --body-file: 100,000 characters, 4 bytes at most each
-KEY_FILE = FileKind("a key file", 16 * 1024)                     # --key-file, R2K_SIGNING_KEY_FILE: RSA-16384 is 3 KB
-KEYS_FILE = FileKind("a keys file", 4 * 2**20)                   # R2K_TRUSTED_KEYS, --authorized-keys: thousands of keys
-ANCHOR_FILE = FileKind("an anchor file", 16 * 2**20)             # --anchor: a checkpoint, or checkpoint lines with deltas
-KEYMAP_FILE = FileKind("a keymap file", 64 * 1024)               # R2K_KEYMAP_FILE: a line per binding
+ARTICLE_FILE = FileKind("an article file", 512 * 1024)   # --body-file: 100,000 characters of 4 bytes at most
+KEY_FILE = FileKind("a key file", 16 * 1024)             # --key-file, the signing key: an RSA-16384 key is 3 KB
+KEYS_FILE = FileKind("a keys file", 4 * 2**20)           # R2K_TRUSTED_KEYS, --authorized-keys: thousands of keys
+ANCHOR_FILE = FileKind("an anchor file", 16 * 2**20)     # --anchor: a checkpoint, or checkpoint lines and deltas
+KEYMAP_FILE = FileKind("a keymap file", 64 * 1024)       # R2K_KEYMAP_FILE: a line per binding
 
 # Numbers: (lowest, highest), inclusive.
 SEARCH_LIMIT = (1, 1_000)          # results of one search page
