@@ -251,6 +251,11 @@ def run(argv: list[str]) -> int:
             return 0
         if opens_workstation(args) and (refused := no_terminal()) is not None:
             raise refused  # before anything loads or starts
+        # Every R2K_* setting in its range before the command starts anything (a 400). Imported here:
+        # pydantic costs `r2k --help` about 0.13 s, which help never needs.
+        from r2k.core.config import get_settings
+
+        get_settings()
         cli = Cli(args)
         cli.authorize()
         result = args.handler(cli, args)

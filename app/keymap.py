@@ -22,6 +22,9 @@ import re
 import tomllib
 from pathlib import Path
 
+from r2k.core.domain import files, limits
+from r2k.core.errors import InvalidInput
+
 # The screens whose bindings a keymap may name (module, class); the app's own come first.
 SCREEN_CLASSES = [
     ("r2k.app.screens.dashboard", "DashboardScreen"),
@@ -166,10 +169,10 @@ def load(path: Path | None = None) -> dict[str, str]:
         if named:
             raise KeymapError(f"keymap {path}: no such file")
         return {}
-    try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KeymapError(f"keymap {path}: cannot be read ({exc})") from None
+    try:  # a regular file of at most a keymap's size: a FIFO would hang the workstation before it opens
+        table = tomllib.loads(files.read_text_argument(path, "keymap", limits.KEYMAP_FILE))
+    except InvalidInput as exc:
+        raise KeymapError(exc.message) from None
     except tomllib.TOMLDecodeError as exc:
         raise KeymapError(f"keymap {path}: not valid TOML ({exc})") from None
     return check(_flatten(table), f"keymap {path}")

@@ -33,6 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from .domain import files
+from .domain.limits import ANCHOR_FILE, JSONTooDeep, loads_json
 from .errors import Conflict, InvalidInput
 from .events import GENESIS, canonical, event_hash, hashed_fields, trust_store, verify_signature
 
@@ -531,15 +533,8 @@ class Inspection:
 def read_anchor(path: Path) -> dict:
     """A checkpoint printed by `audit anchor --json` (or a line of a checkpoints file; of several
     lines, the newest)."""
-    from .domain.limits import JSONTooDeep, loads_json
-
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInput(f"the anchor file {path} cannot be read: {exc.strerror or exc}") from None
-    except ValueError as exc:  # a NUL in the name, or bytes that are not UTF-8: no checkpoint either way
-        raise InvalidInput(f"the anchor file {path} cannot be read: {exc}") from None
+    text = files.read_text_argument(path, "the anchor file", ANCHOR_FILE)  # never a FIFO, a device, too much
     records = []
     try:
         records = [loads_json(text)]

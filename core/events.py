@@ -28,17 +28,36 @@ from typing import Any
 from psycopg.types.json import Jsonb
 
 from .adapters.postgres import Database, Tx, jsonable
+from .domain import files
+from .domain.limits import KEY_FILE, KEYS_FILE, refused_in
 from .errors import InvalidInput
 
 GENESIS = ""
 
 
 def canonical(value: Any) -> bytes:
-    return _canonical_json(value).encode()
+    """The canonical JSON of `value` (docs/architecture.md, "Event format"). What neither the hash nor
+    PostgreSQL can take (a lone surrogate, a NUL, which jsonb refuses, a NaN or an infinity) is a 400
+    naming where it is, never a UnicodeEncodeError or a refusal from the database: the services check
+    their fields first, and this is the last check before the event log."""
+    try:
+        text = _canonical_json(value)
+        data = text.encode()
+    except (UnicodeEncodeError, ValueError):
+        why = refused_in(value)
+        if why is None:
+            raise
+        raise InvalidInput(why) from None
+    if "\\u0000" in text:  # a NUL (or the six characters \u0000 typed as text: then refused_in finds nothing)
+        why = refused_in(value)
+        if why is not None:
+            raise InvalidInput(why)
+    return data
 
 
 # Built once: json.dumps with options builds a new encoder on every call (this runs for every event).
-_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str,
+                                   allow_nan=False).encode
 
 
 def event_hash(fields: dict) -> str:
@@ -73,7 +92,7 @@ class Signer:
                     handle.write(pem)
             except FileExistsError:
                 pass
-        self._key = serialization.load_pem_private_key(key_file.read_bytes(), password=None)
+        self._key = private_key(key_file)
         self.public_key = self._key.public_key().public_bytes(serialization.Encoding.Raw,
                                                               serialization.PublicFormat.Raw)
         self.key_id = hashlib.sha256(self.public_key).hexdigest()[:16]
@@ -179,11 +198,7 @@ def parse_trusted_keys(path: Path) -> dict[str, bytes]:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InvalidInput(f"the trusted keys file {path} (R2K_TRUSTED_KEYS) cannot be read: "
-                           f"{exc.strerror or exc}") from None
+    text = files.read_text_argument(path, "the trusted keys file (R2K_TRUSTED_KEYS)", KEYS_FILE)
     keys: dict[str, bytes] = {}
     for number, line in enumerate(text.splitlines(), 1):
         body = line.strip()
@@ -209,12 +224,29 @@ def own_public_key(settings) -> bytes | None:
     from cryptography.hazmat.primitives import serialization
 
     key_file = Path(settings.signing_key_file or Path(settings.data_dir) / "signing_key.pem")
-    try:
-        pem = key_file.read_bytes()
-    except FileNotFoundError:
+    if not key_file.exists():
         return None
-    key = serialization.load_pem_private_key(pem, password=None)
+    key = private_key(key_file)
     return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def private_key(key_file: Path):
+    """The Ed25519 private key of a PEM file (the data dir's signing_key.pem or R2K_SIGNING_KEY_FILE):
+    a regular file of at most a key file's size, else a 400 that says what it is instead."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    what = "the signing key file (R2K_SIGNING_KEY_FILE)"
+    pem = files.read_argument(key_file, what, KEY_FILE)
+    try:
+        key = serialization.load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):  # not PEM, a passphrase, an unknown algorithm
+        key = None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise InvalidInput(f"{what} {files.shown(key_file)} is not an Ed25519 private key in PEM "
+                           "(unencrypted PKCS8, as r2k writes it)")
+    return key
 
 
 def trust_store(settings) -> dict[str, bytes]:

@@ -269,7 +269,7 @@ def extract_jsonl(content: str, fallback_title: str) -> Extracted:
             continue
         try:
             obj = limits.loads_json(line)
-        except limits.JSONTooDeep as exc:
+        except (limits.JSONTooDeep, limits.NotFinite) as exc:
             raise ExtractError(str(exc), number) from None
         except json.JSONDecodeError as exc:
             raise ExtractError(f"malformed JSON: {exc.msg} at column {exc.colno}", number) from None

@@ -1,18 +1,35 @@
 """The JSON Schemas (draft 2020-12) of durable tasks, shipped as package data in core/schemas/: the
 transition request, and the payload of each typed event (docs/architecture.md, "Durable tasks").
 
-`check_request` is the first thing a transition does: a malformed request is a 400 naming the field.
-`check_event` runs on every event before it is committed.
+`check_request` is the first thing a transition does: a malformed request is a 400 naming the field,
+and so is text the event log cannot hold (a NUL, a lone surrogate) anywhere in it. `check_event` runs
+on every event before it is committed. A schema's "number" is a finite one: NaN and the infinities
+(which Python's json reads, and which compare false with every bound) are not numbers here.
 """
 from __future__ import annotations
 
 import json
+import math
 from functools import lru_cache
 from pathlib import Path
 
+from .domain.limits import refused_in
 from .errors import InvalidInput
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
+
+
+@lru_cache(maxsize=1)
+def _finite_validator():
+    """Draft 2020-12 with "number" (and so "integer") meaning a finite number."""
+    from jsonschema import Draft202012Validator, validators
+
+    draft = Draft202012Validator.TYPE_CHECKER
+
+    def finite_number(checker, instance) -> bool:
+        return draft.is_type(instance, "number") and not (isinstance(instance, float) and not math.isfinite(instance))
+
+    return validators.extend(Draft202012Validator, type_checker=draft.redefine("number", finite_number))
 
 
 @lru_cache(maxsize=None)
@@ -21,7 +38,7 @@ def validator(name: str):
 
     schema = json.loads((SCHEMAS / f"{name}.json").read_text())
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return _finite_validator()(schema)
 
 
 def _where(error) -> str:
@@ -47,8 +64,25 @@ def _said(error) -> str:
         return "is not a known field"
     if error.validator == "enum":
         return f"must be one of {', '.join(str(v) for v in error.validator_value)}"
+    if error.validator == "type" and isinstance(error.instance, float) and not math.isfinite(error.instance):
+        return f"must be a finite number, got {error.instance!r}"
+    if error.validator == "uniqueItems":
+        twice = _repeated(error.instance)
+        if twice is not None:
+            return f"lists {twice!r} twice: each once"
     message = error.message
     return message if len(message) <= 200 else message[:199] + "…"
+
+
+def _repeated(items: list) -> object:
+    """The first item of a list that an earlier one equals, or None (one pass: a list may be long)."""
+    seen = set()
+    for item in items:
+        key = json.dumps(item, sort_keys=True, default=repr)
+        if key in seen:
+            return item
+        seen.add(key)
+    return None
 
 
 def problems(name: str, document) -> list[str]:
@@ -60,6 +94,9 @@ def problems(name: str, document) -> list[str]:
 def check_request(request) -> None:
     """The transition request against transition_request.json: 400 naming the first bad field."""
     found = problems("transition_request", request)
+    unstorable = refused_in(request)
+    if unstorable and not found:
+        found = [unstorable]
     if found:
         raise InvalidInput(f"invalid transition request: {found[0]}"
                            + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""))

@@ -13,9 +13,10 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,26 @@ def people(ctx):
     users.add(ctx, "sam", "specialist")
     users.add(ctx, "root", "admin")
     return {name: users.resolve(ctx, name) for name in ("alice", "bob", "vera", "sam", "root")}
+
+
+class Hung(BaseException):
+    """A call that did not return in time. Raised by SIGALRM in the main thread, so a blocking open or
+    read ends too; a BaseException, so no `except Exception` of the code under test takes it for its own."""
+
+
+@contextmanager
+def within(seconds: float, what: str = "the call"):
+    """Fail (Hung) when the block runs longer than `seconds`: a FIFO opened for reading waits for ever."""
+    def hung(signum, frame):
+        raise Hung(f"{what} did not return within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def r2k(*args: str, env: dict | None = None, timeout: float = 120,

@@ -9,6 +9,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
+import subprocess
+import sys
 import unicodedata
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -18,7 +21,7 @@ import pytest
 from r2k.core.domain import limits
 from r2k.core.errors import InvalidInput
 from r2k.core.services import candidate_views, candidates, claims, generation, grey, ingest, registry, workitems
-from tests.conftest import TABLES, error_of
+from tests.conftest import ROOT, TABLES, error_of, r2k_process, redis_snapshot, within
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
@@ -420,3 +423,328 @@ def test_a_path_too_long_for_the_file_system_is_skipped_with_its_reason(ctx, peo
     summary = ingest.ingest(ctx, people["root"], [tmp_path / ("word " * 1_000), tmp_path / "good.md"])
     assert summary["documents"] == 1
     assert [s["reason"] for s in summary["skipped"]] == ["cannot be read: File name too long"]
+
+
+# ----------------------------------------------------------------------------- JSON into the event log
+
+def draft(ctx, people) -> dict:
+    from r2k.core.services import tasks
+
+    return tasks.create(ctx, people["vera"], "Backups", "Nightly backups are kept for 30 days.")
+
+
+@pytest.mark.parametrize("metadata,field,words", [
+    ('{"note": "a lone \\ud800 surrogate"}', "metadata.note", "lone surrogate (U+D800)"),
+    ('{"note": "a raw \udcff byte"}', "metadata.note", "lone surrogate (U+DCFF)"),  # what argv makes of \xff
+    ('{"note": "a NUL \\u0000 here"}', "metadata.note", "NUL character"),
+    ('{"reason": "\\u0000"}', "metadata.reason", "NUL character"),
+    ('{"flagged_claims": [{"claim": "x\\udfff"}]}', "metadata.flagged_claims[0].claim", "lone surrogate"),
+    ('{"flagged_claims": ["\\u0000"]}', "metadata.flagged_claims[0]", "NUL character"),
+    ('{"reviewer_ids": ["alice", "b\\u0000b"]}', "metadata.reviewer_ids[1]", "NUL character"),
+    ('{"flagged_claims": [{"\\ud800": 1}]}', "metadata.flagged_claims[0]", "has a key that holds a lone surrogate"),
+])
+def test_metadata_text_the_event_log_cannot_hold_is_a_400_naming_the_field(ctx, people, metadata, field, words):
+    task = draft(ctx, people)
+    before, queues = counts(ctx), redis_snapshot(ctx.redis)
+    code, _, err = cli("--json", "--as", "vera", "tasks", "transition", str(task["id"]), "--to", "AI_ANALYSIS",
+                       "--idempotency-key", "k1", "--metadata", metadata)
+    message = refused(code, err)
+    assert message.startswith(f"invalid transition request: {field} ") and words in message, message
+    assert counts(ctx) == before and redis_snapshot(ctx.redis) == queues
+
+
+def test_a_raw_byte_in_the_metadata_of_a_real_process_is_a_400(ctx, people):
+    # A byte that is not UTF-8 on the command line reaches Python as a lone surrogate (PEP 383).
+    task = draft(ctx, people)
+    before = counts(ctx)
+    result = r2k_process("--as", "vera", "tasks", "transition", str(task["id"]), "--to", "AI_ANALYSIS",
+                         "--idempotency-key", "k1", "--metadata", '{"note": "\udcff"}')
+    assert result.returncode == 6, result.stderr
+    assert "metadata.note holds a lone surrogate (U+DCFF)" in error_of(result)["message"]
+    assert counts(ctx) == before
+
+
+def test_the_event_log_refuses_what_it_cannot_hash_or_store_naming_where():
+    # The last check before an event is hashed and written, for any path that did not check its fields.
+    from r2k.core.events import canonical
+
+    for payload, words in [({"fields": {"note": "a\x00"}}, "fields.note holds a NUL character (U+0000)"),
+                           ({"fields": {"why": ["ok", "\udcff"]}}, "fields.why[1] holds a lone surrogate (U+DCFF)"),
+                           ({"set": {"score": float("nan")}}, "set.score is not a finite number (nan)"),
+                           ({"set": {"\ud800": 1}}, "set has a key that holds a lone surrogate")]:
+        with pytest.raises(InvalidInput, match=re.escape(words)):
+            canonical(payload)
+    # Text that merely reads like an escape is text.
+    assert canonical({"note": "\\u0000"}) == b'{"note":"\\\\u0000"}'
+
+
+# ----------------------------------------------------------------------------- settings
+
+def settings_refusal(monkeypatch, env: dict) -> str:
+    """The one line get_settings() refuses `env` with (every entry point reads its settings through it)."""
+    from r2k.core.config import get_settings
+
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(InvalidInput) as refused_:
+            get_settings()
+    finally:
+        for name in env:
+            monkeypatch.delenv(name)
+        get_settings.cache_clear()
+    assert "\n" not in refused_.value.message
+    return refused_.value.message
+
+
+BAD_SETTINGS = [
+    # What the attack run found: a traceback for these …
+    ("R2K_CLAIM_LEASE_SECONDS", "abc", "R2K_CLAIM_LEASE_SECONDS is a whole number of seconds, 1–604,800; got 'abc'"),
+    ("R2K_CLAIM_LEASE_SECONDS", "nan", "R2K_CLAIM_LEASE_SECONDS is a whole number of seconds, 1–604,800; got 'nan'"),
+    ("R2K_CLAIM_LEASE_SECONDS", "1e999", "R2K_CLAIM_LEASE_SECONDS is a whole number of seconds, 1–604,800; "
+                                         "got '1e999'"),
+    ("R2K_UNDO_SECONDS", "-1", "R2K_UNDO_SECONDS is a finite number of seconds, 0–86,400; got '-1'"),
+    ("R2K_CHECKPOINT_SECONDS", "-1", "R2K_CHECKPOINT_SECONDS is a finite number of seconds, more than 0, "
+                                     "at most 86,400; got '-1'"),
+    ("R2K_TASK_CONFIDENCE_THRESHOLD", "nan", "R2K_TASK_CONFIDENCE_THRESHOLD is a finite number, 0–1; got 'nan'"),
+    # … and these were taken silently.
+    ("R2K_CLAIM_LEASE_SECONDS", "-1", "R2K_CLAIM_LEASE_SECONDS is a whole number of seconds, 1–604,800; got '-1'"),
+    ("R2K_LLM_TIMEOUT", "nan", "R2K_LLM_TIMEOUT is a finite number of seconds, more than 0, at most 3,600; got 'nan'"),
+    ("R2K_BREAKER_COOLDOWN", "nan", "R2K_BREAKER_COOLDOWN is a finite number of seconds, 0–86,400; got 'nan'"),
+    ("R2K_CHECKPOINT_SECONDS", "1e999", "R2K_CHECKPOINT_SECONDS is a finite number of seconds, more than 0, "
+                                        "at most 86,400; got '1e999'"),
+    ("R2K_CHECKPOINT_SECONDS", "0", "R2K_CHECKPOINT_SECONDS is a finite number of seconds, more than 0, "
+                                    "at most 86,400; got '0'"),
+    ("R2K_TASK_CONFIDENCE_THRESHOLD", "1.5", "R2K_TASK_CONFIDENCE_THRESHOLD is a finite number, 0–1; got '1.5'"),
+    ("R2K_SWEEP_INTERVAL", "0", "R2K_SWEEP_INTERVAL is a whole number of seconds, 1–3,600; got '0'"),
+    ("R2K_CHECKPOINT_EVENTS", "9" * 50, "R2K_CHECKPOINT_EVENTS is a whole number of events, 1–1,000,000; got "
+                                        "'" + "9" * 38 + "…"),
+    ("R2K_SSH_IDLE_SECONDS", "soon", "R2K_SSH_IDLE_SECONDS is a whole number of seconds, 5–604,800; got 'soon'"),
+    ("R2K_DATA_DIR", "", "R2K_DATA_DIR is the path of a folder, at most 4,096 bytes; got '', an empty path"),
+    ("R2K_DATA_DIR", "/dev/null", "R2K_DATA_DIR is the path of a folder, at most 4,096 bytes; got '/dev/null', "
+                                  "a character device"),
+    ("R2K_TRUSTED_KEYS", "/dev/zero", "R2K_TRUSTED_KEYS is the path of a regular file, at most 4,096 bytes; "
+                                      "got '/dev/zero', a character device"),
+    ("R2K_SIGNING_KEY_FILE", "/", "R2K_SIGNING_KEY_FILE is the path of a regular file, at most 4,096 bytes; "
+                                  "got '/', a folder"),
+    ("R2K_SIGNING_KEY_FILE", "k" * 5000, "R2K_SIGNING_KEY_FILE is the path of a regular file, at most 4,096 bytes; "
+                                         "got 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk…, a path of 5,000 bytes"),
+]
+
+
+@pytest.mark.parametrize("name,value,message", BAD_SETTINGS, ids=[f"{n}={v[:12]}" for n, v, _ in BAD_SETTINGS])
+def test_a_setting_out_of_its_range_is_one_line_naming_it_and_the_range(monkeypatch, name, value, message):
+    assert settings_refusal(monkeypatch, {name: value}) == message
+
+
+def test_every_number_and_path_setting_has_a_range_that_refuses_what_is_not_in_it(monkeypatch, tmp_path):
+    import os
+
+    from r2k.core.config import Settings, allowed
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    checked = []
+    for field, info in Settings.model_fields.items():
+        name = f"R2K_{field.upper()}"
+        if info.description in ("a regular file", "a folder"):
+            bad = ["", "x" * 4_097, str(fifo), "/dev/zero"] + (["/"] if info.description == "a regular file" else [])
+        elif info.annotation in (int, float):
+            bad = ["nan", "inf", "-inf", "1e999", "abc", "", "-1e9", "1e12", "0x10"]
+        else:
+            continue  # URLs, names and keys: text, checked where they are used
+        for value in bad:
+            message = settings_refusal(monkeypatch, {name: value})
+            assert message.startswith(f"{name} is {allowed(field)}; got "), (name, value, message)
+        checked.append(name)
+    assert len(checked) == 18  # a new number or path setting gets its range, or this fails
+
+
+def test_several_bad_settings_name_the_first_and_count_the_others(monkeypatch):
+    assert settings_refusal(monkeypatch, {"R2K_LLM_RETRIES": "-3", "R2K_SWEEP_INTERVAL": "0",
+                                          "R2K_SSH_IDLE_SECONDS": "x"}) == (
+        "R2K_LLM_RETRIES is a whole number, 0–10; got '-3' (R2K_SWEEP_INTERVAL, R2K_SSH_IDLE_SECONDS are out "
+        "of range too)")
+
+
+# A database that nothing answers: were the settings not checked first, the command would fail on it (8).
+NOWHERE = {"R2K_DATABASE_URL": "postgresql://r2k@127.0.0.1:9/r2k", "R2K_REDIS_URL": "redis://127.0.0.1:9/0",
+           "R2K_GRAPH_URL": "falkor://127.0.0.1:9", "R2K_START_WORKER": "0"}
+
+
+@pytest.mark.parametrize("entry", [
+    [sys.executable, "-m", "r2k.app", "--as", "root", "queue", "stats"],
+    [sys.executable, "-m", "r2k.app", "--json", "grey", "add", "--subject", "S"],
+    [sys.executable, "-m", "r2k.app", "worker", "--burst"],
+    [sys.executable, "-m", "r2k.app", "serve", "ssh", "--port", "0"],
+    [sys.executable, "-m", "r2k.app", "serve", "web", "--port", "1", "--as", "root"],
+    [sys.executable, "-m", "r2k.app"],  # the workstation
+    [sys.executable, "-m", "r2k.app.remote.session", "alice"],  # an SSH session's workstation
+], ids=["command", "json", "worker", "serve-ssh", "serve-web", "workstation", "ssh-session"])
+def test_every_entry_point_refuses_a_bad_setting_before_it_starts_anything(tmp_path, entry):
+    env = {**os.environ, **NOWHERE, "R2K_DATA_DIR": str(tmp_path / "data"), "R2K_CHECKPOINT_SECONDS": "nan"}
+    result = subprocess.run(entry, capture_output=True, text=True, env=env, timeout=120, cwd=ROOT,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == 6, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert error_of(result)["message"] == ("R2K_CHECKPOINT_SECONDS is a finite number of seconds, more than 0, "
+                                           "at most 86,400; got 'nan'")
+    assert not (tmp_path / "data").exists()  # nothing started, nothing made
+
+
+# ----------------------------------------------------------------------------- files given
+
+def special(tmp_path: Path, kind: str) -> str:
+    """A path that is no regular file to read, or one too large for any kind of file argument."""
+    import socket
+
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "fifo")  # a read would wait for a writer for ever
+        return str(tmp_path / "fifo")
+    if kind == "folder":
+        (tmp_path / "folder").mkdir()
+        return str(tmp_path / "folder")
+    if kind == "device":
+        return "/dev/zero"  # a read never ends (3.2 GB in 3 s, read whole)
+    if kind == "socket":
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(tmp_path / "sock"))
+        listener.close()  # the socket file stays
+        return str(tmp_path / "sock")
+    with open(tmp_path / "huge", "wb") as handle:  # sparse: 5 GB that take no room
+        handle.truncate(5 * 2**30)
+    return str(tmp_path / "huge")
+
+
+KIND_SAID = {"fifo": "is a FIFO, not a regular file", "folder": "is a folder, not a regular file",
+             "device": "is a character device, not a regular file", "socket": "is a socket, not a regular file",
+             "huge": "has 5,368,709,120 bytes; "}
+
+
+def public_key_file(tmp_path: Path) -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    path = tmp_path / "ada.pub"
+    path.write_bytes(Ed25519PrivateKey.generate().public_key().public_bytes(
+        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH) + b" ada@laptop\n")
+    return str(path)
+
+
+# (argv with X for the path, what the error calls it, what a file too large is told)
+FILE_ARGUMENTS = {
+    "body-file": (["--as", "vera", "tasks", "create", "--title", "T", "--body-file", "X"], "--body-file X",
+                  "an article file is at most 512 KB (524,288 bytes)"),
+    "resolve-body-file": (["--as", "vera", "tasks", "resolve", "1", "--note", "N", "--body-file", "X"],
+                          "--body-file X", "an article file is at most 512 KB (524,288 bytes)"),
+    "key-file": (["--as", "root", "users", "add-key", "alice", "--key-file", "X"], "--key-file X",
+                 "a key file is at most 16 KB (16,384 bytes)"),
+    "authorized-keys": (["--as", "root", "users", "add-key", "alice", "--key-file", "PUB", "--authorized-keys", "X"],
+                        "the authorized keys file X", "a keys file is at most 4 MB (4,194,304 bytes)"),
+    "anchor": (["--as", "root", "audit", "verify", "--anchor", "X"], "the anchor file X",
+               "an anchor file is at most 16 MB (16,777,216 bytes)"),
+    "serve-ssh": (["--as", "root", "serve", "ssh", "--port", "0", "--authorized-keys", "X"], "--authorized-keys X",
+                  None),  # a large regular file is the server's to refuse at a login (below)
+}
+
+
+@pytest.mark.parametrize("argument,kind", [(a, k) for a in sorted(FILE_ARGUMENTS) for k in KIND_SAID
+                                           if k != "huge" or FILE_ARGUMENTS[a][2]])
+def test_a_file_argument_that_is_no_regular_file_or_too_large_is_refused_before_it_is_read(
+        ctx, people, tmp_path, argument, kind):
+    import resource
+
+    argv, what, too_large = FILE_ARGUMENTS[argument]
+    path = special(tmp_path, kind)
+    argv = [path if a == "X" else public_key_file(tmp_path) if a == "PUB" else a for a in argv]
+    before, queues = counts(ctx), redis_snapshot(ctx.redis)
+    memory = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with within(30, f"r2k {' '.join(argv)}"):
+        code, _, err = cli(*argv)
+    message = refused(code, err)
+    expected = what.replace("X", path) + " " + KIND_SAID[kind] + (too_large if kind == "huge" else "")
+    assert message.startswith(expected), message
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - memory < 64 * 1024  # KB: nothing read whole
+    assert counts(ctx) == before and redis_snapshot(ctx.redis) == queues
+
+
+def test_every_file_option_of_the_command_line_is_refused_here_when_no_regular_file():
+    # A new option that names a file joins FILE_ARGUMENTS (and files.read_argument), or this fails.
+    import argparse
+
+    from r2k.app.cli import build_parser
+
+    def leaves(parser, path=()):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        for action in subs:
+            for name, sub in action.choices.items():
+                yield from leaves(sub, (*path, name))
+        if not subs:
+            yield path, parser
+
+    named = {(*path, action.option_strings[0] if action.option_strings else action.dest)
+             for path, parser in leaves(build_parser()) for action in parser._actions
+             if action.dest.endswith(("_file", "_keys")) or action.dest in ("paths", "anchor")
+             or action.metavar in ("FILE", "F", "PATH")}
+    covered = {(*argv[argv.index("--as") + 2:][:2], argv[argv.index("X") - 1])
+               for argv, _, _ in FILE_ARGUMENTS.values()}
+    assert named == covered | {("ingest", "paths")}  # ingest's: test_ingest_passes_by_what_is_no_regular_file…
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "socket", "huge"])
+def test_ingest_passes_by_what_is_no_regular_file_or_too_large(ctx, people, tmp_path, kind):
+    path = special(tmp_path, kind)
+    write(tmp_path / "docs" / "good.md", GOOD)
+    with within(30, "ingest"):
+        summary = ingest.ingest(ctx, people["root"], [path, tmp_path / "docs"])
+    reason = {"fifo": "a FIFO, not a file or folder", "device": "a character device, not a file or folder",
+              "socket": "a socket, not a file or folder",
+              "huge": "a document is at most 2 MB (2,097,152 bytes); this one has 5,368,709,120 bytes"}[kind]
+    assert summary["skipped"] == [{"path": path, "line": None, "reason": reason}]
+    assert summary["documents"] == 1
+
+
+def test_a_file_swapped_for_a_fifo_after_it_was_looked_at_is_refused_not_waited_on(tmp_path, monkeypatch):
+    # Between the look at the path and the open, someone puts a FIFO there: the open does not wait
+    # (O_NONBLOCK), and the look through the open file refuses it.
+    from r2k.core.domain import files
+
+    path = tmp_path / "doc.md"
+    path.write_text("text")
+    real_stat = os.stat
+
+    def stat_then_swap(target, *args, **kwargs):
+        result = real_stat(target, *args, **kwargs)
+        if str(target) == str(path):
+            path.unlink()
+            os.mkfifo(path)
+        return result
+
+    monkeypatch.setattr(files.os, "stat", stat_then_swap)
+    with within(10, "read_bytes"), pytest.raises(files.NotARegularFile, match="a FIFO"):
+        files.read_bytes(path, 1024)
+
+
+def test_the_files_a_setting_or_a_login_reads_are_refused_the_same_way(tmp_path):
+    from r2k.app.keymap import KeymapError, load
+    from r2k.core.events import Signer, parse_trusted_keys
+    from r2k.core.services import users
+
+    fifo = special(tmp_path, "fifo")
+    with within(10, "the keymap"), pytest.raises(KeymapError, match=f"keymap {fifo} is a FIFO, not a regular file"):
+        load(Path(fifo))
+    with within(10, "the trusted keys"), pytest.raises(
+            InvalidInput, match=re.escape(f"the trusted keys file (R2K_TRUSTED_KEYS) {fifo} is a FIFO")):
+        parse_trusted_keys(Path(fifo))
+    with within(10, "the signing key"), pytest.raises(InvalidInput, match=re.escape(
+            f"the signing key file (R2K_SIGNING_KEY_FILE) {fifo} is a FIFO")):
+        Signer(Path(fifo))
+    with within(10, "the authorized keys"), pytest.raises(InvalidInput, match=f"the authorized keys file {fifo} is a FIFO"):
+        users.authorized_keys(Path(fifo))
+    garbage = write(tmp_path / "garbage.pem", b"\xff\x00 not a key")
+    with pytest.raises(InvalidInput, match="is not an Ed25519 private key in PEM"):
+        Signer(garbage)
+    huge = write(tmp_path / "keymap.toml", b"#" * (limits.KEYMAP_FILE.bytes + 1))
+    with pytest.raises(KeymapError, match=re.escape("has 65,537 bytes; a keymap file is at most 64 KB")):
+        load(huge)

@@ -14,7 +14,7 @@ import pytest
 
 from r2k.core import audit
 from r2k.core.errors import Conflict, Forbidden
-from r2k.core.services import candidate_views, candidates, claims, queue_index, users
+from r2k.core.services import candidate_views, candidates, claims, grey, queue_index, users
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
 
@@ -129,6 +129,30 @@ def test_idempotent_decision_through_the_cli(ctx, people):
     assert second == first and event_count(ctx) == count
     clash = r2k("--as", "alice", "candidates", "reject", "1", "--reason", "x", "--idempotency-key", "press-7")
     assert clash.returncode == 4 and error_of(clash)["status"] == 409
+
+
+def test_an_idempotency_key_is_its_users_own(ctx, people):
+    # As Stripe scopes keys per account: a key one user chose never makes another's request a 409,
+    # nor hands them the first user's stored result.
+    sams = grey.add(ctx, people["sam"], "Who owns the cameras?", idempotency_key="press-1")
+    count = event_count(ctx)
+    roots = grey.add(ctx, people["root"], "Who owns the cameras?", idempotency_key="press-1")
+    assert roots["id"] != sams["id"] and roots["created_by"] == "root" and event_count(ctx) > count
+    other = r2k_json("--as", "alice", "grey", "add", "--subject", "Something else", "--idempotency-key", "press-1")
+    assert other["id"] not in (sams["id"], roots["id"]) and other["subject"] == "Something else"
+    # Each user's repeat is their own first result, and changes nothing.
+    count = event_count(ctx)
+    assert grey.add(ctx, people["sam"], "Who owns the cameras?", idempotency_key="press-1") == sams
+    assert r2k_json("--as", "root", "grey", "add", "--subject", "Who owns the cameras?",
+                    "--idempotency-key", "press-1") == json.loads(json.dumps(roots, default=str))
+    assert event_count(ctx) == count
+    # Another request under one's own key is still a 409, and only for that user.
+    with pytest.raises(Conflict, match="different request"):
+        grey.add(ctx, people["sam"], "Another subject", idempotency_key="press-1")
+    assert event_count(ctx) == count
+    with ctx.db.read() as tx:
+        assert tx.all("SELECT actor, key FROM idempotency_keys ORDER BY actor") == [
+            {"actor": "alice", "key": "press-1"}, {"actor": "root", "key": "press-1"}, {"actor": "sam", "key": "press-1"}]
 
 
 def test_a_stale_expected_version_is_a_409_through_the_cli(ctx, people):
@@ -420,6 +444,8 @@ def test_migrations_upgrade_an_existing_database_step_by_step(old_database):
     with psycopg.connect(old_database) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0001"
         conn.execute("INSERT INTO users (name, role, created_at, updated_at) VALUES ('ada', 'admin', now(), now())")
+        conn.execute("INSERT INTO idempotency_keys (key, actor, request_hash, response, created_at) "
+                     "VALUES ('press-1', 'ada', 'h', '{}', now())")
     result = subprocess.run([sys.executable, "-m", "r2k.app", "--json", "--as", "ada", "db", "upgrade"], cwd=ROOT,
                             capture_output=True,
                             text=True, env={**os.environ, "R2K_DATABASE_URL": old_database})
@@ -430,6 +456,10 @@ def test_migrations_upgrade_an_existing_database_step_by_step(old_database):
         assert conn.execute("SELECT name FROM users").fetchone()[0] == "ada"
         index = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'candidates_state'").fetchone()[0]
         assert "created_at" in index
+        # Keys kept, and each user's own since 0012: another user may choose the same one.
+        conn.execute("INSERT INTO idempotency_keys (key, actor, request_hash, response, created_at) "
+                     "VALUES ('press-1', 'ben', 'h', '{}', now())")
+        assert conn.execute("SELECT actor FROM idempotency_keys ORDER BY actor").fetchall() == [("ada",), ("ben",)]
 
 
 def test_an_external_database_behind_the_code_is_told_to_upgrade(old_database):

@@ -14,7 +14,7 @@ import pytest
 
 from r2k.core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
 from r2k.core.services import tasks
-from tests.conftest import ROOT, error_of, r2k, r2k_json
+from tests.conftest import ROOT, error_of, r2k, r2k_json, redis_snapshot
 from tests.test_registry import publish  # an answer published through the candidates' path
 
 AGREES = """# Backups
@@ -80,12 +80,38 @@ def counts(ctx, task_id) -> tuple:
     ({"new_state": "PEER_REVIEW", "idempotency_key": "k", "metadata": {"reviewers": ["bob"]}},
      "metadata.reviewers is not a known field"),
     ({"new_state": "PEER_REVIEW", "idempotency_key": "", "metadata": {}}, "idempotency_key "),
+    ({"new_state": "PEER_REVIEW", "idempotency_key": "k", "metadata": {"ai_confidence_score": float("nan")}},
+     "metadata.ai_confidence_score must be a finite number, got nan"),
+    ({"new_state": "PEER_REVIEW", "idempotency_key": "k", "metadata": {"ai_confidence_score": float("-inf")}},
+     "metadata.ai_confidence_score must be a finite number, got -inf"),
+    ({"new_state": "PEER_REVIEW", "idempotency_key": "k", "metadata": {"flagged_claims": [{"score": float("inf")}]}},
+     r"metadata.flagged_claims\[0\].score is not a finite number \(inf\)"),
+    ({"new_state": "PEER_REVIEW", "idempotency_key": "k", "metadata": {"reviewer_ids": ["ada", "bob", "ada"]}},
+     "metadata.reviewer_ids lists 'ada' twice"),
+    ({"new_state": "PEER_REVIEW", "idempotency_key": "k", "metadata": {"note": "a\x00"}},
+     "metadata.note holds a NUL character"),
 ])
 def test_a_malformed_request_is_a_400_naming_the_field(request_, field):
     from r2k.core.tasks_schema import check_request
 
     with pytest.raises(InvalidInput, match="invalid transition request: " + field.replace(".", r"\.")):
         check_request(request_)
+
+
+def test_an_event_schema_number_is_a_finite_one():
+    from r2k.core.tasks_schema import problems
+
+    data = {"ai_confidence_score": 0.5, "flagged_claims": [{"claim": "c", "kind": "unsupported", "coverage": 0.1}],
+            "supported": [], "claims": 1, "threshold": 0.8, "outcome": "RESOLUTION_REQUIRED", "judged_by": "rules"}
+    payload = {"from": "AI_ANALYSIS", "to": "RESOLUTION_REQUIRED", "data": data, "set": {}}
+    assert problems("event_AnalysisCompleted", payload) == []
+    for where, value in [("ai_confidence_score", float("nan")), ("threshold", float("inf"))]:
+        bad = {**payload, "data": {**data, where: value}}
+        assert problems("event_AnalysisCompleted", bad) == [f"data.{where} must be a finite number, got {value!r}"]
+    coverage = {**payload, "data": {**data, "flagged_claims": [{"claim": "c", "kind": "unsupported",
+                                                                "coverage": float("nan")}]}}
+    assert problems("event_AnalysisCompleted", coverage) == [
+        "data.flagged_claims[0].coverage must be a finite number, got nan"]
 
 
 def test_every_typed_event_has_a_valid_schema_that_refuses_a_stray_field():
@@ -170,6 +196,27 @@ def test_schema_errors_name_the_field_and_change_nothing(ctx, people):
                    "--idempotency-key", "k3", "--metadata", "{oops")
     assert bad_json.returncode == 6 and "--metadata is not JSON" in error_of(bad_json)["message"]
     assert counts(ctx, task["id"]) == before
+
+
+@pytest.mark.parametrize("score,words", [
+    ("NaN", "NaN is not a number JSON allows"), ("Infinity", "Infinity is not a number JSON allows"),
+    ("-Infinity", "-Infinity is not a number JSON allows"), ("1e999", "1e999 is out of range for a number")])
+def test_a_confidence_score_that_is_not_a_finite_number_is_a_400(ctx, people, score, words):
+    # Python's json reads NaN, Infinity and 1e999 (as inf), and NaN compares false with every bound,
+    # so the schema's minimum and maximum alone let it through.
+    task = new_task(ctx, people)
+    tasks.submit(ctx, people["vera"], task["id"])
+    before, queues = counts(ctx, task["id"]), redis_snapshot(ctx.redis)
+    result = r2k("--as", "root", "tasks", "transition", str(task["id"]), "--to", "PEER_REVIEW",
+                 "--idempotency-key", "k-nan", "--metadata", f'{{"ai_confidence_score": {score}, "flagged_claims": []}}')
+    assert result.returncode == 6, result.stderr
+    assert error_of(result)["message"] == f"--metadata is not JSON: {words}"
+    from r2k.core.domain import SYSTEM
+
+    value = float(score.replace("Infinity", "inf"))
+    with pytest.raises(InvalidInput, match="metadata.ai_confidence_score must be a finite number"):
+        to(ctx, SYSTEM, task["id"], "PEER_REVIEW", {"ai_confidence_score": value, "flagged_claims": []})
+    assert counts(ctx, task["id"]) == before and redis_snapshot(ctx.redis) == queues
 
 
 def test_the_idempotency_key_is_mandatory_and_a_repeat_changes_nothing(ctx, people):
@@ -258,6 +305,21 @@ def test_the_reviewer_rules(ctx, people, registry):
     decisions = published["decisions"]
     assert [(d["reviewer"], d["decision"]) for d in decisions] == [("alice", "approve"), ("bob", "approve")]
     assert all(d["at"] for d in decisions)
+
+
+@pytest.mark.parametrize("reviewers", ["alice,alice", "alice,bob, alice", "bob,alice,alice "])
+def test_a_reviewer_listed_twice_is_a_400_naming_them(ctx, people, registry, reviewers):
+    task = in_review(ctx, people, reviewers=("bob",))
+    before, queues = counts(ctx, task["id"]), redis_snapshot(ctx.redis)
+    result = r2k("--as", "vera", "tasks", "assign", str(task["id"]), "--reviewers", reviewers)
+    assert result.returncode == 6, result.stderr
+    assert error_of(result)["message"] == "reviewer 'alice' is listed twice: each reviewer once"
+    with pytest.raises(InvalidInput, match="reviewer 'alice' is listed twice"):
+        to(ctx, people["vera"], task["id"], "PEER_REVIEW", {"reviewer_ids": ["alice", " alice"]})
+    with pytest.raises(InvalidInput, match="metadata.reviewer_ids lists 'alice' twice"):
+        to(ctx, people["vera"], task["id"], "PEER_REVIEW", {"reviewer_ids": ["alice", "alice"]})
+    assert counts(ctx, task["id"]) == before and redis_snapshot(ctx.redis) == queues
+    assert [r["name"] for r in tasks.get(ctx, task["id"])["reviewers"]] == ["bob"]
 
 
 def test_a_rejection_needs_resolution_which_clears_the_approvals(ctx, people, registry, tmp_path):

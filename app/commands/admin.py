@@ -152,14 +152,10 @@ def users_add(cli, args):
 
 
 def users_add_key(cli, args):
-    from r2k.core.errors import InvalidInput
+    from r2k.core.domain import files, limits
     from r2k.core.services import users
 
-    try:
-        with open(args.key_file, encoding="utf-8", errors="replace") as key_file:
-            text = key_file.read(16384)
-    except OSError as exc:
-        raise InvalidInput(f"cannot read --key-file {args.key_file}: {exc.strerror}") from None
+    text = files.read_text_argument(args.key_file, "--key-file", limits.KEY_FILE, errors="replace")
     return users.add_key(cli.ctx, args.name, text, by=cli.actor, path=args.authorized_keys,
                          idempotency_key=args.idempotency_key)
 

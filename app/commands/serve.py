@@ -2,11 +2,10 @@
 "Remote access"). The servers' modules load only when one is started."""
 from __future__ import annotations
 
-import os
+from r2k.core.domain.limits import SSH_IDLE as IDLE
 
 PORTS = (0, 65535)
-IDLE = (5, 7 * 24 * 3600)
-IDLE_DEFAULT = 30 * 60
+IDLE_DEFAULT = 30 * 60  # R2K_SSH_IDLE_SECONDS's default (core/config.py)
 
 
 def register(commands) -> None:
@@ -31,13 +30,19 @@ def register(commands) -> None:
                      "(default http://HOST:PORT)")
 
 
-def idle_seconds(args) -> int:
-    if args.idle is not None:
-        return args.idle
-    from r2k.core.domain.limits import number
+def idle_seconds(cli, args) -> int:
+    return args.idle if args.idle is not None else cli.ctx.settings.ssh_idle_seconds
 
-    given = os.environ.get("R2K_SSH_IDLE_SECONDS")
-    return number(given, "R2K_SSH_IDLE_SECONDS", IDLE, "seconds") if given else IDLE_DEFAULT
+
+def _keys_file_ok(path: str) -> None:
+    """--authorized-keys names a regular file, or one to be made: a FIFO, a device or a folder is
+    refused before the server listens (the server would read it at the first login)."""
+    from r2k.core.domain import files
+    from r2k.core.errors import InvalidInput
+
+    kind = files.kind_at(path)
+    if kind not in (None, "a regular file"):
+        raise InvalidInput(f"--authorized-keys {files.shown(path)} is {kind}, not a regular file")
 
 
 def serve_ssh(cli, args):
@@ -45,7 +50,9 @@ def serve_ssh(cli, args):
     that owns the data dir (and its credentials), as a service manager runs it, or else an admin."""
     from r2k.core.services import users
 
-    idle = idle_seconds(args)
+    idle = idle_seconds(cli, args)
+    if args.authorized_keys is not None:
+        _keys_file_ok(args.authorized_keys)
     cli.ctx.db  # the services up (or a 503) before the port opens
     if not users.owns_data_dir(cli.ctx):
         cli.admin("serve the workstation over SSH")

@@ -65,22 +65,24 @@ def register(commands) -> None:
 
 
 def _read_body(path: str | None) -> str | None:
+    """The article of --body-file: a regular file within its limit (a FIFO, a device or a folder is
+    refused before anything is read), or stdin for `-`."""
+    from r2k.core.domain import files
     from r2k.core.errors import InvalidInput
 
     if path is None:
         return None
-    try:
-        if path == "-":
-            import sys
+    if path != "-":
+        return files.read_text_argument(path, "--body-file", limits.ARTICLE_FILE)
+    import sys
 
-            text = sys.stdin.read(limits.DOCUMENT_BYTES + 1)
-        else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read(limits.DOCUMENT_BYTES + 1)
+    try:
+        text = sys.stdin.read(limits.ARTICLE_FILE.bytes + 1)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInput(f"--body-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    if len(text) > limits.DOCUMENT_BYTES:
-        raise InvalidInput(f"--body-file {path} is over {limits.DOCUMENT_BYTES:,} characters")
+        raise InvalidInput(f"--body-file - (stdin): {getattr(exc, 'strerror', None) or exc}") from None
+    if len(text) > limits.ARTICLE_FILE.bytes:
+        raise InvalidInput(f"--body-file - (stdin) is over {limits.ARTICLE_FILE.bytes:,} characters; "
+                           f"{limits.ARTICLE_FILE.said()}")
     return text
 
 

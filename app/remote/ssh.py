@@ -35,7 +35,7 @@ from pathlib import Path
 
 import asyncssh
 
-from r2k.core.errors import Forbidden
+from r2k.core.errors import Forbidden, InvalidInput
 from r2k.core.services import users
 
 from ..safe import visible
@@ -528,7 +528,13 @@ class Service:
             problem = writable_by_others(self.authorized_keys)
             if problem:
                 log.error("refusing every key: %s (chmod go-w, as add-key leaves it)", problem)
-            self._keys = (mark, {} if problem else users.authorized_keys(self.authorized_keys))
+            granted = {}
+            if not problem:
+                try:
+                    granted = users.authorized_keys(self.authorized_keys)
+                except InvalidInput as exc:  # a FIFO, a folder, a file too large: never read, nobody let in
+                    log.error("refusing every key: %s", visible(exc.message, multiline=False))
+            self._keys = (mark, granted)
         return self._keys[1]
 
     async def user_exists(self, name: str) -> bool:

@@ -1,5 +1,6 @@
-"""What r2k accepts, in one place: the size of each kind of text, the characters PostgreSQL refuses,
-how deep JSON may nest, and the range of every number a caller gives.
+"""What r2k accepts, in one place: the size of each kind of text and of each kind of file a caller
+names, the characters PostgreSQL refuses, how deep JSON may nest and that its numbers are finite, and
+the range of every number a caller gives.
 
 Core's services check them, so the CLI, the workstation and the workers all get the same 400; the
 CLI's option types (`app.cli.bounded_int`) use the same ranges, and README's "Limits" states them.
@@ -8,8 +9,10 @@ full-text index, whose values cannot exceed 1 MB, and into signed events.
 """
 from __future__ import annotations
 
+import json
+import math
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import InvalidInput
 
@@ -24,6 +27,26 @@ QUERY = 1_000          # a search or a filter is words, not a document
 DOCUMENT_BYTES = 2 * 1024 * 1024  # a file to ingest; a long handbook is a few hundred KB of text
 JSON_DEPTH = 64        # a JSON Lines record is flat; 64 levels leave room for any metadata in it
 
+
+class FileKind(NamedTuple):
+    """A kind of file a caller names (core/domain/files.py): what it is called, and the most it may hold."""
+
+    noun: str
+    bytes: int
+
+    def said(self) -> str:
+        """"a key file is at most 16 KB (16,384 bytes)"."""
+        unit, size = ("MB", self.bytes / 2**20) if self.bytes >= 2**20 else ("KB", self.bytes / 2**10)
+        return f"{self.noun} is at most {size:g} {unit} ({self.bytes:,} bytes)"
+
+
+# Files a caller names, each read whole: as much as the kind needs, and no more.
+ARTICLE_FILE = FileKind("an article file", 512 * 1024)   # --body-file: 100,000 characters of 4 bytes at most
+KEY_FILE = FileKind("a key file", 16 * 1024)             # --key-file, the signing key: an RSA-16384 key is 3 KB
+KEYS_FILE = FileKind("a keys file", 4 * 2**20)           # R2K_TRUSTED_KEYS, --authorized-keys: thousands of keys
+ANCHOR_FILE = FileKind("an anchor file", 16 * 2**20)     # --anchor: a checkpoint, or checkpoint lines and deltas
+KEYMAP_FILE = FileKind("a keymap file", 64 * 1024)       # R2K_KEYMAP_FILE: a line per binding
+
 # Numbers: (lowest, highest), inclusive.
 SEARCH_LIMIT = (1, 1_000)          # results of one search page
 LIST_LIMIT = (1, 10_000)           # rows of one list
@@ -32,6 +55,7 @@ TTL_SECONDS = (1, 31_536_000)      # a grey entry may wait up to a year unresolv
 MAX_ATTEMPTS = (1, 100)            # automated retries; backoff caps at an hour, so 100 is four days
 VERSION = (1, 2_147_483_647)       # a row's version is an int4 column
 PROCESSES = (1, 64)                # worker processes on one machine
+SSH_IDLE = (5, 604_800)            # seconds an SSH session may sit idle (--idle, R2K_SSH_IDLE_SECONDS): up to a week
 ID = (1, 9_223_372_036_854_775_807)  # ids are bigserial
 
 _REFUSED = re.compile("[\x00\ud800-\udfff]")
@@ -53,6 +77,32 @@ def refused_character(value: str) -> str | None:
     if found.group() == "\x00":
         return f"holds a NUL character (U+0000) {at}, which text cannot hold"
     return f"holds a lone surrogate (U+{ord(found.group()):04X}) {at}, which is not a character"
+
+
+def refused_in(value: Any, path: str = "") -> str | None:
+    """Why a JSON value (parsed input, an event's payload) cannot be stored or hashed, naming where:
+    "metadata.note holds a NUL character (U+0000) at character 3, …", a key that holds one, or a
+    number that is not finite ("metadata.score is not a finite number (nan)"; JSON has no NaN or
+    Infinity, and jsonb refuses them). None when every string and number in it can be stored."""
+    if isinstance(value, str):
+        why = refused_character(value)
+        return f"{path or 'the value'} {why}" if why else None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{path or 'the value'} is not a finite number ({value!r})"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            why = refused_character(key) if isinstance(key, str) else None
+            if why:
+                return f"{path or 'the value'} has a key that {why}"
+            found = refused_in(item, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for n, item in enumerate(value):
+            found = refused_in(item, f"{path}[{n}]")
+            if found:
+                return found
+    return None
 
 
 def too_long(what: str, limit: int, length: int) -> str | None:
@@ -158,9 +208,24 @@ def json_depth_ok(text: str, depth: int = JSON_DEPTH) -> None:
             level -= 1
 
 
-def loads_json(text: str, depth: int = JSON_DEPTH) -> Any:
-    """json.loads, refusing nesting deeper than `depth` first (JSONTooDeep, a ValueError)."""
-    import json
+class NotFinite(ValueError):
+    pass
 
+
+def _constant(name: str):
+    raise NotFinite(f"{name} is not a number JSON allows")
+
+
+def _finite(digits: str) -> float:
+    value = float(digits)
+    if not math.isfinite(value):  # 1e999: a finite literal Python reads as infinity
+        raise NotFinite(f"{digits[:40]} is out of range for a number")
+    return value
+
+
+def loads_json(text: str, depth: int = JSON_DEPTH) -> Any:
+    """json.loads, refusing nesting deeper than `depth` first (JSONTooDeep, a ValueError), and numbers
+    that are not finite (NotFinite, a ValueError): Python's json reads NaN, Infinity and 1e999, which
+    JSON does not allow and jsonb refuses."""
     json_depth_ok(text, depth)
-    return json.loads(text)
+    return json.loads(text, parse_constant=_constant, parse_float=_finite)

@@ -29,7 +29,9 @@ def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx],
     """Run `work` in one transaction; with a key, at most once per (key, request) within 24 h.
 
     A repeat of the same request returns the first result and changes nothing; the same key with
-    a different request is a 409. A failed request stores nothing, so it may be retried.
+    a different request is a 409. A failed request stores nothing, so it may be retried. Keys are
+    each user's own (docs/architecture.md, "Idempotency keys"): the same key chosen by two users is
+    two keys, so one's never makes the other's request a 409 nor hands them its result.
     """
     work = _saying_who(work, actor)
     if idempotency_key is None:
@@ -45,23 +47,24 @@ def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx],
         with ctx.db.begin() as tx:
             inserted = tx.one(
                 "INSERT INTO idempotency_keys (key, actor, request_hash, response, created_at) "
-                "VALUES (%s, %s, %s, NULL, %s) ON CONFLICT (key) DO NOTHING RETURNING key",
+                "VALUES (%s, %s, %s, NULL, %s) ON CONFLICT (actor, key) DO NOTHING RETURNING key",
                 (idempotency_key, actor.name, request_hash, now()))
             if not inserted:
-                # Someone used the key first; FOR UPDATE waits for them if they are still at it.
-                prior = tx.one("SELECT * FROM idempotency_keys WHERE key = %s FOR UPDATE", (idempotency_key,))
+                # This user used the key first; FOR UPDATE waits for that request if it is still at it.
+                prior = tx.one("SELECT * FROM idempotency_keys WHERE actor = %s AND key = %s FOR UPDATE",
+                               (actor.name, idempotency_key))
                 if prior is None:
-                    continue  # their request failed and left nothing: try to take the key again
+                    continue  # that request failed and left nothing: try to take the key again
                 if now() - prior["created_at"] < IDEMPOTENCY_WINDOW and prior["response"] is not None:
                     if prior["request_hash"] != request_hash:
                         raise Conflict(f"idempotency key {idempotency_key!r} was used for a different request")
                     return prior["response"]
                 # Expired: the key starts a new window.
-                tx.execute("UPDATE idempotency_keys SET actor = %s, request_hash = %s, created_at = %s "
-                           "WHERE key = %s", (actor.name, request_hash, now(), idempotency_key))
+                tx.execute("UPDATE idempotency_keys SET request_hash = %s, created_at = %s "
+                           "WHERE actor = %s AND key = %s", (request_hash, now(), actor.name, idempotency_key))
             result = work(tx)
-            tx.execute("UPDATE idempotency_keys SET response = %s WHERE key = %s",
-                       (Jsonb(jsonable(result)), idempotency_key))
+            tx.execute("UPDATE idempotency_keys SET response = %s WHERE actor = %s AND key = %s",
+                       (Jsonb(jsonable(result)), actor.name, idempotency_key))
             return result
 
 

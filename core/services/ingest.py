@@ -13,7 +13,6 @@ the section headed so even when its text never says the word (docs/architecture.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -21,8 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 import psycopg
 
 from .. import engine
-from ..domain import limits
-from ..domain import HORN_TYPES, Actor
+from ..domain import HORN_TYPES, Actor, files, limits
 from ..errors import InvalidInput
 from ..extract import MEDIA_TYPES, MIN_WORDS, Extracted, ExtractError, extract
 from . import candidates, embeddings, grey
@@ -47,49 +45,36 @@ class Summary:
 
 
 def collect(paths: Iterable[str | Path], summary: Summary) -> list[Path]:
-    """The files to ingest, in a stable order: folders are walked for .md, .txt and .jsonl."""
-    files: list[Path] = []
+    """The files to ingest, in a stable order: folders are walked for .md, .txt and .jsonl (regular
+    files only: a FIFO or a device among them is passed by)."""
+    found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         try:
             if path.is_dir():
-                files += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA_TYPES)
+                found += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA_TYPES)
             elif path.is_file():
-                files.append(path)
+                found.append(path)
             else:
-                summary.skipped.append({"path": shown(path), "line": None, "reason": "no such file or folder"})
+                kind = files.kind_at(path)
+                reason = f"{kind}, not a file or folder" if kind else "no such file or folder"
+                summary.skipped.append({"path": files.shown(path), "line": None, "reason": reason})
         except OSError as exc:  # a name too long, a folder that cannot be listed: is_dir() lets those through
-            summary.skipped.append({"path": shown(path), "line": None,
+            summary.skipped.append({"path": files.shown(path), "line": None,
                                     "reason": f"cannot be read: {exc.strerror or exc}"})
-    return files
-
-
-def shown(path: Path) -> str:
-    """The path as text that can be stored and printed: bytes of a file name that are not UTF-8
-    (which Python keeps as lone surrogates) written as \\xNN."""
-    try:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
-    except UnicodeError:
-        return str(path).encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
+    return found
 
 
 def read(path: Path) -> tuple[bytes, str]:
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(limits.DOCUMENT_BYTES + 1)  # never more than a document may be
+    try:  # a regular file (one swapped for a FIFO since collect is refused), never more than a document may be
+        raw = files.read_bytes(path, limits.DOCUMENT_BYTES)
+    except files.NotARegularFile as exc:
+        raise ExtractError(f"{exc.kind}, not a file") from None
+    except files.TooLarge as exc:
+        raise ExtractError(f"a document is at most {limits.DOCUMENT_BYTES // 2**20} MB "
+                           f"({limits.DOCUMENT_BYTES:,} bytes); this one has {exc.size:,} bytes") from None
     except OSError as exc:
         raise ExtractError(f"unreadable: {exc.strerror or exc}") from None
-    if len(raw) > limits.DOCUMENT_BYTES:
-        size = max(len(raw), _size(path))
-        raise ExtractError(f"a document is at most {limits.DOCUMENT_BYTES // 2**20} MB "
-                           f"({limits.DOCUMENT_BYTES:,} bytes); this one has {size:,} bytes")
     try:
         return raw, raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -100,13 +85,13 @@ def read(path: Path) -> tuple[bytes, str]:
 def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
            on_file: Callable[[Path, int, int], None] | None = None) -> dict:
     summary = Summary()
-    files = collect(paths, summary)
-    if not files and not summary.skipped:
+    found = collect(paths, summary)
+    if not found and not summary.skipped:
         raise InvalidInput("nothing to ingest: give Markdown, plain-text or JSON Lines files or folders")
-    for index, path in enumerate(files):
+    for index, path in enumerate(found):
         if on_file:
-            on_file(path, index, len(files))
-        name = shown(path)
+            on_file(path, index, len(found))
+        name = files.shown(path)
         try:
             raw, content = read(path)
             doc = extract(Path(name), content)
@@ -119,7 +104,7 @@ def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
             reason = exc.message if isinstance(exc, InvalidInput) else f"the database refused it: {exc}"
             summary.skipped.append({"path": name, "line": None, "reason": reason.splitlines()[0]})
     if on_file:
-        on_file(Path(""), len(files), len(files))
+        on_file(Path(""), len(found), len(found))
     return summary.as_dict()
 
 

@@ -329,20 +329,29 @@ def _run(ctx: Context, actor: Actor, op: str, task_id, args: dict, work, idempot
 
 # ----------------------------------------------------------------------------- reviewers
 
-def _assign_in(tx: Tx, actor: Actor, row: dict, names: list[str], key: str | None,
-               expected_version: int | None) -> dict:
-    engine.plan(TASK, row, "assign", actor, {"reviewer_ids": names}, expected_version)
-    cleaned = []
+def _reviewers(names: list[str]) -> list[str]:
+    """The reviewers a request names, each stripped and named once: a reviewer listed twice is a 400
+    (a typo for someone else, most likely), never quietly one."""
+    cleaned: list[str] = []
     for name in names:
         name = (limits.text(name, "a reviewer", limits.QUERY) or "").strip()
         if not name:
             raise InvalidInput("a reviewer id is a user's name, got an empty one")
+        if name in cleaned:
+            raise InvalidInput(f"reviewer {name!r} is listed twice: each reviewer once")
+        cleaned.append(name)
+    return cleaned
+
+
+def _assign_in(tx: Tx, actor: Actor, row: dict, names: list[str], key: str | None,
+               expected_version: int | None) -> dict:
+    engine.plan(TASK, row, "assign", actor, {"reviewer_ids": names}, expected_version)
+    cleaned = _reviewers(names)
+    for name in cleaned:
         if name == row["created_by"]:
             raise InvalidInput(f"{name} wrote task {row['id']}: an author never reviews their own article")
         if not tx.one("SELECT 1 FROM users WHERE name = %s", (name,)):
             raise InvalidInput(f"reviewer {name!r} is not a known user")
-        if name not in cleaned:
-            cleaned.append(name)
     new = [n for n in cleaned if n not in reviewer_names(row)]
     if not new:
         return row
@@ -355,6 +364,7 @@ def assign(ctx: Context, actor: Actor, task_id, reviewers: list[str], *, expecte
     names = [r for r in (reviewers or []) if r is not None]
     if not [n for n in names if str(n).strip()]:
         raise InvalidInput("assign needs at least one reviewer (--reviewers a,b)")
+    _reviewers(names)  # before the transaction: a name twice changes nothing
 
     def work(tx, tid):
         row = _lock(tx, tid)

@@ -5,12 +5,13 @@ import base64
 import hashlib
 import os
 import re
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import engine
 from ..adapters.postgres import public_row
-from ..domain import HORN_TYPES, ROLES, SYSTEM, Actor, parse_horn_type
+from ..domain import HORN_TYPES, ROLES, SYSTEM, Actor, files, limits, parse_horn_type
 from ..errors import Conflict, Forbidden, InvalidInput, NotFound
 from .common import mutate
 
@@ -128,11 +129,12 @@ def fingerprint(blob: bytes) -> str:
 
 
 def authorized_keys(path: Path) -> dict[str, str]:
-    """Fingerprint -> r2k user name, from the authorized keys file (a missing file: no keys)."""
-    try:
-        return keys_in(Path(path).read_text(encoding="utf-8", errors="replace"))
-    except FileNotFoundError:
+    """Fingerprint -> r2k user name, from the authorized keys file (a missing file: no keys). One
+    that is not a regular file, or is larger than a keys file may be, is a 400 (the server grants no
+    key then): read anyway, a FIFO would hang the server."""
+    if not Path(path).exists():
         return {}
+    return keys_in(files.read_text_argument(path, "the authorized keys file", limits.KEYS_FILE, errors="replace"))
 
 
 def keys_in(text: str) -> dict[str, str]:
@@ -150,6 +152,30 @@ def keys_in(text: str) -> dict[str, str]:
         if NAME.match(name):
             keys.setdefault(fingerprint(blob), name)
     return keys
+
+
+def _open_keys_file(target: Path) -> int:
+    """The authorized keys file opened to read and append, made if missing: a regular file within a keys
+    file's size, else a 400 before anything is read or written (opened without blocking, then looked at:
+    a FIFO opened to read and write never blocks, but reading it would)."""
+    what = f"the authorized keys file {files.shown(target)}"
+    kind = files.kind_at(target)
+    if kind not in (None, "a regular file"):
+        raise InvalidInput(f"{what} is {kind}, not a regular file: no key was added")
+    try:
+        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_NOCTTY, 0o600)
+    except OSError as exc:
+        raise InvalidInput(f"{what} cannot be opened: {exc.strerror or exc}") from None
+    opened = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(opened.st_mode):
+        problem = f"is {files.kind_of(opened.st_mode)}, not a regular file: no key was added"
+    elif opened.st_size > limits.KEYS_FILE.bytes:
+        problem = f"has {opened.st_size:,} bytes; {limits.KEYS_FILE.said()}"
+    if problem:
+        os.close(fd)
+        raise InvalidInput(f"{what} {problem}")
+    return fd
 
 
 def add_key(ctx: Context, name: str, key_text: str, *, by: Actor = SYSTEM, path: Path | None = None,
@@ -171,12 +197,12 @@ def add_key(ctx: Context, name: str, key_text: str, *, by: Actor = SYSTEM, path:
         if row is None:
             raise NotFound(f"no user {name!r}: add them first with `r2k users add NAME --role ROLE`")
         target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(fd, "r+", encoding="utf-8") as keys:
+        fd = _open_keys_file(target)
+        with os.fdopen(fd, "r+", encoding="utf-8", errors="replace") as keys:
             fcntl.flock(keys, fcntl.LOCK_EX)  # two add-keys at once each see the other's line
             os.fchmod(keys.fileno(), 0o600)
             keys.seek(0)
-            holder = keys_in(keys.read()).get(print_)
+            holder = keys_in(keys.read(limits.KEYS_FILE.bytes)).get(print_)
             if holder is not None:
                 raise Conflict(f"key {print_} already lets in user {holder}")
             at = now()
