@@ -249,13 +249,13 @@ def run(argv: list[str]) -> int:
         if getattr(args, "handler", None) is None and getattr(args, "group_help", None):
             print(args.group_help())  # a group given no subcommand (`r2k candidates`) shows its help
             return 0
-        if opens_workstation(args) and (refused := no_terminal()) is not None:
-            raise refused  # before anything loads or starts
         # Every R2K_* setting in its range before the command starts anything (a 400). Imported here:
         # pydantic costs `r2k --help` about 0.13 s, which help never needs.
         from r2k.core.config import get_settings
 
         get_settings()
+        if opens_workstation(args) and (refused := no_terminal()) is not None:
+            raise refused  # before anything loads or starts
         cli = Cli(args)
         cli.authorize()
         result = args.handler(cli, args)
@@ -303,7 +303,14 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if all(a in ("--as",) or a.startswith("--as=") or (i > 0 and argv[i - 1] == "--as")
            for i, a in enumerate(argv)):
-        # `r2k` (optionally `r2k --as USER`) opens the workstation, on a terminal only.
+        # `r2k` (optionally `r2k --as USER`) opens the workstation, on a terminal only, with every
+        # R2K_* setting in its range (checked first, as for every command).
+        from r2k.core.config import get_settings
+
+        try:
+            get_settings()
+        except R2KError as exc:
+            sys.exit(fail(exc, as_json=False))
         if (refused := no_terminal()) is not None:
             sys.exit(fail(refused, as_json=False))
         from .tui import run_tui
