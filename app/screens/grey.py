@@ -235,6 +235,9 @@ class GreyQueueScreen(ListDetailScreen):
                 yours.append((keys, move.action, move.to))
             else:
                 others.append((move.who.description, move.action, move.to))
+        # Yours in the footer's order (the bindings' declared order), so the pane and the footer agree.
+        first_key = {self.MOVES[b.action]: i for i, b in reversed(list(enumerate(self.BINDINGS))) if b.action in self.MOVES}
+        yours.sort(key=lambda move: first_key.get(move[1], len(first_key)))
         automation = entry.get("automation") or []
         if not (yours or others or automation):
             return [m("[b]Next[/b]     [dim]none: terminal[/dim]")]

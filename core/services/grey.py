@@ -306,7 +306,7 @@ def show(ctx: Context, entry_id) -> dict:
 AUTOMATION_WHEN = {
     # (action,  from)            when
     ("process", "Pending"):    "when a worker takes its processing job",
-    ("process", "Retrying"):   "at its next attempt",
+    ("process", "Retrying"):   "its next attempt",
     ("resolve", "Processing"): "once 2 sources are found (a work item then generates the answer)",
     ("retry",   "Processing"): "if fewer than 2 sources are found",
     ("fail",    "Processing"): "if its last attempt finds fewer than 2 sources",
