@@ -16,6 +16,7 @@ keys for everywhere) is one readable line on stderr, and nothing opens (docs/arc
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import os
 import re
@@ -107,6 +108,44 @@ def binding_ids() -> dict[str, object]:
     return found
 
 
+def in_force(app, node):
+    """The bindings of `node` (a screen, a widget or the app, or the class of a dialog not open yet)
+    with the app's keymap applied, as Textual applies it when a key is pressed
+    (`Screen._binding_chain`): (key, binding) in the order declared, except that Textual puts a
+    remapped binding last (app/widgets/footer.py puts it back)."""
+    if isinstance(node, type):
+        bindings = (node._merged_bindings or node._merge_bindings()).copy()
+    else:
+        bindings = node._bindings.copy()
+    if app._keymap:
+        bindings.apply_keymap(app._keymap)
+    return bindings
+
+
+def declared_order(node) -> dict[str, int]:
+    """Where each binding of `node` (or of a class) is declared in its class's BINDINGS: its id, else its
+    action, -> its position. The footer and `?` list keys in this order, whatever a keymap file rebinds."""
+    return _declared(node if isinstance(node, type) else type(node))
+
+
+@functools.cache
+def _declared(cls: type) -> dict[str, int]:
+    order: dict[str, int] = {}
+    for position, binding in enumerate(getattr(cls, "BINDINGS", ())):
+        if hasattr(binding, "action"):
+            order.setdefault(binding.id or binding.action, position)
+    return order
+
+
+def key_of(app, node, binding_id: str) -> str | None:
+    """The key that runs the binding `binding_id` of `node` now, written as the footer writes it: the
+    first key a keymap file gives it, else its own ("?", "esc", "^q"); None when `node` has none."""
+    for _key, binding in in_force(app, node):
+        if binding.id == binding_id:
+            return app.get_key_display(binding)
+    return None
+
+
 def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
     flat: dict[str, object] = {}
     for name, value in table.items():
@@ -140,7 +179,9 @@ def check(keymap: dict[str, object], where: str = "keymap") -> dict[str, str]:
     for binding_id, value in keymap.items():
         if binding_id not in known:
             close = difflib.get_close_matches(binding_id, list(known), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else " (? lists the ids of each screen)"
+            helps = keymap.get("help")  # the file may move help's key too
+            help_key = helps.split(",")[0].strip() if isinstance(helps, str) and helps.strip() else "?"
+            hint = f" (did you mean {close[0]!r}?)" if close else f" ({help_key} lists the ids of each screen)"
             raise KeymapError(f"{where}: unknown binding id {binding_id!r}{hint}")
         if not isinstance(value, str) or not value.strip():
             raise KeymapError(f"{where}: {binding_id} must be a key in quotes, such as \"y\" or \"ctrl+y\"")

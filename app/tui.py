@@ -22,6 +22,7 @@ from textual.reactive import reactive, var
 from r2k import styles
 from r2k.core.services.session import CHANNEL, Context, notice, service_error
 
+from .keymap import key_of
 from .safe import visible
 from .typeahead import TypeAhead
 from .screens.base import Changed, notice_entity
@@ -246,6 +247,7 @@ class R2KApp(TypeAhead, App):
         self.worker_child = None
         self._leave_on_signals = leave_on_signals  # the real terminal's workstation (run_tui)
         self.worker_opted_out = False  # R2K_START_WORKER=0 (run_tui): the dashboard says so
+        self.undo_offer: dict | None = None  # the last decision undo may take back (app/screens/review.py)
 
     def on_mount(self) -> None:
         self._who = visible(self.user_name, multiline=False)  # as given to --as, checked later
@@ -560,7 +562,8 @@ class R2KApp(TypeAhead, App):
         if message.error is None:
             self.exit()
             return
-        self.notify(visible(f"The claims could not be released: {message.error}. ctrl+q to try again."),
+        self.notify(visible(f"The claims could not be released: {message.error}. {key_of(self, self, 'quit')} to "
+                            "try again."),
                     title="Still here", severity="error", timeout=10, markup=False)
 
     def on_unmount(self) -> None:

@@ -315,3 +315,58 @@ def test_a_running_worker_sweeps_on_schedule(ctx, people):
     assert grey.get(ctx, entry["id"])["state"] == "Expired"
     assert candidate_views.get(ctx, claimed["id"])["state"] == "PENDING"
     assert queue_index.queue(ctx).ids("FACT") == [claimed["id"]]
+
+
+# --------------------------------------------------------------------------- who works an entry
+
+def queued_jobs(ctx) -> list[str]:
+    from r2k.core.adapters import jobs
+
+    return [job_id.decode() for job_id in ctx.redis.lrange(jobs.queue(ctx.redis, "generation").key, 0, -1)]
+
+
+def test_an_entry_added_for_review_is_never_the_automations_while_a_worker_runs(ctx, people):
+    """A specialist adds an unknown for their own review while a worker runs: it stays theirs, and the one
+    they leave to the automation is worked (then waits out its backoff in Retrying, saying when)."""
+    from tests.test_worker_tasks import burst_worker
+
+    mine = grey.add(ctx, people["sam"], "Who calibrates the dock scales?", assignee="sam")
+    left = new_entry(ctx, people, "Which insurer covers the drones?")
+    assert (mine["state"], mine["assignee"]) == ("UnderReview", "sam")
+    assert [(h[0], h[1], h[2], h[3]) for h in states_of(ctx, mine["id"])] == [
+        ("add", None, "Pending", "sam"), ("assign", "Pending", "UnderReview", "sam")]
+    assert queued_jobs(ctx) == [grey.processing_job_id(left["id"])]  # no job for the entry sam reviews
+
+    burst_worker()
+    assert grey.get(ctx, mine["id"])["state"] == "UnderReview"
+    retrying = grey.show(ctx, left["id"])
+    assert retrying["state"] == "Retrying" and retrying["transitions"] == []  # no move of a person's
+    assert [(m["action"], m["to"]) for m in retrying["automation"]] == [
+        ("process", "Processing"), ("fail", "Failed"), ("expire", "Expired")]
+    due = retrying["automation"][0]
+    assert due["at"] == retrying["next_attempt_at"] and (due["attempt"], due["of"]) == (2, 5)
+    assert retrying["automation"][2]["at"] == retrying["expires_at"]
+    assert r2k_json("--as", "sam", "grey", "transitions", str(left["id"]))["automation"] == retrying["automation"]
+
+
+def test_grey_add_assign_me_from_the_command_line(ctx, people):
+    added = r2k_json("--as", "sam", "grey", "add", "--subject", "Who calibrates the dock scales?", "--assign-me")
+    assert (added["state"], added["assignee"]) == ("UnderReview", "sam")
+    for_root = r2k_json("--as", "sam", "grey", "add", "--subject", "Who signs the waste log?", "--assignee", "root")
+    assert (for_root["state"], for_root["assignee"]) == ("UnderReview", "root")
+    assert queued_jobs(ctx) == []
+    left = r2k_json("--as", "alice", "grey", "add", "--subject", "Are night pickers insured?")
+    assert (left["state"], left["assignee"]) == ("Pending", None)  # a validator's: left to the automation
+    assert queued_jobs(ctx) == [grey.processing_job_id(left["id"])]
+
+
+@pytest.mark.parametrize("args,code,words", [
+    (["--as", "alice", "grey", "add", "--subject", "S", "--assign-me"], 7, "specialist"),  # validators do not triage
+    (["--as", "sam", "grey", "add", "--subject", "S", "--assignee", "ghost"], 6, "not a known user"),
+    (["--as", "sam", "grey", "add", "--subject", "S", "--assign-me", "--assignee", "root"], 6, "not allowed with"),
+])
+def test_an_add_for_review_that_cannot_be_made_adds_nothing(ctx, people, args, code, words):
+    result = r2k(*args)
+    assert result.returncode == code, result.stderr
+    assert words in error_of(result)["message"]
+    assert grey.list_entries(ctx) == [] and queued_jobs(ctx) == []

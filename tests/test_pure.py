@@ -790,3 +790,15 @@ def test_the_workstations_log_lines_go_to_a_private_file_in_the_data_dir_not_the
     assert "an info line of r2k's" in text and "a library's info line" not in text
     assert (path.stat().st_mode & 0o777, path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
     assert "unattended sweep" not in capfd.readouterr().err  # Textual holds the terminal: nothing there
+
+
+def test_the_grey_detail_says_when_for_every_move_only_the_automation_makes():
+    """`grey show` and the workstation say what an entry can become next without a person: every move
+    the grey machine leaves to the system, from every state it leaves from, has its words."""
+    from r2k.core.machines import WHO
+    from r2k.core.machines.grey import GREY
+    from r2k.core.services.grey import AUTOMATION_WHEN
+
+    system_only = {(m.action, state) for m in GREY.moves if m.who is WHO.SYSTEM for state in m.sources}
+    assert system_only <= set(AUTOMATION_WHEN)
+    assert all(GREY.is_legal(action, state) for action, state in AUTOMATION_WHEN)

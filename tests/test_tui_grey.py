@@ -169,6 +169,17 @@ async def test_illegal_move_is_answered_in_place_and_changes_nothing(ctx, people
         assert grey.get(ctx, e1["id"])["state"] == "Rejected"
 
 
+async def test_a_validators_entry_is_left_to_the_automation(ctx, people):
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_grey(pilot)
+        await pilot.press("plus")
+        await answer_modal(pilot, "Aisle heat", "")
+        await after(pilot, "Entry 1 added (Pending): the automation looks for sources first.")
+        entry = grey.get(ctx, 1)
+        assert (entry["state"], entry["assignee"], entry["created_by"]) == ("Pending", None, "alice")
+
+
 async def test_a_validator_is_refused_in_place(ctx, people):
     e1, *_ = seed(ctx, people)
     app = make_app(ctx, "alice")
@@ -188,10 +199,16 @@ async def test_add_and_assign_to_someone(ctx, people):
         assert "No entries" in text_of(app, "#grey-detail")
         await pilot.press("plus")
         await answer_modal(pilot, "Aisle heat", "27 or 32")
-        await after(pilot, "Entry 1 added")
+        # A specialist's entry goes to their own review at once: the automation never takes it.
+        await after(pilot, "Entry 1 added for your review (UnderReview): u leaves it to the automation.")
         entry = grey.get(ctx, 1)
-        assert (entry["subject"], entry["state"], entry["created_by"]) == ("Aisle heat", "Pending", "sam")
+        assert (entry["subject"], entry["state"], entry["created_by"], entry["assignee"]) == \
+            ("Aisle heat", "UnderReview", "sam", "sam")
+        assert [h["action"] for h in grey.history(ctx, 1)] == ["add", "assign"]
         await highlight(pilot, 1)
+        await pilot.press("u")  # given back: Pending, for the automation or anyone to take
+        await after(pilot, "unassign → Pending")
+        await detail_in(pilot, "Pending")
         await pilot.press("A")
         await answer_modal(pilot, "bob", "see p4")
         await after(pilot, "assign → UnderReview (assignee bob)")

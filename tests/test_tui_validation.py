@@ -164,7 +164,7 @@ async def test_revise_through_the_modal(ctx, people):
         await pilot.click("#submit")
         await shows(pilot, "#idle", "The FACT queue is empty", what="the empty queue")
         assert candidate_views.get(ctx, ids[2])["text"] == "Fact three, reworded."
-        assert "The FACT queue is empty. n to try again, escape to go back." in text_of(app, "#idle")
+        assert "The FACT queue is empty. n to try again, esc to go back." in text_of(app, "#idle")
 
 
 async def test_reject_needs_a_reason(ctx, people):
@@ -345,7 +345,7 @@ async def test_an_empty_queue_says_so_and_n_tries_again(ctx, people):
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
         assert candidate_on(screen) is None
-        assert text_of(app, "#idle") == "The FACT queue is empty. n to try again, escape to go back."
+        assert text_of(app, "#idle") == "The FACT queue is empty. n to try again, esc to go back."
         new = candidates.add(ctx, people["root"], "Late fact?", "It arrived later.", "FACT")
         await pilot.press("n")
         await showing(pilot, screen, new["id"], "the new candidate")

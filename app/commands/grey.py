@@ -20,6 +20,11 @@ def register(commands) -> None:
                         f"{limits.said(limits.TTL_SECONDS, 'seconds')})")
     p.add_argument("--max-attempts", type=bounded_int("--max-attempts", limits.MAX_ATTEMPTS), metavar="N",
                    help=f"automated retries before it fails (default 5; {limits.said(limits.MAX_ATTEMPTS)})")
+    review = p.add_mutually_exclusive_group()
+    review.add_argument("--assign-me", action="store_true",
+                        help="review it yourself: it goes to UnderReview at once, and the automation never takes it "
+                             "(a specialist or an admin); without it the automation looks for sources first")
+    review.add_argument("--assignee", metavar="USER", help="add it for USER's review, as --assign-me does for you")
     p = g.command("list", "list entries", list_cmd)
     p.add_argument("--state", help="only this state: Pending, Processing, Retrying, UnderReview, Escalated, "
                                    "Resolved, Rejected, Failed, Expired or Dismissed")
@@ -60,8 +65,9 @@ def register(commands) -> None:
 def add(cli, args):
     from r2k.core.services import grey
 
-    return grey.add(cli.ctx, cli.actor, args.subject, args.detail, ttl_seconds=args.ttl,
-                    max_attempts=args.max_attempts, idempotency_key=args.idempotency_key)
+    actor = cli.actor
+    return grey.add(cli.ctx, actor, args.subject, args.detail, ttl_seconds=args.ttl, max_attempts=args.max_attempts,
+                    assignee=actor.name if args.assign_me else args.assignee, idempotency_key=args.idempotency_key)
 
 
 def list_cmd(cli, args):

@@ -134,7 +134,9 @@ class ArticlesScreen(ListDetailScreen):
         if action not in self.MOVES or self.actor is None or not self.is_mounted:
             return None
         row = self.current_row()
-        if row is None or "reviewers" not in row or (row["reviewers"] and isinstance(row["reviewers"][0], str)):
+        if row is None:
+            return self.none_selected()
+        if "reviewers" not in row or (row["reviewers"] and isinstance(row["reviewers"][0], str)):
             return None  # the detail (with its reviewers) is on its way: the core decides
         if action == "approve" and (again := approved_already(self.actor, row)) is not None:
             return again

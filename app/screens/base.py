@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import NoActiveWorker, get_current_worker
 
+from r2k.app.keymap import key_of
 from r2k.app.safe import visible
 from r2k.app.widgets.format import plural
 from r2k.app.widgets.text import plain
@@ -137,6 +138,10 @@ class WorkstationScreen(Screen):
 
     RELOAD_ON: tuple[str, ...] = ()
     DEBOUNCE = 0.25
+    # The actions of the bindings that act on the item on screen -> the move each makes (its machine's
+    # action, or the screen's own name for it). The footer shows each one the item allows you, whatever
+    # the width (app/widgets/footer.py); `why_not` says why it does not allow the others.
+    MOVES: dict[str, str] = {}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -237,6 +242,12 @@ class WorkstationScreen(Screen):
         """Why `action` cannot be taken on what the screen shows now (the core's refusal, from
         r2k.core.services.common.refusal, or a message), or None. A screen names its moves."""
         return None
+
+    def key(self, binding_id: str) -> str:
+        """The key that runs the binding `binding_id` here now (the screen's, else the app's), written as
+        the footer writes it. Every message that names a key asks for it, so a keymap file changes the
+        words too (docs/architecture.md, "Keys")."""
+        return key_of(self.app, self, binding_id) or key_of(self.app, self.app, binding_id) or binding_id
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # A move the highlighted item's state or the user's authority refuses is not offered:
@@ -360,8 +371,12 @@ class ListDetailScreen(WorkstationScreen):
     def selected(self) -> dict | None:
         row = self.current_row()
         if row is None:
-            self.show_error(f"No {self.NOUN[0]} selected.")
+            self.show_error(self.none_selected())
         return row
+
+    def none_selected(self) -> str:
+        """Why no move can be made while no row is highlighted (an empty list offers none)."""
+        return f"No {self.NOUN[0]} selected."
 
     def updated(self, row: dict, *, select: bool = False) -> None:
         """A move was made: the next key press uses the new state and version at once; reload."""

@@ -138,8 +138,10 @@ class ConflictsScreen(ListDetailScreen):
     def why_not(self, action: str):
         from r2k.core.services.conflicts import refusal_for
 
-        row = self.current_row() if action in self.MOVES and self.actor is not None and self.is_mounted else None
-        return refusal_for(self.actor, row, self.MOVES[action]) if row is not None else None
+        if action not in self.MOVES or self.actor is None or not self.is_mounted:
+            return None
+        row = self.current_row()
+        return refusal_for(self.actor, row, self.MOVES[action]) if row is not None else self.none_selected()
 
     def action_escalate(self) -> None:
         from r2k.core.services import conflicts

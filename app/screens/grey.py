@@ -1,10 +1,12 @@
 """The grey queue: triage unknowns with one key per action.
 
 Entries are filtered by state, by "mine" and by text (search as you type); the detail pane shows
-the entry, its valid next actions and its transition history. Every action goes through
-`core.services.grey.transition` with the row's version and a fresh idempotency key; a move the
-entry's state does not allow is still sent, so the core's 422 is shown in place. Escalations
-received since the screen was last viewed show as a badge.
+the entry, its next moves (yours with the keys in force, the automation's with when they are due)
+and its transition history. Every action goes through `core.services.grey.transition` with the
+row's version and a fresh idempotency key; the keys of moves the entry or your role refuses are
+hidden, and say why when pressed. `+` adds an entry for your review when you may triage
+(docs/architecture.md, "Grey queue"). Escalations received since the screen was last viewed show
+as a badge.
 """
 from __future__ import annotations
 
@@ -22,10 +24,11 @@ from textual.widgets import DataTable, Header, Input, Select, Static
 
 from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
-from r2k.app.widgets.format import age, clip, new_key, plural, until
+from r2k.app.widgets.format import age, clip, new_key, parse_time, plural, until
 from r2k.app.widgets.modals import Field, FieldsModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.core.errors import ValidationStateError
+from r2k.core.services.common import refusal
 from r2k.core.services.grey import GREY
 
 from .base import Changed, ListDetailScreen, Moved, notice_entity
@@ -39,10 +42,6 @@ _FILTER_ORDER = ["Pending", "Processing", "Retrying", "UnderReview", "Escalated"
 GREY_STATES = [s for s in _FILTER_ORDER if s in GREY.states] + sorted(GREY.states - set(_FILTER_ORDER))
 EXPIRING = {m_source for m in GREY.moves if m.action == "expire" for m_source in m.sources}
 
-# action -> the key that makes it (shown in the detail's "next" line)
-ACTION_KEYS = {"assign": "a/A", "unassign": "u", "escalate": "e", "deescalate": "d", "resolve": "s",
-               "reject": "r", "reopen": "o", "dismiss": "x", "reset": "t"}
-
 
 # ----------------------------------------------------------------------------- the screen
 
@@ -54,10 +53,14 @@ class GreyQueueScreen(ListDetailScreen):
     LIMIT = 200
     NOUN = ("entry", "entries")
     MORE = "the first 200: narrow the filters"
+    # Below 130 columns the detail goes under the list (styles/grey.tcss): beside it, it would be
+    # too narrow to read at 120 and not there at all at 80.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (130, "-wide")]
 
     BINDINGS = [
-        # The footer shows the moves the highlighted entry's state allows (check_action); the rest
-        # are in the ? help. Letters as on every screen (README, "Keys").
+        # The footer shows the moves the highlighted entry allows you (check_action), then the other
+        # keys as the width allows (app/widgets/footer.py); ? lists them all. Letters as on every
+        # screen (README, "Keys").
         Binding("i", "assign_me", "Assign me", id="assign_me"),
         Binding("A", "assign_other", "Assign…", key_display="A", show=False, id="assign"),
         Binding("u", "unassign", "Release", id="release"),
@@ -68,7 +71,7 @@ class GreyQueueScreen(ListDetailScreen):
         Binding("o", "reopen", "Reopen", id="reopen"),
         Binding("b", "dismiss_entry", "Dismiss", id="dismiss"),
         Binding("j", "reset", "Reset", show=False, id="reset"),  # Failed entries only
-        Binding("plus", "add", "Add", key_display="+", show=False, id="add"),
+        Binding("plus", "add", "Add", key_display="+", id="add"),
         Binding("l", "toggle_mine", "Mine only", show=False, id="mine_only"),
         Binding("slash", "focus_search", "Search", key_display="/", show=False, id="search"),
         Binding("f", "focus_state", "State filter", show=False, id="state_filter"),
@@ -92,7 +95,7 @@ class GreyQueueScreen(ListDetailScreen):
         with Horizontal(id="grey-filters"):
             yield Select([("All states", "all")] + [(s, s) for s in GREY_STATES], value="all", allow_blank=False,
                          id="grey-state", prompt="State")
-            yield Input(placeholder="Search subject or detail (/)", id="grey-search")
+            yield Input(placeholder=f"Search subject or detail ({self.key('search')})", id="grey-search")
             yield Static("All assignees", id="grey-mine")
             yield Static("", id="grey-badge")
         with Horizontal(id="grey-body"):
@@ -213,7 +216,55 @@ class GreyQueueScreen(ListDetailScreen):
         return partial(grey.show, self.ctx, row_id)
 
     def render_detail(self, entry: dict) -> Content:
-        return render_entry(entry)
+        return render_entry(entry, self.next_moves(entry))
+
+    def next_moves(self, entry: dict) -> list[Content]:
+        """The detail's "Next": the moves the entry's state allows, yours with the keys that make them
+        now (a keymap file's included), others' with who may; then what the automation may do and when.
+        Where no move is yours, it says so first, and when the automation moves it next."""
+        now = datetime.now(timezone.utc)
+        m = markup
+        state = entry["state"]
+        yours, others = [], []
+        for move in GREY.moves:
+            if state not in move.sources or move.who.description == "the system" \
+                    or any(move.action == seen[1] for seen in yours + others):
+                continue
+            if self.actor is not None and refusal(GREY, move.action, entry, self.actor) is None:
+                keys = " ".join(self.key(b.id) for b in self.BINDINGS if self.MOVES.get(b.action) == move.action)
+                yours.append((keys, move.action, move.to))
+            else:
+                others.append((move.who.description, move.action, move.to))
+        # Yours in the footer's order (the bindings' declared order), so the pane and the footer agree.
+        first_key = {self.MOVES[b.action]: i for i, b in reversed(list(enumerate(self.BINDINGS))) if b.action in self.MOVES}
+        yours.sort(key=lambda move: first_key.get(move[1], len(first_key)))
+        automation = entry.get("automation") or []
+        if not (yours or others or automation):
+            return [m("[b]Next[/b]     [dim]none: terminal[/dim]")]
+        out = []
+        if yours:
+            out.append(m("[b]Next[/b]"))
+            width = max(len(keys) for keys, _, _ in yours)
+            out += [m(f"  [b]$keys[/b] {action} → {to}", keys=f"{keys:<{width}}") for keys, action, to in yours]
+        else:
+            due = next((a for a in automation if a["action"] == "process" and a.get("at")), None)
+            said = (f"automation retries {clock(due['at'], now)}; no move is yours until then" if due
+                    else f"no move is yours: {others[0][0]} makes these" if others
+                    else "no move is yours: the automation works it")
+            out.append(m("[b]Next[/b]     $said", said=said))
+        for who, action, to in others:
+            out.append(m(f"  {action} → {to}  [dim]$who[/dim]", who=who))
+        if automation:
+            out.append(m("[b]Automation[/b]"))
+            width = max(len(f"{a['action']} → {a['to']}") for a in automation)
+            for a in automation:
+                when = a["when"]
+                if a.get("at"):
+                    when += f" {clock(a['at'], now)}"
+                if a["action"] == "process" and a.get("of"):
+                    when += f": attempt {a['attempt']} of {a['of']}"
+                out.append(m(f"  {a['action'] + ' → ' + a['to']:<{width}}  [dim]$when[/dim]", when=when))
+        return out
 
     def watch_detail(self, entry: dict | None) -> None:
         super().watch_detail(entry)
@@ -228,10 +279,10 @@ class GreyQueueScreen(ListDetailScreen):
              "dismiss_entry": "dismiss", "reset": "reset"}
 
     def why_not(self, action: str):
-        from r2k.core.services.common import refusal
-
-        row = self.current_row() if action in self.MOVES and self.actor is not None and self.is_mounted else None
-        return refusal(GREY, self.MOVES[action], row, self.actor) if row is not None else None
+        if action not in self.MOVES or self.actor is None or not self.is_mounted:
+            return None
+        row = self.current_row()
+        return refusal(GREY, self.MOVES[action], row, self.actor) if row is not None else self.none_selected()
 
     def action_assign_me(self) -> None:
         self.act("assign", assignee=self.me)
@@ -267,20 +318,24 @@ class GreyQueueScreen(ListDetailScreen):
         self.act("reset")
 
     def action_add(self) -> None:
+        """An entry for your own review when you may triage (it goes to UnderReview at once, and the
+        automation never takes it; u gives it back), else one the automation looks into."""
         key = new_key()
         if not self.ready():
             return
+        assignee = self.me if refusal(GREY, "assign", {"state": "Pending"}, self.actor) is None else None
 
         def add(values: dict) -> None:
             from r2k.core.services import grey
 
             self.move("add", partial(grey.add, self.ctx, self.actor, values["subject"], values.get("detail") or "",
-                                     idempotency_key=key))
+                                     assignee=assignee, idempotency_key=key))
 
-        self.ask(FieldsModal("Add a grey entry", [
+        hint = (f"It goes to your review at once ({self.key('release')} then leaves it to the automation)."
+                if assignee else "The automation looks for sources; a specialist triages it.")
+        self.ask(FieldsModal("Add a grey entry" + (" for your review" if assignee else ""), [
             Field("subject", "Subject: what is unknown", required=True),
-            Field("detail", "Detail")]), add)
-
+            Field("detail", "Detail")], hint=plain(hint)), add)
 
     def act(self, action: str, *, ask: list[Field] | None = None, title: str = "", **fields) -> None:
         """One key press: a fresh idempotency key; ask for what the move needs (when the entry's
@@ -314,7 +369,9 @@ class GreyQueueScreen(ListDetailScreen):
     def moved(self, message: Moved) -> None:
         entry = message.row
         if message.action == "add":
-            self.show_info(f"Entry {entry['id']} added ({entry['state']}).")
+            self.show_info(f"Entry {entry['id']} added for your review ({entry['state']}): {self.key('release')} "
+                           f"leaves it to the automation." if entry.get("assignee") == self.me else
+                           f"Entry {entry['id']} added ({entry['state']}): the automation looks for sources first.")
             self._select_id = entry["id"]
             self.load()
             return
@@ -327,16 +384,30 @@ def state_cell(state: str) -> str:
     return f"[b]⚑ {state}[/b]" if state == "Escalated" else cell(state)
 
 
-def render_entry(entry: dict) -> Content:
+def clock(at: str, now: datetime) -> str:
+    """When a due time is: on the local clock and from now within half a day ("at 14:05 (in 7m)", "at
+    14:05 (due now)"), else from now only ("in 7d")."""
+    when = parse_time(at)
+    if when is None:
+        return "—"
+    left = until(at, now)
+    if (when - now).total_seconds() > 12 * 3600:
+        return f"in {left}"
+    return f"at {when.astimezone().strftime('%H:%M')} ({'due now' if left == 'overdue' else 'in ' + left})"
+
+
+def render_entry(entry: dict, next_moves: list[Content]) -> Content:
     """The detail pane: markup written here, every stored text put in as plain text with its
-    controls made visible."""
+    controls made visible; `next_moves`, its "Next" lines (GreyQueueScreen.next_moves)."""
     now = datetime.now(timezone.utc)
     m = markup
     mark = "⚑ " if entry["state"] == "Escalated" else ""
     out = [m(f"[b]{mark}Entry {entry['id']} · $state[/b] [dim]v{entry['version']} · $origin"
              + (f" · work item {entry['work_item_id']}" if entry.get("work_item_id") else "") + "[/dim]",
-             state=entry["state"], origin=entry["origin"]),
-           m(""), m("[b]Subject[/b]  $subject", subject=entry["subject"])]
+             state=entry["state"], origin=entry["origin"])]
+    # What comes next first, where it shows without scrolling (the pane is short at 80x24).
+    out += next_moves
+    out += [m(""), m("[b]Subject[/b]  $subject", subject=entry["subject"])]
     if entry.get("detail"):
         out.append(m("[b]Detail[/b]   $detail", detail=entry["detail"]))
     out.append(m(""))
@@ -349,11 +420,6 @@ def render_entry(entry: dict) -> Content:
                           ("Resolution", "resolution")):
         if entry.get(column):
             out.append(m(f"[b]{label}[/b]  $value", value=entry[column]))
-    out.append(m(""))
-    moves = entry.get("transitions") or []
-    out.append(m("[b]Next[/b]" if moves else "[b]Next[/b]     [dim]none: terminal[/dim]"))
-    for move in moves:
-        out.append(m(f"  [b]{ACTION_KEYS.get(move['action'], '?'):>3}[/b] {move['action']} → {move['to']}"))
     out += [m(""), m("[b]History[/b]")]
     for h in entry.get("history") or []:
         # Padded after visible(), so the columns line up with what is drawn.

@@ -13,6 +13,7 @@ from textual.containers import Vertical
 from textual.reactive import var
 from textual.widgets import DataTable, Header, Static
 
+from r2k.app.keymap import key_of
 from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import span
 from r2k.app.widgets.text import plain
@@ -66,7 +67,8 @@ class QueuePickerScreen(WorkstationScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Vertical(id="queues"):
-            yield Static("Pick a Horn-type queue: enter claims its next candidate", classes="panel-title")
+            yield Static(f"Pick a Horn-type queue: {key_of(self.app, QueueTable, 'open_queue')} claims its next "
+                         "candidate", classes="panel-title")
             yield QueueTable(id="queue-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="authority")
             yield Static("", id="message")

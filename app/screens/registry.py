@@ -30,6 +30,7 @@ from .base import Listed, Moved, Reply, WorkstationScreen
 LIMIT = 50
 QUESTION_WIDTH = 40
 FILTERS = ("APPROVED", "DISPUTED", "SUPERSEDED", "RETIRED", "ALL")
+HIGHLIGHT_FIRST = "Highlight an answer first (search, then the arrow keys)."
 STATUS_STYLE = {"APPROVED": "green", "DISPUTED": "yellow", "SUPERSEDED": "dim", "RETIRED": "red"}
 
 
@@ -191,6 +192,8 @@ class RegistryScreen(WorkstationScreen):
         Binding("escape", "back", "Back", id="back"),
     ]
 
+    MOVES = {"supersede": "supersede", "dispute": "dispute", "retire": "retire"}  # the answer's moves
+
     # The search: the words typed (once the typing pauses) and the status filter; a new one starts
     # at the first page (watch_words, watch_status).
     words: var[str] = var("", init=False)
@@ -206,7 +209,7 @@ class RegistryScreen(WorkstationScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="registry-bar"):
-            yield Input(placeholder="Search the registry · enter or ↓: the results", id="search")
+            yield Input(placeholder=f"Search the registry · enter or {self.key('results')}: the results", id="search")
             yield Select([(s.title() if s != "ALL" else "All statuses", s) for s in FILTERS], value="APPROVED",
                          allow_blank=False, id="status")
         yield ResultsTable(id="results", cursor_type="row", zebra_stripes=True)
@@ -312,9 +315,9 @@ class RegistryScreen(WorkstationScreen):
             return plural(shown, what[:-1], what)  # "1 approved answer", "3 approved answers"
         title = f"{what.capitalize()} {self.page_start + 1}–{self.page_start + shown}"
         if self.has_more:
-            title += f" · ] next {LIMIT}"
+            title += f" · {self.key('next_page')} next {LIMIT}"
         if self.page_start:
-            title += f" · [ previous {LIMIT}"
+            title += f" · {self.key('previous_page')} previous {LIMIT}"
         return title
 
     def status_label(self) -> str:
@@ -402,7 +405,7 @@ class RegistryScreen(WorkstationScreen):
     def target(self) -> dict | None:
         answer = self.rows.get(self.selected_id) if self.selected_id is not None else None
         if answer is None:
-            self.show_info("Highlight an answer first (search, then the arrow keys).")
+            self.show_info(HIGHLIGHT_FIRST)
         elif self.actor is None:
             self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
             return None
@@ -414,10 +417,12 @@ class RegistryScreen(WorkstationScreen):
         from r2k.core.services.common import refusal
         from r2k.core.services.registry import ANSWER
 
-        if action not in ("supersede", "dispute", "retire") or self.actor is None or self.selected_id is None:
+        if action not in self.MOVES or self.actor is None or not self.is_mounted:
             return None
-        answer = self.rows.get(self.selected_id)
-        return refusal(ANSWER, action, answer, self.actor) if answer is not None else None
+        answer = self.rows.get(self.selected_id) if self.selected_id is not None else None
+        if answer is None:
+            return HIGHLIGHT_FIRST
+        return refusal(ANSWER, self.MOVES[action], answer, self.actor)
 
     def action_supersede(self) -> None:
         answer = self.target()

@@ -8,6 +8,7 @@ bounced key never decides twice, and never vanishes unsaid.
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime, timezone
 from functools import partial
 
@@ -19,6 +20,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import var
 from textual.widgets import Header, Static
 
+from r2k.app.keymap import key_of
 from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
 from r2k.app.widgets.format import ago, new_key, parse_time
@@ -28,7 +30,7 @@ from r2k.core.domain import HORN_MEANING
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
 
 SAME_TEXT = ("This is the answer as it stands: nothing to revise. To publish it as it is, approve it "
-             "(escape, then a); or change the text.")
+             "({cancel}, then {approve}); or change the text.")  # the keys in force, filled in by action_revise
 BLANK_LINES = re.compile(r"\n[ \t]*(\n[ \t]*)+")
 DECISIONS = ("approve", "revise", "reject", "escalate")
 DOING = {"approve": "Approving", "revise": "Revising", "reject": "Rejecting", "escalate": "Escalating",
@@ -159,6 +161,10 @@ class ReviewScreen(WorkstationScreen):
         Binding("z", "undo", "Undo", show=False, id="undo"),
         Binding("escape", "back", "Back", id="back"),
     ]
+    # The keys that act on the candidate -> the candidate's move each makes (skip: as its release; undo:
+    # the last decision's, docs/architecture.md "Undo and skip"). The footer shows each one allowed.
+    MOVES = {"approve": "approve", "revise": "revise", "reject": "reject", "escalate": "escalate",
+             "release": "release", "claim_next": "claim", "skip": "release", "undo": "undo"}
 
     # The candidate as shown (its version is the one a decision sends); None: the idle pane says why.
     # Redrawn on every set, so a candidate read again shows as it now stands.
@@ -167,6 +173,10 @@ class ReviewScreen(WorkstationScreen):
     lease_expires: var[datetime | None] = var(None, init=False)  # our own claim's lease, for the countdown
     # A call is in flight: further keys are ignored rather than applied twice.
     busy: var[bool] = var(False)
+    # The last decision undo may take back, made here or on another review screen of this app, while
+    # its window lasts and nothing seen since has used it (None: nothing): what the footer's undo key
+    # follows. The core decides when it is pressed.
+    undoable: var[dict | None] = var(None, init=False, bindings=True)
     doing: str = ""  # the call in flight
     ignored = 0  # keys pressed while it was in flight
 
@@ -189,7 +199,7 @@ class ReviewScreen(WorkstationScreen):
             yield Static("", id="history")
         yield Static("", id="idle")
         yield Static("", id="message")
-        yield Footer(show_command_palette=False)  # ctrl+p is listed in ? (80 columns: README, Keys)
+        yield Footer(compact=True, show_command_palette=False)  # ctrl+p is listed in ? (80 columns: README, Keys)
 
     def on_mount(self) -> None:
         self.title = f"Review · {self.horn} queue"
@@ -200,6 +210,7 @@ class ReviewScreen(WorkstationScreen):
         self.idle_text = f"Claiming the next {self.horn} candidate…"
         # The countdown only redraws one label from the lease already read: no database call.
         self.lease_timer = self.set_interval(1.0, self.tick_lease)
+        self.follow_undo(getattr(self.app, "undo_offer", None))
         # WorkstationScreen.on_mount (called after this one) claims
 
     # -- loading -------------------------------------------------------------------------------
@@ -210,7 +221,8 @@ class ReviewScreen(WorkstationScreen):
             return
         self._opened = True
         if self.actor is None:
-            self.show_idle("Still finding out who you are: n to try again, escape to go back.")
+            self.show_idle(f"Still finding out who you are: {self.key('claim_next')} to try again, "
+                           f"{self.key('back')} to go back.")
             return
         self.start("claim")
         self.open_queue(self.actor, new_key())
@@ -250,21 +262,29 @@ class ReviewScreen(WorkstationScreen):
         return bool(cur and cur["state"] == "IN_REVIEW" and self.actor and cur.get("claimed_by") == self.actor.name)
 
     def why_not(self, action: str):
-        """The decision keys are offered for a candidate that can take them (approve and revise
-        never for an OPEN_ISSUE), through the core's rules (base.WorkstationScreen.check_action)."""
+        """The keys are offered for a candidate that can take them (approve and revise never for an
+        OPEN_ISSUE), through the core's rules (base.WorkstationScreen.check_action); claim next while
+        nothing is claimed here; undo while the last decision may be undone."""
         from r2k.core.services.candidates import CANDIDATE
         from r2k.core.services.common import refusal
 
-        if self.actor is None or self.busy:
+        if self.actor is None or self.busy or action not in self.MOVES:
             return None  # busy: ready_for says what is in flight
         if action == "claim_next":  # offered while nothing is claimed here
-            return (f"Candidate {self.current['id']} is still claimed by you: decide it, or u to release it first."
-                    if self.claimed() else None)
-        if action not in ("approve", "revise", "reject", "escalate", "release"):
-            return None
+            return self.still_claimed() if self.claimed() else None
+        if action == "undo":
+            return None if self.undoable else (f"Nothing to undo: undo takes back your last decision here within "
+                                               f"{self.ctx.settings.undo_seconds:g} s, while nothing has used it.")
         if self.current is None:
-            return "Nothing is claimed: n claims the next candidate."
-        return refusal(CANDIDATE, action, self.current, self.actor)
+            return self.nothing_claimed()
+        return refusal(CANDIDATE, self.MOVES[action], self.current, self.actor)
+
+    def nothing_claimed(self) -> str:
+        return f"Nothing is claimed: {self.key('claim_next')} claims the next candidate."
+
+    def still_claimed(self) -> str:
+        return (f"Candidate {self.current['id']} is still claimed by you: decide it, or {self.key('release')} to "
+                f"release it first.")
 
     def ready_for(self, action: str) -> bool:
         """Whether a key may act now; says why not in the message line."""
@@ -278,12 +298,11 @@ class ReviewScreen(WorkstationScreen):
             return False
         if action == "claim":
             if self.claimed():
-                self.show_info(f"Candidate {self.current['id']} is still claimed by you: decide it, "
-                               f"or u to release it first.")
+                self.show_info(self.still_claimed())
                 return False
             return True
         if not self.claimed():
-            self.show_info("Nothing is claimed: n claims the next candidate.")
+            self.show_info(self.nothing_claimed())
             return False
         return True
 
@@ -308,7 +327,8 @@ class ReviewScreen(WorkstationScreen):
         if why_not := not_open_issue(cur, {}):  # refused before any typing, not after (the core's own rule)
             self.show_error(ValidationStateError("candidate", cid, cur["state"], "revise", why_not).message, 422)
             return
-        self.app.push_screen(TextModal(f"Revise candidate {cid}", cur["text"], unchanged=SAME_TEXT),
+        unchanged = SAME_TEXT.format(cancel=key_of(self.app, TextModal, "cancel"), approve=self.key("approve"))
+        self.app.push_screen(TextModal(f"Revise candidate {cid}", cur["text"], unchanged=unchanged),
                              lambda text: text is not None and self.decide("revise", text=text))
 
     def action_reject(self) -> None:
@@ -346,6 +366,7 @@ class ReviewScreen(WorkstationScreen):
         self.busy = False
         result = message.result
         said = decision_said(message.action, message.candidate_id, result["decided"])
+        self.offer_undo(message.candidate_id, result["decided"])
         if self.ignored:
             said += f" ({presses(self.ignored)} made while saving it ignored)"
         shown = result["next"]
@@ -354,7 +375,7 @@ class ReviewScreen(WorkstationScreen):
             self.show_info(f"{said}. Now showing candidate {shown['id']}.")
         elif result["error"]:
             message, status = result["error"]["message"], result["error"]["status"]
-            self.show_idle(f"{said}. The next candidate could not be claimed: n to try again.")
+            self.show_idle(f"{said}. The next candidate could not be claimed: {self.key('claim_next')} to try again.")
             # The lead words (403, 503 …) belong to the reason, not to the decision said first.
             self.show_error(f"{said}; the next one could not be claimed. {plain_words(message, status)}")
         else:
@@ -378,7 +399,7 @@ class ReviewScreen(WorkstationScreen):
         self.busy = False
         row = message.row
         self.show_idle(f"Candidate {row['id']} is back at the head of the {self.horn} queue.\n\n"
-                       f"n claims the next candidate, escape goes back to the queues.")
+                       f"{self.key('claim_next')} claims the next candidate, {self.key('back')} goes back to the queues.")
         self.show_info(release_said(row))
 
     def action_back(self) -> None:
@@ -386,7 +407,7 @@ class ReviewScreen(WorkstationScreen):
         if self.claimed():
             left = lease_text(self.lease_expires, datetime.now(timezone.utc)).plain
             note = (f"Candidate {self.current['id']} stays claimed by you ({left}): open the {self.horn} queue "
-                    f"to carry on, and u there releases it.")
+                    f"to carry on, and {self.key('release')} there releases it.")
         self.app.pop_screen()
         screen = self.app.screen
         if note and hasattr(screen, "show_info"):
@@ -396,6 +417,7 @@ class ReviewScreen(WorkstationScreen):
     def _follow_claim(self, message: Changed) -> None:
         """The lease sweeper (or an admin) took back the candidate on screen: show where it stands."""
         event = message.event
+        self.follow_undo_use(event)
         if notice_entity(event) != "candidate" or self.current is None or self.busy:
             return
         if event.get("id") != self.current["id"]:
@@ -405,7 +427,7 @@ class ReviewScreen(WorkstationScreen):
         if action == "release" or (action == "claim" and not mine):
             self.refresh_current()
             self.show_error(f"Candidate {self.current['id']} is no longer claimed by you (its lease ran out, or "
-                            f"it was released elsewhere). n claims the next candidate.", 0)
+                            f"it was released elsewhere). {self.key('claim_next')} claims the next candidate.", 0)
 
     # -- undo and skip (docs/architecture.md, "Undo and skip") --------------------------------
 
@@ -426,9 +448,43 @@ class ReviewScreen(WorkstationScreen):
         with self.reporting("undo"):
             self.reply(Undone(undo.undo_and_show(self.ctx, actor, release=release, idempotency_key=key)))
 
+    def offer_undo(self, candidate_id: int, decided: dict) -> None:
+        """A decision was made: the footer offers undo for the core's window, until something seen
+        here uses the decision (its answer disputed or superseded, its work item taken on)."""
+        window = self.ctx.settings.undo_seconds
+        offer = {"user": self.actor.name, "candidate": candidate_id, "until": time.monotonic() + window,
+                 "answer": (decided.get("answer") or {}).get("id"), "work_item": (decided.get("work_item") or {}).get("id")}
+        self.app.undo_offer = offer
+        self.follow_undo(offer)
+
+    def follow_undo(self, offer: dict | None) -> None:
+        """Offer undo for `offer` (the app's, so another review screen of it knows too) while it lasts."""
+        left = offer["until"] - time.monotonic() if offer and self.actor and offer["user"] == self.actor.name else 0
+        if left <= 0:
+            self.undoable = None
+            return
+        self.undoable = offer
+        self.set_timer(left, lambda: self.undoable is offer and self.drop_undo())
+
+    def drop_undo(self) -> None:
+        self.undoable = None
+        if getattr(self.app, "undo_offer", None) is not None:
+            self.app.undo_offer = None
+
+    def follow_undo_use(self, event: dict) -> None:
+        """A notice that something used the last decision: undo can no longer take it back."""
+        offer = self.undoable
+        if offer is None:
+            return
+        entity, action, about = notice_entity(event), event.get("action"), event.get("id")
+        if (entity == "work_item" and about == offer["work_item"] and action != "create") or \
+                (entity == "answer" and about == offer["answer"] and action in ("supersede", "dispute", "retire")):
+            self.drop_undo()
+
     @on(Undone)
     def undone(self, message: Undone) -> None:
         self.busy = False
+        self.drop_undo()
         result = message.result
         undone, shown = result["undone"], result["shown"]
         said = f"Undid your {undone['action']} of candidate {undone['candidate']['id']}"
@@ -448,10 +504,12 @@ class ReviewScreen(WorkstationScreen):
 
     def undo_refused(self, failed: Failed) -> None:
         """Nothing was undone and nothing changed: say why, and what to do instead."""
-        hint = " G opens the registry." if "registry" in failed.message else ""
+        hint = f" {self.key('registry')} opens the registry." if "registry" in failed.message else ""
+        self.drop_undo()  # the core said no: nothing is left for undo to take back
         self.show_error(f"Nothing was undone: {failed.message}.{hint}", failed.status)
         if self.current is None:
-            self.show_idle("Nothing is claimed. n claims the next candidate, escape goes back.")
+            self.show_idle(f"Nothing is claimed. {self.key('claim_next')} claims the next candidate, "
+                           f"{self.key('back')} goes back.")
 
     def action_skip(self) -> None:
         """Pass the candidate by for you alone: others get it first; n serves it to you again only
@@ -484,7 +542,8 @@ class ReviewScreen(WorkstationScreen):
             self.show_info(f"Skipped candidate {cid}: others get it first, and you only once the queue "
                            f"holds nothing else. Now showing candidate {shown['id']}.")
         elif result["error"]:
-            self.show_idle(f"Skipped candidate {cid}. The next candidate could not be claimed: n to try again.")
+            self.show_idle(f"Skipped candidate {cid}. The next candidate could not be claimed: "
+                           f"{self.key('claim_next')} to try again.")
             self.show_error(f"Skipped candidate {cid}; the next one could not be claimed. "
                             f"{plain_words(result['error']['message'], result['error']['status'])}")
         else:
@@ -509,7 +568,7 @@ class ReviewScreen(WorkstationScreen):
             return  # what failed first is said already; the candidate stays as shown
         self.show_error(failed.message, failed.status)
         if self.current is None:
-            self.show_idle("Nothing is claimed. n to try again, escape to go back.")
+            self.show_idle(f"Nothing is claimed. {self.key('claim_next')} to try again, {self.key('back')} to go back.")
         elif failed.status in (403, 409):
             self.refresh_current()  # someone else moved it: show where it stands now
 
@@ -536,7 +595,8 @@ class ReviewScreen(WorkstationScreen):
         self.current = data  # drawn by watch_current
 
     def show_empty(self) -> None:
-        self.show_idle(f"The {self.horn} queue is empty. n to try again, escape to go back.")
+        self.show_idle(f"The {self.horn} queue is empty. {self.key('claim_next')} to try again, "
+                       f"{self.key('back')} to go back.")
 
     def show_idle(self, text: str) -> None:
         self.idle_text = text

@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.reactive import var
 from textual.widgets import DataTable, Header, Select, Static
 
+from r2k.app.keymap import key_of
 from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
 from r2k.app.widgets.format import age, clip, new_key, plural
@@ -89,6 +90,9 @@ class WorkItemsScreen(ListDetailScreen):
         Binding("ctrl+r", "reload", "Refresh", show=False, id="refresh"),
         Binding("escape", "back", "Back", id="back"),
     ]
+
+    # The binding's action -> the work item's move (generate and resubmit: their services' rules).
+    MOVES = {"generate": "generate", "rework": "rework", "close_item": "close", "resubmit": "resubmit"}
 
     # The state filter (None: all states); a new one reloads the list.
     state: var[str | None] = var(None, init=False)
@@ -188,7 +192,7 @@ class WorkItemsScreen(ListDetailScreen):
 
     def empty_text(self) -> str:
         state = self.state
-        return "No work items" + (f" in {state}." if state else " yet: + creates one.")
+        return "No work items" + (f" in {state}." if state else f" yet: {self.key('add')} creates one.")
 
     def detail_call(self, row_id: int):
         from r2k.core.services import workitems
@@ -219,17 +223,16 @@ class WorkItemsScreen(ListDetailScreen):
         from r2k.core.services import workitems
         from r2k.core.services.common import refusal
 
-        moves = {"rework": "rework", "close_item": "close"}
-        if action not in moves and action not in ("generate", "resubmit"):
+        if action not in self.MOVES or self.actor is None or not self.is_mounted:
             return None
-        row = self.current_row() if self.actor is not None and self.is_mounted else None
+        row = self.current_row()
         if row is None:
-            return None
+            return self.none_selected()
         if action == "resubmit":
             return resubmit_refusal(self.actor, row)
         if action == "generate":
             return workitems.generate_refusal(self.actor, row)
-        return refusal(WORK_ITEM, moves[action], row, self.actor)
+        return refusal(WORK_ITEM, self.MOVES[action], row, self.actor)
 
     def action_generate(self) -> None:
         from r2k.core.services import workitems
@@ -312,7 +315,8 @@ class WorkItemsScreen(ListDetailScreen):
 
         self.app.push_screen(TextModal(f"Resubmit candidate {found['id']} with reworked text: back to the "
                                        f"{found['horn_type']} queue; work item {item['id']} closes", found["text"],
-                                       unchanged="That is the text as it stands: rework it, or escape to cancel."),
+                                       unchanged=f"That is the text as it stands: rework it, or "
+                                                 f"{key_of(self.app, TextModal, 'cancel')} to cancel."),
                              send)
 
     @on(Moved)

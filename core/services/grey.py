@@ -5,7 +5,9 @@ own transition history (who, when, from, to, why), table `grey_transitions`.
 Automation: a processing job retries retrieval for the entry's subject and resolves it once at
 least two sources exist (opening a work item so an answer gets generated); otherwise it retries
 with exponential backoff until `max_attempts`, then fails. A sweep expires entries past their TTL
-and picks up due retries and entries a dead worker left in Processing.
+and picks up due retries and entries a dead worker left in Processing. The automation works only
+what is left to it (`left_to_automation`): an entry added for someone's review is theirs at once
+(docs/architecture.md, "Grey queue").
 """
 from __future__ import annotations
 
@@ -61,7 +63,10 @@ def enqueue_processing(ctx: Context, entry_id: int, *, at_front: bool = False) -
 
 def create_entry(tx: Tx, actor: Actor, *, subject: str, detail: str = "", origin: str = "manual",
                  ttl_seconds: int | None = None, max_attempts: int | None = None,
-                 work_item_id: int | None = None, idempotency_key: str | None = None) -> dict:
+                 work_item_id: int | None = None, assignee: str | None = None,
+                 idempotency_key: str | None = None) -> dict:
+    """A new entry in Pending. `assignee`: whom it is added for (the move that assigns it follows in the
+    same transaction); the add's event says so, which keeps it from the automation (`left_to_automation`)."""
     ttl = DEFAULT_TTL if ttl_seconds is None else limits.number(ttl_seconds, "--ttl", limits.TTL_SECONDS, "seconds")
     attempts = DEFAULT_MAX_ATTEMPTS if max_attempts is None else limits.number(max_attempts, "--max-attempts",
                                                                                limits.MAX_ATTEMPTS)
@@ -71,18 +76,32 @@ def create_entry(tx: Tx, actor: Actor, *, subject: str, detail: str = "", origin
     return engine.create(tx, GREY, actor, {
         "subject": subject.strip(), "detail": (detail or "").strip(), "origin": origin, "ttl_seconds": ttl,
         "expires_at": now() + timedelta(seconds=ttl), "max_attempts": attempts, "work_item_id": work_item_id,
-        "created_by": actor.name}, action="add", idempotency_key=idempotency_key).row
+        "created_by": actor.name}, action="add", fields={"assignee": assignee} if assignee else None,
+        idempotency_key=idempotency_key).row
 
 
 def add(ctx: Context, actor: Actor, subject: str, detail: str = "", *, ttl_seconds: int | None = None,
-        max_attempts: int | None = None, idempotency_key: str | None = None) -> dict:
-    """A grey entry by hand (`grey add`)."""
+        max_attempts: int | None = None, assignee: str | None = None, idempotency_key: str | None = None) -> dict:
+    """A grey entry by hand (`grey add`). Given an `assignee` it goes to their review in the same
+    transaction (add, then assign: two moves, two events), so the automation never takes it;
+    without one it is left to the automation."""
+    if assignee is not None:
+        limits.text(assignee, "an assignee", limits.QUERY)
+        assignee = assignee.strip() or None
+
+    def work(tx):
+        entry = create_entry(tx, actor, subject=subject, detail=detail, origin="manual", ttl_seconds=ttl_seconds,
+                             max_attempts=max_attempts, assignee=assignee, idempotency_key=idempotency_key)
+        if assignee is not None:
+            fields = {"assignee": assignee}
+            engine.plan(GREY, entry, "assign", actor, fields)  # who may assign (403) before the user lookup
+            _known_user(tx, assignee)
+            entry = engine.apply(tx, GREY, entry, "assign", actor, fields=fields, changes=_WRITES["assign"](fields)).row
+        return public_row(entry)
+
     return mutate(ctx, actor, "grey.add", {"subject": subject, "detail": detail, "ttl": ttl_seconds,
-                                           "max_attempts": max_attempts},
-                  lambda tx: public_row(create_entry(tx, actor, subject=subject, detail=detail, origin="manual",
-                                                     ttl_seconds=ttl_seconds, max_attempts=max_attempts,
-                                                     idempotency_key=idempotency_key)),
-                  idempotency_key=idempotency_key)
+                                           "max_attempts": max_attempts, "assignee": assignee},
+                  work, idempotency_key=idempotency_key)
 
 
 # ----------------------------------------------------------------------------- triage
@@ -163,9 +182,18 @@ def retrigger_after_ingest(ctx: Context, event: Event) -> None:
     retrigger_for_document(ctx, event.aggregate_id)
 
 
+def left_to_automation(event: Event) -> bool:
+    """Who works an entry a move put in Pending (docs/architecture.md, "Grey queue"): the automation,
+    unless it was added for someone's review. So it takes what the system raises (ingest, generation's
+    `no_content`), an entry a person adds for nobody, and one a person puts back in Pending (unassign,
+    reopen, reset); an entry added with an assignee (`grey add --assign-me`, the workstation's +)
+    goes to their review at once and is never the automation's."""
+    return event.to_state == "Pending" and not event.fields.get("assignee")
+
+
 def processing_job(ctx: Context, event: Event) -> None:
-    """After commit: an entry (back) in Pending gets its processing job."""
-    if event.to_state == "Pending":
+    """After commit: an entry left to the automation gets its processing job."""
+    if left_to_automation(event):
         enqueue_processing(ctx, event.aggregate_id)
 
 
@@ -268,7 +296,40 @@ def get(ctx: Context, entry_id) -> dict:
 
 def show(ctx: Context, entry_id) -> dict:
     entry = get(ctx, entry_id)
-    return {**entry, "transitions": valid_transitions(entry), "history": history(ctx, entry_id)}
+    return {**entry, "transitions": valid_transitions(entry), "automation": automation_next(entry),
+            "history": history(ctx, entry_id)}
+
+
+# What the automation may do next to an entry, from which state, and when (docs/architecture.md, "Grey
+# queue"): `grey show` and the workstation's detail say it, so an entry no person can move says what it
+# can become. Every move of the machine that only the system makes has its row (a test checks).
+AUTOMATION_WHEN = {
+    # (action,  from)            when
+    ("process", "Pending"):    "when a worker takes its processing job",
+    ("process", "Retrying"):   "its next attempt",
+    ("resolve", "Processing"): "once 2 sources are found (a work item then generates the answer)",
+    ("retry",   "Processing"): "if fewer than 2 sources are found",
+    ("fail",    "Processing"): "if its last attempt finds fewer than 2 sources",
+    ("fail",    "Retrying"):   "if its last attempt finds fewer than 2 sources",
+    ("expire",  "Pending"):    "when its TTL runs out",
+    ("expire",  "Retrying"):   "when its TTL runs out",
+}
+# The time each of those is due, where the entry says it.
+_DUE = {"process": "next_attempt_at", "expire": "expires_at"}
+
+
+def automation_next(entry: dict) -> list[dict]:
+    """The automation's next moves from the entry's state, in the machine's order: action, state it
+    reaches, when, and the time it is due (`at`, ISO) where known."""
+    out = []
+    for m in GREY.moves:
+        when = AUTOMATION_WHEN.get((m.action, entry["state"]))
+        if when is not None and entry["state"] in m.sources:
+            at = entry.get(_DUE.get(m.action, ""))
+            out.append({"action": m.action, "to": m.to, "when": when, "at": at,
+                        **({"attempt": entry["attempts"] + 1, "of": entry["max_attempts"]}
+                           if m.action == "process" else {})})
+    return out
 
 
 def valid_transitions(entry: dict) -> list[dict]:
@@ -279,7 +340,8 @@ def valid_transitions(entry: dict) -> list[dict]:
 def transitions(ctx: Context, entry_id) -> dict:
     entry = get(ctx, entry_id)
     return {"id": entry["id"], "state": entry["state"], "version": entry["version"],
-            "next_states": GREY.next_states(entry["state"]), "actions": valid_transitions(entry)}
+            "next_states": GREY.next_states(entry["state"]), "actions": valid_transitions(entry),
+            "automation": automation_next(entry)}
 
 
 def history(ctx: Context, entry_id) -> list[dict]:
