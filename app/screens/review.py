@@ -431,6 +431,23 @@ class ReviewScreen(WorkstationScreen):
 
     # -- undo and skip (docs/architecture.md, "Undo and skip") --------------------------------
 
+    def on_key(self, event) -> None:
+        """Undo's key while the footer does not offer it (no decision of yours here is known to be
+        undoable) still asks the core, which says why not in its own words: what used the decision,
+        who, or that there is none (docs/architecture.md, "Refusals say who and why")."""
+        if (not self.undoable and self.actor is not None and not self.busy
+                and any(b.action == "undo" for b in self.active_bindings_for(event.key))):
+            event.stop()
+            self.action_undo()
+            return
+        super().on_key(event)
+
+    def active_bindings_for(self, key: str):
+        for node, bindings in self._binding_chain:
+            if node is self:
+                return bindings.key_to_bindings.get(key, ())
+        return ()
+
     def action_undo(self) -> None:
         """Undo your last decision: the candidate comes back (as a new one, claimed by you) at once;
         a claim on screen goes back to the head of its queue."""
