@@ -410,8 +410,8 @@ class R2KApp(TypeAhead, App):
 
     @work(thread=True, group="reconnect", exclusive=True, exit_on_error=False)
     def reconnect(self) -> None:
-        """Until PostgreSQL and Redis answer again: wait (bounded backoff), follow each server
-        (an embedded one that died is started again), try."""
+        """Until PostgreSQL and Redis answer again: follow each server (an embedded one that died
+        is started again), try, wait (bounded backoff)."""
         from textual.worker import get_current_worker
 
         from r2k.core.services.session import delays
@@ -420,19 +420,22 @@ class R2KApp(TypeAhead, App):
         for pause in delays():
             if worker.is_cancelled:
                 return
+            # Followed first: a pool asked while its server is away waits for it (seconds), so the
+            # server is started again before anything asks.
+            for part in ("postgres", "redis"):
+                try:
+                    self.ctx.follow(part)
+                except Exception as follow_error:  # noqa: BLE001 - not back yet: the next try follows again
+                    log.debug("following %s: %s", part, follow_error)
             try:
                 with self.ctx.db.read() as tx:
                     tx.scalar("SELECT 1")
                 self.ctx.redis.ping()
-            except Exception as exc:  # noqa: BLE001 - still down: follow it and wait
+            except Exception as exc:  # noqa: BLE001 - still down: wait, follow it again
                 down = service_error(exc, self.ctx)
                 if down is None or down.part is None:
                     raise
                 time.sleep(pause)
-                try:
-                    self.ctx.follow(down.part)
-                except Exception as follow_error:  # noqa: BLE001 - not back yet: the next try follows again
-                    log.debug("following %s: %s", down.part, follow_error)
                 continue
             self.post_message(Reconnected())
             return

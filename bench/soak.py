@@ -62,7 +62,7 @@ it (targets: under 15 s for PostgreSQL, under 5 s for Redis; figures, not invari
 the validators saw and the error lines of the workers' logs, and what the sweeps are for, watched
 every 2 s: queued candidates out of their partition, expired claims not released, RQ queue depths,
 claims answered 404 while PostgreSQL holds unreachable queued rows (`--drained` keeps one Horn queue
-near empty), the fate of the jobs killed workers were running, servers back on another port.
+near empty), the fate of the jobs killed workers were running, servers back at another address.
 `--escalations` sets the share of decisions that make work for the workers. Exits 1 when an
 invariant fails, and then keeps the servers' data for inspection. Ctrl-C (or SIGTERM) stops every
 process it started and the servers of its data dir.
@@ -480,28 +480,28 @@ class Soak:
 
     @property
     def ctx(self):
-        """This thread's Context, made anew whenever a server came back on another port: the soak's
+        """This thread's Context, made anew whenever a server came back at another address: the soak's
         own figures and checks must read our servers, whatever the processes under test do."""
         from r2k.core.context import Context
 
         name = threading.current_thread().name
-        ports = self.ports()
+        addresses = self.addresses()
         held = self._ctxs.get(name)
-        if held is None or held[1] != ports:
+        if held is None or held[1] != addresses:
             if held is not None:
                 try:
                     held[0].close()
                 except Exception:  # noqa: BLE001
                     pass
-            held = (Context(pool_size=3), ports)
+            held = (Context(pool_size=3), addresses)
             self._ctxs[name] = held
         return held[0]
 
-    def ports(self) -> dict:
+    def addresses(self) -> dict:
         from r2k.core import embedded
         from r2k.core.config import get_settings
 
-        return {part: (embedded.common.read_state(get_settings(), part) or {}).get("port") for part in SERVERS}
+        return {part: (embedded.common.read_state(get_settings(), part) or {}).get("socket") for part in SERVERS}
 
     def retry(self, fn, what: str, tries: int = 30):
         """The soak's own reads at the end, through a connection a restart may have broken (the
@@ -744,13 +744,13 @@ class Soak:
         f = {"kind": kind, "t": now(), "detail": ""}
         if kind in SERVERS:
             state = self.note_servers()[kind]
-            pid, port = state.get("pid"), state.get("port")
+            pid, address = state.get("pid"), state.get("socket")
             if not pid or not alive(pid):
                 f["skipped"] = f"{kind} not running"
                 return f
             os.kill(pid, signal.SIGKILL)
             f["t"] = now()
-            f["detail"] = f"pid {pid} (port {port}) killed"
+            f["detail"] = f"pid {pid} (socket {address}) killed"
             wait = self.args.restart_pause if self.args.restart == "operator" else SELF_RESTART_WAIT
             while now() < f["t"] + wait:
                 self.tick(0.1)
@@ -758,16 +758,16 @@ class Soak:
                 if "self_restart" not in f and back.get("pid") and back["pid"] != pid and alive(back["pid"]):
                     f["self_restart"] = now() - f["t"]
                     f["detail"] += (f"; r2k itself had it back {f['self_restart']:.1f} s later (pid {back['pid']}, "
-                                    f"port {back.get('port')})")
+                                    f"socket {back.get('socket')})")
                     if self.args.restart == "self":
                         break
             if self.args.restart == "self" and "self_restart" in f:
                 after = back
                 f["up_ok"] = True
                 f["restarted_at"] = now()
-                if after.get("port") != port:
-                    f["port_changed"] = (port, after.get("port"), listener(port))
-                    f["detail"] += f" (PORT CHANGED: {port} is now held by {f['port_changed'][2]})"
+                if after.get("socket") != address:
+                    f["moved"] = (address, after.get("socket"), listener(address))
+                    f["detail"] += f" (ADDRESS CHANGED: {address} is now held by {f['moved'][2]})"
                 return f
             if self.args.restart == "self":
                 f["detail"] += f"; nothing of r2k restarted it within {SELF_RESTART_WAIT:.0f} s: `services up`"
@@ -784,13 +784,13 @@ class Soak:
             f["up"] = tries
             f["up_ok"] = tries[-1]["rc"] == 0
             f["restarted_at"] = now()
-            f["port_after"] = after.get("port")
+            f["address_after"] = after.get("socket")
             said = ", ".join("rc %s %.1fs" % (t["rc"], t["seconds"]) for t in tries)
-            f["detail"] += (f"; `services up` x{len(tries)} ({said}), now pid {after.get('pid')} port "
-                            f"{after.get('port')}")
-            if after.get("port") != port:
-                f["port_changed"] = (port, after.get("port"), listener(port))
-                f["detail"] += f" (PORT CHANGED: {port} is now held by {f['port_changed'][2]})"
+            f["detail"] += (f"; `services up` x{len(tries)} ({said}), now pid {after.get('pid')} socket "
+                            f"{after.get('socket')}")
+            if after.get("socket") != address:
+                f["moved"] = (address, after.get("socket"), listener(address))
+                f["detail"] += f" (ADDRESS CHANGED: {address} is now held by {f['moved'][2]})"
             return f
         if kind == "worker":
             j = self.rng.randrange(len(self.workers))
@@ -1278,12 +1278,12 @@ class Soak:
                          f"{SELF_RESTART_WAIT:.0f} s: ")
                       + f"{len(selves)} of {len(done)}"
                       + (f", after {percentile(selves, 50):.1f} s median, {max(selves):.1f} s max" if selves else ""))
-        moved = [f for f in self.faults if "port_changed" in f]
+        moved = [f for f in self.faults if "moved" in f]
         if moved:
-            print(f"servers that came back on ANOTHER port (the old one taken meanwhile): {len(moved)} of "
+            print(f"servers that came back at ANOTHER address (the old one taken meanwhile): {len(moved)} of "
                   f"{sum(1 for f in self.faults if f['kind'] in SERVERS and 'skipped' not in f)} restarts")
             for f in moved:
-                old, new, who = f["port_changed"]
+                old, new, who = f["moved"]
                 print(f"  t+{f['t'] - self.t_start:.0f}s {f['kind']}: {old} -> {new}; {old} held by {who}; first "
                       f"decision after it: " + (f"{f['recovery']:.1f} s" if f.get("recovery") is not None else "none"))
         failed_ups = [t for f in self.faults for t in f.get("up", []) if t["rc"] != 0]
@@ -1483,17 +1483,16 @@ class Soak:
                 pass
 
 
-def listener(port: int) -> str:
-    """Who listens on 127.0.0.1:`port` now: 'pid N (command), started HH:MM:SS', 'nobody' or '?'."""
+def listener(path: str | None) -> str:
+    """Who listens on the Unix socket `path` now: 'pid N (command), started HH:MM:SS', 'nobody' or '?'."""
     inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            for line in Path(table).read_text().splitlines()[1:]:
-                fields = line.split()
-                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                    inodes.add(fields[9])
-        except OSError:
-            continue
+    try:
+        for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+            fields = line.split()
+            if len(fields) >= 8 and fields[7] == path and fields[5] == "01":  # 01: listening
+                inodes.add(fields[6])
+    except OSError:
+        return "?"
     if not inodes:
         return "nobody"
     for entry in os.listdir("/proc"):

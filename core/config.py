@@ -82,6 +82,10 @@ class Settings(BaseSettings):
     graph_user: str | None = None
     graph_password: str | None = None
     data_dir: FolderSetting = Field(default_factory=_default_data_dir, description="a folder")
+    # The embedded servers listen on Unix sockets in the data dir only; set, each also opens a TCP
+    # port on 127.0.0.1 for tools that need one, with the risk the README states (a port a dead
+    # server left can be taken by any local account).
+    embedded_tcp: bool = False
     user: str | None = None
     signing_key_file: FileSetting | None = Field(default=None, description="a regular file")
     # The audit trail's trust roots and checkpoints (core/audit.py). trusted_keys: a file of public

@@ -20,13 +20,22 @@ class Context:
     def __init__(self, settings: Settings | None = None, *, pool_size: int | None = None,
                  check_schema: bool = True):
         self.settings = settings or get_settings()
+        # Before anything reads or starts in the data dir: one of another account, or one others can
+        # write, is refused (docs/architecture.md, "Trust model").
+        embedded.check_owner(self.settings)
+        self._servers: dict[str, int | None] = {}  # which server process this one's clients of a part reach
         self.pool_size = pool_size
         self.check_schema = check_schema  # off only for `db upgrade`, which brings the schema up itself
 
     # -- PostgreSQL -------------------------------------------------------------------------
+    def _reach(self, part: str) -> str:
+        url = embedded.ensure(self.settings, part)
+        self._servers[part] = embedded.server_pid(self.settings, part)
+        return url
+
     @cached_property
     def database_url(self) -> str:
-        return embedded.ensure(self.settings, "postgres")
+        return self._reach("postgres")
 
     @cached_property
     def db(self):
@@ -113,7 +122,7 @@ class Context:
     # -- Redis ------------------------------------------------------------------------------
     @cached_property
     def redis_url(self) -> str:
-        return embedded.ensure(self.settings, "redis")
+        return self._reach("redis")
 
     @cached_property
     def redis(self):
@@ -185,7 +194,7 @@ class Context:
     # -- graph ------------------------------------------------------------------------------
     @cached_property
     def graph_url(self) -> str:
-        return embedded.ensure(self.settings, "graph")
+        return self._reach("graph")
 
     @cached_property
     def graph(self):
@@ -200,13 +209,16 @@ class Context:
 
     def follow(self, part: str) -> bool:
         """After `part` failed: look where it is now, and drop this process's clients of it when it
-        moved (a restart on another port), so the next use connects afresh. An embedded server that
-        died is started again on its port with its credential; one an operator stopped is left
-        stopped (ServiceUnavailable). True when the server is where it was."""
+        is another server (its URL changed, or an embedded one was started again), so the next use
+        connects afresh: a pool that kept trying a dead server backs off for seconds between tries.
+        An embedded server that died is started again on its socket with its credential, so its URL
+        stays the same; one an operator stopped is left stopped (ServiceUnavailable). True when the
+        same server is where it was."""
         names = self._CLIENTS[part]
         before = self.__dict__.get(names[0])
         url = embedded.ensure(self.settings, part, start_stopped=False)
-        if url == before:
+        server = embedded.server_pid(self.settings, part)
+        if url == before and server == self._servers.get(part):
             return True
         for name in names[1:]:
             client = self.__dict__.pop(name, None)
@@ -216,6 +228,7 @@ class Context:
                 except Exception as exc:  # noqa: BLE001 - a broken client of a server that moved
                     logging.getLogger(__name__).debug("closing the old %s client: %s", part, exc)
         self.__dict__[names[0]] = url
+        self._servers[part] = server
         return False
 
     def close(self) -> None:

@@ -3,7 +3,7 @@ an outage interrupted, with bounded backoff, and say so once per outage, not onc
 
 `through(ctx, fn)` runs `fn`; when it fails because PostgreSQL, Redis or the graph does not answer,
 it waits (0.25 s doubling to 5 s), lets the context follow the server (an embedded one that died is
-started again on its port, docs/architecture.md "Embedded servers"), and runs `fn` again, until it
+started again on its socket, docs/architecture.md "Embedded servers"), and runs `fn` again, until it
 succeeds or the time allowed runs out. Only a whole unit of work is retried: every service call is
 one transaction, and what is committed stays committed, so a retry redoes at most what never happened
 (the state of the entity decides, as for every retried job).

@@ -179,6 +179,19 @@ def superuser(ctx):
 
 
 @pytest.fixture
+def redis_operator(ctx):
+    """The queue Redis as its operator, for what the application's credential may not do (CONFIG,
+    to make the server refuse writes for a moment); a configured Redis with its URL's credential."""
+    import redis
+
+    from r2k.core import embedded
+
+    client = redis.Redis.from_url(embedded.superuser_url(ctx.settings, "redis"))
+    yield client
+    client.close()
+
+
+@pytest.fixture
 def people(ctx):
     """The users a session needs: validators with different authority, a specialist, an admin."""
     from r2k.core.services import users
@@ -209,6 +222,70 @@ def within(seconds: float, what: str = "the call"):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def as_account(fn, *args, account: str = "nobody", timeout: float = 60):
+    """`fn(*args)` run in a forked child as another OS account (its uid and gid, no other groups: a
+    local user with no credential); what it returns, through a pipe as JSON, or the exception it
+    raised as an AssertionError. Needs root. A fork, not a new interpreter: this one lives where
+    only root may enter (a venv under /root), and the child needs nothing but the standard library."""
+    import pwd
+    import select
+    import traceback
+
+    who = pwd.getpwnam(account)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop privileges for good, run, report, end without pytest's cleanup
+        code = 0
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setgid(who.pw_gid)
+            os.setuid(who.pw_uid)
+            out = json.dumps({"result": fn(*args)})
+        except BaseException:  # noqa: BLE001 - reported to the parent
+            out, code = json.dumps({"error": traceback.format_exc()}), 1
+        with os.fdopen(write, "w") as pipe:
+            pipe.write(out)
+        os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        if not select.select([pipe], [], [], timeout)[0]:
+            os.kill(pid, 9)
+        text = pipe.read()  # to the end: the child has closed its side (or was killed)
+    os.waitpid(pid, 0)
+    reply = json.loads(text or f'{{"error": "no reply within {timeout} s"}}')
+    assert "error" not in reply, reply["error"]
+    return reply["result"]
+
+
+def tcp_listeners(pid: int) -> list[str]:
+    """The TCP addresses `pid` listens on (IPv4 and IPv6), from /proc: its sockets' inodes matched
+    against the kernel's tables of listening sockets (state 0A)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:
+                found.append(f"{table.rsplit('/', 1)[1]} {fields[1]}")
+    return found
+
+
+def on_database(url: str, database: str) -> str:
+    """The same PostgreSQL URL for another database: a TCP one, or the embedded cluster's socket URL
+    (whose socket directory is a query parameter)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
 
 
 def r2k(*args: str, env: dict | None = None, timeout: float = 120,

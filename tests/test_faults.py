@@ -50,20 +50,51 @@ class Install:
         return common.read_state(self.settings, part)
 
     def kill(self, part: str) -> int:
-        """`kill -9` the part's server; its pid."""
+        """`kill -9` the part's server; its pid. Returns once its processes are gone: PostgreSQL's
+        backends outlive their postmaster for a moment, and a query sent meanwhile still succeeds."""
         pid = self.state(part)["pid"]
+        program = self.state(part)["program"]
+        family = [pid, *children(pid)]
         os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
-        while common.process_is(pid, self.state(part)["program"]) and time.monotonic() < deadline:
+        while any(common.process_is(p, program) for p in family) and time.monotonic() < deadline:
             time.sleep(0.05)
         return pid
 
     def secret(self, name: str) -> str:
         return (self.data / "secrets" / f"{name}.password").read_text()
 
+    def answers(self, part: str) -> bool:
+        """Does the part's server answer on its socket? Asked as an operator's `services status`
+        asks, which starts nothing."""
+        from r2k.core import embedded
+
+        return next(p.answers for p in embedded.status(self.settings) if p.name == part)
+
+    def wait_answers(self, part: str, within: float, log: Path | None = None) -> float:
+        """Seconds until the part answers again, started by someone else (a worker, a workstation)."""
+        started = time.monotonic()
+        while not self.answers(part):
+            assert time.monotonic() - started < within, (f"{part} not back within {within} s" +
+                                                         (log.read_text()[-3000:] if log else ""))
+            time.sleep(0.1)
+        return time.monotonic() - started
+
     def worker(self, log: Path, env: dict | None = None) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, "-m", "r2k.app", "worker", "--queues", "generation,graph"], cwd=ROOT,
                                 env={**self.env, **(env or {})}, stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def children(pid: int) -> set[int]:
+    """The processes whose parent is `pid`."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -89,26 +120,26 @@ def stop(process: subprocess.Popen) -> None:
 
 # ----------------------------------------------------------------------------- servers come back
 
-def test_a_killed_postgres_comes_back_on_its_port_with_its_credential(install):
+def test_a_killed_postgres_comes_back_on_its_socket_with_its_credential(install):
     before = install.state("postgres")
     password = install.secret("postgres-app")
     install.kill("postgres")
     stats = install.json("queue", "stats")  # the next command brings it back
     after = install.state("postgres")
-    assert after["port"] == before["port"] and after["pid"] != before["pid"]
+    assert after["socket"] == before["socket"] and after["pid"] != before["pid"]
     assert install.secret("postgres-app") == password
     assert sum(row["pending"] for row in stats) > 0
 
 
 @pytest.mark.parametrize("part", ["redis", "graph"])
-def test_a_killed_redis_or_graph_comes_back_on_its_port_and_answers_the_first_command(install, part):
+def test_a_killed_redis_or_graph_comes_back_on_its_socket_and_answers_the_first_command(install, part):
     install.json("services", "up")
     before = install.state(part)
     install.kill(part)
     result = install.r2k("--json", "services", "up")  # what an operator runs: no 503, no LOADING
     assert result.returncode == 0, result.stderr
     rows = {row["name"]: row for row in json.loads(result.stdout)}
-    assert rows[part]["answers"] and install.state(part)["port"] == before["port"]
+    assert rows[part]["answers"] and install.state(part)["socket"] == before["socket"]
     assert install.r2k("queue", "stats").returncode == 0
 
 
@@ -131,6 +162,71 @@ def test_a_postgres_restarted_outside_r2k_is_adopted_not_started_twice(install):
 
 
 # ----------------------------------------------------------------------------- long-lived processes
+
+def _escalate_and_approve(settings) -> tuple[int, int]:
+    """What a reviewer does next: one candidate escalated (a work item, which a worker answers) and
+    one approved (an answer, which a worker mirrors into the graph); the work item's and answer's ids."""
+    from r2k.core.context import Context
+    from r2k.core.services import candidates, claims, users
+
+    ctx = Context(settings)
+    try:
+        root, ada = users.resolve(ctx, "root"), users.resolve(ctx, "ada")
+        for n in range(2):
+            candidates.add(ctx, root, f"Which dock takes reefer trailers, case {time.time_ns()}-{n}?",
+                           "Dock 4 of the Rotterdam warehouse takes reefer trailers.", "FACT")
+        # The oldest first: the demo's own come before these two, which is fine: any two will do.
+        escalated = candidates.escalate(ctx, ada, claims.claim_next(ctx, ada, "FACT")["id"], "needs a source")
+        approved = candidates.approve(ctx, ada, claims.claim_next(ctx, ada, "FACT")["id"])
+        return escalated["work_item"]["id"], approved["answer"]["id"]
+    finally:
+        ctx.close()
+
+
+def _carried_on(settings, item_id: int, answer_id: int) -> bool:
+    """The escalation got its generated answer, and the approved answer is in the graph."""
+    from r2k.core.context import Context
+    from r2k.core.services import workitems
+
+    ctx = Context(settings)
+    try:
+        if workitems.show(ctx, item_id)["state"] in ("NEW", "GENERATING"):
+            return False
+        return bool(ctx.graph.run("MATCH (a:Answer {id: $id}) RETURN a.id AS id", id=answer_id))
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("part", ["postgres", "redis", "graph"])
+def test_a_running_worker_follows_a_killed_server_and_carries_on_within_seconds(install, tmp_path, part):
+    """`kill -9` of each server under a running `r2k worker`: with no command run and the worker not
+    restarted, the worker meets the outage (Redis at once, PostgreSQL and the graph at its next
+    sweep), starts the server again on the same socket, and the next escalation gets its generated
+    answer, and the next approval reaches the graph, within 5 s. It used to log `connection
+    refused` until restarted by hand: its server had come back on another port."""
+    log = tmp_path / "worker.log"
+    worker = install.worker(log)
+    try:
+        warm = _escalate_and_approve(install.settings)  # serving: the first ones are done
+        deadline = time.monotonic() + 60
+        while not _carried_on(install.settings, *warm):
+            assert time.monotonic() < deadline and worker.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.2)
+        before = install.state(part)
+        install.kill(part)
+        install.wait_answers(part, within=20, log=log)  # the worker alone brought it back
+        after = install.state(part)
+        assert after["socket"] == before["socket"] and after["pid"] != before["pid"]
+        work = _escalate_and_approve(install.settings)
+        asked = time.monotonic()
+        while not _carried_on(install.settings, *work):
+            assert time.monotonic() - asked < 5 and worker.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.1)
+    finally:
+        stop(worker)
+    text = log.read_text()
+    assert "Traceback" not in text, text[-3000:]
+
 
 def test_a_running_worker_rides_out_a_postgres_restart_with_one_line_per_outage(install, tmp_path):
     log = tmp_path / "worker.log"
@@ -212,16 +308,6 @@ def test_a_dead_workers_job_runs_again_within_a_minute(install, tmp_path):
 def test_what_a_killed_worker_forked_ends_with_it(install, tmp_path, processes):
     """`kill -9` of `r2k worker` runs none of its cleanup: its sweep scheduler (and a pool's
     workers) went on for ever, sweeping and restarting the servers of a data dir long removed."""
-    def children(pid: int) -> set[int]:
-        found = set()
-        for entry in Path("/proc").iterdir():
-            try:
-                if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    found.add(int(entry.name))
-            except (OSError, IndexError, ValueError):
-                pass
-        return found
-
     worker = subprocess.Popen([sys.executable, "-m", "r2k.app", "worker", "--queues", "generation",
                                "--processes", str(processes)], cwd=ROOT, env=install.env,
                               stdout=(tmp_path / "worker.log").open("w"), stderr=subprocess.STDOUT)
@@ -241,15 +327,20 @@ def test_what_a_killed_worker_forked_ends_with_it(install, tmp_path, processes):
     assert alive == set(), (tmp_path / "worker.log").read_text()[-2000:]
 
 
-async def test_the_workstation_says_reconnecting_and_carries_on(install):
-    """Redis dies under an open workstation: it says so, reconnects by itself (the embedded Redis is
-    started again on its port), and the next claim works."""
+@pytest.mark.parametrize("part", ["postgres", "redis"])
+async def test_the_workstation_follows_a_killed_server_and_claims_again_within_seconds(install, part):
+    """PostgreSQL or Redis dies under an open workstation, nothing else running: it says so
+    ("reconnecting…"), starts the server again on its socket by itself, and claims again within 5 s."""
+    from textual.widgets import DataTable
+
     from r2k.app.screens.queues import QueuePickerScreen
+    from r2k.app.screens.review import ReviewScreen
     from r2k.app.tui import R2KApp
     from r2k.core.context import Context
-    from tests.tui import open_screen
+    from r2k.core.services import candidate_views, candidates, users
+    from tests.tui import candidate_on, open_screen, review_settled
 
-    shown = []  # every title the outage drew: Redis can be back before a poll would see the first
+    shown = []  # every title the outage drew: the server can be back before a poll would see the first
 
     class Recorded(R2KApp):
         def watch_reconnecting(self, value: bool) -> None:
@@ -258,21 +349,203 @@ async def test_the_workstation_says_reconnecting_and_carries_on(install):
 
     install.json("services", "up")
     ctx = Context(install.settings, pool_size=4)
+    candidates.add(ctx, users.resolve(ctx, "root"), "Which dock takes the reefer trailers?", "Dock 4 does.", "FACT")
+    before = install.state(part)
     app = Recorded(ctx, "ada", sweep_every=0)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_screen(pilot, "V", QueuePickerScreen)
-        install.kill("redis")
+        picker = await open_screen(pilot, "V", QueuePickerScreen)
+        install.kill(part)
+        killed = time.monotonic()
         await pilot.press("ctrl+r")  # refresh: its call meets the outage
-        await wait_for(pilot, lambda: any(value for value, _ in shown), timeout=20, what="reconnecting")
+        await wait_for(pilot, lambda: any(value for value, _ in shown), timeout=5, what="reconnecting")
         assert any(value and "reconnecting…" in title for value, title in shown), shown
-        await wait_for(pilot, lambda: not app.reconnecting, timeout=30, what="reconnected")
+        await wait_for(pilot, lambda: not app.reconnecting, timeout=5, what="reconnected")
         assert "reconnecting" not in app.sub_title
-        assert install.state("redis")["port"] == common.read_state(install.settings, "redis")["port"]
-        from r2k.core.services import candidates, claims, users
+        table = picker.query_one("#queue-table", DataTable)
+        table.move_cursor(row=table.get_row_index("FACT"))
+        await pilot.press("enter")  # the workstation claims again
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen) and review_settled(app.screen),
+                       timeout=5, what="the FACT review screen")
+        claimed = candidate_on(app.screen)
+        took = time.monotonic() - killed
+        assert claimed is not None and candidate_views.get(ctx, claimed)["state"] == "IN_REVIEW", claimed
+        assert took < 5, f"{took:.1f} s from the kill to a claim"
+        after = install.state(part)
+        assert after["socket"] == before["socket"] and after["pid"] != before["pid"]  # it restarted it, there
+        candidates.release(ctx, users.resolve(ctx, "ada"), claimed)
 
-        claimed = claims.claim_next(ctx, users.resolve(ctx, "ada"), "FACT")
-        assert claimed["state"] == "IN_REVIEW"
-        candidates.release(ctx, users.resolve(ctx, "ada"), claimed["id"])
+
+async def test_the_workstation_follows_a_killed_graph_within_seconds(install):
+    """The graph dies under the registry screen, nothing else running: the next answer's neighbours
+    start it again on its socket and show within 5 s (they said "The graph is down" for good)."""
+    from textual.widgets import DataTable
+
+    from r2k.app.screens.registry import RegistryScreen
+    from r2k.app.tui import R2KApp
+    from r2k.core.context import Context
+    from r2k.core.services import graph_sync, registry
+    from tests.tui import open_screen, shows
+
+    install.json("services", "up")
+    ctx = Context(install.settings, pool_size=4)
+    graph_sync.catch_up(ctx)
+    answers = [a["id"] for a in registry.search(ctx, "")][:2]
+    assert len(answers) == 2, answers
+    before = install.state("graph")
+    app = R2KApp(ctx, "ada", sweep_every=0)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_screen(pilot, "G", RegistryScreen)
+        table = screen.query_one("#results", DataTable)
+        table.move_cursor(row=table.get_row_index(str(answers[0])))
+        await shows(pilot, "#neighbours", "Subjects:", what="the first answer's neighbours")
+        install.kill("graph")
+        killed = time.monotonic()
+        table.move_cursor(row=table.get_row_index(str(answers[1])))
+        text = await shows(pilot, "#neighbours", "Subjects:", timeout=5, what="the next answer's neighbours")
+        took = time.monotonic() - killed
+        assert "The graph is" not in text and took < 5, (took, text)
+    after = install.state("graph")
+    assert after["socket"] == before["socket"] and after["pid"] != before["pid"]
+
+
+# ----------------------------------------------------------------------------- nobody takes a dead server's place
+
+# Where r2k's servers used to listen: each part's range, and in it the port this data dir tried
+# first (a hash of its path), which its server kept and its clients went back to after a restart.
+OLD_PORT_BASES = {"postgres": 25432, "redis": 26379, "graph": 27379}
+
+
+def _old_home_port(data: Path, part: str) -> int:
+    import hashlib
+
+    key = hashlib.sha256(f"{data.resolve()}:{part}".encode()).digest()
+    return OLD_PORT_BASES[part] + int.from_bytes(key[:4], "big") % 400
+
+
+def _squat(ports: list[int], paths: list[str], data: str, stop_fd: int, report_fd: int) -> None:
+    """mallory, in a child process with nobody's uid: every millisecond, bind each old port and each
+    socket path that is not bound yet; take every connection and what it sends, until `stop_fd`
+    closes; then report on `report_fd` and end."""
+    import errno
+    import selectors
+    import socket
+
+    selector = selectors.DefaultSelector()
+    selector.register(stop_fd, selectors.EVENT_READ, "stop")
+    held: dict[object, socket.socket] = {}
+    heard: list[dict] = []
+    refused: dict[str, str] = {}
+    while True:
+        for address in [*ports, *paths]:
+            if address in held:
+                continue
+            sock = socket.socket(socket.AF_INET if isinstance(address, int) else socket.AF_UNIX)
+            try:
+                sock.bind(("127.0.0.1", address) if isinstance(address, int) else address)
+                sock.listen(16)
+                sock.setblocking(False)
+                held[address] = sock
+                selector.register(sock, selectors.EVENT_READ, address)
+            except OSError as exc:
+                sock.close()
+                if isinstance(address, str):
+                    refused[address] = errno.errorcode.get(exc.errno, str(exc.errno))
+        for key, _ in selector.select(timeout=0.001):
+            if key.data == "stop":
+                try:
+                    open(os.path.join(data, "mallory"), "w").close()
+                    wrote = "ALLOWED"
+                except OSError as exc:
+                    wrote = errno.errorcode.get(exc.errno, str(exc.errno))
+                report = {"held": sorted(str(a) for a in held), "heard": heard, "refused": refused, "wrote": wrote}
+                os.write(report_fd, json.dumps(report).encode())
+                return
+            conn, _ = key.fileobj.accept()
+            conn.settimeout(0.5)
+            try:
+                said = conn.recv(65536)
+            except OSError:
+                said = b""
+            heard.append({"at": str(key.data), "said": said.decode("latin-1")})
+            conn.close()
+
+
+class Squatter:
+    """`_squat` running as `nobody` beside the test, from start to `report()`."""
+
+    def __init__(self, ports: list[int], paths: list[str], data: Path):
+        import pwd
+        import resource
+
+        who = pwd.getpwnam("nobody")
+        stop_read, self._stop = os.pipe()
+        self._report, report_write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                os.close(self._stop)
+                os.close(self._report)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+                os.setgroups([])
+                os.setgid(who.pw_gid)
+                os.setuid(who.pw_uid)
+                _squat(ports, paths, str(data), stop_read, report_write)
+            finally:
+                os._exit(0)
+        os.close(stop_read)
+        os.close(report_write)
+
+    def report(self) -> dict:
+        os.close(self._stop)
+        with os.fdopen(self._report, "rb") as pipe:
+            text = pipe.read()
+        os.waitpid(self.pid, 0)
+        return json.loads(text)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="plays another OS account: needs root")
+@pytest.mark.parametrize("part", ["postgres", "redis", "graph"])
+def test_a_listener_of_another_account_on_a_killed_servers_old_address_gets_nothing(install, tmp_path, part):
+    """The squat, as found: mallory (here `nobody`) retries binding a server's address every
+    millisecond; the server is killed; a running worker and the next commands reconnect. r2k's
+    servers used to listen on 127.0.0.1 ports, so mallory's listener got the port, and the worker sent
+    it the password (358 times in 90 s). Now each listens on a socket in a directory only the data
+    dir's owner can enter: mallory can neither bind its path nor make anything in the data dir, her
+    ports (this data dir's old ones) receive nothing, and the server comes back on its socket alone."""
+    from r2k.core.embedded import postgres
+    from tests.conftest import tcp_listeners
+
+    secrets = [p.read_text().strip() for p in (install.data / "secrets").iterdir()]
+    log = tmp_path / "worker.log"
+    worker = install.worker(log)
+    try:
+        deadline = time.monotonic() + 60
+        while "Listening on" not in log.read_text():
+            assert time.monotonic() < deadline and worker.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.1)
+        before = install.state(part)
+        ports = [_old_home_port(install.data, p) for p in OLD_PORT_BASES]
+        folder = Path(before["socket"]).parent
+        squatter = Squatter(ports, [before["socket"], str(folder / "server.sock"), str(folder / ".s.PGSQL.5432")],
+                            install.data)
+        try:
+            install.kill(part)
+            install.wait_answers(part, within=20, log=log)  # the worker brought it back
+            assert install.r2k("queue", "stats").returncode == 0  # and a command's clients connect too
+        finally:
+            seen = squatter.report()
+    finally:
+        stop(worker)
+    assert seen["heard"] == [], seen["heard"]  # no connection, so no credential
+    assert not [s for s in secrets if s in json.dumps(seen)]
+    assert set(seen["held"]) <= {str(p) for p in ports}  # she held ports (those free), never a socket path
+    assert set(seen["refused"].values()) == {"EACCES"}, seen["refused"]
+    assert seen["wrote"] == "EACCES"
+    after = install.state(part)
+    assert after["socket"] == before["socket"] and after["pid"] != before["pid"]
+    assert tcp_listeners(after["pid"]) == []  # it answers through its socket only
+    if part == "postgres":
+        assert postgres._postmaster(Path(after["pgdata"]))[3] == ""  # listen_addresses: none
 
 
 # ----------------------------------------------------------------------------- nothing waits for a sweep

@@ -15,7 +15,7 @@ import pytest
 from r2k.core import audit
 from r2k.core.errors import Conflict, Forbidden
 from r2k.core.services import candidate_views, candidates, claims, grey, queue_index, users
-from tests.conftest import ROOT, error_of, r2k, r2k_json
+from tests.conftest import ROOT, error_of, on_database, r2k, r2k_json
 
 
 def event_count(ctx) -> int:
@@ -317,8 +317,10 @@ def test_two_commands_starting_together_start_one_set_of_servers(tmp_path):
         first, second = ([p for p in json.loads(o[0]) if p["name"] in SERVERS] for o in outs)
         assert [(p["name"], p["pid"], p["url"]) for p in first] == [(p["name"], p["pid"], p["url"]) for p in second]
         assert all(p["answers"] for p in first)
-        ports = {int(p["url"].rsplit(":", 1)[1].split("/")[0]) for p in first}
-        assert not ports & {5432, 6379, 7687}
+        # On sockets, each in its own directory of this data dir (PostgreSQL's in its cluster's).
+        assert all(p["url"].startswith(("postgresql://r2k_app:***@/r2k?host=/", "unix://:***@/")) for p in first)
+        assert [p["listens"] for p in first][1:] == [str(data / "redis" / "server.sock"),
+                                                     str(data / "graph" / "server.sock")]
         status = json.loads(subprocess.run([sys.executable, "-m", "r2k.app", "--json", "services", "status"],
                                            cwd=ROOT, env=env, capture_output=True, text=True).stdout)
         assert [p["pid"] for p in status if p["name"] in SERVERS] == [p["pid"] for p in first]
@@ -338,13 +340,14 @@ def test_a_stale_pid_file_after_a_crash_is_recovered(tmp_path):
     run = embedded.run_dir(settings)
     dead = subprocess.Popen(["true"])
     dead.wait()
-    (run / "redis.json").write_text(json.dumps({"pid": dead.pid, "port": 1, "program": "redis-server",
-                                                "url": "redis://127.0.0.1:1/0"}))
+    socket = tmp_path / "crashed" / "redis" / "server.sock"
+    (run / "redis.json").write_text(json.dumps({"pid": dead.pid, "socket": str(socket), "program": "redis-server",
+                                                "secure": 1}))
     (tmp_path / "crashed" / "redis").mkdir(parents=True)
     (tmp_path / "crashed" / "redis" / "server.pid").write_text(str(dead.pid))
     try:
         url = embedded.ensure(settings, "redis")
-        assert url != "redis://127.0.0.1:1/0"
+        assert embedded.common.read_state(settings, "redis")["pid"] != dead.pid
         ok, _ = embedded.probe("redis", url, settings)
         assert ok
     finally:
@@ -411,16 +414,16 @@ def revision_0001(services):
     on a configured server: the embedded cluster is removed whole."""
     from r2k.core import embedded, migrations
 
-    base = embedded.superuser_url(services).rsplit("/", 1)[0]
+    base = embedded.superuser_url(services)
     template = f"r2k_revision_0001_{os.getpid()}"
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+    with psycopg.connect(on_database(base, "postgres"), autocommit=True) as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {template}")
         admin.execute(f"CREATE DATABASE {template}")
-    migrations.upgrade(f"{base}/{template}", "0001")
+    migrations.upgrade(on_database(base, template), "0001")
     made = [template]
     yield base, template, made
     if services.database_url:
-        with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        with psycopg.connect(on_database(base, "postgres"), autocommit=True) as admin:
             for name in reversed(made):
                 admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
@@ -430,11 +433,11 @@ def old_database(revision_0001):
     """A scratch database of its own on the same server, at revision 0001."""
     base, template, made = revision_0001
     name = f"r2k_old_revision_{os.getpid()}_{len(made)}"
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+    with psycopg.connect(on_database(base, "postgres"), autocommit=True) as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {name}")
         admin.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
     made.append(name)
-    return f"{base}/{name}"
+    return on_database(base, name)
 
 
 def test_migrations_upgrade_an_existing_database_step_by_step(old_database):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 
@@ -37,16 +38,21 @@ def bolt_url(services, tmp_path_factory):
     from r2k.core.embedded import common, redis as embedded_redis
 
     workdir = tmp_path_factory.mktemp("bolt-graph")
-    port = common.free_port(28379)
-    bolt = common.free_port(28687, {port})
+    # Bolt is TCP only (its own protocol stays on a socket); FalkorDB starts no Bolt server on a
+    # port above 32767, where the kernel's own picks are.
+    bolt = next(port for port in range(28687, 29687) if common.port_free(port))
     binaries = embedded_redis.bin_dir()
-    subprocess.run([str(binaries / "redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--daemonize", "yes",
+    subprocess.run([str(binaries / "redis-server"), "--port", "0", "--unixsocket", str(workdir / "server.sock"),
+                    "--unixsocketperm", "700", "--daemonize", "yes",
                     "--dir", str(workdir), "--pidfile", str(workdir / "server.pid"), "--save", "",
                     "--logfile", str(workdir / "server.log"),
                     "--loadmodule", str(binaries / "falkordb.so"), "BOLT_PORT", str(bolt)], check=True)
     url = f"bolt://127.0.0.1:{bolt}"
     deadline = time.monotonic() + 15
-    while not common.answers_tcp(bolt) and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", bolt)) == 0:
+                break
         time.sleep(0.05)
     yield url
     common.stop_pid(int((workdir / "server.pid").read_text()), "redis-server")
@@ -290,7 +296,7 @@ def test_answers_on_one_subject_that_disagree_are_flagged_once(ctx, people, grap
     assert c["id"] not in (flags[0]["answer_id"], flags[0]["other_answer_id"])
 
 
-@pytest.mark.parametrize("url", ["bolt://127.0.0.1:9", "falkor://127.0.0.1:9"])
+@pytest.mark.parametrize("url", ["bolt://127.0.0.1:9", "falkor://127.0.0.1:9", "unix:///nonexistent/graph.sock"])
 def test_graph_connection_failure_is_a_clear_503(ctx, url):
     from r2k.core.outage import service_error
 
@@ -304,19 +310,18 @@ def test_graph_connection_failure_is_a_clear_503(ctx, url):
     assert error is not None and error.status == 503 and "graph" in error.message
 
 
-def test_the_embedded_graph_is_falkordb_with_a_password_and_no_bolt_port(ctx):
+def test_the_embedded_graph_is_falkordb_on_its_socket_with_a_password_and_no_bolt_port(ctx):
     import redis
 
     from r2k.core.embedded import common
 
     state = common.read_state(ctx.settings, "graph")
-    assert ctx.graph.protocol == "FalkorDB" and ctx.graph_url.startswith("falkor://")
+    assert ctx.graph.protocol == "FalkorDB" and ctx.graph_url.startswith("unix://")
     assert "bolt_port" not in state
     with pytest.raises(redis.exceptions.AuthenticationError):
-        redis.Redis(port=state["port"]).ping()
+        redis.Redis(unix_socket_path=state["socket"]).ping()
     listening = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
-    mine = [line for line in listening.splitlines() if f"pid={state['pid']}," in line]
-    assert mine and all("127.0.0.1:" in line.split()[3] for line in mine), mine
+    assert not [line for line in listening.splitlines() if f"pid={state['pid']}," in line]  # no TCP port at all
 
 
 def test_the_bolt_close_patch_applies_to_falkordb_only_and_still_fits_the_driver(ctx, bolt_url):

@@ -18,7 +18,7 @@ from r2k.core.knowledge.ranking import Ranking
 from r2k.core.services import candidates, claims, generation, ingest, retrieval, workitems
 from r2k.core.services.extractive import extractive, select, supports
 from r2k.core.services.ingest import HEADING_SEPARATOR, sections_of
-from tests.conftest import r2k, r2k_json
+from tests.conftest import on_database, r2k, r2k_json
 from tests.llm_server import ChatServer
 
 CORPUS = Path(demo_init).parent / "corpus"
@@ -134,12 +134,12 @@ def test_migration_0008_reindexes_a_data_dir_of_0007_by_section(demo, services):
 
     from r2k.core import embedded, migrations
 
-    base = embedded.superuser_url(services).rsplit("/", 1)[0]
+    superuser = embedded.superuser_url(services)
     name = f"r2k_before_0008_{os.getpid()}"
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+    with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {name}")
         admin.execute(f"CREATE DATABASE {name}")
-    url = f"{base}/{name}"
+    url = on_database(superuser, name)
     try:
         migrations.upgrade(url, "0007")
         with demo.db.read() as tx:
@@ -167,7 +167,7 @@ def test_migration_0008_reindexes_a_data_dir_of_0007_by_section(demo, services):
             kept = conn.execute("SELECT count(DISTINCT document_id) FROM source_passages").fetchone()[0]
     finally:
         if services.database_url:  # the embedded cluster is removed whole (DROP DATABASE forces a checkpoint)
-            with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+            with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
                 admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     assert kept == len(documents) and all(title for _, title, _, _ in rows)
     assert ("Harbor Logistics Company Overview", "Headcount") in {(t, h) for _, t, h, _ in rows}

@@ -1,6 +1,9 @@
 """Secure by default: each attack found on a running install, replayed against the new defaults.
 
-- a local user without the data dir's credentials gets into none of the servers;
+- the embedded servers listen on Unix sockets only their data dir's owner reaches: a local user gets
+  into none of them, and cannot pose as one when it dies (no port to take);
+- the application's Redis credential cannot reconfigure, replicate or dump its server;
+- a data dir of another account, or one others can write, is refused before anything starts;
 - the application's own database role cannot silence the append-only triggers or run programs;
 - nobody acts beyond their authority: unknown users are refused on every command, administration
   needs an admin, authority is checked before state, an expired claim decides nothing.
@@ -8,8 +11,11 @@
 from __future__ import annotations
 
 import os
+import pwd
 import stat
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import psycopg
@@ -20,7 +26,7 @@ from r2k.core.embedded import common
 from r2k.core.embedded.postgres import os_account as postgres_account
 from r2k.core.errors import Conflict, Forbidden
 from r2k.core.services import candidate_views, candidates, claims, users, workitems
-from tests.conftest import error_of, r2k, r2k_json
+from tests.conftest import as_account, error_of, on_database, r2k, r2k_json, tcp_listeners
 
 EMBEDDED_DB = not os.environ.get("R2K_DATABASE_URL")
 EMBEDDED_REDIS = not os.environ.get("R2K_REDIS_URL")
@@ -29,19 +35,25 @@ as_root = pytest.mark.skipif(os.geteuid() != 0, reason="playing another OS user 
 
 # ----------------------------------------------------------------------------- the servers
 
-def listening(pid: int) -> list[str]:
-    """The local addresses `pid` listens on (TCP)."""
-    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
-    return [line.split()[3] for line in out.splitlines() if f"pid={pid}," in line]
+def unix_listeners(pid: int) -> list[str]:
+    """The Unix socket paths `pid` listens on."""
+    out = subprocess.run(["ss", "-lxpH"], capture_output=True, text=True).stdout
+    return [line.split()[4] for line in out.splitlines() if f"pid={pid}," in line]
 
 
 @pytest.mark.parametrize("part", ["postgres", "redis", "graph"])
-def test_every_embedded_server_listens_on_loopback_only(services, part):
+def test_every_embedded_server_listens_on_its_private_socket_only(services, part):
     if embedded.configured_url(services, part):
         pytest.skip(f"{part} is configured, not embedded")
     state = common.read_state(services, part)
-    addresses = listening(state["pid"])
-    assert addresses and all(a.startswith("127.0.0.1:") for a in addresses), addresses
+    assert tcp_listeners(state["pid"]) == []
+    assert unix_listeners(state["pid"]) == [state["socket"]]
+    socket = Path(state["socket"])
+    assert stat.S_ISSOCK(socket.stat().st_mode) and stat.S_IMODE(socket.stat().st_mode) == 0o700
+    folder = socket.parent.stat()
+    assert stat.S_IMODE(folder.st_mode) == 0o700  # nobody but its owner (and root) gets to the socket
+    owner = postgres_account() if part == "postgres" else None
+    assert folder.st_uid == (pwd.getpwnam(owner).pw_uid if owner else os.geteuid())
 
 
 def test_the_data_dir_is_private(services, ctx):
@@ -50,10 +62,11 @@ def test_the_data_dir_is_private(services, ctx):
         if (root / "postgres") in path.parents or path.is_symlink():
             continue  # PostgreSQL's own cluster keeps itself private (0700, files 0600)
         mode = stat.S_IMODE(path.lstat().st_mode)
-        assert mode == (0o700 if path.is_dir() else 0o600), f"{path} is {oct(mode)}"
+        private = 0o700 if path.is_dir() or stat.S_ISSOCK(path.lstat().st_mode) else 0o600
+        assert mode == private, f"{path} is {oct(mode)}"
     assert sorted(p.name for p in (root / "secrets").iterdir()) == [
-        "graph.password", "postgres-app.password", "postgres-owner.password", "postgres-superuser.password",
-        "redis.password"]
+        "graph-operator.password", "graph.password", "postgres-app.password", "postgres-owner.password",
+        "postgres-superuser.password", "redis-operator.password", "redis.password"]
 
 
 def _as_nobody(script: str) -> str:
@@ -63,34 +76,102 @@ def _as_nobody(script: str) -> str:
     return result.stdout + result.stderr
 
 
+def _reach(sockets: list[str], files: list[str]) -> list[str]:
+    """What this process can do to each socket (connect; bind a socket of its own beside it) and
+    each file (create or append to it): "denied" or "ALLOWED" for each."""
+    import socket
+
+    seen = []
+    for path in sockets:
+        for what in ("connect", "bind"):
+            with socket.socket(socket.AF_UNIX) as sock:
+                try:
+                    sock.connect(path) if what == "connect" else sock.bind(str(Path(path).parent / "mallory.sock"))
+                    seen.append(f"{what} {path} ALLOWED")
+                except PermissionError:
+                    seen.append(f"{what} {path} denied")
+    for path in files:
+        try:
+            open(path, "a").close()
+            seen.append(f"write {path} ALLOWED")
+        except PermissionError:
+            seen.append(f"write {path} denied")
+    return seen
+
+
 @as_root
 def test_an_unprivileged_user_reads_no_credential_and_gets_into_no_server(services, ctx):
     data = Path(services.data_dir)
     out = _as_nobody(f"cat {data}/secrets/redis.password; ls {data}; cat {data}/run/postgres.json")
     assert out.count("Permission denied") == 3
-    for part in ("redis", "graph"):
-        if embedded.configured_url(services, part):
-            continue
-        port = common.read_state(services, part)["port"]
-        # Plain Redis protocol over bash's /dev/tcp: no client library, no credential.
-        reply = _as_nobody(f"exec 3<>/dev/tcp/127.0.0.1/{port}; printf 'PING\\r\\nKEYS *\\r\\n' >&3; "
-                           f"read -t 2 a <&3; read -t 2 b <&3; echo \"$a $b\"")
-        assert "NOAUTH" in reply and "PONG" not in reply, reply
-    if EMBEDDED_DB:
-        port = common.read_state(services, "postgres")["port"]
-        for role in ("postgres", "r2k_owner", "r2k_app"):
-            with pytest.raises(psycopg.OperationalError, match="password"):
-                psycopg.connect(f"postgresql://{role}@127.0.0.1:{port}/r2k", connect_timeout=5)
+    sockets = [common.read_state(services, part)["socket"] for part in ("postgres", "redis", "graph")
+               if not embedded.configured_url(services, part)]
+    # Each socket refuses the connection itself, and nothing can be made beside it or in the data dir.
+    seen = as_account(_reach, sockets, [str(data / "mallory"), str(data / "run" / "redis.json")])
+    assert [line for line in seen if not line.endswith("denied")] == [] and len(seen) == 2 * len(sockets) + 2, seen
+
+
+REFUSED = [  # what the application's Redis credential must not do (docs/architecture.md, "Embedded servers")
+    ("REPLICAOF", "127.0.0.1", "9"), ("SLAVEOF", "127.0.0.1", "9"), ("CONFIG", "SET", "dir", "/tmp"),
+    ("CONFIG", "GET", "requirepass"), ("MODULE", "LOAD", "/tmp/evil.so"), ("DEBUG", "SLEEP", "0"),
+    ("MIGRATE", "127.0.0.1", "9", "k", "0", "1000"), ("ACL", "SETUSER", "default", "+@all"), ("ACL", "LIST"),
+    ("SHUTDOWN", "NOSAVE"), ("FAILOVER",), ("SYNC",), ("PSYNC", "?", "-1"), ("MONITOR",), ("BGSAVE",), ("SAVE",),
+    ("BGREWRITEAOF",),
+]
 
 
 @pytest.mark.skipif(not EMBEDDED_REDIS, reason="a configured Redis is its operator's to harden")
-def test_the_redis_password_holder_still_cannot_reconfigure_or_load_code(ctx):
+@pytest.mark.parametrize("part", ["redis", "graph"])
+def test_the_application_credential_cannot_reconfigure_replicate_or_dump_the_server(ctx, part):
     import redis
 
-    for command in (("CONFIG", "SET", "dir", "/tmp"), ("CONFIG", "SET", "dbfilename", "authorized_keys"),
-                    ("MODULE", "LOAD", "/tmp/evil.so"), ("DEBUG", "SLEEP", "0")):
-        with pytest.raises(redis.exceptions.ResponseError):
-            ctx.redis.execute_command(*command)
+    app = ctx.redis if part == "redis" else ctx.graph._db.connection
+    operator = redis.Redis.from_url(embedded.superuser_url(ctx.settings, part))
+    try:
+        # First asked without running anything (a command let through would stop or tie up the
+        # session's server): ACL DRYRUN, as the operator, for the application's user.
+        for command in REFUSED:
+            reply = operator.execute_command("ACL", "DRYRUN", "default", *command)
+            assert reply != b"OK" and b"no permissions" in reply, (command, reply)
+        for command in REFUSED:  # then run: refused by the ACL (DEBUG and MODULE by the server's config first)
+            with pytest.raises(redis.exceptions.ResponseError, match="no permissions|not allowed"):
+                app.execute_command(*command)
+        assert operator.config_get("maxmemory")  # the operator's credential may (backups, the tests' insider)
+    finally:
+        operator.close()
+    state = common.read_state(ctx.settings, part)
+    secret = (Path(ctx.settings.data_dir) / "secrets" / f"{part}.password").read_text().strip()
+    config = Path(ctx.settings.data_dir) / part / "server.conf"
+    assert secret not in Path(f"/proc/{state['pid']}/cmdline").read_text()  # every local user can read it
+    assert secret not in config.read_text() and stat.S_IMODE(config.stat().st_mode) == 0o600  # its hash only
+
+
+@pytest.mark.skipif(not EMBEDDED_REDIS, reason="a configured Redis is its operator's to harden")
+def test_what_r2k_does_on_its_redis_servers_is_still_allowed(ctx, people):
+    """The queue, an RQ job run by r2k's worker class, pub/sub and graph queries, all with the
+    application's credential, on servers whose ACL denies it what it never sends."""
+    from r2k.core.adapters.jobs import QUEUES
+    from r2k.core.notices import CHANNEL
+    from r2k.workers import tasks
+    from r2k.workers.main import R2KWorker
+
+    listener = ctx.redis.pubsub(ignore_subscribe_messages=True)
+    listener.subscribe(CHANNEL)
+    added = candidates.add(ctx, people["root"], "Where is the Rotterdam warehouse?", "In the port of Rotterdam.", "FACT")
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == added["id"]  # the queue
+    deadline = time.monotonic() + 10
+    while (message := listener.get_message(timeout=0.5)) is None:  # pub/sub
+        assert time.monotonic() < deadline, "no notice"
+    assert message["type"] == "message"
+    listener.close()
+    item = workitems.create(ctx, people["sam"], "Where is the Rotterdam warehouse?")
+    tasks._ctx, tasks._pid = ctx, os.getpid()
+    try:  # an RQ job: CLIENT SETNAME and CLIENT INFO, registries, heartbeats, the job's result
+        assert R2KWorker([QUEUES["generation"]], connection=ctx.redis).work(burst=True, logging_level="WARNING")
+    finally:
+        tasks._ctx = tasks._pid = None
+    assert workitems.show(ctx, item["id"])["state"] in ("READY_FOR_REVIEW", "ESCALATED")
+    assert ctx.graph.run("RETURN 1 AS ok") == [{"ok": 1}]  # a graph query
 
 
 @pytest.mark.skipif(not EMBEDDED_DB, reason="a configured database is used with the role its URL names")
@@ -120,9 +201,8 @@ def test_the_application_role_cannot_rewrite_history_or_run_programs(ctx, people
 
 @pytest.mark.skipif(not EMBEDDED_DB, reason="the embedded cluster's own roles")
 def test_the_application_role_reaches_no_other_database(ctx):
-    base = ctx.database_url.rsplit("/", 1)[0]
     with pytest.raises(psycopg.OperationalError, match="permission denied"):
-        psycopg.connect(f"{base}/postgres", connect_timeout=5)
+        psycopg.connect(on_database(ctx.database_url, "postgres"), connect_timeout=5)
 
 
 def test_services_status_names_each_credential_and_prints_none(ctx, people):
@@ -163,9 +243,10 @@ def test_a_cluster_made_by_an_older_r2k_trusting_loopback_is_locked_down(tmp_pat
         shutil.move(str(scratch), str(pgdata))
     try:
         url = embedded.ensure(settings, "postgres")
-        port = common.read_state(settings, "postgres")["port"]
+        state = common.read_state(settings, "postgres")
+        without_password = f"postgresql://postgres@/postgres?host={Path(state['socket']).parent}&port={state['port']}"
         with pytest.raises(psycopg.OperationalError, match="password"):
-            psycopg.connect(f"postgresql://postgres@127.0.0.1:{port}/postgres", connect_timeout=5)
+            psycopg.connect(without_password, connect_timeout=5)
         with psycopg.connect(url) as conn:
             assert conn.execute("SELECT current_user").fetchone()[0] == "r2k_app"
             owners = {r[0] for r in conn.execute("SELECT tableowner FROM pg_tables WHERE schemaname = 'public'")}
@@ -193,7 +274,7 @@ def test_a_data_dir_removed_and_made_again_gets_a_cluster_it_can_log_in_to(tmp_p
     try:
         embedded.ensure(settings, "postgres")
         first = Path((Path(settings.data_dir) / "postgres.cluster").read_text().strip())
-        pid, _ = postgres._postmaster(first)
+        pid = postgres._postmaster(first)[0]
         assert common.process_is(pid, postgres.PROGRAM)
         shutil.rmtree(settings.data_dir)  # no `services down`: the server keeps running
 
@@ -289,16 +370,15 @@ def test_while_no_admin_exists_the_data_dir_owner_adds_the_first(ctx):
 
 
 def test_someone_who_does_not_own_the_data_dir_is_no_bootstrap_operator(ctx, tmp_path):
-    """While no admin exists, only the OS account owning the data dir administers it."""
+    """While no admin exists, only the OS account owning the data dir administers it: another
+    account's data dir is not even opened."""
     from r2k.core.context import Context
 
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     os.chown(foreign, 65534, 65534) if os.geteuid() == 0 else pytest.skip("needs root to hand a dir to nobody")
-    other = Context(ctx.settings.model_copy(update={"data_dir": foreign}))
-    other.__dict__["db"] = ctx.db  # the same database, reached by a process that does not own the data dir
-    with pytest.raises(Forbidden, match="unknown user"):
-        users.acting(other, "intruder", admin=True)
+    with pytest.raises(Forbidden, match=r"belongs to nobody \(uid 65534\)"):
+        Context(ctx.settings.model_copy(update={"data_dir": foreign}))
     assert users.acting(ctx, "operator", admin=True).role == "admin"  # the owner, while no admin exists
 
 

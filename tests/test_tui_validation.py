@@ -105,18 +105,18 @@ async def test_a_double_key_press_decides_once(ctx, people):
         assert [h["action"] for h in candidate_views.history(ctx, ids[0])] == ["extract", "claim", "approve"]
 
 
-async def test_when_the_next_claim_fails_the_decision_is_still_reported_made(ctx, people):
+async def test_when_the_next_claim_fails_the_decision_is_still_reported_made(ctx, people, redis_operator):
     ids = seed_facts(ctx, people)
     app = make_app(ctx, "alice")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
-        limit = ctx.redis.config_get("maxmemory")["maxmemory"]
-        ctx.redis.config_set("maxmemory", 1)  # Redis now refuses every write, the next pop's among them
+        limit = redis_operator.config_get("maxmemory")["maxmemory"]
+        redis_operator.config_set("maxmemory", 1)  # Redis now refuses every write, the next pop's among them
         try:
             await pilot.press("a")
             await wait_for(pilot, lambda: "could not be claimed" in message(app), what="the error")
         finally:
-            ctx.redis.config_set("maxmemory", limit)
+            redis_operator.config_set("maxmemory", limit)
         assert "Approved candidate 1: answer 1 published; the next one could not be claimed" in message(app)
         assert candidate_on(screen) is None  # the approved candidate no longer shows as if still in review
         assert [state(ctx, i) for i in ids] == ["APPROVED", "PENDING", "PENDING"]

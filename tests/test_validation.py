@@ -614,15 +614,15 @@ def test_a_claim_after_redis_lost_its_data_rebuilds_the_queues_first(ctx, people
     assert queue_index.queue(ctx).ids("FACT") == [ids[2]]
 
 
-def test_a_push_that_fails_after_its_commit_loses_nothing(ctx, people):
+def test_a_push_that_fails_after_its_commit_loses_nothing(ctx, people, redis_operator):
     ids = add_many(ctx, people["root"], "FACT", 3)
     first = claims.claim_next(ctx, people["alice"], "FACT")
-    limit = ctx.redis.config_get("maxmemory")["maxmemory"]
-    ctx.redis.config_set("maxmemory", 1)  # Redis refuses every write for a moment
+    limit = redis_operator.config_get("maxmemory")["maxmemory"]
+    redis_operator.config_set("maxmemory", 1)  # Redis refuses every write for a moment
     try:
         released = candidates.release(ctx, people["alice"], first["id"])  # committed; its push is refused
     finally:
-        ctx.redis.config_set("maxmemory", limit)
+        redis_operator.config_set("maxmemory", limit)
     assert released["state"] == "PENDING" and candidate_views.get(ctx, ids[0])["state"] == "PENDING"
     assert queue_index.queue(ctx).ids("FACT") == ids[1:]  # the index missed the push ...
     # ... and knows it: the next claim rebuilds the queues first, so the released one is first again.

@@ -303,7 +303,7 @@ _revived_at = 0.0
 
 
 def _revive_redis() -> None:
-    """An embedded Redis that died is started again, on its port (at most every 2 s per process);
+    """An embedded Redis that died is started again, on its socket (at most every 2 s per process);
     one an operator stopped stays stopped; a configured one is its operator's."""
     global _revived_at
     if time.monotonic() - _revived_at < 2:

@@ -88,7 +88,7 @@ def services_status(cli, args):
     from ..remote.status import status_rows
 
     rows += status_rows(cli.ctx.settings.data_dir)  # each running `serve ssh`, with its sessions
-    return Table(rows, ["name", "mode", "url", "answers", "credential", "detail"])
+    return Table(rows, ["name", "mode", "listens", "answers", "credential", "detail"])
 
 
 def _breaker_row(cli) -> dict | None:
@@ -102,7 +102,7 @@ def _breaker_row(cli) -> dict | None:
                     type(exc).__name__, exc)
         return None
     return {"name": "llm", "mode": "external" if cli.ctx.settings.llm_url else "embedded",
-            "url": state.get("url"), "answers": state["state"] != "open",
+            "url": state.get("url"), "listens": state.get("url"), "answers": state["state"] != "open",
             "detail": f"circuit {state['state']}, {state['failures']} consecutive failures", "pid": None,
             "circuit": state}
 

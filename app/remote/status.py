@@ -46,7 +46,8 @@ def status_rows(data_dir) -> list[dict]:
         now = time.time()
         named = ", ".join(f"{s.get('user')} ({_ago(now - float(s.get('started') or now))}, pid {s.get('pid')})"
                           for s in sessions)
-        rows.append({"name": "ssh", "mode": "serve ssh", "url": f"ssh://{server.get('host')}:{server.get('port')}",
+        address = f"ssh://{server.get('host')}:{server.get('port')}"
+        rows.append({"name": "ssh", "mode": "serve ssh", "url": address, "listens": address,
                      "answers": True, "credential": "public keys (users add-key)", "pid": server.get("pid"),
                      "detail": f"{len(sessions)} session(s)" + (f": {named}" if named else ""),
                      "sessions": sessions})

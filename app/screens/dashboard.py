@@ -153,7 +153,7 @@ class DashboardScreen(WorkstationScreen):
         lines = []
         for part in health["services"]:
             if part["answers"]:
-                mark, where, detail = "[green]●[/]", part["url"], part["detail"]
+                mark, where, detail = "[green]●[/]", part.get("listens") or part["url"], part["detail"]
             elif part["mode"] == "embedded" and not part["url"]:
                 # Not a fault: an embedded part starts on first use (the graph, when workers sync it).
                 mark, where, detail = "[yellow]○[/]", "not started", "starts on first use"

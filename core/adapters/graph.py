@@ -1,7 +1,8 @@
 """The graph: one small Cypher vocabulary over two protocols.
 
 - FalkorDB's own protocol (the `falkordb` client), for the embedded graph and any FalkorDB server:
-  `falkor://[:password@]host:port[/graph]` (also `falkors://`, `redis://`, `rediss://`).
+  `falkor://[:password@]host:port[/graph]` (also `falkors://`, `redis://`, `rediss://`), or on a
+  Unix socket `unix://[:password@]/path/to/socket[?graph=NAME]` (the embedded graph's).
 - Bolt through the official `neo4j` driver, for Neo4j or any Bolt server: `bolt://…`, `neo4j://…`.
 
 Both run the same statements: auto-commit, each idempotent (MERGE), parameters for every value.
@@ -14,14 +15,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 MAX_BATCH = 20
 MAX_STRING = 200
 MAX_REQUEST_BYTES = 3000
 GRAPH_NAME = "r2k"
 
-FALKOR_SCHEMES = ("falkor", "falkors", "redis", "rediss")
+FALKOR_SCHEMES = ("falkor", "falkors", "redis", "rediss", "unix")
 BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
@@ -115,13 +116,20 @@ class FalkorGraph(_Statements):
 
         parts = urlsplit(url)
         self.url = url
-        name = parts.path.strip("/") or GRAPH_NAME
+        where: dict[str, Any]
+        if parts.scheme == "unix":  # the path names the socket; the graph, if not r2k, is ?graph=NAME
+            name = parse_qs(parts.query).get("graph", [GRAPH_NAME])[-1]
+            where = {"unix_socket_path": unquote(parts.path)}
+        else:
+            name = parts.path.strip("/") or GRAPH_NAME
+            tls = parts.scheme in ("falkors", "rediss")
+            # TLS checks the server's name too (the falkordb client's default does not).
+            where = {"host": parts.hostname or "127.0.0.1", "port": parts.port or 6379, "ssl": tls,
+                     **({"ssl_check_hostname": True} if tls else {})}
         try:
-            self._db = FalkorDB(host=parts.hostname or "127.0.0.1", port=parts.port or 6379,
-                                username=user or (unquote(parts.username) if parts.username else None),
+            self._db = FalkorDB(**where, username=user or (unquote(parts.username) if parts.username else None),
                                 password=password or (unquote(parts.password) if parts.password else None),
-                                ssl=parts.scheme in ("falkors", "rediss"), socket_timeout=timeout,
-                                socket_connect_timeout=timeout)
+                                socket_timeout=timeout, socket_connect_timeout=timeout)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
             raise GraphUnavailable(str(exc)) from None
         self._graph = self._db.select_graph(name)
@@ -232,5 +240,5 @@ def connect(url: str, user: str | None = None, password: str | None = None,
         return FalkorGraph(url, user, password, timeout)
     from ..errors import ServiceUnavailable
 
-    raise ServiceUnavailable(f"R2K_GRAPH_URL has an unknown scheme {scheme!r}: use falkor://host:port (FalkorDB) "
-                             f"or bolt://host:port (Neo4j, any Bolt server)")
+    raise ServiceUnavailable(f"R2K_GRAPH_URL has an unknown scheme {scheme!r}: use falkor://host:port or "
+                             f"unix:///path/to/socket (FalkorDB) or bolt://host:port (Neo4j, any Bolt server)")

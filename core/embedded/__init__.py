@@ -3,23 +3,31 @@
 Three parts live in the data dir when their URL is not configured (`R2K_DATABASE_URL`,
 `R2K_REDIS_URL`, `R2K_GRAPH_URL`), one module each: PostgreSQL (`postgres.py`), the queue Redis
 (`redis.py`) and the graph (`graph.py`, a second `redis-server` with FalkorDB's module, started
-by the same code as the queue Redis). Every one listens on 127.0.0.1 only and requires a credential
-generated at its first start into the data dir.
+by the same code as the queue Redis). Every one listens on a Unix socket that only the data dir's
+owner can reach, with no TCP port unless `R2K_EMBEDDED_TCP=1`, and requires a credential generated
+at its first start into the data dir.
 
-Each running part is described by `run/<part>.json` (pid, port; never a password). A command first
+Each running part is described by `run/<part>.json` (pid, socket; never a password). A command first
 reads that file and checks the pid is alive and is the right program (the fast path, no lock);
 otherwise it takes `run/services.lock` (an flock, so two commands starting together never start two
-servers), checks again, and starts the part, on the port it had before when that port is free.
+servers), checks again, and starts the part, on the same socket path as before: a process that
+knew the server finds it again by the same URL.
 """
 from __future__ import annotations
 
+import ipaddress
+import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..config import Settings, mask_url
 from ..errors import ServiceUnavailable
 from . import common, graph, postgres, redis
-from .common import run_dir  # noqa: F401 - part of this package's API
+from .common import check_owner, run_dir  # noqa: F401 - part of this package's API
+
+log = logging.getLogger(__name__)
 
 PARTS = ("postgres", "redis", "graph")
 NAMES = {"postgres": "PostgreSQL", "redis": "Redis", "graph": "the graph"}
@@ -36,19 +44,73 @@ class PartStatus:
     detail: str = ""
     pid: int | None = None
     credential: str = ""  # which credential is used, never the credential itself
+    listens: str | None = None  # an embedded server's socket (and TCP port, if opened); else the URL
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "mode": self.mode, "url": self.url, "answers": self.answers,
-                "detail": self.detail, "pid": self.pid, "credential": self.credential}
+        return {"name": self.name, "mode": self.mode, "url": self.url, "listens": self.listens,
+                "answers": self.answers, "detail": self.detail, "pid": self.pid, "credential": self.credential}
+
+
+_WARNED: set[tuple[str, str]] = set()  # each configured URL is warned about once per process
+TLS_SCHEMES = {"rediss", "falkors", "bolt+s", "bolt+ssc", "neo4j+s", "neo4j+ssc"}
+VERIFIED_SSLMODES = {"verify-ca", "verify-full"}
 
 
 def configured_url(settings: Settings, part: str) -> str | None:
-    return {"postgres": settings.database_url, "redis": settings.redis_url, "graph": settings.graph_url}[part]
+    url = {"postgres": settings.database_url, "redis": settings.redis_url, "graph": settings.graph_url}[part]
+    if url and (part, url) not in _WARNED:
+        _WARNED.add((part, url))
+        reason = without_tls(part, url)
+        if reason:
+            log.warning("%s reaches %s: set up TLS (README, \"Servers on other hosts\")", ENV[part], reason)
+    return url
+
+
+def _remote(host: str | None) -> bool:
+    """Another host: not a socket (a path), not loopback."""
+    if not host or host.startswith("/") or host.lower() in ("localhost", "localhost."):
+        return False
+    try:
+        return not ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return True  # a name other than localhost
+
+
+def without_tls(part: str, url: str) -> str | None:
+    """What a configured URL to another host sends in the clear, in words; None when it uses TLS, or
+    reaches this machine (loopback, a Unix socket)."""
+    if part == "postgres":
+        from psycopg import ProgrammingError
+        from psycopg.conninfo import conninfo_to_dict
+
+        try:
+            params = conninfo_to_dict(url)  # a URL or key=value pairs, as libpq reads them
+        except ProgrammingError:
+            return None  # unparsable: the connection says so
+        hosts = str(params.get("host") or os.environ.get("PGHOST") or "").split(",")
+        remote = [h for h in hosts if _remote(h)]
+        mode = params.get("sslmode") or os.environ.get("PGSSLMODE") or "prefer"
+        if not remote or mode in VERIFIED_SSLMODES:
+            return None
+        if mode == "require":
+            return f"{remote[0]} over TLS that never checks it is talking to that server (sslmode=require)"
+        return f"{remote[0]} with sslmode={mode}, so its password and data may cross the network in the clear"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme in TLS_SCHEMES or scheme == "unix" or not _remote(host):
+        return None
+    return f"{host} without TLS ({scheme}://), so its password and data cross the network in the clear"
 
 
 def _alive(state: dict | None) -> bool:
-    # A server started by an older r2k (no credential) is not ours to use: it is stopped and started again.
-    return bool(state) and state.get("secure") == 1 and common.process_is(state.get("pid"), state.get("program", ""))
+    # A server started by an older r2k (no credential, or on a TCP port with no socket) is not ours to
+    # use: it is stopped and started again.
+    return (bool(state) and state.get("secure") == 1 and bool(state.get("socket"))
+            and common.process_is(state.get("pid"), state.get("program", "")))
 
 
 def _url(settings: Settings, part: str, state: dict) -> str:
@@ -56,6 +118,24 @@ def _url(settings: Settings, part: str, state: dict) -> str:
         return postgres.url(settings, state, postgres.APP)
     server = REDIS_SERVERS[part]
     return redis.url(server, state, redis.secret_of(settings, server))
+
+
+def listens(state: dict) -> str:
+    """Where an embedded server listens, in words: its socket, and its TCP port when it has one."""
+    tcp = state.get("tcp_port")
+    return state["socket"] + (f" and 127.0.0.1:{tcp}" if tcp else "")
+
+
+def socket_of(settings: Settings, part: str) -> Path | None:
+    """Where the embedded `part` listens, checked to fit a socket's path (InvalidInput naming it
+    otherwise); None for PostgreSQL run by root, whose cluster lives outside the data dir at a
+    short path of its own."""
+    if part != "postgres":
+        return redis.socket_of(settings, REDIS_SERVERS[part])
+    if os.geteuid() == 0:
+        return None
+    return postgres.socket_file(Path(settings.data_dir) / "postgres",
+                                65535 if settings.embedded_tcp else postgres.SOCKET_PORT)
 
 
 def _adopt(settings: Settings, part: str, state: dict | None) -> dict | None:
@@ -70,9 +150,12 @@ def _adopt(settings: Settings, part: str, state: dict | None) -> dict | None:
 
 def _running(settings: Settings, part: str, *, start_stopped: bool = True) -> dict:
     """The state of the embedded `part`, started (under the lock) when it is not running. A server
-    that died restarts on its port with its credential; one running already (an earlier start, or a
+    that died restarts on its socket with its credential; one running already (an earlier start, or a
     restart from outside r2k) is adopted, never started twice. `start_stopped=False` (a process
     reconnecting) leaves alone a server an operator stopped with `services down`."""
+    for other in PARTS:  # every embedded part's socket fits, or none starts: no half-started install
+        if not configured_url(settings, other):
+            socket_of(settings, other)
     state = common.read_state(settings, part)
     if _alive(state):
         return state
@@ -88,18 +171,15 @@ def _running(settings: Settings, part: str, *, start_stopped: bool = True) -> di
                                      f"`r2k services up` starts it again", part)
         common.tighten(common.data_dir(settings), skip={Path(settings.data_dir) / "postgres"})
         if state and common.process_is(state.get("pid"), state.get("program", "")):
-            _stop(part, state)  # started by an older r2k, without a credential
-        base = postgres.PORT_BASE if part == "postgres" else REDIS_SERVERS[part].port_base
-        previous = (state or {}).get("port") or common.home_port(settings, part, base)
+            _stop(part, state)  # started by an older r2k: without a credential, or on a TCP port
+        previous = (state or {}).get("tcp_port")
         if part == "postgres":
-            state = postgres.start(settings, prefer_port=previous)
+            state = postgres.start(settings, prefer_tcp=previous)
         else:
-            other = common.read_state(settings, "graph" if part == "redis" else "redis") or {}
-            taken = {other.get("port")} - {None}
-            state = redis.start(settings, REDIS_SERVERS[part], taken, prefer_port=previous)
+            state = redis.start(settings, REDIS_SERVERS[part], prefer_tcp=previous)
         common.write_state(settings, part, state)
         if part == "postgres":
-            prepare_database(settings)
+            prepare_database(settings, behind_only=True)
         return state
 
 
@@ -110,6 +190,14 @@ def ensure(settings: Settings, part: str, *, start_stopped: bool = True) -> str:
                                                   _running(settings, part, start_stopped=start_stopped))
 
 
+def server_pid(settings: Settings, part: str) -> int | None:
+    """Which process serves the embedded `part` now, as its run file says (None for a configured
+    one): a process whose clients reach the same socket tells a restarted server by it."""
+    if configured_url(settings, part):
+        return None
+    return (common.read_state(settings, part) or {}).get("pid")
+
+
 def owner_url(settings: Settings) -> str:
     """Who migrations run as: `R2K_DATABASE_OWNER_URL`, else the configured URL, else the embedded
     database's owner role."""
@@ -118,20 +206,31 @@ def owner_url(settings: Settings) -> str:
     return postgres.url(settings, _running(settings, "postgres"), postgres.OWNER)
 
 
-def superuser_url(settings: Settings) -> str:
-    """The embedded cluster's superuser (for administration and for tests that play an insider with
-    database access); with a configured database, the owner URL. Never used on the request path."""
-    if settings.database_url:
-        return owner_url(settings)
-    return postgres.url(settings, _running(settings, "postgres"), postgres.SUPERUSER)
+def superuser_url(settings: Settings, part: str = "postgres") -> str:
+    """Who may do everything: the embedded cluster's superuser, or the embedded Redis's or graph's
+    `operator` user (for administration, backups, and tests that play an insider); with a configured
+    server, the URL it is configured with (the owner's, for the database). Never used on the request
+    path, where the application's credentials are refused what these may do."""
+    if part == "postgres":
+        if settings.database_url:
+            return owner_url(settings)
+        return postgres.url(settings, _running(settings, "postgres"), postgres.SUPERUSER)
+    configured = configured_url(settings, part)
+    if configured:
+        return configured
+    server = REDIS_SERVERS[part]
+    return redis.url(server, _running(settings, part), redis.operator_secret(settings, server), redis.OPERATOR)
 
 
-def prepare_database(settings: Settings) -> None:
+def prepare_database(settings: Settings, *, behind_only: bool = False) -> None:
     """Bring the database to the current schema as its owner; for the embedded one, grant the app
-    role what it needs on the tables the migrations made."""
+    role what it needs on the tables the migrations made. `behind_only`: an embedded server just
+    (re)started, left alone when it is at the current schema."""
     from .. import migrations
 
     url = owner_url(settings)
+    if behind_only and not settings.database_url and postgres.at_revision(url) == migrations.HEAD:
+        return  # migrated and granted when it got there; Alembic's import alone is ~0.5 s of a restart
     if not settings.database_url:
         # pgvector may only be created by a superuser: the embedded cluster's makes it, so the
         # migrations (run as the owner) find it (docs/architecture.md, "Retrieval").
@@ -165,10 +264,11 @@ def down(settings: Settings) -> list[dict]:
             if state and common.process_is(state.get("pid"), state.get("program", "")):
                 _stop(part, state)
                 stopped.append(part)
-            if state and state.get("port"):
-                # Kept: the port it comes back on, and that an operator stopped it (processes that
-                # reconnect do not start it again behind their back).
-                common.write_state(settings, part, {"stopped": True, "port": state["port"]})
+            if state and (state.get("socket") or state.get("port")):
+                # Kept: that an operator stopped it (processes that reconnect do not start it again
+                # behind their back), and the TCP port it comes back on when it opens one.
+                common.write_state(settings, part, {"stopped": True, **({"tcp_port": state["tcp_port"]}
+                                                                        if state.get("tcp_port") else {})})
     return [{"name": p, "stopped": p in stopped} for p in PARTS]
 
 
@@ -203,7 +303,8 @@ def status(settings: Settings) -> list[PartStatus]:
         url = configured_url(settings, part)
         if url:
             ok, detail = probe(part, url, settings)
-            result.append(PartStatus(part, "external", mask_url(url), ok, detail, credential=credential(settings, part)))
+            result.append(PartStatus(part, "external", mask_url(url), ok, detail, credential=credential(settings, part),
+                                     listens=mask_url(url)))
             continue
         state = common.read_state(settings, part)
         if not _alive(state):
@@ -214,7 +315,7 @@ def status(settings: Settings) -> list[PartStatus]:
         url = _url(settings, part, state)
         ok, detail = probe(part, url, settings)
         result.append(PartStatus(part, "embedded", mask_url(url), ok, detail, state.get("pid"),
-                                 credential(settings, part)))
+                                 credential(settings, part), listens(state)))
     return result
 
 

@@ -1,5 +1,5 @@
 """What every embedded server shares: the private data dir, credentials, run files, the start lock,
-ports and processes.
+sockets and processes.
 
 The data dir is private to the OS account that owns it: directories 0700, files 0600, and every
 credential a server requires is generated into `secrets/` at its first start. Whoever can read the
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import ServiceUnavailable
+from ..errors import Forbidden, InvalidInput, ServiceUnavailable
 
 PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
@@ -36,7 +36,50 @@ def private_dir(path: Path) -> Path:
 
 
 def data_dir(settings: Settings) -> Path:
-    return private_dir(Path(settings.data_dir))
+    check_owner(settings)
+    try:
+        return private_dir(Path(settings.data_dir))
+    except PermissionError as exc:
+        raise Forbidden(f"the data dir {settings.data_dir} cannot be made by this account ({exc.strerror}): set "
+                        f"R2K_DATA_DIR to a directory of your own") from None
+
+
+def _account(uid: int) -> str:
+    import pwd
+
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def check_owner(settings: Settings) -> None:
+    """Refuse a data dir that is not this account's alone, before anything reads or starts in it,
+    as OpenSSH's StrictModes refuses a key file others could change: the data dir, its `secrets/`
+    and its `run/` must belong to this account and be writable by no one else. Whoever could write
+    there could plant a run file, a credential or a server's configuration (docs/architecture.md,
+    "Trust model"). A data dir not made yet passes: it is made private."""
+    root = Path(settings.data_dir)
+    me = _account(os.geteuid())
+    for place in (root, root / "secrets", root / "run"):
+        name = "the data dir" if place == root else f"the data dir's {place.name}/"
+        try:
+            st = place.stat()
+        except FileNotFoundError:
+            continue
+        except PermissionError:
+            raise Forbidden(f"the data dir {root} cannot be reached by {me}, the account r2k runs as: it is "
+                            f"another account's; run r2k as its owner, or set R2K_DATA_DIR to a directory of "
+                            f"your own") from None
+        if st.st_uid != os.geteuid():
+            owner = _account(st.st_uid)
+            raise Forbidden(f"{name} {place} belongs to {owner}, and r2k runs as {me}: run it as "
+                            f"{owner.split(' (')[0]}, or set R2K_DATA_DIR to a directory of your own")
+        loose = st.st_mode & 0o022
+        if loose:
+            who = {0o020: "its group", 0o002: "others", 0o022: "its group and others"}[loose]
+            raise Forbidden(f"{name} {place} is writable by {who} (mode {stat.S_IMODE(st.st_mode):o}), so "
+                            f"anything in it may be someone else's: `chmod go-w {place}`")
 
 
 def write_private(path: Path, text: str) -> None:
@@ -143,7 +186,7 @@ def write_state(settings: Settings, part: str, state: dict) -> None:
     write_private(state_path(settings, part), json.dumps(state))
 
 
-# ----------------------------------------------------------------------------- processes and ports
+# ----------------------------------------------------------------------------- processes and sockets
 
 def process_is(pid: int | None, program: str) -> bool:
     """Is `pid` alive and running `program`? Guards against a pid reused after a crash."""
@@ -166,6 +209,19 @@ def process_is(pid: int | None, program: str) -> bool:
     return program.encode() in cmdline
 
 
+# A Unix socket's path fits in sockaddr_un's sun_path: 108 bytes on Linux, its final NUL included.
+SOCKET_PATH_MAX = 107
+
+
+def socket_path(path: Path) -> Path:
+    """`path` for a server's Unix socket, refused (before anything starts) when it is too long."""
+    size = len(os.fsencode(path))
+    if size > SOCKET_PATH_MAX:
+        raise InvalidInput(f"the socket path {path} is {size} bytes, over the {SOCKET_PATH_MAX} a Unix socket's "
+                           f"path may have: set a shorter R2K_DATA_DIR")
+    return path
+
+
 def port_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -176,44 +232,14 @@ def port_free(port: int) -> bool:
     return True
 
 
-PORT_SPAN = 400
-
-
-def home_port(settings: Settings, part: str, base: int) -> int:
-    """The port a data dir's `part` first tries: spread over PORT_SPAN ports by a hash of the data
-    dir, so installs side by side (tests, benches) rarely want the same one, and a server that died
-    finds its port still free when it comes back."""
-    import hashlib
-
-    key = hashlib.sha256(f"{Path(settings.data_dir).resolve()}:{part}".encode()).digest()
-    return base + int.from_bytes(key[:4], "big") % PORT_SPAN
-
-
-def port_freed(port: int, seconds: float = 3.0) -> bool:
-    """Whether `port` is free, or frees within `seconds`: a server killed a moment ago can hold its
-    port for a little while after its process is gone, and coming back elsewhere strands every
-    process that still knows the old one."""
-    deadline = time.monotonic() + seconds
-    while not port_free(port):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def free_port(base: int, avoid: set[int] = frozenset()) -> int:
-    for port in range(base, base + 500):
-        if port not in avoid and port_free(port):
-            return port
-    raise ServiceUnavailable(f"no free port in {base}–{base + 499} for an embedded service")
-
-
-def answers_tcp(port: int, timeout: float = 0.5) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout):
-            return True
-    except OSError:
-        return False
+def tcp_port(previous: int | None) -> int:
+    """The TCP port of a server that opens one (`R2K_EMBEDDED_TCP=1`, docs/architecture.md,
+    "Embedded servers"): the one it had when still free, else one the kernel picks."""
+    if previous and port_free(previous):
+        return previous
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def wait_for(check, what: str, timeout: float, log: Path | None = None) -> None:

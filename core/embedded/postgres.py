@@ -1,5 +1,7 @@
 """The embedded PostgreSQL: a private cluster from the `pgserver` package's binaries (or the machine's
-own `initdb`/`pg_ctl`), on 127.0.0.1 only, every connection authenticated with scram-sha-256.
+own `initdb`/`pg_ctl`), reached through a Unix socket in its cluster directory (0700, its owner's
+alone) with no TCP port unless `R2K_EMBEDDED_TCP=1`, every connection authenticated with
+scram-sha-256 all the same.
 
 Three roles, each with a password generated into the data dir's `secrets/`:
 
@@ -12,19 +14,23 @@ Three roles, each with a password generated into the data dir's `secrets/`:
 
 PostgreSQL never runs as root. Started by root, it runs as the system account ``r2k-postgres``, and
 its cluster lives under /var/lib/r2k-postgres, outside the data dir: the data dir stays 0700 and
-root's home is never opened to another account.
+root's home is never opened to another account. Its socket is in that cluster directory, 0700 and
+the account's, which root reaches and nobody else does.
 """
 from __future__ import annotations
 
 import hashlib
 import logging
 import os
+import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from ..config import Settings
 from ..errors import ServiceUnavailable
@@ -32,7 +38,9 @@ from . import common
 
 log = logging.getLogger(__name__)
 
-PORT_BASE = 25432
+# With no TCP listener the port only names the socket file (.s.PGSQL.5432): the same one for
+# every data dir, each in its own directory.
+SOCKET_PORT = 5432
 DATABASE = "r2k"
 SUPERUSER, OWNER, APP = "postgres", "r2k_owner", "r2k_app"
 SECRETS = {SUPERUSER: "postgres-superuser", OWNER: "postgres-owner", APP: "postgres-app"}
@@ -40,12 +48,18 @@ PROGRAM = "postgres"
 OS_ACCOUNT = "r2k-postgres"
 SYSTEM_BASE = Path("/var/lib/r2k-postgres")
 
-HBA_SECURE = ("# r2k: TCP on loopback only; every role signs in with its password (scram-sha-256).\n"
-              "host all all 127.0.0.1/32 scram-sha-256\n"
-              "host all all ::1/128 scram-sha-256\n")
+# Passwords on the socket too: a second lock behind the directory's (docs/architecture.md, "Trust model").
+HBA_SECURE = ("# r2k: the Unix socket; every role signs in with its password (scram-sha-256).\n"
+              "local all all scram-sha-256\n")
+HBA_TCP = ("# R2K_EMBEDDED_TCP=1: loopback too, with the same passwords.\n"
+           "host all all 127.0.0.1/32 scram-sha-256\n"
+           "host all all ::1/128 scram-sha-256\n")
+# After a crash PostgreSQL first syncs its whole data directory to disk: file by file by default,
+# 2-3 s of a restart here; one syncfs(2) of the file system on Linux, a tenth of that.
+SYNC_AFTER_CRASH = "-c recovery_init_sync_method=syncfs " if sys.platform.startswith("linux") else ""
 # Only for the first start of a cluster made by an older r2k, which trusted loopback: long enough to
-# give the superuser its password, then HBA_SECURE replaces it.
-HBA_LEGACY = "host all postgres 127.0.0.1/32 trust\n"
+# give the superuser its password, over the socket only the owner reaches, then HBA_SECURE replaces it.
+HBA_LEGACY = "local all postgres trust\n"
 
 
 # ----------------------------------------------------------------------------- where things are
@@ -173,8 +187,18 @@ def _system_dirs(account: str) -> None:
 # ----------------------------------------------------------------------------- URLs
 
 def url(settings: Settings, state: dict, role: str, database: str = DATABASE) -> str:
+    """libpq's URL for a socket: its directory as the host, the port naming the socket file."""
     password = common.secret(settings, SECRETS[role])
-    return f"postgresql://{role}:{password}@127.0.0.1:{state['port']}/{database}"
+    return _socket_url(state, f"{role}:{password}", database)
+
+
+def _socket_url(state: dict, userinfo: str, database: str) -> str:
+    directory = quote(str(Path(state["socket"]).parent))
+    return f"postgresql://{userinfo}@/{database}?host={directory}&port={state['port']}"
+
+
+def socket_file(pgdata: Path, port: int) -> Path:
+    return common.socket_path(pgdata / f".s.PGSQL.{port}")
 
 
 # ----------------------------------------------------------------------------- start and stop
@@ -183,7 +207,7 @@ def _set_aside_orphan(path: Path) -> None:
     """A cluster left by a data dir that was removed at this same path (without `services down`):
     its passwords went with the data dir, so no r2k can log in to it, and a new one would find it
     in the way. Its server is stopped and the cluster moved aside, never deleted."""
-    pid, _ = _postmaster(path)
+    pid = _postmaster(path)[0]
     if common.process_is(pid, PROGRAM):
         os.kill(pid, signal.SIGINT)  # PostgreSQL's fast shutdown
         deadline = time.monotonic() + 30
@@ -195,7 +219,7 @@ def _set_aside_orphan(path: Path) -> None:
                 "are gone: stopped and moved to %s (delete it when it is not needed)", path, kept)
 
 
-def start(settings: Settings, prefer_port: int | None = None) -> dict:
+def start(settings: Settings, prefer_tcp: int | None = None) -> dict:
     binaries = bin_dir()
     if binaries is None:
         raise ServiceUnavailable(
@@ -215,14 +239,17 @@ def start(settings: Settings, prefer_port: int | None = None) -> dict:
     passwords = {role: common.secret(settings, name) for role, name in SECRETS.items()}
     if fresh:
         _initdb(binaries, pgdata, account, passwords[SUPERUSER])
-    _write_hba(pgdata, account, HBA_LEGACY if legacy else HBA_SECURE)
-    _remove_stale_pidfile(pgdata)
-    port = _pg_ctl_start(binaries, pgdata, account, prefer_port)
+    hba = HBA_SECURE + (HBA_TCP if settings.embedded_tcp else "")
+    _write_hba(pgdata, account, HBA_LEGACY if legacy else hba)
+    _stop_leftover(binaries, pgdata, account)
+    port, tcp = _pg_ctl_start(binaries, pgdata, account, prefer_tcp if settings.embedded_tcp else None,
+                              settings.embedded_tcp)
     state = {"pid": int((pgdata / "postmaster.pid").read_text().splitlines()[0]), "port": port,
-             "program": PROGRAM, "pgdata": str(pgdata), "bin_dir": str(binaries), "os_user": account, "secure": 1}
+             "socket": str(socket_file(pgdata, port)), "program": PROGRAM, "pgdata": str(pgdata),
+             "bin_dir": str(binaries), "os_user": account, "secure": 1, **({"tcp_port": port} if tcp else {})}
     if legacy:
-        _give_superuser_its_password(port, passwords[SUPERUSER])
-        _write_hba(pgdata, account, HBA_SECURE)
+        _give_superuser_its_password(state, passwords[SUPERUSER])
+        _write_hba(pgdata, account, hba)
         _reload(settings, state)
     _bootstrap(settings, state, passwords)
     return state
@@ -246,18 +273,20 @@ def _initdb(binaries: Path, pgdata: Path, account: str | None, superuser_passwor
 
 def adopt(settings: Settings, state: dict | None) -> dict | None:
     """The cluster of this data dir running although the run file does not say so (restarted from
-    outside r2k with `pg_ctl restart`, say): its postmaster.pid names a live postgres, and the app
-    role signs in on the port it gives. A server still starting is waited for."""
+    outside r2k with `pg_ctl restart`, say): its postmaster.pid names a live postgres with its
+    socket in the cluster directory, and the app role signs in there. A server still starting is
+    waited for. One an older r2k started on a TCP port, with no socket, is not adopted."""
     if not common.has_secret(settings, SECRETS[APP]):
         return None
     account = os_account()
     pgdata = Path(state["pgdata"]) if state and state.get("pgdata") else cluster_dir(settings, account)
-    pid, port = _postmaster(pgdata)
-    if not common.process_is(pid, PROGRAM) or not port:
+    pid, port, socket_dir, listens = _postmaster(pgdata)
+    if not common.process_is(pid, PROGRAM) or not port or socket_dir != str(pgdata):
         return None
-    found = {"pid": pid, "port": port, "program": PROGRAM, "pgdata": str(pgdata),
+    found = {"pid": pid, "port": port, "socket": str(socket_file(pgdata, port)), "program": PROGRAM,
+             "pgdata": str(pgdata),
              "bin_dir": (state or {}).get("bin_dir") or str(_runnable_bin_dir(bin_dir(), account)),
-             "os_user": account, "secure": 1}
+             "os_user": account, "secure": 1, **({"tcp_port": port} if listens else {})}
     target = url(settings, found, APP)
 
     def answers() -> bool:
@@ -274,13 +303,14 @@ def adopt(settings: Settings, state: dict | None) -> dict | None:
     return found
 
 
-def _postmaster(pgdata: Path) -> tuple[int | None, int | None]:
-    """The pid and port a cluster's postmaster.pid names (None, None when there is none)."""
+def _postmaster(pgdata: Path) -> tuple[int | None, int | None, str | None, str | None]:
+    """What a cluster's postmaster.pid names: the pid, the port, the first socket directory and the
+    first TCP address ('' for none); all None when there is no such file."""
     try:
         lines = (pgdata / "postmaster.pid").read_text().splitlines()
-        return int(lines[0]), int(lines[3])
+        return int(lines[0]), int(lines[3]), lines[4].strip(), lines[5].strip()
     except (OSError, ValueError, IndexError):
-        return None, None
+        return None, None, None, None
 
 
 def _write_hba(pgdata: Path, account: str | None, text: str) -> None:
@@ -290,22 +320,38 @@ def _write_hba(pgdata: Path, account: str | None, text: str) -> None:
         shutil.chown(path, account, account)
 
 
-def _remove_stale_pidfile(pgdata: Path) -> None:
-    """A postmaster.pid whose process is gone (or is no longer postgres) is stale: remove it."""
+def _stop_leftover(binaries: Path, pgdata: Path, account: str | None) -> None:
+    """A postmaster.pid whose process is gone (or is no longer postgres) is stale: removed, with its
+    socket's lock file. One whose server still runs although it could not be adopted (an older
+    r2k's, on a TCP port) is stopped, to be started again on the socket."""
     pidfile = pgdata / "postmaster.pid"
     if not pidfile.exists():
         return
     try:
-        stale_pid = int(pidfile.read_text().splitlines()[0])
+        pid = int(pidfile.read_text().splitlines()[0])
     except (ValueError, IndexError):
-        stale_pid = None
-    if not common.process_is(stale_pid, PROGRAM):
-        pidfile.unlink()
+        pid = None
+    if common.process_is(pid, PROGRAM):
+        _run_as(account, [str(binaries / "pg_ctl"), "-D", str(pgdata), "-m", "fast", "-w", "stop"], cwd="/")
+    if not common.process_is(pid, PROGRAM):
+        pidfile.unlink(missing_ok=True)
+        # The socket's lock file of a postmaster killed a moment ago: PostgreSQL removes it only
+        # once that process is reaped, which can take seconds after a kill -9.
+        for lock in pgdata.glob(".s.PGSQL.*.lock"):
+            try:
+                holder = int(lock.read_text().splitlines()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+            if holder == pid:
+                lock.unlink(missing_ok=True)
+                Path(str(lock).removesuffix(".lock")).unlink(missing_ok=True)
 
 
-def _pg_ctl_start(binaries: Path, pgdata: Path, account: str | None, prefer_port: int | None) -> int:
-    """Start the cluster, on `prefer_port` when it is free. After a `kill -9` of the postmaster its
-    old backends can hold the shared memory for a moment: that start is retried on the same port."""
+def _pg_ctl_start(binaries: Path, pgdata: Path, account: str | None, prefer_tcp: int | None,
+                  tcp: bool) -> tuple[int, bool]:
+    """Start the cluster on its socket in `pgdata` (and, with `tcp`, on 127.0.0.1 too, on
+    `prefer_tcp` when it is free); the port and whether it listens on TCP. After a `kill -9` of the
+    postmaster its old backends can hold the shared memory for a moment: that start is retried."""
     import time
 
     log = pgdata / "server.log"
@@ -315,21 +361,25 @@ def _pg_ctl_start(binaries: Path, pgdata: Path, account: str | None, prefer_port
     port = None
     for _attempt in range(40):
         if port is None:
-            port = prefer_port if prefer_port and prefer_port not in tried and common.port_freed(prefer_port) \
-                else common.free_port(PORT_BASE, tried)
+            port = common.tcp_port(None if prefer_tcp in tried else prefer_tcp) if tcp else SOCKET_PORT
             tried.add(port)
-        options = (f"-p {port} -c listen_addresses=127.0.0.1 -c unix_socket_directories='' "
+        socket_file(pgdata, port)
+        options = (f"-p {port} -c listen_addresses={'127.0.0.1' if tcp else shlex.quote('')} "
+                   f"-c unix_socket_directories={shlex.quote(chr(34) + str(pgdata) + chr(34))} "
+                   f"-c unix_socket_permissions=0700 {SYNC_AFTER_CRASH}"
                    f"-c password_encryption=scram-sha-256 -c max_connections=200 -c shared_buffers=128MB")
         size = log.stat().st_size if log.exists() else 0
         result = _run_as(account, [str(binaries / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "60",
                                    "-o", options, "start"], cwd=str(pgdata))
         if result.returncode == 0:
-            return port
+            return port, tcp
         said = log.read_text(errors="replace")[size:] if log.exists() else ""
-        if "shared memory block" in said and time.monotonic() < deadline:
-            time.sleep(0.25)  # the killed postmaster's backends are on their way out
+        if ("shared memory block" in said or "already exists" in said) and time.monotonic() < deadline:
+            # The killed postmaster's backends are on their way out, or its process is not reaped
+            # yet (its socket's lock file names it): the same start succeeds a moment later.
+            time.sleep(0.25)
             continue
-        if "could not bind" in said or "Address already in use" in said:
+        if tcp and ("could not bind" in said or "Address already in use" in said):
             port = None  # another program took the port between our check and the bind
             if len(tried) < 3:
                 continue
@@ -345,10 +395,10 @@ def _connect(target: str, **kw):
     return psycopg.connect(target, autocommit=True, **kw)
 
 
-def _give_superuser_its_password(port: int, password: str) -> None:
+def _give_superuser_its_password(state: dict, password: str) -> None:
     from psycopg import sql
 
-    with _connect(f"postgresql://{SUPERUSER}@127.0.0.1:{port}/postgres") as conn:
+    with _connect(_socket_url(state, SUPERUSER, "postgres")) as conn:
         conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(SUPERUSER), sql.Literal(password)))
 
 
@@ -441,6 +491,14 @@ def create_vector_extension(superuser_url: str) -> None:
     with _connect(superuser_url) as conn:
         if conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone():
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+
+def at_revision(url: str) -> str | None:
+    """The schema revision the database at `url` is at (None before the first migration)."""
+    from .. import migrations
+
+    with _connect(url) as conn:
+        return migrations.current(conn)
 
 
 def stop(state: dict) -> None:

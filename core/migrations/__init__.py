@@ -17,7 +17,8 @@ def alembic_config(url: str):
 
     cfg = Config()
     cfg.set_main_option("script_location", str(HERE))
-    cfg.set_main_option("sqlalchemy.url", sqlalchemy_url(url))
+    # Escaped for the config's interpolation: a URL may hold %-escapes (a socket path, a password).
+    cfg.set_main_option("sqlalchemy.url", sqlalchemy_url(url).replace("%", "%%"))
     return cfg
 
 

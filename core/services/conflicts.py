@@ -295,7 +295,24 @@ def refusal_for(actor: Actor, flag: dict, action: str):
 def neighbours(ctx: Context, answer_id) -> dict:
     """An answer's neighbours in the graph: its sources, its subjects and the other answers on them,
     its supersede chain, and its conflicts (PostgreSQL, the truth, for those). When the graph cannot
-    be reached, `graph` says why and the graph's parts are empty: a registry view never fails on it."""
+    be reached, the embedded one is followed once (started again on its socket if it died, as the
+    sweep does) and asked again; when it still cannot, `graph` says why and the graph's parts are
+    empty: a registry view never fails on it."""
+    from ..adapters.graph import GraphUnavailable
+    from ..errors import ServiceUnavailable
+
+    found = _neighbours(ctx, answer_id)
+    if found["graph"].startswith("down:") and not ctx.settings.graph_url:
+        try:
+            ctx.follow("graph")
+        except (ServiceUnavailable, GraphUnavailable, ConnectionError, OSError) as exc:
+            found["graph"] = f"down: {str(exc)[:120] or type(exc).__name__}"
+            return found
+        found = _neighbours(ctx, answer_id)
+    return found
+
+
+def _neighbours(ctx: Context, answer_id) -> dict:
     from ..adapters.graph import GraphUnavailable
     from ..errors import ServiceUnavailable
 

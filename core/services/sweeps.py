@@ -54,7 +54,7 @@ def sweep_claims(ctx: Context) -> dict:
 
 def sweep_graph(ctx: Context) -> dict:
     """Catch the graph up with the registry (core/services/graph_sync.py). A graph that does not
-    answer is followed once (an embedded one that died is started again, on its port) and tried
+    answer is followed once (an embedded one that died is started again, on its socket) and tried
     again; one that still does not answer is reported, and never fails the rest of the sweep."""
     from ..outage import service_error
     from . import graph_sync
