@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pty
 import signal
 import stat
 import subprocess
@@ -41,6 +42,18 @@ def _env(data: Path, **extra: str) -> dict:
 def _r2k(data: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "r2k.app", *args], cwd=ROOT, env=_env(data, **extra),
                           capture_output=True, text=True, timeout=180)
+
+
+def _workstation(data: Path) -> subprocess.CompletedProcess:
+    """`r2k` alone on a terminal (stdin and stdout a pty, as a person runs it; without one it refuses
+    to open), its stderr captured."""
+    leader, follower = pty.openpty()
+    try:
+        return subprocess.run([sys.executable, "-m", "r2k.app"], cwd=ROOT, env=_env(data), stdin=follower,
+                              stdout=follower, stderr=subprocess.PIPE, text=True, timeout=180)
+    finally:
+        os.close(follower)
+        os.close(leader)
 
 
 def _servers_of(data: Path) -> list[int]:
@@ -258,7 +271,7 @@ def test_a_data_dir_of_another_account_is_refused_before_anything_starts(tmp_pat
     data.mkdir(mode=0o700)
     (data / "notes").write_text("theirs")
     os.chown(data, 65534, 65534)
-    result = _r2k(data, *argv)
+    result = _r2k(data, *argv) if argv else _workstation(data)
     assert result.returncode == 7, result.stderr
     assert result.stderr.strip().splitlines()[-1].endswith(
         f"the data dir {data} belongs to nobody (uid 65534), and r2k runs as root (uid 0): run it as nobody, "
