@@ -24,7 +24,9 @@ from .. import engine
 from ..domain import limits
 from ..domain import HORN_TYPES, Actor
 from ..errors import InvalidInput
-from ..extract import MEDIA_TYPES, MIN_WORDS, Extracted, ExtractError, extract
+from ..extract import BINARY, READERS, SUFFIXES, Extracted, ExtractError, extract, reader_for
+from ..extract import sections_of as _sections_of
+from ..knowledge.passages import HEADING_SEPARATOR, SECTION_CHARS, Section  # noqa: F401 (the index's names, here as before)
 from . import candidates, grey
 
 if TYPE_CHECKING:
@@ -39,23 +41,38 @@ class Summary:
     duplicates: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
     document_ids: list = field(default_factory=list)
+    dropped: dict = field(default_factory=dict)  # reason -> pieces that stated nothing (markup, navigation, …)
 
     def as_dict(self) -> dict:
         return {"documents": self.documents, "candidates": self.candidates,
                 "candidates_total": sum(self.candidates.values()), "fragments": self.fragments,
+                "dropped": dict(sorted(self.dropped.items())), "dropped_total": sum(self.dropped.values()),
                 "duplicates": self.duplicates, "skipped": self.skipped, "document_ids": self.document_ids}
 
 
+NOT_A_FILE = "not a regular file (a FIFO, a socket or a device): not read"
+
+
 def collect(paths: Iterable[str | Path], summary: Summary) -> list[Path]:
-    """The files to ingest, in a stable order: folders are walked for .md, .txt and .jsonl."""
+    """The files to ingest, in a stable order: folders are walked for the types r2k reads
+    (`extract.READERS`); any other file met is listed as skipped, with why, and so is a FIFO."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         try:
             if path.is_dir():
-                files += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA_TYPES)
+                for found in sorted(p for p in path.rglob("*") if not p.is_dir()):
+                    if not found.is_file():
+                        summary.skipped.append({"path": shown(found), "line": None, "reason": NOT_A_FILE})
+                    elif found.suffix.lower() in READERS:
+                        files.append(found)
+                    else:
+                        summary.skipped.append({"path": shown(found), "line": None,
+                                                "reason": unsupported(found)})
             elif path.is_file():
                 files.append(path)
+            elif path.exists():
+                summary.skipped.append({"path": shown(path), "line": None, "reason": NOT_A_FILE})
             else:
                 summary.skipped.append({"path": shown(path), "line": None, "reason": "no such file or folder"})
         except OSError as exc:  # a name too long, a folder that cannot be listed: is_dir() lets those through
@@ -80,21 +97,26 @@ def _size(path: Path) -> int:
         return 0
 
 
-def read(path: Path) -> tuple[bytes, str]:
+def unsupported(path: Path) -> str:
+    return f"unsupported file type {path.suffix.lower() or '(none)'}: r2k reads {SUFFIXES}"
+
+
+def read(path: Path) -> bytes:
+    """A file's bytes, never more than a document of its type may be: the text formats' limit is
+    the stored text's, HTML, PDF and Word files (markup, pictures) may be larger than the text they hold."""
+    found = reader_for(path)
+    binary = found is not None and path.suffix.lower() in BINARY
+    limit = limits.PACKED_DOCUMENT_BYTES if binary else limits.DOCUMENT_BYTES
     try:
         with path.open("rb") as handle:
-            raw = handle.read(limits.DOCUMENT_BYTES + 1)  # never more than a document may be
+            raw = handle.read(limit + 1)
     except OSError as exc:
         raise ExtractError(f"unreadable: {exc.strerror or exc}") from None
-    if len(raw) > limits.DOCUMENT_BYTES:
+    if len(raw) > limit:
         size = max(len(raw), _size(path))
-        raise ExtractError(f"a document is at most {limits.DOCUMENT_BYTES // 2**20} MB "
-                           f"({limits.DOCUMENT_BYTES:,} bytes); this one has {size:,} bytes")
-    try:
-        return raw, raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ExtractError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line) from None
+        raise ExtractError(f"a{' packed' if binary else ''} document is at most {limit // 2**20} MB "
+                           f"({limit:,} bytes); this one has {size:,} bytes")
+    return raw
 
 
 def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
@@ -102,15 +124,20 @@ def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
     summary = Summary()
     files = collect(paths, summary)
     if not files and not summary.skipped:
-        raise InvalidInput("nothing to ingest: give Markdown, plain-text or JSON Lines files or folders")
+        raise InvalidInput(f"nothing to ingest: give files or folders of {SUFFIXES}")
     for index, path in enumerate(files):
         if on_file:
             on_file(path, index, len(files))
         name = shown(path)
         try:
-            raw, content = read(path)
-            doc = extract(Path(name), content)
+            raw = read(path)
+            doc = extract(Path(name), raw)  # the reader by suffix (or a PDF's first bytes) parses the bytes
+            stored = summary.documents
             store(ctx, actor, Path(name), raw, doc, summary)
+            if summary.documents > stored:  # what it said nothing with, and the parts left out, once
+                for reason, n in doc.dropped.items():
+                    summary.dropped[reason] = summary.dropped.get(reason, 0) + n
+                summary.skipped += [{"path": name, "line": line, "reason": reason} for line, reason in doc.skipped]
         except ExtractError as exc:
             summary.skipped.append({"path": name, "line": exc.line, "reason": str(exc)})
         except (InvalidInput, psycopg.DataError, psycopg.errors.ProgramLimitExceeded) as exc:
@@ -159,59 +186,10 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
 
 # ----------------------------------------------------------------------------- the retrieval index
 
-SECTION_CHARS = 1500  # a longer section is indexed as several passages, each with the section's heading
-HEADING_SEPARATOR = " \u203a "  # "Common questions › Does Harbor deliver on Sundays?"
-
-
-@dataclass(frozen=True)
-class Section:
-    start: int
-    end: int
-    heading: str  # the heading path, outermost first; "" before a document's first heading
-    text: str
-
-
 def sections_of(doc: Extracted) -> list[Section]:
-    """The passages retrieval ranks: each section's paragraphs and lists together under its heading
-    path (split where a section runs past SECTION_CHARS), a `Q:`/`A:` pair as a passage headed by
-    its question, a JSON Lines record headed by its question. A paragraph too short to state
-    anything (a fragment: "See appendix B.") grounds nothing and is left out. Pure."""
-    if doc.media_type == "application/jsonl":
-        return [Section(u.span[0], u.span[1], u.question, u.text) for u in doc.units]
-    from ..extract import _blocks, _md_heading, _txt_heading
-
-    heading_of = _md_heading if doc.media_type == "text/markdown" else _txt_heading
-    marks: list[tuple[int, str]] = []  # (offset, heading path from there on)
-    stack: list[tuple[int, str]] = []
-    for kind, value, start, _ in _blocks(doc.content, heading_of):
-        if kind != "heading":
-            continue
-        level, text = value
-        if not stack and text == doc.title:
-            continue  # the document's title, not a section
-        stack = [(lv, t) for lv, t in stack if lv < level] + [(level, text)]
-        marks.append((start, HEADING_SEPARATOR.join(t for _, t in stack)))
-
-    def heading_at(offset: int) -> str:
-        return next((path for at, path in reversed(marks) if at <= offset), "")
-
-    pieces = [(start, end, heading_at(start), text) for start, end, text in doc.passages
-              if len(text.split()) >= MIN_WORDS]
-    covered = [(start, end) for start, end, _ in doc.passages]
-    for unit in doc.units:  # Q:/A: pairs are units, not passages: they answer their own question
-        if unit.question and not any(s <= unit.span[0] < e for s, e in covered):
-            path = heading_at(unit.span[0])
-            pieces.append((unit.span[0], unit.span[1], HEADING_SEPARATOR.join(p for p in (path, unit.question) if p),
-                           unit.text))
-    pieces.sort()
-    sections: list[Section] = []
-    for start, end, heading, text in pieces:
-        last = sections[-1] if sections else None
-        if last and last.heading == heading and len(last.text) + len(text) + 2 <= SECTION_CHARS:
-            sections[-1] = Section(last.start, end, heading, f"{last.text}\n\n{text}")
-        else:
-            sections.append(Section(start, end, heading, text))
-    return sections
+    """The passages retrieval ranks, each a section's text under its heading path
+    (core/knowledge/passages.py). Pure."""
+    return _sections_of(doc)
 
 
 def jsonl_heading(content: str, answer_start: int) -> str:

@@ -1,0 +1,193 @@
+"""Horn types by logical form (docs/architecture.md, "Documents and extraction"), each rule written
+once, in the order they are tried: the first that holds wins.
+
+    OPEN_ISSUE  the text says it is unknown, undecided or to be decided, or asks it
+    PROCEDURE   ordered steps that reach a goal: a numbered list of actions, tight or loose; the
+                steps a list's intro announces; "Step 1 … Step 2"; first … then … finally.
+                A list of conditions or of descriptions is not a procedure.
+    CONSTRAINT  a prohibition: must not, should not, may not, shall not, must never, is not
+                allowed / permitted, is prohibited / forbidden, no one may, no X may; an order
+                not to ("Do not …", "Never …", "Avoid …") as a sentence of its own.
+                A negation inside a description ("the authors do not consider it a bug") or
+                inside a quotation is not a prohibition.
+    RULE        an obligation, recommendation or permission, conditional or not (must, shall,
+                should, ought to, is required, has to, needs to, is recommended, may as
+                permission), or an if / when / unless statement of what follows
+    FACT        the rest: holds unconditionally, a description of how things are
+
+An unconditional obligation is a RULE, not a FACT. Pure: the same text always gives the same type.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[A-Za-z][\w'’-]*")
+
+_UNSETTLED = re.compile(
+    r"\b(unclear|unresolved|undecided|undetermined|open question|tbd|to be (?:decided|determined|confirmed|agreed)|"
+    r"not (?:yet )?(?:been )?(?:decided|settled|agreed|resolved|determined)|not yet (?:known|clear)|"
+    r"(?:it|this) is not (?:known|clear)|no one knows|nobody knows|remains? to be (?:seen|decided|settled|determined)|"
+    r"(?:is|are) (?:still )?under discussion|has yet to be (?:decided|determined|settled))\b", re.I)
+# Leading blanks of one line only: `^\s*` would rescan every following blank line from each line start.
+_STEP_LINE = re.compile(r"^[^\S\n]*(?:\d+[.)]|step\s+\d+[:.)]?)[^\S\n]+(?=\S)", re.I | re.M)
+# "first … then … finally", searched word after word: as one pattern it backtracks cubically.
+_FIRST, _THEN, _FINALLY = (re.compile(rf"\b({words})\b", re.I) for words in ("first", "then", "finally|lastly"))
+_QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|«[^»\n]{0,400}»")
+
+_MODAL_NOT = re.compile(r"\b(?:must|shall|should|may)(?:\s+(?:not|never)\b|n['’]t\b)|\bmustn['’]t\b|\bshan['’]t\b",
+                        re.I)
+_NOT_ALLOWED = re.compile(
+    r"\b(?:is|are|be|being)\s+(?:strictly\s+|also\s+)?(?:not\s+(?:allowed|permitted)|prohibited|forbidden|"
+    r"disallowed|banned)\b|\bnot\s+(?:allowed|permitted)\s+to\b|\bunder no circumstances\b|"
+    r"\b(?:no one|nobody|no \w+(?: \w+)?)\s+(?:may|must|shall|should|is allowed to|are allowed to)\b|"
+    r"\bit is an error (?:to|for)\b", re.I)
+# An order not to: "Do not …", "Never …", "Avoid …" opening a sentence or following a condition's comma.
+_ORDER_NOT = re.compile(r"(?:^|[.!?;:]\s+|,\s+)(?:please\s+)?(?:do not|don['’]t|never|avoid)\b", re.I)
+_POSSIBLE_NOT = re.compile(r"\bmay\s+not\s+(?:be\s+\w+able|be\s+(?:available|possible|present|supported|"
+                           r"installed|needed|necessary|the case|enough|obvious|accurate|complete)|work|exist|have|"
+                           r"need|always|apply|contain|include|know|want|see|notice|reflect|match|happen|succeed)\b",
+                           re.I)
+
+_OBLIGATION = re.compile(
+    r"\b(?:must|shall|should|ought to|has to|have to|had to|needs? to|need not|"
+    r"(?:is|are|be)\s+(?:also\s+)?(?:required|mandatory|obligatory|expected to|recommended|encouraged|"
+    r"allowed to|permitted|entitled to)|required to|recommended that|we recommend|it is recommended|"
+    r"only\s+[\w\s-]{1,60}\s+may)\b", re.I)
+_MAY = re.compile(r"\b(\w+)\s+may\s+(?:also\s+|only\s+|not\s+)?(\w+)(?:\s+(\w+))?", re.I)
+_POSSIBILITY_AFTER = frozenset("""take cause result lead happen vary differ change fail become seem appear occur
+help affect break work exist depend look produce mean get end trigger conflict overlap lose miss differ come
+prove turn""".split())
+_POSSIBILITY_SUBJECT = frozenset("it this that there which these those what something anything".split())
+_PARTICIPLE_IRREGULAR = frozenset("""given taken done made used set put run shown written sent built kept found left held
+read seen known chosen drawn driven eaten hidden laid lent lost met paid sold sought spent struck sworn thrown told torn
+worn won bound bought brought caught dealt fed felt fought hung heard led meant proven shut split spread stood
+understood withdrawn overridden""".split())
+_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|provided that|as long as|in case|only after|only if|"
+                        r"in the event)\b", re.I)
+
+_LEADING_CONDITION = re.compile(r"^(?:if|when|whenever|unless|once|after|before)\b[^,]{1,200},\s*", re.I)
+_ACTIONS = frozenset("""add adjust allow answer apply archive ask assign attach back book boot brief build call cancel
+change check choose chock clean clear click clone close collect commit compile configure confirm connect contact
+convert copy count create define delete deploy describe detach disable disconnect download drain drop edit email
+empty enable ensure enter escalate escort examine execute exit expand export extract fetch file fill find fit fix
+follow format generate get give go grant hand identify import include inform insert inspect install invoke issue
+keep kill label launch leave let link list load lock log look make mark measure merge mount move name note notify
+obtain open pack partition paste patch pick place plug point power prepare press print pull purge push put read
+reboot record reduce refresh register reinstall reject release reload remove rename repeat replace report request
+reset resize restart restore retry return review revoke run save scan schedule seal select send set setup shut sign
+specify start stop store submit switch take tape tell test tick turn type uncomment unlock unmount unpack unplug
+update upgrade upload use validate verify wait walk wear weigh wipe write absorb bag brief chock stow secure wash
+dry rinse cover raise lower lift attach detach align tighten loosen insert withdraw""".split())
+_NOT_ACTIONS = frozenset("""the a an this that these those it its they their there each every all any some no none
+if when whenever unless where while whether for in on at by from of to with without as and or but also only
+is are was were be been has have had can could may might must shall should will would one two three""".split())
+_DETERMINERS = frozenset("the a an your all any each every this that these those its their our his her my".split())
+_ANNOUNCES_STEPS = re.compile(r"\b(steps?|procedure|follow(?:ing)? (?:these|this)|in (?:this )?order|"
+                              r"do the following|as follows|^to \w+|how to)\b", re.I)
+_ANNOUNCES_CONDITIONS = re.compile(r"\b(conditions?|criteria|requirements?|if|when|unless|one of the following|"
+                                   r"all of the following|must be (?:met|true)|are true|holds?)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Form:
+    """What a claim's type is read from: its words, and for a list its items, whether they are
+    numbered and the line that introduces them."""
+    text: str
+    items: tuple[str, ...] = ()
+    ordered: bool = False
+    intro: str = ""
+
+
+def unsettled(form: Form) -> bool:
+    text = _QUOTED.sub("", form.text.strip())
+    return text.endswith("?") or bool(_UNSETTLED.search(text))
+
+
+def action(item: str) -> bool:
+    """Whether a list item reads as an action (an imperative): "Stop the service", not "The service"."""
+    item = _LEADING_CONDITION.sub("", item.strip(), count=1)  # "If wet, walk slowly."
+    words = _WORD.findall(item)
+    if not words:
+        return False
+    first = words[0].lower()
+    if first in ("never", "do", "don't", "don’t"):
+        return True
+    if first in _ACTIONS:
+        return True
+    if first in _NOT_ACTIONS or first.endswith(("ing", "ed", "ly")) or not words[0][:1].isupper():
+        return False
+    return len(words) > 1 and words[1].lower() in _DETERMINERS
+
+
+def steps(form: Form) -> bool:
+    if form.items:
+        actions = sum(action(item) for item in form.items)
+        if len(form.items) < 2 or actions * 2 < len(form.items):
+            return False  # a list of conditions or descriptions
+        if form.intro and _ANNOUNCES_CONDITIONS.search(form.intro) and not _ANNOUNCES_STEPS.search(form.intro):
+            return False
+        return form.ordered or bool(form.intro and _ANNOUNCES_STEPS.search(form.intro))
+    if len(_STEP_LINE.findall(form.text)) >= 2:
+        return True
+    first = _FIRST.search(form.text)
+    then = first and _THEN.search(form.text, first.end())
+    return bool(then and _FINALLY.search(form.text, then.end()))
+
+
+def prohibition(form: Form) -> bool:
+    text = _QUOTED.sub("", form.text)
+    if _NOT_ALLOWED.search(text) or _ORDER_NOT.search(text):
+        return True
+    for found in _MODAL_NOT.finditer(text):
+        if found.group(0).lower().startswith("may") and _POSSIBLE_NOT.match(text, found.start()):
+            continue  # "this may not work": what is possible, not what is forbidden
+        return True
+    return False
+
+
+def _permission(match: re.Match) -> bool:
+    """Whether a "may" grants (a permission), rather than says what is possible ("it may take a while")."""
+    subject, verb, after = match.group(1).lower(), match.group(2).lower(), (match.group(3) or "").lower()
+    if subject in _POSSIBILITY_SUBJECT or verb in _POSSIBILITY_AFTER:
+        return False
+    if verb == "be":  # "may be removed" grants; "may be slow" says what is possible
+        return after.endswith("ed") or after in _PARTICIPLE_IRREGULAR
+    return True
+
+
+def rule(form: Form) -> bool:
+    text = _QUOTED.sub("", form.text)
+    if _OBLIGATION.search(text) or _CONDITION.search(text):
+        return True
+    return any(_permission(m) for m in _MAY.finditer(text))
+
+
+# The table, in the order the rules are tried (docs/architecture.md, "Documents and extraction").
+RULES = (
+    ("OPEN_ISSUE", unsettled),
+    ("PROCEDURE", steps),
+    ("CONSTRAINT", prohibition),
+    ("RULE", rule),
+    ("FACT", lambda form: True),
+)
+
+
+def horn_type(form: Form) -> str:
+    return next(name for name, holds in RULES if holds(form))
+
+
+def of_text(text: str) -> str:
+    """The Horn type of a text alone (a candidate added by hand, a generated answer): numbered
+    lines read as a numbered list."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    numbered = [line for line in lines if _STEP_LINE.match(line)]
+    if len(numbered) >= 2:
+        items = tuple(_STEP_LINE.sub("", line, count=1).strip() for line in numbered)
+        intro = next((line for line in lines if not _STEP_LINE.match(line)), "") if lines[0] not in numbered else ""
+        form = Form(text, items, True, intro)
+        if unsettled(Form(text)):
+            return "OPEN_ISSUE"
+        if steps(form):
+            return "PROCEDURE"
+    return horn_type(Form(text))
