@@ -117,7 +117,9 @@ Drivers must never stand behind a reversing truck at the dock.
 
 It is not yet decided whether docks stay open after midnight?
 
-See appendix.
+Gates close early.
+
+See appendix B.
 """
 
 
@@ -136,8 +138,10 @@ def test_markdown_gives_one_claim_per_paragraph_and_list_each_with_its_own_quest
     for unit in doc.units:  # each span is its own text, for the review screen's highlight
         assert doc.content[unit.span[0]:unit.span[1]] == unit.text
     assert doc.units[3].text == "1. Chock the wheels of the trailer.\n2. Open the dock leveller.\n3. Scan the pallet labels."
-    # Fewer than MIN_WORDS words state nothing: a fragment for the grey queue, and no passage.
-    assert [f.text for f in doc.fragments] == ["See appendix."] and len("See appendix.".split()) < MIN_WORDS
+    # A sentence of fewer than MIN_WORDS words is too short to answer: a fragment for the grey queue, and no
+    # passage; a pointer elsewhere is navigation, dropped and counted.
+    assert [f.text for f in doc.fragments] == ["Gates close early."] and len("Gates close early.".split()) < MIN_WORDS
+    assert doc.dropped == {"navigation": 1}
     assert len(doc.passages) == 5
 
 
@@ -154,12 +158,13 @@ def test_a_heading_that_asks_is_the_question_and_q_a_lines_pair():
 def test_plain_text_titles_sections_and_a_file_named_document():
     doc = extract(Path("notes.txt"), "SHIFT NOTES\n\nHANDOVER\n\nThe night lead writes the handover log at six.\n")
     assert doc.title == "Shift Notes" and doc.media_type == "text/plain"
-    assert [(u.horn_type, u.question) for u in doc.units] == [("FACT", "What is established about handover?")]
+    assert [(u.horn_type, u.question, u.topic) for u in doc.units] == [
+        ("FACT", "What does the night lead write?", "Handover")]
     untitled = extract(Path("yard-rule.txt"), "Drivers must never idle engines in the yard.\n")
     assert untitled.title == "yard rule"  # a first line that is a sentence is content: the file names it
     assert [u.horn_type for u in untitled.units] == ["CONSTRAINT"]
     gates = extract(Path("gates.txt"), "Gate Rules\nIf a gate is blocked, the yard lead opens gate four.\n")
-    assert gates.title == "Gate Rules" and gates.units[0].question == "What rule applies to gate rules?"
+    assert gates.title == "Gate Rules" and gates.units[0].question == "What happens if a gate is blocked?"
 
 
 def test_json_lines_records_keep_their_question_and_optional_horn_type():

@@ -28,6 +28,7 @@ from .documents import (CODE, DEFINITION, LABEL, LIST, MARKUP, NAVIGATION, PARAG
 MIN_WORDS = 5
 SPLIT_CHARS = 400     # a paragraph longer than this, or of SPLIT_SENTENCES sentences or more, is split
 SPLIT_SENTENCES = 3
+MERGE_CHARS = 1_200   # a paragraph that leans on the claim before it joins it while both stay under this
 
 
 @dataclass
@@ -60,17 +61,31 @@ _A = re.compile(r"^\s*(?:\*\*)?A(?:nswer)?:(?:\*\*)?\s*(.*)$", re.I)
 _ABBREVIATIONS = frozenset("""e.g i.e etc cf vs al fig figs no nos sec secs ch approx dr mr mrs ms st jr sr inc ltd
 co corp resp ca viz ex eq vol pp p ed""".split())
 _SENTENCE_END = re.compile(r"[.!?][)\"”’']*\s+(?=[A-Z\"“(\[`*_])")
-_LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it|its|it's|they|their|them|such|then|otherwise|however|"
+_LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:also\s+|not\s+|often\s+|usually\s+)?"
+                    r"(?:possible|impossible|recommended|important|necessary|advisable|a good idea|best|common|useful|"
+                    r"easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)|its|it's|it’s|they|their|them|such|then|otherwise|"
+                    r"however|another|or|in (?:the|both|either|each|all|most|many|some|these|those|such) (?:former|"
+                    r"latter|first|second|third|other|above|following|cases?|examples?)\b|in both|the above|"
+                    r"the following|the latter|the former|if so|if not|if that|if this|here|similarly|"
                     r"also|thus|therefore|hence|so|instead|similarly|likewise|alternatively|furthermore|moreover|"
                     r"in addition|in this case|in that case|in such cases?|for example|for instance|e\.g\.|the latter|"
                     r"the former|he|she|both|either|neither|each of these|in particular|but|and|or|nor|yet|still|"
                     r"again|conversely|consequently|as a result|as such|finally|next|here|there it|because|if so|"
                     r"if not|only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
                     r"the same|same)\b", re.I)
+# "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
+_EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
+                         r"\b(?:that|whether|to|if|how|what|why|when|who)\b", re.I)
 _MARKUP_TEXT = re.compile(r"^(?:</?[A-Za-z][^>]*>\s*)+$|^\{[{%].*[}%]\}$|^\[(?:toc|TOC)\]$|^[-=*_~#|:+ ]{3,}$")
 _NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of contents|contents|index|"
                        r"skip to (?:main )?content|go to top|print|edit (?:this|on \w+)|view source|show source)"
                        r"[\s:.»«›‹>|-]*$", re.I)
+# A paragraph that only points elsewhere: navigation, not a claim.
+_CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|this (?:is now|has been) (?:covered|moved|documented)|"
+                              r"(?:for|more) (?:more |further |full )?(?:information|details|examples)[^.]*?(?:see|refer|"
+                              r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
+                              r"(?:in|at|under) (?:section|chapter|the|\S+$)|.{0,80}\b(?:is|are) (?:here|below|above)\b|"
+                              r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b)", re.I)
 # Inline Markdown marks, for the words of a piece of a paragraph (a whole block's words come from the parser).
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\[[^\]]*\]")
 _MARKS = re.compile(r"(\*\*|__|\*|`+|~~)")
@@ -82,7 +97,11 @@ def asks(text: str) -> bool:
     return bool(_Q.match(text) or _A.match(text))
 
 
+_ROLE = re.compile(r"\{[\w:.-]+\}`([^`<]*?)\s*(?:<[^>]*>)?`")  # MyST's {ref}`title <target>`
+
+
 def markdown_words(text: str) -> str:
+    text = _ROLE.sub(r"\1", text)
     text = _LINK.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2) or "", text)
     text = _FOOTNOTE_REF.sub("", text)
     return squeeze(_MARKS.sub("", text))
@@ -158,6 +177,18 @@ class _Reader:
                     i += 1
                     continue
             pending_q = None
+            if block.kind == PARAGRAPH and block.plain.rstrip().endswith(":") and nxt is not None and \
+                    nxt.kind == DEFINITION:
+                self.out.dropped[LABEL] += 1  # "The following methods can be defined:": the definitions say it
+                i += 1
+                continue
+            if block.kind == PARAGRAPH and asked and block.plain.rstrip().endswith("?") and nxt is not None:
+                self.out.dropped[LABEL] += 1  # a FAQ's question said again in words of its own: its heading asks it
+                i += 1
+                continue
+            if block.kind == PARAGRAPH and self.leaning(block, heading):
+                i += 1
+                continue
             if block.kind == PARAGRAPH and nxt is not None and nxt.kind == LIST and block.plain.rstrip().endswith(":"):
                 self.add(Claim(self.span(block, nxt), "", block.start, nxt.end, block.line, LIST, heading,
                                nxt.items, nxt.ordered, block.plain, question=asked), block.notes + nxt.notes)
@@ -194,6 +225,25 @@ class _Reader:
             elif block.kind == TABLE:
                 self.table(block, heading)
             i += 1
+
+    def leaning(self, block: Block, heading) -> bool:
+        """A paragraph that leans on the claim before it ("It can be restored with zcat.", "In the
+        former case, …") goes on that claim, when the claim is of the same section and not long."""
+        last = self.out.claims[-1] if self.out.claims else None
+        words = block.plain.split()
+        if len(words) < MIN_WORDS or _NAV_TEXT.match(block.plain) or _CROSS_REFERENCE.match(block.plain):
+            return False
+        if last is None or last.heading != heading or last.kind not in (PARAGRAPH, LIST) or last.question and \
+                last.question != (heading[-1] if heading else "") or \
+                len(last.plain) + len(block.plain) > MERGE_CHARS or block.start < last.end or \
+                not _LEANS.match(block.plain) or _EXTRAPOSED.match(block.plain):
+            return False
+        last.text = self.doc.content[last.start:block.end]
+        last.plain = f"{last.plain} {block.plain}"
+        last.end = block.end
+        if block.notes:
+            last.text += "".join(f"\n\n[{note}]" for note in block.notes)
+        return True
 
     def span(self, first: Block, last: Block) -> str:
         return self.doc.content[first.start:last.end]
@@ -240,10 +290,14 @@ class _Reader:
         rows = [row.split(" | ") for row in block.items]
         if len(rows) < 2 or any(len(row) != 2 for row in rows):
             return
+        lines = block.text.split("\n")
         for term, words in rows[1:]:
             if term and len(term.split()) <= 6 and len(words.split()) >= 4:
                 text = f"{term}: {words}"
-                self.add(Claim(text, text, block.start, block.end, block.line, DEFINITION, heading, term=term), ())
+                at = next((k for k, line in enumerate(lines) if term in line and words[:20] in line), None)
+                start = block.start + sum(len(line) + 1 for line in lines[:at]) if at is not None else block.start
+                end = start + len(lines[at]) if at is not None else block.end
+                self.add(Claim(text, text, start, end, block.line + (at or 0), DEFINITION, heading, term=term), ())
 
     def add(self, claim: Claim, notes: tuple[str, ...]) -> None:
         if not claim.plain:
@@ -263,7 +317,7 @@ class _Reader:
             if _MARKUP_TEXT.match(plain):
                 self.out.dropped[MARKUP] += 1
                 return
-            if _NAV_TEXT.match(plain):
+            if _NAV_TEXT.match(plain) or _CROSS_REFERENCE.match(plain) and len(sentences(plain)) <= 1:
                 self.out.dropped[NAVIGATION] += 1
                 return
             if len(plain.split()) < MIN_WORDS:
@@ -275,5 +329,24 @@ class _Reader:
         self.out.claims.append(claim)
 
 
+def over_limits(doc: Document) -> list[tuple[int | None, str]]:
+    """Each block over the limit of an answer taken out of the document (a huge table, a paragraph
+    of 20,000 characters): it is neither a claim nor a passage. Its line and why, for the skip."""
+    skipped = []
+    for section in doc.sections:
+        kept = []
+        for block in section.blocks:
+            why = limits.too_long("an answer", limits.ANSWER, len(block.text.strip()))
+            if why:
+                skipped.append((block.line or None, why))
+            else:
+                kept.append(block)
+        section.blocks = kept
+    return skipped
+
+
 def claims_of(doc: Document) -> Claims:
-    return _Reader(doc).run()
+    skipped = over_limits(doc)
+    out = _Reader(doc).run()
+    out.skipped[:0] = skipped
+    return out

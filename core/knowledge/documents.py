@@ -126,7 +126,7 @@ class Outline:
         text = squeeze(text).rstrip("\u00b6#").strip()  # "¶", "#": permalink marks of generated HTML
         if not text:
             return
-        if self.title_open and level == 1 and not any(s.blocks for s in self.doc.sections):
+        if self.title_open and level == 1 and not any(b.kind in STATEMENTS for s in self.doc.sections for b in s.blocks):
             self.doc.title, self.title_open = text, False
             return
         self.title_open = False
@@ -134,7 +134,8 @@ class Outline:
         self.doc.sections.append(Section(tuple(t for _, t in self.stack), line))
 
     def add(self, block: Block) -> None:
-        self.title_open = False
+        if block.kind in STATEMENTS:
+            self.title_open = False  # front matter or code before the first heading leaves it the title
         self.doc.sections[-1].blocks.append(block)
 
     def finish(self) -> Document:

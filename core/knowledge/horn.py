@@ -22,21 +22,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .verbs import VERBS
+
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 
 _UNSETTLED = re.compile(
     r"\b(unclear|unresolved|undecided|undetermined|open question|tbd|to be (?:decided|determined|confirmed|agreed)|"
     r"not (?:yet )?(?:been )?(?:decided|settled|agreed|resolved|determined)|not yet (?:known|clear)|"
     r"(?:it|this) is not (?:known|clear)|no one knows|nobody knows|remains? to be (?:seen|decided|settled|determined)|"
-    r"(?:is|are) (?:still )?under discussion|has yet to be (?:decided|determined|settled))\b", re.I)
+    r"(?:is|are) (?:still )?under (?:discussion|consideration)|(?:is|are) (?:still )?being (?:considered|discussed|"
+    r"debated)|has yet to be (?:decided|determined|settled))\b", re.I)
 # Leading blanks of one line only: `^\s*` would rescan every following blank line from each line start.
 _STEP_LINE = re.compile(r"^[^\S\n]*(?:\d+[.)]|step\s+\d+[:.)]?)[^\S\n]+(?=\S)", re.I | re.M)
 # "first … then … finally", searched word after word: as one pattern it backtracks cubically.
 _FIRST, _THEN, _FINALLY = (re.compile(rf"\b({words})\b", re.I) for words in ("first", "then", "finally|lastly"))
 _QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|«[^»\n]{0,400}»")
 
-_MODAL_NOT = re.compile(r"\b(?:must|shall|should|may)(?:\s+(?:not|never)\b|n['’]t\b)|\bmustn['’]t\b|\bshan['’]t\b",
-                        re.I)
+_MODAL_NOT = re.compile(r"\b(?:must|shall|should|may)(?:\s+(?:not|never)\b(?!\s+only\b)|n['’]t\b)|\bmustn['’]t\b|"
+                        r"\bshan['’]t\b", re.I)
 _NOT_ALLOWED = re.compile(
     r"\b(?:is|are|be|being)\s+(?:strictly\s+|also\s+)?(?:not\s+(?:allowed|permitted)|prohibited|forbidden|"
     r"disallowed|banned)\b|\bnot\s+(?:allowed|permitted)\s+to\b|\bunder no circumstances\b|"
@@ -50,10 +53,15 @@ _POSSIBLE_NOT = re.compile(r"\bmay\s+not\s+(?:be\s+\w+able|be\s+(?:available|pos
                            re.I)
 
 _OBLIGATION = re.compile(
-    r"\b(?:must|shall|should|ought to|has to|have to|had to|needs? to|need not|"
+    r"\b(?:must|shall|should|ought to|need not|"
     r"(?:is|are|be)\s+(?:also\s+)?(?:required|mandatory|obligatory|expected to|recommended|encouraged|"
     r"allowed to|permitted|entitled to)|required to|recommended that|we recommend|it is recommended|"
+    r"(?:it is|it's) (?:still )?(?:a good idea|advisable|best|better|wise|preferable|safer|usually best) to|"
     r"only\s+[\w\s-]{1,60}\s+may)\b", re.I)
+# "needs to", "has to": an obligation of a person (or of what a person writes); of a program, a description
+# of what it does ("pip needs to make assumptions").
+_PERSON_MUST = re.compile(r"\b(?:you|users?|one|we|the user|administrators?|maintainers?|developers?|authors?|"
+                          r"packagers?|callers?|programmers?)\s+(?:\w+\s+)?(?:need|needs|have|has|had) to\b", re.I)
 _MAY = re.compile(r"\b(\w+)\s+may\s+(?:also\s+|only\s+|not\s+)?(\w+)(?:\s+(\w+))?", re.I)
 _POSSIBILITY_AFTER = frozenset("""take cause result lead happen vary differ change fail become seem appear occur
 help affect break work exist depend look produce mean get end trigger conflict overlap lose miss differ come
@@ -63,10 +71,27 @@ _PARTICIPLE_IRREGULAR = frozenset("""given taken done made used set put run show
 read seen known chosen drawn driven eaten hidden laid lent lost met paid sold sought spent struck sworn thrown told torn
 worn won bound bought brought caught dealt fed felt fought hung heard led meant proven shut split spread stood
 understood withdrawn overridden""".split())
-_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|provided that|as long as|in case|only after|only if|"
-                        r"in the event)\b", re.I)
+_CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<![-/\w])(?:if|when|whenever|unless|provided that|as long as|in case|"
+                        r"only after|only if|in the event)(?![-/\w])(?!\s+\w+ing\b)", re.I)
+# What is said of others, or asked, is not said by the text: "it has been suggested that X should …",
+# "whether X should …"; a remark in brackets is not the claim.
+_REPORTED = re.compile(r"\b(?:suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
+                       r"whether|(?:specif(?:y|ies)|determines?|controls?|sets?|describes?|decides?|defines?|"
+                       r"indicates?|selects?|reports?|shows?) (?:how|what|which|whether|when|where|who))\b[^.;:]*", re.I)
+_BRACKETS = re.compile(r"\([^()]*\)")
+# "whenever possible", "if necessary": a condition in name only
+_ELLIPTIC = re.compile(r"\b(?:if|when|whenever|where|unless)\s+(?:at all\s+)?(?:possible|necessary|needed|required|"
+                       r"available|applicable|appropriate|any|so|not|desired|present|given|known|specified|"
+                       r"otherwise noted)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"“])")
 
-_LEADING_CONDITION = re.compile(r"^(?:if|when|whenever|unless|once|after|before)\b[^,]{1,200},\s*", re.I)
+_LEADING_CONDITION = re.compile(r"^(?:(?:if|when|whenever|unless|once|after|before|to|in order to|for|on)\b[^,]{1,200},"
+                                r"\s*)+", re.I)
+_NOT_ORDERS = frozenset({"note", "see", "refer", "be", "have", "need", "want", "wish", "like", "know", "mean", "seem",
+                         "exist", "belong", "consist", "depend", "happen", "occur", "remain", "vary", "differ", "yield",
+                         "return", "test", "type", "name", "list", "file", "log", "set", "order", "work", "count",
+                         "map", "time", "flag", "group", "stack", "queue", "step", "structure", "target", "view",
+                         "post", "record", "report", "signal", "stage", "default", "loop", "hash", "cache", "index"})
 _ACTIONS = frozenset("""add adjust allow answer apply archive ask assign attach back book boot brief build call cancel
 change check choose chock clean clear click clone close collect commit compile configure confirm connect contact
 convert copy count create define delete deploy describe detach disable disconnect download drain drop edit email
@@ -92,11 +117,24 @@ _ANNOUNCES_CONDITIONS = re.compile(r"\b(conditions?|criteria|requirements?|if|wh
 @dataclass(frozen=True)
 class Form:
     """What a claim's type is read from: its words, and for a list its items, whether they are
-    numbered and the line that introduces them."""
+    numbered and the line that introduces them; for a definition, its term."""
     text: str
     items: tuple[str, ...] = ()
     ordered: bool = False
     intro: str = ""
+    term: str = ""
+
+
+def main_claim(form: Form) -> str:
+    """The words a prohibition, an obligation or a condition is looked for in: the claim's first
+    sentence (a definition's, after its term), without what is in brackets, quoted, or said of
+    others ("it has been suggested that …", "whether …")."""
+    text = form.text
+    if form.term and text.startswith(form.term):
+        text = text[len(form.term):].lstrip(": ")
+    text = _BRACKETS.sub("", _BRACKETS.sub("", text))
+    text = _SENTENCE.split(text.strip(), maxsplit=1)[0] if text.strip() else text
+    return _ELLIPTIC.sub("", _REPORTED.sub("", _QUOTED.sub("", text)))
 
 
 def unsettled(form: Form) -> bool:
@@ -105,29 +143,31 @@ def unsettled(form: Form) -> bool:
 
 
 def action(item: str) -> bool:
-    """Whether a list item reads as an action (an imperative): "Stop the service", not "The service"."""
-    item = _LEADING_CONDITION.sub("", item.strip(), count=1)  # "If wet, walk slowly."
+    """Whether a list item or a sentence reads as an order (an imperative): "Stop the service", "If
+    wet, walk slowly", "Never run" — not "The service", "Note that …" or "See …"."""
+    item = _LEADING_CONDITION.sub("", item.strip().lstrip("-*•(`\"“ "), count=1)  # "If wet, walk slowly."
     words = _WORD.findall(item)
     if not words:
         return False
     first = words[0].lower()
-    if first in ("never", "do", "don't", "don’t"):
+    if first in ("never", "don't", "don’t") or first == "do" and len(words) > 1 and words[1].lower() == "not":
         return True
-    if first in _ACTIONS:
-        return True
-    if first in _NOT_ACTIONS or first.endswith(("ing", "ed", "ly")) or not words[0][:1].isupper():
-        return False
-    return len(words) > 1 and words[1].lower() in _DETERMINERS
+    if words[0].isupper() and len(words[0]) > 1:
+        return False  # "STOP halts the belt": a name in capitals, not an order
+    return first in VERBS and first not in _NOT_ORDERS
 
 
 def steps(form: Form) -> bool:
     if form.items:
         actions = sum(action(item) for item in form.items)
-        if len(form.items) < 2 or actions * 2 < len(form.items):
-            return False  # a list of conditions or descriptions
+        conditional = sum(bool(_CONDITION.search(item)) for item in form.items)
+        if len(form.items) < 2 or actions * 2 < len(form.items) or not form.ordered and conditional * 2 >= len(form.items):
+            return False  # a list of conditions or descriptions, or of rules each with its condition
         if form.intro and _ANNOUNCES_CONDITIONS.search(form.intro) and not _ANNOUNCES_STEPS.search(form.intro):
             return False
-        return form.ordered or bool(form.intro and _ANNOUNCES_STEPS.search(form.intro))
+        if form.intro and _ANNOUNCES_STEPS.search(form.intro):
+            return True
+        return form.ordered or actions == len(form.items) and not form.intro
     if len(_STEP_LINE.findall(form.text)) >= 2:
         return True
     first = _FIRST.search(form.text)
@@ -136,7 +176,7 @@ def steps(form: Form) -> bool:
 
 
 def prohibition(form: Form) -> bool:
-    text = _QUOTED.sub("", form.text)
+    text = main_claim(form)
     if _NOT_ALLOWED.search(text) or _ORDER_NOT.search(text):
         return True
     for found in _MODAL_NOT.finditer(text):
@@ -157,8 +197,10 @@ def _permission(match: re.Match) -> bool:
 
 
 def rule(form: Form) -> bool:
-    text = _QUOTED.sub("", form.text)
-    if _OBLIGATION.search(text) or _CONDITION.search(text):
+    text = main_claim(form)
+    if _OBLIGATION.search(text) or _PERSON_MUST.search(text) or _CONDITION.search(text):
+        return True
+    if not form.term and not form.items and action(text):  # an order: "Use a list", "To import it, run …"
         return True
     return any(_permission(m) for m in _MAY.finditer(text))
 
@@ -174,6 +216,14 @@ RULES = (
 
 
 def horn_type(form: Form) -> str:
+    if form.items and not unsettled(form) and not steps(form):
+        # A list says what its intro says ("The following keys must …"); an intro that only
+        # describes ("The following rules apply:") leaves it to what most of its items say.
+        said = horn_type(Form(form.intro)) if form.intro else "FACT"
+        if said != "FACT":
+            return said
+        votes = [horn_type(Form(item)) for item in form.items]
+        return max(("CONSTRAINT", "RULE", "FACT"), key=lambda t: (votes.count(t), t == "FACT"))
     return next(name for name, holds in RULES if holds(form))
 
 
@@ -185,9 +235,5 @@ def of_text(text: str) -> str:
     if len(numbered) >= 2:
         items = tuple(_STEP_LINE.sub("", line, count=1).strip() for line in numbered)
         intro = next((line for line in lines if not _STEP_LINE.match(line)), "") if lines[0] not in numbered else ""
-        form = Form(text, items, True, intro)
-        if unsettled(Form(text)):
-            return "OPEN_ISSUE"
-        if steps(form):
-            return "PROCEDURE"
+        return horn_type(Form(text, items, True, intro))
     return horn_type(Form(text))

@@ -144,6 +144,7 @@ def _settings() -> dict:
         "input_encoding": "unicode", "output_encoding": "unicode",
         "traceback": True, "syntax_highlight": "none", "line_length_limit": 100_000,
         "smart_quotes": False, "embed_stylesheet": False, "pep_references": False, "rfc_references": False,
+        "doctitle_xform": False,  # the title is read as the first heading, and a lone section stays a section
     }
 
 
@@ -153,10 +154,7 @@ def read(content: str, title: str) -> Document:
     except (SystemMessage, ValueError, AssertionError, RecursionError, IndexError, KeyError, TypeError) as exc:
         raise Unreadable(f"not reStructuredText docutils can read: {squeeze(str(exc))[:200]}") from None
     writer = Writer(title, MEDIA_TYPE)
-    heading = tree.next_node(nodes.title)
-    if heading is not None and heading.parent is tree:
-        writer.doc.title = squeeze(heading.astext())
-    _Walk(writer).children(tree, 1)
+    _Walk(writer).children(tree, 0)
     return writer.finish()
 
 
@@ -223,7 +221,7 @@ class _Walk:
         if isinstance(node, nodes.section):
             title = node.next_node(nodes.title)
             if title is not None:
-                w.heading(level + 1 if level else 2, _plain(title), _line(title))
+                w.heading(level + 1, _plain(title), _line(title))
             for child in node.children:
                 if child is not title:
                     self.node(child, level + 1)
