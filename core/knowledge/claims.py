@@ -77,6 +77,7 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
 _EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
                          r"\b(?:that|whether|to|if|how|what|why|when|who)\b", re.I)
 _MARKUP_TEXT = re.compile(r"^(?:</?[A-Za-z][^>]*>\s*)+$|^\{[{%].*[}%]\}$|^\[(?:toc|TOC)\]$|^[-=*_~#|:+ ]{3,}$")
+_CAPTION = re.compile(r"^(?:table|figure|fig\.|example|listing|illustration)\s+[\dA-Z][\d.]*[.:]?\s", re.I)
 _NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of contents|contents|index|"
                        r"skip to (?:main )?content|go to top|print|edit (?:this|on \w+)|view source|show source)"
                        r"[\s:.»«›‹>|-]*$", re.I)
@@ -233,7 +234,8 @@ class _Reader:
         words = block.plain.split()
         if len(words) < MIN_WORDS or _NAV_TEXT.match(block.plain) or _CROSS_REFERENCE.match(block.plain):
             return False
-        if last is None or last.heading != heading or last.kind not in (PARAGRAPH, LIST) or last.question and \
+        if last is None or last.heading != heading or last.kind not in (PARAGRAPH, LIST, DEFINITION) or \
+                last.question and \
                 last.question != (heading[-1] if heading else "") or \
                 len(last.plain) + len(block.plain) > MERGE_CHARS or block.start < last.end or \
                 not _LEANS.match(block.plain) or _EXTRAPOSED.match(block.plain):
@@ -316,6 +318,9 @@ class _Reader:
                 return
             if _MARKUP_TEXT.match(plain):
                 self.out.dropped[MARKUP] += 1
+                return
+            if _CAPTION.match(plain) and len(plain.split()) <= 12:
+                self.out.dropped[LABEL] += 1
                 return
             if _NAV_TEXT.match(plain) or _CROSS_REFERENCE.match(plain) and len(sentences(plain)) <= 1:
                 self.out.dropped[NAVIGATION] += 1

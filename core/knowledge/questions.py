@@ -45,23 +45,30 @@ _PURPOSE = re.compile(r"^(?:in order )?to ([^,]{3,160}),\s+(.+)$", re.I | re.S)
 # after the main clause's question.
 _CONTEXT = re.compile(r"^((?:for|in|on|at|during|by default|by|with|without|after|before|within|under|over|through|"
                       r"throughout|across|from|upon|via|per|as part of|as of|apart from|except for|beyond|outside|"
-                      r"inside|in general|in practice|by convention|currently)\b[^,]{0,120}),\s+(.+)$", re.I | re.S)
+                      r"inside|in general|in practice|by convention|currently|prior to|starting with|as of|until|"
+                      r"up to|beginning with|in releases|except|on \w+)\b[^,]{0,120}),\s+(.+)$", re.I | re.S)
 # A phrase that only links the sentence to what it argues: dropped from the question.
-_LINK = re.compile(r"^(?:(?:even if|even when|even though|assuming|given|since|because|although|though|while|whereas|as|unlike|like|despite|however|also|so|"
+_LINK = re.compile(r"^(?:(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|as|unlike|like|despite|however|also|so|"
                    r"thus|therefore|generally|usually|typically|often|finally|first|then|next|now|today|again|"
                    r"alternatively|instead|furthermore|moreover|similarly|likewise|additionally|fortunately|"
                    r"unfortunately|of course|in fact|in short|in particular|for example|for instance)\b[^,]{0,120},"
                    r"\s+|note(?: that|:)\s+|remember that\s+|keep in mind that\s+)", re.I)
 _IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not possible|impossible|recommended|"
                     r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
-                    r"common|easy|hard|difficult|convenient|customary) (?:to|that) (.+)$", re.I | re.S)
+                    r"common|easy|hard|difficult|convenient|customary|sufficient|enough|unnecessary|"
+                    r"not necessary|wise|preferable) (?:to|that) (.+)$", re.I | re.S)
 _LABEL = re.compile(r"^[A-Z][\w .-]{0,40}:\s+(?=[A-Z])")  # "CPython implementation detail: …", "Note: …"
 _THERE = re.compile(r"^there (is|are) (.+)$", re.I | re.S)
-_SUPERLATIVE = re.compile(r"^(?:a|the) (?:better|faster|simpler|easier|safer|cleaner) |^the (?:\w+est|best|only|usual|main|primary|recommended|preferred|simplest|default|"
+_SUPERLATIVE = re.compile(r"^the (?:\w+ )?(?:purpose|goal|aim|reason|idea|advantage|disadvantage|point|job|role|effect|"
+                          r"result|meaning|rationale|intent|benefit|drawback|difference|cost|price|limit)\b|"
+                          r"^(?:a|the) (?:better|faster|simpler|easier|safer|cleaner) |^the (?:\w+est|best|only|usual|main|primary|recommended|preferred|simplest|default|"
                           r"first|last|most \w+|standard|common|typical|normal|supported|available|allowed|valid|"
                           r"possible|accepted|permitted|required) ", re.I)
 _FOLLOWING = re.compile(r"^the following ([\w\s-]{2,60}?) ((?:can|must|should|may|will|are|is|have|has)\b.*|\w+)$",
                         re.I | re.S)
+_DANGLING = frozenset("to of in on at for with by from the a an and or but more most than as into that like "
+                      "whose whether such so very".split())
+_DETERMINED = frozenset("the a an of for to in on and or with by from all any".split())
 _SUBORDINATE = frozenset("since because although though while whereas as if when unless once until before after "
                          "where whether so and but or".split())
 _FUNCTION_FIRST = frozenset("a an the this that these those some many most any each every all no only other several "
@@ -98,8 +105,10 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
 def _clause(text: str, limit: int = 14) -> str:
     """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`."""
     cut = re.split(r"[,;()\[\]]|:(?!\d)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
-    words = cut.strip().rstrip(".!?").split()
-    return " ".join(words[:limit])
+    words = cut.strip().rstrip(".!?").split()[:limit]
+    while len(words) > 1 and words[-1].lower() in _DANGLING:  # "… in order to more": not where a question ends
+        words.pop()
+    return " ".join(words)
 
 
 def _base(verb: str) -> str:
@@ -128,9 +137,13 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
     with a subject of one to fifteen words before it. A modal is looked for first, past a relative
     clause ("Numbers that can be written … cannot be expressed": its own modal is the clause's); then
     a form of "be", "have" or "do"; a plural noun ("headphones") reads like a verb of the third person."""
+    head = " ".join(words[:16])
+    listed = bool(re.match(r"^(?:[\w'-]+(?: [\w'-]+){0,2}, )+[\w'-]+(?: [\w'-]+){0,3},? (?:and|or) ", head))
+
     def reach(breaks: frozenset[str]) -> int:
         for k, word in enumerate(words[:16]):
-            if k and (word.lower() in breaks or words[k - 1].endswith((",", ";", ":"))):
+            if k and (word.lower() in breaks or words[k - 1].endswith((";", ":")) or
+                      words[k - 1].endswith(",") and not listed):  # "A, B and C are …": a subject of several
                 return k
         return min(len(words), 16)
 
@@ -149,14 +162,15 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
             return (k, "have") if words[k + 1].lower() not in ("been", "to") else None
         if low in ("do", "does", "did") and k + 1 < len(words) and words[k + 1].lower() in ("not", "never", "n't"):
             return k, "do"
+        after = words[k + 1].lower() if k + 1 < len(words) else ""
+        if _third_person(word) and words[k - 1].lower() not in _DETERMINED and after not in _BE + _MODALS + _HAVE:
+            return k, "verb"  # "backups are kept": a noun before its verb
     for k, word in enumerate(words[1:limit], start=1):
         before = words[k - 1].lower()
-        if before in ("the", "a", "an", "of", "for", "to", "in", "on", "and", "or", "with", "by", "from", "all", "any"):
-            continue
-        if _third_person(word) or word.lower() in VERBS and word.lower() not in ("have", "be", "do") and \
+        if before not in _DETERMINED and word.lower() in VERBS and word.lower() not in ("have", "be", "do") and \
                 before.endswith("s") and before.isalpha() and k + 1 < len(words) and \
                 not words[k + 1].lower().startswith(("of", "to")):
-            return k, "verb"
+            return k, "verb"  # a plural subject's verb: "Some tools emit warnings"
     return None
 
 
@@ -164,9 +178,14 @@ _BRACKETED = re.compile(r"\s*\([^()]*\)|\s*\[[^\[\]]*\]|,\s+(?:which|who|whose|w
 _MARKS = re.compile(r"[*`]+|\s+—\s+.*$|\s+-\s+.*$")
 
 
+_MARKER = re.compile(r"^(?:\(?\d+[.)]|\(?[a-z][.)]|[-*\u2022])\s+")
+
+
 def tidy(sentence: str) -> str:
     """A sentence as a question is made of it: no remark in brackets, no emphasis marks, no trailing stop."""
-    sentence = squeeze(sentence)
+    sentence = _MARKER.sub("", squeeze(sentence))
+    if sentence.startswith("(") and sentence.rstrip(".").endswith(")"):  # a whole sentence in brackets
+        sentence = sentence.rstrip(".")[1:-1]
     for _ in range(2):
         sentence = _BRACKETED.sub("", sentence)
     sentence = _MARKS.sub("", sentence)
@@ -225,6 +244,8 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
     words = sentence.split()
     if not words:
         return None
+    if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
+        return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
     if action(sentence):
         rest = _clause(" ".join(words[1:]), 12)
         if re.search(r"\b(this|these|those|it|them|above)\b", rest, re.I):
@@ -301,6 +322,10 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
                 return f"Where {verb} {subject} {first}?"
             if nxt in ("by", "on", "upon", "to", "from", "with", "in", "at", "as", "into", "for"):
                 return f"What {verb} {subject} {first} {nxt}?"
+            if len(after) > 1 and after[1] in ("if", "when", "unless", "whenever") and nxt not in _DANGLING:
+                return f"When {verb} {subject} {first} {nxt}?"  # "considered irrefutable if …"
+            if len(after) > 1 and after[1] in ("if", "when", "unless", "whenever") and nxt not in _DANGLING:
+                return f"When {verb} {subject} {first} {nxt}?"  # "considered irrefutable if …"
             return f"How {verb} {subject} {first}?"
         return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{_clause(' '.join(rest), 12)}?"
     if kind == "do":
@@ -343,6 +368,23 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
 _PARTICIPLE = frozenset("""given taken done made used set put run shown written sent built kept found left held read
 seen known chosen drawn driven hidden laid lost met paid sold spent bound brought caught dealt fed felt hung heard led
 meant proven shut split spread understood withdrawn overridden""".split())
+
+
+_LEANING_WORDS = re.compile(r"\b(this|these|those|it|its|they|them|their|such|above|former|latter|here)\b", re.I)
+
+
+def _is_it_true(sentence: str, names: frozenset[str]) -> str | None:
+    """A statement no form above turns, asked whole: "Is it true that …?", when it names what it is
+    about (no "it", "this", "the above" left to resolve) and is short enough to read as a question."""
+    sentence = tidy(sentence)
+    for _ in range(2):
+        linked = _LINK.match(sentence)
+        if linked and len(sentence) > linked.end() + 10:
+            sentence = sentence[linked.end():]
+    words = sentence.split()
+    if not 4 <= len(words) <= 28 or _LEANING_WORDS.search(" ".join(words[:6])) or sentence.endswith(":"):
+        return None
+    return f"Is it true that {_lower_first(sentence, names)}?"
 
 
 def _topic(heading: tuple[str, ...], title: str, names: frozenset[str]) -> str:
@@ -389,7 +431,12 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
         if term.startswith("-"):
             return f"What does the {term.split(',')[0].split('=')[0].strip()} option do?"
         if len(term.split()) <= 8:
-            return f"What is {term}?" if term[:1].isalpha() or term[:1] in "\"“'`" else f"What is meant by {term}?"
+            if not term[:1].isalpha() and term[:1] not in "\"“'`":
+                return f"What is meant by {term}?"
+            plural = term.lower().endswith("s") and not term.lower().endswith(("ss", "us", "is")) and " " in term
+            if term[:1].isupper() and term[1:2].islower() and term.split()[0] not in names:
+                term = term[0].lower() + term[1:]  # "Callable types" → "callable types"
+            return f"What {'are' if plural else 'is'} {term}?"
         return f"What does “{' '.join(term.split()[:8])}…” mean?"
     topic = _topic(claim.heading, title, names)
     if horn_type == "PROCEDURE":
@@ -406,7 +453,7 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
     else:
         spans = sentences(plain)
         sentence = plain[spans[0][0]:spans[0][1]] if spans else plain
-    question = _from_sentence(sentence, names)
+    question = _from_sentence(sentence, names) or _is_it_true(sentence, names)
     if question is None:
         subject = _lower_first(_clause(sentence, 8), names)
         return f"What does “{topic}” say about {subject}?" if subject else f"What does “{topic}” say?"

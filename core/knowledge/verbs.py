@@ -40,7 +40,8 @@ stack stage start stay step stop store stow stream strip structure submit subscr
 supply support suppress surround suspend swap switch synchronize tag take talk tape target teach tell terminate test
 thank throw tie tighten time track transfer transform translate transmit treat trigger trim truncate trust try turn
 type uncomment undo uninstall unlock unmount unpack unplug unset update upgrade upload use utilize validate vary
-verify view visit wait walk want warn wash watch wear weigh wipe wish withdraw work wrap write yield
+verify view visit wait walk want warn wash watch wear weigh wipe wish withdraw work wrap write yield signify denote imply comprise constitute equal involve lack reflect resemble suffice tend
+color colour encompass concern govern precede outline summarize summarise span spawn bypass alter exclude hold last
 """.split())
 
 
