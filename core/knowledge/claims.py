@@ -85,7 +85,7 @@ _NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of
 _CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|this (?:is now|has been) (?:covered|moved|documented)|"
                               r"(?:for|more) (?:more |further |full )?(?:information|details|examples)[^.]*?(?:see|refer|"
                               r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
-                              r"(?:in|at|under) (?:section|chapter|the|\S+$)|.{0,80}\b(?:is|are) (?:here|below|above)\b|"
+                              r"(?:in|at|under) (?:section|chapter|the|\S+$)|.{0,80}\b(?:is|are) (?:here|below|above)\s*[:.]?$|"
                               r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b)", re.I)
 # Inline Markdown marks, for the words of a piece of a paragraph (a whole block's words come from the parser).
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\[[^\]]*\]")

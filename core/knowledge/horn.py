@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .verbs import VERBS
+from .verbs import VERBS, base
 
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 
@@ -44,7 +44,7 @@ _NOT_ALLOWED = re.compile(
     r"\b(?:is|are|be|being)\s+(?:strictly\s+|also\s+)?(?:not\s+(?:allowed|permitted)|prohibited|forbidden|"
     r"disallowed|banned)\b|\bnot\s+(?:allowed|permitted)\s+to\b|\bunder no circumstances\b|"
     r"\b(?:no one|nobody|no \w+(?: \w+)?)\s+(?:may|must|shall|should|is allowed to|are allowed to)\b|"
-    r"\bit is an error (?:to|for)\b", re.I)
+    r"\bit is an error (?:to|for)\b|\b(?:is|are)\s+never\s+\w+(?:ed|en|t)\b", re.I)
 # An order not to: "Do not …", "Never …", "Avoid …" opening a sentence or following a condition's comma.
 _ORDER_NOT = re.compile(r"(?:^|[.!?;:]\s+|,\s+)(?:please\s+)?(?:do not|don['’]t|never|avoid)\b", re.I)
 _POSSIBLE_NOT = re.compile(r"\bmay\s+not\s+(?:be\s+\w+able|be\s+(?:available|possible|present|supported|"
@@ -52,6 +52,9 @@ _POSSIBLE_NOT = re.compile(r"\bmay\s+not\s+(?:be\s+\w+able|be\s+(?:available|pos
                            r"need|always|apply|contain|include|know|want|see|notice|reflect|match|happen|succeed)\b",
                            re.I)
 
+_POSSIBLE_BE = re.compile(r"\bmay\s+not\s+be\s+(?:\w+able|available|possible|present|supported|installed|needed|"
+                          r"necessary|the case|enough|obvious|accurate|complete|reliable|safe|correct|immediately|"
+                          r"visible|known)\b", re.I)
 _OBLIGATION = re.compile(
     r"\b(?:must|shall|should|ought to|need not|"
     r"(?:is|are|be)\s+(?:also\s+)?(?:required|mandatory|obligatory|expected to|recommended|encouraged|"
@@ -72,7 +75,8 @@ read seen known chosen drawn driven eaten hidden laid lent lost met paid sold so
 worn won bound bought brought caught dealt fed felt fought hung heard led meant proven shut split spread stood
 understood withdrawn overridden""".split())
 _CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<![-/\w])(?:if|when|whenever|unless|provided that|as long as|in case|"
-                        r"only after|only if|in the event)(?![-/\w])(?!\s+\w+ing\b)", re.I)
+                        r"only after|only if|in the event)(?![-/\w])(?:(?!\s+\w+ing\b)|(?<=^when)|(?<=^if)|"
+                        r"(?<=^When)|(?<=^If))", re.I)
 # What is said of others, or asked, is not said by the text: "it has been suggested that X should …",
 # "whether X should …"; a remark in brackets is not the claim.
 _REPORTED = re.compile(r"\b(?:suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
@@ -87,7 +91,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"“])")
 
 _LEADING_CONDITION = re.compile(r"^(?:(?:if|when|whenever|unless|once|after|before|to|in order to|for|on)\b[^,]{1,200},"
                                 r"\s*)+", re.I)
-_NOT_ORDERS = frozenset({"note", "see", "refer", "be", "have", "need", "want", "wish", "like", "know", "mean", "seem",
+_NEVER_ORDERS = frozenset({"note", "see", "refer", "be"})
+_NOT_ORDERS = frozenset({ "have", "need", "want", "wish", "like", "know", "mean", "seem",
                          "exist", "belong", "consist", "depend", "happen", "occur", "remain", "vary", "differ", "yield",
                          "return", "test", "type", "name", "list", "file", "log", "set", "order", "work", "count",
                          "map", "time", "flag", "group", "stack", "queue", "step", "structure", "target", "view",
@@ -154,12 +159,48 @@ def action(item: str) -> bool:
         return True
     if words[0].isupper() and len(words[0]) > 1:
         return False  # "STOP halts the belt": a name in capitals, not an order
-    return first in VERBS and first not in _NOT_ORDERS
+    if first in _NEVER_ORDERS or first not in VERBS:
+        return False
+    # "Test the horn", "Report the spill": a word that is a noun too is an order when an object follows it.
+    return first not in _NOT_ORDERS or len(words) > 1 and words[1].lower() in _DETERMINERS | {"it", "them", "all"}
+
+
+_SURE = re.compile(r"^(?:be sure|make sure|remember|don['’]t forget|do not forget|take care|consider \w+ing|"
+                   r"try \w+ing|avoid \w+ing)\b", re.I)
+
+
+def order(sentence: str) -> bool:
+    """Whether a sentence is an order, more strictly than a list's item: its verb opens it and an
+    object follows ("Use a list", "Consult the guide"), so that "Exit interviews are …" is no order."""
+    sentence = _LEADING_CONDITION.sub("", sentence.strip(), count=1)
+    if _SURE.match(sentence):
+        return True
+    words = _WORD.findall(sentence)
+    return action(sentence) and len(words) > 1 and (
+        words[1].lower() in _DETERMINERS | {"it", "them", "all", "only", "one", "both", "either", "up", "out", "in"}
+        or bool(re.match(r"^\S+\s+[`'\"“(]|^\S+\s+\S*[._/-]", sentence)))
+
+
+_STATIVE = frozenset("have be contain include consist belong depend exist seem appear mean require need hold know own "
+                     "match equal represent remain lack support use allow accept cost last".split())
+
+
+def acted(item: str) -> bool:
+    """Whether a numbered list's item is a step: an order, or what someone does ("HR records the new
+    hire", "The manager confirms the last day"), not what something is or has."""
+    if action(item):
+        return True
+    words = _WORD.findall(item)[:6]
+    for k, word in enumerate(words[1:], start=1):
+        stem = base(word)
+        if stem is not None:
+            return stem not in _STATIVE and words[k - 1].lower() not in _DETERMINERS
+    return False
 
 
 def steps(form: Form) -> bool:
     if form.items:
-        actions = sum(action(item) for item in form.items)
+        actions = sum((acted if form.ordered else action)(item) for item in form.items)
         conditional = sum(bool(_CONDITION.search(item)) for item in form.items)
         if len(form.items) < 2 or actions * 2 < len(form.items) or not form.ordered and conditional * 2 >= len(form.items):
             return False  # a list of conditions or descriptions, or of rules each with its condition
@@ -180,8 +221,12 @@ def prohibition(form: Form) -> bool:
     if _NOT_ALLOWED.search(text) or _ORDER_NOT.search(text):
         return True
     for found in _MODAL_NOT.finditer(text):
-        if found.group(0).lower().startswith("may") and _POSSIBLE_NOT.match(text, found.start()):
+        before = text[:found.start()].split()[-1:]
+        if found.group(0).lower().startswith("may") and (before and before[0].lower() in _POSSIBILITY_SUBJECT or
+                                                        _POSSIBLE_NOT.match(text, found.start()) and not before):
             continue  # "this may not work": what is possible, not what is forbidden
+        if found.group(0).lower().startswith("may") and _POSSIBLE_BE.match(text, found.start()):
+            continue  # "X may not be available"
         return True
     return False
 
@@ -200,7 +245,7 @@ def rule(form: Form) -> bool:
     text = main_claim(form)
     if _OBLIGATION.search(text) or _PERSON_MUST.search(text) or _CONDITION.search(text):
         return True
-    if not form.term and not form.items and action(text):  # an order: "Use a list", "To import it, run …"
+    if not form.term and not form.items and order(text):  # an order: "Use a list", "To import it, run …"
         return True
     return any(_permission(m) for m in _MAY.finditer(text))
 
