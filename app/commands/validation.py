@@ -21,13 +21,13 @@ def register(commands) -> None:
                             authority="own")
     demo.add_argument("--no-tui", action="store_true", help="only load; do not open the workstation")
 
-    ingest = commands.command(
-        "ingest", "ingest documents: Markdown, HTML, reStructuredText, PDF, Word (.docx), plain text and JSON Lines "
-        "files or folders. A JSON Lines file holds one record a line: " + JSONL_RECORD + "; a malformed line is "
-        "skipped with its line number and the others go in. What states nothing (markup, navigation, a heading "
-        "without a body) is dropped and counted; a part over a limit is skipped with its line; a file r2k cannot "
-        "read (another type, an encrypted PDF, one with no text layer) is skipped with the reason",
-        ingest_cmd, mutates=False)
+    ingest = commands.command("ingest", "ingest documents from files or folders: Markdown, HTML, reStructuredText, "
+                              "PDF, Word (.docx), plain text and JSON Lines", ingest_cmd, mutates=False)
+    ingest.epilog = (
+        "A JSON Lines file holds one record a line: " + JSONL_RECORD + "; a malformed line is skipped with its "
+        "line number and the others go in. What states nothing (markup, navigation, a heading without a body) "
+        "is dropped and counted; a part over a limit (a huge table) is skipped with its line; a file r2k cannot "
+        "read (another type, an encrypted PDF, a PDF with no text layer, a FIFO) is skipped with the reason.")
     ingest.add_argument("paths", nargs="+", metavar="PATH",
                         help=f"a file ({SUFFIXES}) or a folder of them (searched recursively; any other file in it is "
                              f"listed as skipped); a text file is at most {limits.DOCUMENT_BYTES // 2**20} MB, an HTML, "

@@ -95,7 +95,8 @@ _FOOTNOTE_REF = re.compile(r"\[\^[^\]]+\]")
 
 def asks(text: str) -> bool:
     """Whether a block is a `Q:`/`A:` pair or part of one: it answers its own question."""
-    return bool(_Q.match(text) or _A.match(text))
+    first = text.split("\n", 1)[0]
+    return bool(_Q.match(first) or _A.match(first))
 
 
 _ROLE = re.compile(r"\{[\w:.-]+\}`([^`<]*?)\s*(?:<[^>]*>)?`")  # MyST's {ref}`title <target>`

@@ -14,6 +14,8 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..domain import limits
+
 # The kinds of block. Only the first three are statements; the rest are context: never a heading,
 # never a candidate (a table's row may be, when it reads as one statement: core/knowledge/claims.py).
 PARAGRAPH, LIST, DEFINITION = "paragraph", "list", "definition"
@@ -125,6 +127,10 @@ class Outline:
     def heading(self, level: int, text: str, line: int) -> None:
         text = squeeze(text).rstrip("\u00b6#").strip()  # "¶", "#": permalink marks of generated HTML
         if not text:
+            return
+        why = limits.too_long("a heading", limits.QUESTION, len(text))
+        if why:  # a heading no reader could take in: left out, its section read under the heading above it
+            self.doc.skipped.append((line or None, why))
             return
         if self.title_open and level == 1 and not any(b.kind in STATEMENTS for s in self.doc.sections for b in s.blocks):
             self.doc.title, self.title_open = text, False
