@@ -28,7 +28,7 @@ from .documents import (CODE, DEFINITION, LABEL, LIST, MARKUP, NAVIGATION, PARAG
 MIN_WORDS = 5
 SPLIT_CHARS = 400     # a paragraph longer than this, or of SPLIT_SENTENCES sentences or more, is split
 SPLIT_SENTENCES = 3
-MERGE_CHARS = 1_200   # a paragraph that leans on the claim before it joins it while both stay under this
+MERGE_CHARS = 1_600   # a paragraph that leans on the claim before it joins it while both stay under this
 
 
 @dataclass

@@ -46,7 +46,7 @@ _NOT_ALLOWED = re.compile(
     r"\b(?:no one|nobody|no \w+(?: \w+)?)\s+(?:may|must|shall|should|is allowed to|are allowed to)\b|"
     r"\bit is an error (?:to|for)\b|\b(?:is|are)\s+never\s+\w+(?:ed|en|t)\b", re.I)
 # An order not to: "Do not …", "Never …", "Avoid …" opening a sentence or following a condition's comma.
-_ORDER_NOT = re.compile(r"(?:^|[.!?;:]\s+|,\s+)(?:please\s+)?(?:do not|don['’]t|never|avoid)\b", re.I)
+_ORDER_NOT = re.compile(r"(?:^|[.!?;:]\s+|,\s+)(?:please\s+)?(?:do not|don['’]t|never|avoid)\b(?!\s+forget)", re.I)
 _POSSIBLE_NOT = re.compile(r"\bmay\s+not\s+(?:be\s+\w+able|be\s+(?:available|possible|present|supported|"
                            r"installed|needed|necessary|the case|enough|obvious|accurate|complete)|work|exist|have|"
                            r"need|always|apply|contain|include|know|want|see|notice|reflect|match|happen|succeed)\b",
@@ -59,7 +59,10 @@ _OBLIGATION = re.compile(
     r"\b(?:must|shall|should|ought to|need not|"
     r"(?:is|are|be)\s+(?:also\s+)?(?:required|mandatory|obligatory|expected to|recommended|encouraged|"
     r"allowed to|permitted|entitled to)|required to|recommended that|we recommend|it is recommended|"
-    r"(?:it is|it's) (?:still )?(?:a good idea|advisable|best|better|wise|preferable|safer|usually best) to|"
+    r"(?:it is|it's) (?:still |usually |often |generally |also )?(?:a good idea|advisable|best|better|wise|preferable|"
+    r"safer) to|(?:is|are) (?:usually |often |generally )?(?:advisable|preferable|a good idea)|"
+    r"(?:you|we|one) (?:might|may) (?:also |instead |still )?(?:want|wish|prefer|consider|use)|"
+    r"(?:don['’]t|do not|never) forget to|"
     r"only\s+[\w\s-]{1,60}\s+may)\b", re.I)
 # "needs to", "has to": an obligation of a person (or of what a person writes); of a program, a description
 # of what it does ("pip needs to make assumptions").
@@ -79,9 +82,10 @@ _CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<![-/\w])(?:if|when|whenever|u
                         r"(?<=^When)|(?<=^If))", re.I)
 # What is said of others, or asked, is not said by the text: "it has been suggested that X should …",
 # "whether X should …"; a remark in brackets is not the claim.
-_REPORTED = re.compile(r"\b(?:suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
+_REPORTED = re.compile(r"\b(?:(?:reason|reasons|chance|possibility|risk) (?:that|why)|suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
                        r"whether|(?:specif(?:y|ies)|determines?|controls?|sets?|describes?|decides?|defines?|"
-                       r"indicates?|selects?|reports?|shows?) (?:how|what|which|whether|when|where|who))\b[^.;:]*", re.I)
+                       r"indicates?|selects?|reports?|shows?) (?:how|what|which|whether|when|where|who))\b"
+                       r"(?:[^.;:]|\.(?=\w))*", re.I)
 _BRACKETS = re.compile(r"\([^()]*\)")
 # "whenever possible", "if necessary": a condition in name only
 _ELLIPTIC = re.compile(r"\b(?:if|when|whenever|where|unless)\s+(?:at all\s+)?(?:possible|necessary|needed|required|"

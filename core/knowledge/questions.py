@@ -57,7 +57,8 @@ _IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not 
                     r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
                     r"common|easy|hard|difficult|convenient|customary|sufficient|enough|unnecessary|"
                     r"not necessary|wise|preferable) (?:to|that) (.+)$", re.I | re.S)
-_LABEL = re.compile(r"^[A-Z][\w .-]{0,40}:\s+(?=[A-Z])")  # "CPython implementation detail: …", "Note: …"
+_LABEL = re.compile(r"^(?:[A-Z][\w .-]{0,40}:\s+(?=[A-Z])|(?:changed|new|deprecated|added|removed) in version [\d.]+:\s+|"
+                    r"note(?: also)?(?: that|:)\s+)", re.I)  # "CPython implementation detail: …", "Note: …"
 _THERE = re.compile(r"^there (is|are) (.+)$", re.I | re.S)
 _SUPERLATIVE = re.compile(r"^the (?:\w+ )?(?:purpose|goal|aim|reason|idea|advantage|disadvantage|point|job|role|effect|"
                           r"result|meaning|rationale|intent|benefit|drawback|difference|cost|price|limit)\b|"
@@ -247,6 +248,10 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
     if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
         return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
     if action(sentence):
+        if words[0].lower() in ("never", "don't", "don’t") or words[0].lower() == "do" and words[1:2] == ["not"]:
+            words = words[2:] if words[0].lower() == "do" else words[1:]  # "Do not omit zeroes": "Should you omit …?"
+            if not words:
+                return None
         rest = _clause(" ".join(words[1:]), 12)
         if re.search(r"\b(this|these|those|it|them|above)\b", rest, re.I):
             return None
@@ -376,7 +381,7 @@ _LEANING_WORDS = re.compile(r"\b(this|these|those|it|its|they|them|their|such|ab
 def _is_it_true(sentence: str, names: frozenset[str]) -> str | None:
     """A statement no form above turns, asked whole: "Is it true that …?", when it names what it is
     about (no "it", "this", "the above" left to resolve) and is short enough to read as a question."""
-    sentence = tidy(sentence)
+    sentence = _LABEL.sub("", tidy(sentence), count=1)
     for _ in range(2):
         linked = _LINK.match(sentence)
         if linked and len(sentence) > linked.end() + 10:
