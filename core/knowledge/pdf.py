@@ -9,6 +9,7 @@ The stored text is a rendering (core/knowledge/documents.py).
 from __future__ import annotations
 
 import io
+import logging
 import re
 from collections import Counter
 
@@ -25,7 +26,20 @@ _PAGE_NUMBER = re.compile(r"^(page\s+)?\d+(\s*(of|/)\s*\d+)?$", re.I)
 _END = (".", "!", "?", ":", ";")
 
 
+_PYPDF = logging.getLogger("pypdf")
+
+
 def read(raw: bytes, title: str) -> Document:
+    # pypdf logs each flaw it reads past ("Object 6 0 not defined."): a broken file is said once, as the skip.
+    level = _PYPDF.level
+    _PYPDF.setLevel(logging.CRITICAL)
+    try:
+        return _read(raw, title)
+    finally:
+        _PYPDF.setLevel(level)
+
+
+def _read(raw: bytes, title: str) -> Document:
     try:
         reader = PdfReader(io.BytesIO(raw), strict=False)
         if reader.is_encrypted and not reader.decrypt(""):
@@ -34,9 +48,10 @@ def read(raw: bytes, title: str) -> Document:
         meta_title = (reader.metadata.title if reader.metadata else None) or ""
     except Unreadable:
         raise
-    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError,
-            RecursionError, NotImplementedError, OSError, AssertionError, ZeroDivisionError) as exc:
+    except (PdfReadError, PyPdfError) as exc:
         raise Unreadable(f"not a PDF pypdf can read: {squeeze(str(exc))[:200] or type(exc).__name__}") from None
+    except Exception as exc:  # a broken file makes pypdf raise what its decoders raise (zlib, struct, KeyError, …)
+        raise Unreadable(f"not a PDF pypdf can read: {type(exc).__name__}: {squeeze(str(exc))[:160]}") from None
     letters = sum(ch.isalpha() for page in pages for ch in page)
     if letters < MIN_LETTERS:
         raise Unreadable("a PDF with no text layer (a scan?): there is no text to read")

@@ -15,7 +15,6 @@ import re
 from docutils import nodes
 from docutils.core import publish_doctree
 from docutils.parsers.rst import Directive, directives, roles
-from docutils.utils import SystemMessage
 
 from .documents import (CODE, DEFINITION, FOOTNOTE, FRONT_MATTER, LIST, MARKUP, PARAGRAPH, TABLE, Document,
                         Unreadable, Writer, list_text, squeeze, table_text)
@@ -151,8 +150,9 @@ def _settings() -> dict:
 def read(content: str, title: str) -> Document:
     try:
         tree = publish_doctree(content, settings_overrides=_settings())
-    except (SystemMessage, ValueError, AssertionError, RecursionError, IndexError, KeyError, TypeError) as exc:
-        raise Unreadable(f"not reStructuredText docutils can read: {squeeze(str(exc))[:200]}") from None
+    except Exception as exc:  # docutils on text it cannot parse raises what its parts raise, past the halt level
+        raise Unreadable(f"not reStructuredText docutils can read: {squeeze(str(exc))[:200] or type(exc).__name__}") \
+            from None
     writer = Writer(title, MEDIA_TYPE)
     _Walk(writer).children(tree, 0)
     return writer.finish()
