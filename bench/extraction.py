@@ -43,7 +43,7 @@ def key_of(path: str, text: str) -> dict:
 def ingest(env: dict, fresh: bool) -> None:
     data = Path(env["R2K_DATA_DIR"])
     if fresh and data.exists():
-        r2k(env, "services", "stop", check=False)
+        r2k(env, "services", "down", check=False)
         shutil.rmtree(data)
     if (data / "extraction-ingested").exists():
         return
