@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .extract import QUESTION_FOR
+from .knowledge.questions import QUESTION_FOR
 
 LIMIT = 6
 
@@ -91,7 +91,7 @@ def _content(word: str) -> bool:
 
 
 def topic_of(question: str) -> str | None:
-    """The topic of a question extraction wrote from a template (core/extract.py), as written; else None."""
+    """The topic of a question an older r2k wrote from a template (core/knowledge/questions.py), as written; else None."""
     q = question.strip().rstrip("?").strip()
     low = q.lower()
     for template in _TEMPLATES:

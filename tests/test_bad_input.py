@@ -113,17 +113,19 @@ def test_a_folder_ingest_skips_each_bad_file_with_its_reason_and_reads_the_rest(
     assert skipped["f-escapes.jsonl"]["line"] == 2 and "NUL" in skipped["f-escapes.jsonl"]["reason"]
     assert skipped["g-surrogate.jsonl"]["line"] == 1 and "surrogate" in skipped["g-surrogate.jsonl"]["reason"]
     assert "not UTF-8" in skipped["h-encoded-surrogate.md"]["reason"]
-    assert skipped["i-long-heading.md"]["line"] == 5
-    assert "a question is at most 2,000 characters" in skipped["i-long-heading.md"]["reason"]
-    assert "c-deep.jsonl:2" in err and "RecursionError" not in err
-    # The files after the bad ones were read; nothing of a bad file remains, not even its good lines.
-    assert summary["documents"] == 2
+    assert skipped["i-long-heading.md"]["line"] == 3
+    assert "a heading is at most 2,000 characters" in skipped["i-long-heading.md"]["reason"]
+    assert err.count("c-deep.jsonl:2") == 1 and "RecursionError" not in err
+    # The files after the bad ones were read. A file that cannot be read leaves nothing; a JSON Lines file
+    # keeps its good lines; a heading over its limit is left out, and the text under it goes in.
+    assert summary["documents"] == 5
     with ctx.db.read() as tx:
         assert sorted(Path(r["path"]).name for r in tx.all("SELECT path FROM source_documents")) == [
-            "a-good.md", "z-later.md"]
-        assert tx.scalar("SELECT count(*) FROM candidates WHERE question IN ('Who?', 'Who signs?')") == 0
+            "a-good.md", "c-deep.jsonl", "f-escapes.jsonl", "i-long-heading.md", "z-later.md"]
+        assert tx.scalar("SELECT count(*) FROM candidates WHERE question IN ('Who?', 'Who signs?')") == 2
+        assert tx.scalar("SELECT count(*) FROM candidates WHERE question LIKE 'Why%'") == 0
     after = counts(ctx)
-    assert after["source_documents"] == before["source_documents"] + 2
+    assert after["source_documents"] == before["source_documents"] + 5
 
 
 def test_a_single_bad_file_is_a_400_and_changes_nothing(ctx, people, tmp_path):
@@ -413,7 +415,9 @@ def test_text_that_made_patterns_backtrack_is_read_in_linear_time(ctx, people, t
     write(tmp_path / "blanks.md", "# a" + " " * 20_000 + "b\n\nThe gate closes at ten every night.\n")
     write(tmp_path / "words.md", "## " + "Gate " * 19_000 + "\n\nThe Gate Team closes the north gate at ten.\n")
     summary = ingest.ingest(ctx, people["root"], [tmp_path])
-    assert summary["documents"] == 1 and [Path(s["path"]).name for s in summary["skipped"]] == ["words.md"]
+    # The heading over its limit is skipped with its line; the text under it goes in.
+    assert summary["documents"] == 2 and [(Path(s["path"]).name, s["line"]) for s in summary["skipped"]] == [
+        ("words.md", 1)]
     assert time.monotonic() - started < 20
 
 

@@ -5,6 +5,8 @@ import sys
 
 from r2k.core.domain import limits
 
+from r2k.core.domain.formats import JSONL_RECORD, LISTED as SUFFIXES
+
 from ..cli import bounded_int
 from ..output import Table, Text
 from ..safe import visible
@@ -20,11 +22,17 @@ def register(commands) -> None:
     demo.add_argument("--no-tui", action="store_true", help="only load; do not open the workstation (so does "
                       "--json, and without a terminal the workstation is refused)")
 
-    ingest = commands.command("ingest", "ingest Markdown, plain-text and JSON Lines files or folders",
-                              ingest_cmd, mutates=False)
+    ingest = commands.command("ingest", "ingest documents from files or folders: Markdown, HTML, reStructuredText, "
+                              "PDF, Word (.docx), plain text and JSON Lines", ingest_cmd, mutates=False)
+    ingest.epilog = (
+        "A JSON Lines file holds one record a line: " + JSONL_RECORD + "; a malformed line is skipped with its "
+        "line number and the others go in. What states nothing (markup, navigation, a heading without a body) "
+        "is dropped and counted; a part over a limit (a huge table) is skipped with its line; a file r2k cannot "
+        "read (another type, an encrypted PDF, a PDF with no text layer, a FIFO) is skipped with the reason.")
     ingest.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a .md, .markdown, .txt or .jsonl file, or a folder of them (searched recursively); "
-                             f"a file is at most {limits.DOCUMENT_BYTES // 2**20} MB")
+                        help=f"a file ({SUFFIXES}) or a folder of them (searched recursively; any other file in it is "
+                             f"listed as skipped); a text file is at most {limits.DOCUMENT_BYTES // 2**20} MB, an HTML, "
+                             f"PDF or Word file {limits.PACKED_DOCUMENT_BYTES // 2**20} MB")
 
     cands = commands.group("candidates", "candidate answers and their validation")
     add = cands.command("add", "add one candidate by hand", cand_add, mutates=True)
@@ -120,14 +128,20 @@ def demo_cmd(cli, args):
     return None
 
 
-def ingest_lines(summary: dict) -> list[str]:
-    """An ingest summary in words: what went in, by Horn type, and what was skipped and why."""
+def ingest_lines(summary: dict, skips: bool = True) -> list[str]:
+    """An ingest summary in words: what went in, by Horn type, what was dropped as stating nothing,
+    and (unless `skips` is False: the command prints them on stderr) what was skipped and why."""
     lines = [f"{summary['documents']} document(s), {summary['candidates_total']} candidate(s): " +
              ", ".join(f"{h} {n}" for h, n in summary["candidates"].items()),
              f"{summary['fragments']} fragment(s) sent to the grey queue"]
+    if summary.get("dropped"):
+        lines.append(f"{summary['dropped_total']} piece(s) dropped as stating nothing: " +
+                     ", ".join(f"{reason} {n}" for reason, n in summary["dropped"].items()))
     if summary["duplicates"]:
         lines.append(f"{len(summary['duplicates'])} already ingested (same content), skipped")
-    for s in summary["skipped"]:
+    if summary["skipped"] and not skips:
+        lines.append(f"{len(summary['skipped'])} skipped (listed above)")
+    for s in summary["skipped"] if skips else ():
         where = s["path"] + (f":{s['line']}" if s.get("line") else "")
         lines.append(f"skipped {where}: {s['reason']}")
     return lines
@@ -145,7 +159,7 @@ def ingest_cmd(cli, args):
         summary = ingest.ingest(cli.ctx, cli.actor, args.paths, on_file=on_file)
     finally:
         progress.stop()
-    lines = ingest_lines(summary)
+    lines = ingest_lines(summary, skips=False)  # each skip is said once, on stderr
     for s in summary["skipped"]:
         # A file name, or a reason quoting the file, may hold controls.
         print(visible(f"r2k: skipped {s['path']}{':' + str(s['line']) if s.get('line') else ''}: {s['reason']}"),

@@ -22,7 +22,9 @@ import psycopg
 from .. import engine
 from ..domain import HORN_TYPES, Actor, files, limits
 from ..errors import InvalidInput
-from ..extract import MEDIA_TYPES, MIN_WORDS, Extracted, ExtractError, extract
+from ..extract import BINARY, READERS, SUFFIXES, Extracted, ExtractError, extract
+from ..extract import sections_of as _sections_of
+from ..knowledge.passages import HEADING_SEPARATOR, SECTION_CHARS, Section  # noqa: F401 (the index's names, here as before)
 from . import candidates, embeddings, grey
 
 if TYPE_CHECKING:
@@ -37,49 +39,65 @@ class Summary:
     duplicates: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
     document_ids: list = field(default_factory=list)
+    dropped: dict = field(default_factory=dict)  # reason -> pieces that stated nothing (markup, navigation, …)
 
     def as_dict(self) -> dict:
         return {"documents": self.documents, "candidates": self.candidates,
                 "candidates_total": sum(self.candidates.values()), "fragments": self.fragments,
+                "dropped": dict(sorted(self.dropped.items())), "dropped_total": sum(self.dropped.values()),
                 "duplicates": self.duplicates, "skipped": self.skipped, "document_ids": self.document_ids}
 
 
+NOT_A_FILE = "not a regular file (a FIFO, a socket or a device): not read"
+
+
 def collect(paths: Iterable[str | Path], summary: Summary) -> list[Path]:
-    """The files to ingest, in a stable order: folders are walked for .md, .txt and .jsonl (regular
-    files only: a FIFO or a device among them is passed by)."""
+    """The files to ingest, in a stable order: folders are walked for the types r2k reads
+    (`extract.READERS`); any other file met is listed as skipped, with why, and so is a FIFO."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         try:
             if path.is_dir():
-                found += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in MEDIA_TYPES)
+                for entry in sorted(p for p in path.rglob("*") if not p.is_dir()):
+                    if not entry.is_file():
+                        summary.skipped.append({"path": files.shown(entry), "line": None, "reason": NOT_A_FILE})
+                    elif entry.suffix.lower() in READERS:
+                        found.append(entry)
+                    else:
+                        summary.skipped.append({"path": files.shown(entry), "line": None,
+                                                "reason": unsupported(entry)})
             elif path.is_file():
                 found.append(path)
+            elif path.exists():
+                summary.skipped.append({"path": files.shown(path), "line": None, "reason": NOT_A_FILE})
             else:
-                kind = files.kind_at(path)
-                reason = f"{kind}, not a file or folder" if kind else "no such file or folder"
-                summary.skipped.append({"path": files.shown(path), "line": None, "reason": reason})
+                summary.skipped.append({"path": files.shown(path), "line": None, "reason": "no such file or folder"})
         except OSError as exc:  # a name too long, a folder that cannot be listed: is_dir() lets those through
             summary.skipped.append({"path": files.shown(path), "line": None,
                                     "reason": f"cannot be read: {exc.strerror or exc}"})
     return found
 
 
-def read(path: Path) -> tuple[bytes, str]:
-    try:  # a regular file (one swapped for a FIFO since collect is refused), never more than a document may be
-        raw = files.read_bytes(path, limits.DOCUMENT_BYTES)
-    except files.NotARegularFile as exc:
-        raise ExtractError(f"{exc.kind}, not a file") from None
-    except files.TooLarge as exc:
-        raise ExtractError(f"a document is at most {limits.DOCUMENT_BYTES // 2**20} MB "
-                           f"({limits.DOCUMENT_BYTES:,} bytes); this one has {exc.size:,} bytes") from None
-    except OSError as exc:
-        raise ExtractError(f"unreadable: {exc.strerror or exc}") from None
+def unsupported(path: Path) -> str:
+    return f"unsupported file type {path.suffix.lower() or '(none)'}: r2k reads {SUFFIXES}"
+
+
+def read(path: Path) -> bytes:
+    """A file's bytes, never more than a document of its type may be: the text formats' limit is
+    the stored text's, HTML, PDF and Word files (markup, pictures) may be larger than the text they
+    hold. A regular file only (one swapped for a FIFO since `collect` looked is refused unread)."""
+    binary = path.suffix.lower() in BINARY
+    limit = limits.PACKED_DOCUMENT_BYTES if binary else limits.DOCUMENT_BYTES
     try:
-        return raw, raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ExtractError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line) from None
+        return files.read_bytes(path, limit)
+    except files.NotARegularFile:
+        raise ExtractError(NOT_A_FILE) from None
+    except files.TooLarge as exc:
+        raise ExtractError(f"a{' packed' if binary else ''} document is at most {limit // 2**20} MB "
+                           f"({limit:,} bytes); this one has {exc.size:,} bytes") from None
+    except (OSError, ValueError) as exc:
+        raise ExtractError(f"unreadable: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
@@ -87,15 +105,20 @@ def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
     summary = Summary()
     found = collect(paths, summary)
     if not found and not summary.skipped:
-        raise InvalidInput("nothing to ingest: give Markdown, plain-text or JSON Lines files or folders")
+        raise InvalidInput(f"nothing to ingest: give files or folders of {SUFFIXES}")
     for index, path in enumerate(found):
         if on_file:
             on_file(path, index, len(found))
         name = files.shown(path)
         try:
-            raw, content = read(path)
-            doc = extract(Path(name), content)
+            raw = read(path)
+            doc = extract(Path(name), raw)  # the reader by suffix (or a PDF's first bytes) parses the bytes
+            stored = summary.documents
             store(ctx, actor, Path(name), raw, doc, summary)
+            if summary.documents > stored:  # what it said nothing with, and the parts left out, once
+                for reason, n in doc.dropped.items():
+                    summary.dropped[reason] = summary.dropped.get(reason, 0) + n
+                summary.skipped += [{"path": name, "line": line, "reason": reason} for line, reason in doc.skipped]
         except ExtractError as exc:
             summary.skipped.append({"path": name, "line": exc.line, "reason": str(exc)})
         except (InvalidInput, psycopg.DataError, psycopg.errors.ProgramLimitExceeded) as exc:
@@ -145,59 +168,10 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
 
 # ----------------------------------------------------------------------------- the retrieval index
 
-SECTION_CHARS = 1500  # a longer section is indexed as several passages, each with the section's heading
-HEADING_SEPARATOR = " \u203a "  # "Common questions › Does Harbor deliver on Sundays?"
-
-
-@dataclass(frozen=True)
-class Section:
-    start: int
-    end: int
-    heading: str  # the heading path, outermost first; "" before a document's first heading
-    text: str
-
-
 def sections_of(doc: Extracted) -> list[Section]:
-    """The passages retrieval ranks: each section's paragraphs and lists together under its heading
-    path (split where a section runs past SECTION_CHARS), a `Q:`/`A:` pair as a passage headed by
-    its question, a JSON Lines record headed by its question. A paragraph too short to state
-    anything (a fragment: "See appendix B.") grounds nothing and is left out. Pure."""
-    if doc.media_type == "application/jsonl":
-        return [Section(u.span[0], u.span[1], u.question, u.text) for u in doc.units]
-    from ..extract import _blocks, _md_heading, _txt_heading
-
-    heading_of = _md_heading if doc.media_type == "text/markdown" else _txt_heading
-    marks: list[tuple[int, str]] = []  # (offset, heading path from there on)
-    stack: list[tuple[int, str]] = []
-    for kind, value, start, _ in _blocks(doc.content, heading_of):
-        if kind != "heading":
-            continue
-        level, text = value
-        if not stack and text == doc.title:
-            continue  # the document's title, not a section
-        stack = [(lv, t) for lv, t in stack if lv < level] + [(level, text)]
-        marks.append((start, HEADING_SEPARATOR.join(t for _, t in stack)))
-
-    def heading_at(offset: int) -> str:
-        return next((path for at, path in reversed(marks) if at <= offset), "")
-
-    pieces = [(start, end, heading_at(start), text) for start, end, text in doc.passages
-              if len(text.split()) >= MIN_WORDS]
-    covered = [(start, end) for start, end, _ in doc.passages]
-    for unit in doc.units:  # Q:/A: pairs are units, not passages: they answer their own question
-        if unit.question and not any(s <= unit.span[0] < e for s, e in covered):
-            path = heading_at(unit.span[0])
-            pieces.append((unit.span[0], unit.span[1], HEADING_SEPARATOR.join(p for p in (path, unit.question) if p),
-                           unit.text))
-    pieces.sort()
-    sections: list[Section] = []
-    for start, end, heading, text in pieces:
-        last = sections[-1] if sections else None
-        if last and last.heading == heading and len(last.text) + len(text) + 2 <= SECTION_CHARS:
-            sections[-1] = Section(last.start, end, heading, f"{last.text}\n\n{text}")
-        else:
-            sections.append(Section(start, end, heading, text))
-    return sections
+    """The passages retrieval ranks, each a section's text under its heading path
+    (core/knowledge/passages.py). Pure."""
+    return _sections_of(doc)
 
 
 def jsonl_heading(content: str, answer_start: int) -> str:

@@ -1,0 +1,358 @@
+"""A document's blocks as candidate claims: one self-contained statement each
+(docs/architecture.md, "Documents and extraction").
+
+- An intro line keeps the list it introduces; a list is one claim (a list of steps one PROCEDURE,
+  loose or tight), and so is an intro line with the code block or table it introduces.
+- A paragraph broken by a code block is one paragraph: the text that continues it (starting in
+  lower case) joins it, with the code between as context.
+- A definition keeps its term. A footnote goes with the claim that cites it; alone it is dropped.
+- A long paragraph of several claims is split where a sentence stands alone; a sentence that
+  leans on the one before ("This …", "It …", lower case) stays with it.
+- Code, tables, footnotes and front matter are context, never claims; a two-column table's row
+  that reads as one statement ("term | what it is") is a claim.
+- `Q:`/`A:` lines pair explicitly; a heading that asks is the question of the first claim under it.
+- What states nothing is sorted out: markup, navigation, lone symbols and labels are dropped and
+  counted; a sentence too short to answer (fewer than MIN_WORDS words) is a fragment, for the
+  grey queue; a claim over a limit is skipped with its line and reason.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from ..domain import limits
+from .documents import (CODE, DEFINITION, LABEL, LIST, MARKUP, NAVIGATION, PARAGRAPH, SYMBOLS, TABLE, Block, Document,
+                        squeeze)
+
+MIN_WORDS = 5
+SPLIT_CHARS = 400     # a paragraph longer than this, or of SPLIT_SENTENCES sentences or more, is split
+SPLIT_SENTENCES = 3
+MERGE_CHARS = 1_600   # a paragraph that leans on the claim before it joins it while both stay under this
+
+
+@dataclass
+class Claim:
+    text: str                    # the candidate's answer as stored: its span's text, with its footnotes
+    plain: str                   # its words without markup: what its question and type are read from
+    start: int
+    end: int
+    line: int
+    kind: str
+    heading: tuple[str, ...]
+    items: tuple[str, ...] = ()
+    ordered: bool = False
+    intro: str = ""
+    term: str = ""
+    question: str = ""           # asked by the document itself
+    horn_type: str = ""          # given by the document
+
+
+@dataclass
+class Claims:
+    claims: list[Claim]
+    fragments: list[Claim]
+    dropped: Counter
+    skipped: list[tuple[int | None, str]]
+
+
+_Q = re.compile(r"^\s*(?:\*\*)?Q(?:uestion)?:(?:\*\*)?\s*(.+)$", re.I)
+_A = re.compile(r"^\s*(?:\*\*)?A(?:nswer)?:(?:\*\*)?\s*(.*)$", re.I)
+_ABBREVIATIONS = frozenset("""e.g i.e etc cf vs al fig figs no nos sec secs ch approx dr mr mrs ms st jr sr inc ltd
+co corp resp ca viz ex eq vol pp p ed""".split())
+_SENTENCE_END = re.compile(r"[.!?][)\"”’']*\s+(?=[A-Z\"“(\[`*_])")
+_LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:also\s+|not\s+|often\s+|usually\s+)?"
+                    r"(?:possible|impossible|recommended|important|necessary|advisable|a good idea|best|common|useful|"
+                    r"easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)|its|it's|it’s|they|their|them|such|then|otherwise|"
+                    r"however|another|or|in (?:the|both|either|each|all|most|many|some|these|those|such) (?:former|"
+                    r"latter|first|second|third|other|above|following|cases?|examples?)\b|in both|the above|"
+                    r"the following|the latter|the former|if so|if not|if that|if this|here|similarly|"
+                    r"also|thus|therefore|hence|so|instead|similarly|likewise|alternatively|furthermore|moreover|"
+                    r"in addition|in this case|in that case|in such cases?|for example|for instance|e\.g\.|the latter|"
+                    r"the former|he|she|both|either|neither|each of these|in particular|but|and|or|nor|yet|still|"
+                    r"again|conversely|consequently|as a result|as such|finally|next|here|there it|because|if so|"
+                    r"if not|only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
+                    r"the same|same)\b", re.I)
+# "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
+_EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
+                         r"\b(?:that|whether|to|if|how|what|why|when|who)\b", re.I)
+_MARKUP_TEXT = re.compile(r"^(?:</?[A-Za-z][^>]*>\s*)+$|^\{[{%].*[}%]\}$|^\[(?:toc|TOC)\]$|^[-=*_~#|:+ ]{3,}$")
+_CAPTION = re.compile(r"^(?:table|figure|fig\.|example|listing|illustration)\s+[\dA-Z][\d.]*[.:]?\s", re.I)
+_NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of contents|contents|index|"
+                       r"skip to (?:main )?content|go to top|print|edit (?:this|on \w+)|view source|show source)"
+                       r"[\s:.»«›‹>|-]*$", re.I)
+# A paragraph that only points elsewhere: navigation, not a claim.
+_CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|this (?:is now|has been) (?:covered|moved|documented)|"
+                              r"(?:for|more) (?:more |further |full )?(?:information|details|examples)[^.]*?(?:see|refer|"
+                              r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
+                              r"(?:in|at|under) (?:section|chapter|the|\S+$)|.{0,80}\b(?:is|are) (?:here|below|above)\s*[:.]?$|"
+                              r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b)", re.I)
+# Inline Markdown marks, for the words of a piece of a paragraph (a whole block's words come from the parser).
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\[[^\]]*\]")
+_MARKS = re.compile(r"(\*\*|__|\*|`+|~~)")
+_FOOTNOTE_REF = re.compile(r"\[\^[^\]]+\]")
+
+
+def asks(text: str) -> bool:
+    """Whether a block is a `Q:`/`A:` pair or part of one: it answers its own question."""
+    first = text.split("\n", 1)[0]
+    return bool(_Q.match(first) or _A.match(first))
+
+
+_ROLE = re.compile(r"\{[\w:.-]+\}`([^`<]*?)\s*(?:<[^>]*>)?`")  # MyST's {ref}`title <target>`
+
+
+def markdown_words(text: str) -> str:
+    text = _ROLE.sub(r"\1", text)
+    text = _LINK.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2) or "", text)
+    text = _FOOTNOTE_REF.sub("", text)
+    return squeeze(_MARKS.sub("", text))
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """The spans of a text's sentences: a stop, then a blank, then a capital; not after an
+    abbreviation ("e.g.", "Fig.") or an initial ("J. Smith")."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for found in _SENTENCE_END.finditer(text):
+        before = text[start:found.start() + 1]
+        word = re.search(r"([A-Za-z][A-Za-z.]*)\.$", before)
+        if word and (word.group(1).lower().rstrip(".") in _ABBREVIATIONS or len(word.group(1)) == 1):
+            continue
+        end = found.end()
+        piece = text[start:end].rstrip()
+        if piece:
+            spans.append((start, start + len(piece)))
+        start = end
+    if text[start:].strip():
+        spans.append((start, len(text.rstrip())))
+    return spans
+
+
+def _leans(sentence: str) -> bool:
+    stripped = sentence.lstrip("\"“(*_`[ ")
+    return not stripped[:1].isupper() and not stripped[:1].isdigit() or bool(_LEANS.match(sentence))
+
+
+def split_claims(text: str) -> list[tuple[int, int]]:
+    """A paragraph's claims: its sentences, a sentence that leans on the one before kept with it.
+    A paragraph short enough, or of fewer than SPLIT_SENTENCES sentences, is one claim."""
+    spans = sentences(text)
+    if len(spans) < SPLIT_SENTENCES and len(text) <= SPLIT_CHARS or len(spans) < 2:
+        return [(0, len(text))]
+    groups: list[list[int]] = []
+    for start, end in spans:
+        piece = text[start:end]
+        if groups and (_leans(piece) or text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
+            groups[-1][1] = end
+        else:
+            groups.append([start, end])
+    return [(a, b) for a, b in groups]
+
+
+class _Reader:
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self.markdown = doc.media_type == "text/markdown"
+        self.out = Claims([], [], Counter(), [])
+
+    def words(self, text: str) -> str:
+        return markdown_words(text) if self.markdown else squeeze(text)
+
+    def run(self) -> Claims:
+        for section in self.doc.sections:
+            self.section(section.heading, section.blocks)
+        return self.out
+
+    def section(self, heading: tuple[str, ...], blocks: list[Block]) -> None:
+        asked = heading[-1] if heading and heading[-1].rstrip().endswith("?") else ""
+        pending_q: tuple[str, Block] | None = None
+        i = 0
+        while i < len(blocks):
+            block = blocks[i]
+            nxt = blocks[i + 1] if i + 1 < len(blocks) else None
+            if block.kind == PARAGRAPH and not block.question and self.doc.media_type in ("text/markdown",
+                                                                                           "text/plain"):
+                paired = self.pair(block, pending_q, heading)
+                if paired is not None:
+                    pending_q = paired if isinstance(paired, tuple) else None
+                    i += 1
+                    continue
+            pending_q = None
+            if block.kind == PARAGRAPH and block.plain.rstrip().endswith(":") and nxt is not None and \
+                    nxt.kind == DEFINITION:
+                self.out.dropped[LABEL] += 1  # "The following methods can be defined:": the definitions say it
+                i += 1
+                continue
+            if block.kind == PARAGRAPH and asked and block.plain.rstrip().endswith("?") and nxt is not None:
+                self.out.dropped[LABEL] += 1  # a FAQ's question said again in words of its own: its heading asks it
+                i += 1
+                continue
+            if block.kind == PARAGRAPH and self.leaning(block, heading):
+                i += 1
+                continue
+            if block.kind == PARAGRAPH and nxt is not None and nxt.kind == LIST and block.plain.rstrip().endswith(":"):
+                self.add(Claim(self.span(block, nxt), "", block.start, nxt.end, block.line, LIST, heading,
+                               nxt.items, nxt.ordered, block.plain, question=asked), block.notes + nxt.notes)
+                asked = ""
+                i += 2
+                continue
+            if block.kind == PARAGRAPH:
+                last, plain, notes = block, block.plain, block.notes
+                j = i + 1
+                while j < len(blocks) and blocks[j].kind in (CODE, TABLE):
+                    after = blocks[j + 1] if j + 1 < len(blocks) else None
+                    if after is not None and after.kind == PARAGRAPH and after.plain[:1].islower():
+                        last, plain, notes = after, f"{plain} {after.plain}", notes + after.notes
+                        j += 2  # the paragraph goes on after the code: one paragraph, the code its context
+                    elif last.plain.rstrip().endswith(":"):
+                        last = blocks[j]  # the code or table the line introduces goes with it
+                        j += 1
+                    else:
+                        break
+                if last is not block:
+                    self.add(Claim(self.span(block, last), plain, block.start, last.end, block.line, PARAGRAPH,
+                                   heading, question=asked), notes)
+                    asked = ""
+                    i = j
+                    continue
+                asked = self.paragraph(block, heading, asked)
+                i += 1
+                continue
+            if block.kind in (LIST, DEFINITION):
+                self.add(Claim(block.text, block.plain, block.start, block.end, block.line, block.kind, heading,
+                               block.items, block.ordered, block.intro, block.term, question=block.question or asked,
+                               horn_type=block.horn_type), block.notes)
+                asked = ""
+            elif block.kind == TABLE:
+                self.table(block, heading)
+            i += 1
+
+    def leaning(self, block: Block, heading) -> bool:
+        """A paragraph that leans on the claim before it ("It can be restored with zcat.", "In the
+        former case, …") goes on that claim, when the claim is of the same section and not long."""
+        last = self.out.claims[-1] if self.out.claims else None
+        words = block.plain.split()
+        if len(words) < MIN_WORDS or _NAV_TEXT.match(block.plain) or _CROSS_REFERENCE.match(block.plain):
+            return False
+        if last is None or last.heading != heading or last.kind not in (PARAGRAPH, LIST, DEFINITION) or \
+                last.question and \
+                last.question != (heading[-1] if heading else "") or \
+                len(last.plain) + len(block.plain) > MERGE_CHARS or block.start < last.end or \
+                not _LEANS.match(block.plain) or _EXTRAPOSED.match(block.plain):
+            return False
+        last.text = self.doc.content[last.start:block.end]
+        last.plain = f"{last.plain} {block.plain}"
+        last.end = block.end
+        if block.notes:
+            last.text += "".join(f"\n\n[{note}]" for note in block.notes)
+        return True
+
+    def span(self, first: Block, last: Block) -> str:
+        return self.doc.content[first.start:last.end]
+
+    def pair(self, block: Block, pending: tuple[str, Block] | None, heading):
+        """`Q:`/`A:` lines: a claim with its own question. True when the block was a pair's part."""
+        lines = block.text.splitlines()
+        question = _Q.match(lines[0]) if lines else None
+        if question:
+            answer_at = next((k for k, line in enumerate(lines) if _A.match(line)), None)
+            if answer_at is None:
+                return (question.group(1).strip(), block)
+            offset = block.start + sum(len(line) + 1 for line in lines[:answer_at])
+            offset += len(lines[answer_at]) - len(lines[answer_at].lstrip())
+            text = "\n".join([_A.match(lines[answer_at]).group(1)] + lines[answer_at + 1:]).strip()
+            self.add(Claim(text, self.words(text), offset, block.end, block.line + answer_at, PARAGRAPH, heading,
+                           question=question.group(1).strip()), ())
+            return True
+        answer = _A.match(lines[0]) if lines else None
+        if answer and pending:
+            text = "\n".join([answer.group(1)] + lines[1:]).strip()
+            self.add(Claim(text, self.words(text), block.start, block.end, block.line, PARAGRAPH, heading,
+                           question=pending[0]), ())
+            return True
+        return None
+
+    def paragraph(self, block: Block, heading, asked: str) -> str:
+        if block.question:  # a JSON Lines record: one claim, as given
+            self.add(Claim(block.text, block.plain, block.start, block.end, block.line, PARAGRAPH, heading,
+                           question=block.question, horn_type=block.horn_type), ())
+            return asked
+        parts = split_claims(block.text)
+        for n, (a, b) in enumerate(parts):
+            text = block.text[a:b]
+            plain = block.plain if len(parts) == 1 else self.words(text)
+            notes = block.notes if n == 0 else ()
+            self.add(Claim(text, plain, block.start + a, block.start + b,
+                           block.line + block.text.count("\n", 0, a), PARAGRAPH, heading,
+                           question=asked if n == 0 else ""), notes)
+        return ""
+
+    def table(self, block: Block, heading) -> None:
+        """A two-column table's rows that read as a statement each: "term | what it is"."""
+        rows = [row.split(" | ") for row in block.items]
+        if len(rows) < 2 or any(len(row) != 2 for row in rows):
+            return
+        lines = block.text.split("\n")
+        for term, words in rows[1:]:
+            if term and len(term.split()) <= 6 and len(words.split()) >= 4:
+                text = f"{term}: {words}"
+                at = next((k for k, line in enumerate(lines) if term in line and words[:20] in line), None)
+                start = block.start + sum(len(line) + 1 for line in lines[:at]) if at is not None else block.start
+                end = start + len(lines[at]) if at is not None else block.end
+                self.add(Claim(text, text, start, end, block.line + (at or 0), DEFINITION, heading, term=term), ())
+
+    def add(self, claim: Claim, notes: tuple[str, ...]) -> None:
+        if not claim.plain:
+            claim.plain = self.words(claim.text)
+        if notes:  # the footnotes it cites go with it
+            claim.text += "".join(f"\n\n[{note}]" for note in notes)
+        why = limits.too_long("an answer", limits.ANSWER, len(claim.text.strip()))
+        if why:
+            self.out.skipped.append((claim.line, why))
+            return
+        plain = claim.plain.strip()
+        letters = sum(ch.isalpha() for ch in plain)
+        if claim.kind == PARAGRAPH and not claim.question:
+            if letters < 2:
+                self.out.dropped[SYMBOLS] += 1
+                return
+            if _MARKUP_TEXT.match(plain):
+                self.out.dropped[MARKUP] += 1
+                return
+            if _CAPTION.match(plain) and len(plain.split()) <= 12:
+                self.out.dropped[LABEL] += 1
+                return
+            if _NAV_TEXT.match(plain) or _CROSS_REFERENCE.match(plain) and len(sentences(plain)) <= 1:
+                self.out.dropped[NAVIGATION] += 1
+                return
+            if len(plain.split()) < MIN_WORDS:
+                if plain.endswith((".", "!")) and len(plain.split()) >= 2 and not plain.endswith(":"):
+                    self.out.fragments.append(claim)  # a sentence too short to answer: an unknown
+                else:
+                    self.out.dropped[LABEL] += 1
+                return
+        self.out.claims.append(claim)
+
+
+def over_limits(doc: Document) -> list[tuple[int | None, str]]:
+    """Each block over the limit of an answer taken out of the document (a huge table, a paragraph
+    of 20,000 characters): it is neither a claim nor a passage. Its line and why, for the skip."""
+    skipped = []
+    for section in doc.sections:
+        kept = []
+        for block in section.blocks:
+            why = limits.too_long("an answer", limits.ANSWER, len(block.text.strip()))
+            if why:
+                skipped.append((block.line or None, why))
+            else:
+                kept.append(block)
+        section.blocks = kept
+    return skipped
+
+
+def claims_of(doc: Document) -> Claims:
+    skipped = over_limits(doc)
+    out = _Reader(doc).run()
+    out.skipped[:0] = skipped
+    return out

@@ -1,0 +1,288 @@
+"""Horn types by logical form (docs/architecture.md, "Documents and extraction"), each rule written
+once, in the order they are tried: the first that holds wins.
+
+    OPEN_ISSUE  the text says it is unknown, undecided or to be decided, or asks it
+    PROCEDURE   ordered steps that reach a goal: a numbered list of actions, tight or loose; the
+                steps a list's intro announces; "Step 1 … Step 2"; first … then … finally.
+                A list of conditions or of descriptions is not a procedure.
+    CONSTRAINT  a prohibition: must not, should not, may not, shall not, must never, is not
+                allowed / permitted, is prohibited / forbidden, no one may, no X may; an order
+                not to ("Do not …", "Never …", "Avoid …") as a sentence of its own.
+                A negation inside a description ("the authors do not consider it a bug") or
+                inside a quotation is not a prohibition.
+    RULE        an obligation, recommendation or permission, conditional or not (must, shall,
+                should, ought to, is required, has to, needs to, is recommended, may as
+                permission), or an if / when / unless statement of what follows
+    FACT        the rest: holds unconditionally, a description of how things are
+
+An unconditional obligation is a RULE, not a FACT. Pure: the same text always gives the same type.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .verbs import VERBS, base
+
+_WORD = re.compile(r"[A-Za-z][\w'’-]*")
+
+_UNSETTLED = re.compile(
+    r"\b(unclear|unresolved|undecided|undetermined|open question|tbd|to be (?:decided|determined|confirmed|agreed)|"
+    r"not (?:yet )?(?:been )?(?:decided|settled|agreed|resolved|determined)|not yet (?:known|clear)|"
+    r"(?:it|this) is not (?:known|clear)|no one knows|nobody knows|remains? to be (?:seen|decided|settled|determined)|"
+    r"(?:is|are) (?:still )?under (?:discussion|consideration)|(?:is|are) (?:still )?being (?:considered|discussed|"
+    r"debated)|has yet to be (?:decided|determined|settled))\b", re.I)
+# Leading blanks of one line only: `^\s*` would rescan every following blank line from each line start.
+_STEP_LINE = re.compile(r"^[^\S\n]*(?:\d+[.)]|step\s+\d+[:.)]?)[^\S\n]+(?=\S)", re.I | re.M)
+# "first … then … finally", searched word after word: as one pattern it backtracks cubically.
+_FIRST, _THEN, _FINALLY = (re.compile(rf"\b({words})\b", re.I) for words in ("first", "then", "finally|lastly"))
+_QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|«[^»\n]{0,400}»")
+
+_MODAL_NOT = re.compile(r"\b(?:must|shall|should|may)(?:\s+(?:not|never)\b(?!\s+only\b)|n['’]t\b)|\bmustn['’]t\b|"
+                        r"\bshan['’]t\b", re.I)
+_NOT_ALLOWED = re.compile(
+    r"\b(?:is|are|be|being)\s+(?:strictly\s+|also\s+)?(?:not\s+(?:allowed|permitted)|prohibited|forbidden|"
+    r"disallowed|banned)\b|\bnot\s+(?:allowed|permitted)\s+to\b|\bunder no circumstances\b|"
+    r"\b(?:no one|nobody|no \w+(?: \w+)?)\s+(?:may|must|shall|should|is allowed to|are allowed to)\b|"
+    r"\bit is an error (?:to|for)\b|\b(?:is|are)\s+never\s+\w+(?:ed|en|t)\b", re.I)
+# An order not to: "Do not …", "Never …", "Avoid …" opening a sentence or following a condition's comma.
+_ORDER_NOT = re.compile(r"(?:^|[.!?;:]\s+|,\s+)(?:please\s+)?(?:do not|don['’]t|never|avoid)\b(?!\s+forget)", re.I)
+_POSSIBLE_NOT = re.compile(r"\bmay\s+not\s+(?:be\s+\w+able|be\s+(?:available|possible|present|supported|"
+                           r"installed|needed|necessary|the case|enough|obvious|accurate|complete)|work|exist|have|"
+                           r"need|always|apply|contain|include|know|want|see|notice|reflect|match|happen|succeed)\b",
+                           re.I)
+
+_POSSIBLE_BE = re.compile(r"\bmay\s+not\s+be\s+(?:\w+able|available|possible|present|supported|installed|needed|"
+                          r"necessary|the case|enough|obvious|accurate|complete|reliable|safe|correct|immediately|"
+                          r"visible|known)\b", re.I)
+_OBLIGATION = re.compile(
+    r"\b(?:must|shall|should|ought to|need not|"
+    r"(?:is|are|be)\s+(?:also\s+)?(?:required|mandatory|obligatory|expected to|recommended|encouraged|"
+    r"allowed to|permitted|entitled to)|required to|recommended that|we recommend|it is recommended|"
+    r"(?:it is|it's) (?:still |usually |often |generally |also )?(?:a good idea|advisable|best|better|wise|preferable|"
+    r"safer) to|(?:is|are) (?:usually |often |generally )?(?:advisable|preferable|a good idea)|"
+    r"(?:you|we|one) (?:might|may) (?:also |instead |still )?(?:want|wish|prefer|consider|use)|"
+    r"(?:don['’]t|do not|never) forget to|"
+    r"only\s+[\w\s-]{1,60}\s+may)\b", re.I)
+# "needs to", "has to": an obligation of a person (or of what a person writes); of a program, a description
+# of what it does ("pip needs to make assumptions").
+_PERSON_MUST = re.compile(r"\b(?:you|users?|one|we|the user|administrators?|maintainers?|developers?|authors?|"
+                          r"packagers?|callers?|programmers?)\s+(?:\w+\s+)?(?:need|needs|have|has|had) to\b", re.I)
+_MAY = re.compile(r"\b(\w+)\s+may\s+(?:also\s+|only\s+|not\s+)?(\w+)(?:\s+(\w+))?", re.I)
+_POSSIBILITY_AFTER = frozenset("""take cause result lead happen vary differ change fail become seem appear occur
+help affect break work exist depend look produce mean get end trigger conflict overlap lose miss differ come
+prove turn""".split())
+_POSSIBILITY_SUBJECT = frozenset("it this that there which these those what something anything".split())
+_PARTICIPLE_IRREGULAR = frozenset("""given taken done made used set put run shown written sent built kept found left held
+read seen known chosen drawn driven eaten hidden laid lent lost met paid sold sought spent struck sworn thrown told torn
+worn won bound bought brought caught dealt fed felt fought hung heard led meant proven shut split spread stood
+understood withdrawn overridden""".split())
+_CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<![-/\w])(?:if|when|whenever|unless|provided that|as long as|in case|"
+                        r"only after|only if|in the event)(?![-/\w])(?:(?!\s+\w+ing\b)|(?<=^when)|(?<=^if)|"
+                        r"(?<=^When)|(?<=^If))", re.I)
+# What is said of others, or asked, is not said by the text: "it has been suggested that X should …",
+# "whether X should …"; a remark in brackets is not the claim.
+_REPORTED = re.compile(r"\b(?:(?:reason|reasons|chance|possibility|risk) (?:that|why)|suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
+                       r"whether|(?:specif(?:y|ies)|determines?|controls?|sets?|describes?|decides?|defines?|"
+                       r"indicates?|selects?|reports?|shows?) (?:how|what|which|whether|when|where|who))\b"
+                       r"(?:[^.;:]|\.(?=\w))*", re.I)
+_BRACKETS = re.compile(r"\([^()]*\)")
+# "whenever possible", "if necessary": a condition in name only
+_ELLIPTIC = re.compile(r"\b(?:if|when|whenever|where|unless)\s+(?:at all\s+)?(?:possible|necessary|needed|required|"
+                       r"available|applicable|appropriate|any|so|not|desired|present|given|known|specified|"
+                       r"otherwise noted)\b", re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"“])")
+
+_LEADING_CONDITION = re.compile(r"^(?:(?:if|when|whenever|unless|once|after|before|to|in order to|for|on)\b[^,]{1,200},"
+                                r"\s*)+", re.I)
+_NEVER_ORDERS = frozenset({"note", "see", "refer", "be"})
+_NOT_ORDERS = frozenset({ "have", "need", "want", "wish", "like", "know", "mean", "seem",
+                         "exist", "belong", "consist", "depend", "happen", "occur", "remain", "vary", "differ", "yield",
+                         "return", "test", "type", "name", "list", "file", "log", "set", "order", "work", "count",
+                         "map", "time", "flag", "group", "stack", "queue", "step", "structure", "target", "view",
+                         "post", "record", "report", "signal", "stage", "default", "loop", "hash", "cache", "index"})
+_ACTIONS = frozenset("""add adjust allow answer apply archive ask assign attach back book boot brief build call cancel
+change check choose chock clean clear click clone close collect commit compile configure confirm connect contact
+convert copy count create define delete deploy describe detach disable disconnect download drain drop edit email
+empty enable ensure enter escalate escort examine execute exit expand export extract fetch file fill find fit fix
+follow format generate get give go grant hand identify import include inform insert inspect install invoke issue
+keep kill label launch leave let link list load lock log look make mark measure merge mount move name note notify
+obtain open pack partition paste patch pick place plug point power prepare press print pull purge push put read
+reboot record reduce refresh register reinstall reject release reload remove rename repeat replace report request
+reset resize restart restore retry return review revoke run save scan schedule seal select send set setup shut sign
+specify start stop store submit switch take tape tell test tick turn type uncomment unlock unmount unpack unplug
+update upgrade upload use validate verify wait walk wear weigh wipe write absorb bag brief chock stow secure wash
+dry rinse cover raise lower lift attach detach align tighten loosen insert withdraw""".split())
+_NOT_ACTIONS = frozenset("""the a an this that these those it its they their there each every all any some no none
+if when whenever unless where while whether for in on at by from of to with without as and or but also only
+is are was were be been has have had can could may might must shall should will would one two three""".split())
+_DETERMINERS = frozenset("the a an your all any each every this that these those its their our his her my".split())
+_ANNOUNCES_STEPS = re.compile(r"\b(steps?|procedure|follow(?:ing)? (?:these|this)|in (?:this )?order|"
+                              r"do the following|as follows|^to \w+|how to)\b", re.I)
+_ANNOUNCES_CONDITIONS = re.compile(r"\b(conditions?|criteria|requirements?|if|when|unless|one of the following|"
+                                   r"all of the following|must be (?:met|true)|are true|holds?)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Form:
+    """What a claim's type is read from: its words, and for a list its items, whether they are
+    numbered and the line that introduces them; for a definition, its term."""
+    text: str
+    items: tuple[str, ...] = ()
+    ordered: bool = False
+    intro: str = ""
+    term: str = ""
+
+
+def main_claim(form: Form) -> str:
+    """The words a prohibition, an obligation or a condition is looked for in: the claim's first
+    sentence (a definition's, after its term), without what is in brackets, quoted, or said of
+    others ("it has been suggested that …", "whether …")."""
+    text = form.text
+    if form.term and text.startswith(form.term):
+        text = text[len(form.term):].lstrip(": ")
+    text = _BRACKETS.sub("", _BRACKETS.sub("", text))
+    text = _SENTENCE.split(text.strip(), maxsplit=1)[0] if text.strip() else text
+    return _ELLIPTIC.sub("", _REPORTED.sub("", _QUOTED.sub("", text)))
+
+
+def unsettled(form: Form) -> bool:
+    text = _QUOTED.sub("", form.text.strip())
+    return text.endswith("?") or bool(_UNSETTLED.search(text))
+
+
+def action(item: str) -> bool:
+    """Whether a list item or a sentence reads as an order (an imperative): "Stop the service", "If
+    wet, walk slowly", "Never run" — not "The service", "Note that …" or "See …"."""
+    item = _LEADING_CONDITION.sub("", item.strip().lstrip("-*•(`\"“ "), count=1)  # "If wet, walk slowly."
+    words = _WORD.findall(item)
+    if not words:
+        return False
+    first = words[0].lower()
+    if first in ("never", "don't", "don’t") or first == "do" and len(words) > 1 and words[1].lower() == "not":
+        return True
+    if words[0].isupper() and len(words[0]) > 1:
+        return False  # "STOP halts the belt": a name in capitals, not an order
+    if first in _NEVER_ORDERS or first not in VERBS:
+        return False
+    # "Test the horn", "Report the spill": a word that is a noun too is an order when an object follows it.
+    return first not in _NOT_ORDERS or len(words) > 1 and words[1].lower() in _DETERMINERS | {"it", "them", "all"}
+
+
+_SURE = re.compile(r"^(?:be sure|make sure|remember|don['’]t forget|do not forget|take care|consider \w+ing|"
+                   r"try \w+ing|avoid \w+ing)\b", re.I)
+
+
+def order(sentence: str) -> bool:
+    """Whether a sentence is an order, more strictly than a list's item: its verb opens it and an
+    object follows ("Use a list", "Consult the guide"), so that "Exit interviews are …" is no order."""
+    sentence = _LEADING_CONDITION.sub("", sentence.strip(), count=1)
+    if _SURE.match(sentence):
+        return True
+    words = _WORD.findall(sentence)
+    return action(sentence) and len(words) > 1 and (
+        words[1].lower() in _DETERMINERS | {"it", "them", "all", "only", "one", "both", "either", "up", "out", "in"}
+        or bool(re.match(r"^\S+\s+[`'\"“(]|^\S+\s+\S*[._/-]", sentence)))
+
+
+_STATIVE = frozenset("have be contain include consist belong depend exist seem appear mean require need hold know own "
+                     "match equal represent remain lack support use allow accept cost last".split())
+
+
+def acted(item: str) -> bool:
+    """Whether a numbered list's item is a step: an order, or what someone does ("HR records the new
+    hire", "The manager confirms the last day"), not what something is or has."""
+    if action(item):
+        return True
+    words = _WORD.findall(item)[:6]
+    for k, word in enumerate(words[1:], start=1):
+        stem = base(word)
+        if stem is not None:
+            return stem not in _STATIVE and words[k - 1].lower() not in _DETERMINERS
+    return False
+
+
+def steps(form: Form) -> bool:
+    if form.items:
+        actions = sum((acted if form.ordered else action)(item) for item in form.items)
+        conditional = sum(bool(_CONDITION.search(item)) for item in form.items)
+        if len(form.items) < 2 or actions * 2 < len(form.items) or not form.ordered and conditional * 2 >= len(form.items):
+            return False  # a list of conditions or descriptions, or of rules each with its condition
+        if form.intro and _ANNOUNCES_CONDITIONS.search(form.intro) and not _ANNOUNCES_STEPS.search(form.intro):
+            return False
+        if form.intro and _ANNOUNCES_STEPS.search(form.intro):
+            return True
+        return form.ordered or actions == len(form.items) and not form.intro
+    if len(_STEP_LINE.findall(form.text)) >= 2:
+        return True
+    first = _FIRST.search(form.text)
+    then = first and _THEN.search(form.text, first.end())
+    return bool(then and _FINALLY.search(form.text, then.end()))
+
+
+def prohibition(form: Form) -> bool:
+    text = main_claim(form)
+    if _NOT_ALLOWED.search(text) or _ORDER_NOT.search(text):
+        return True
+    for found in _MODAL_NOT.finditer(text):
+        before = text[:found.start()].split()[-1:]
+        if found.group(0).lower().startswith("may") and (before and before[0].lower() in _POSSIBILITY_SUBJECT or
+                                                        _POSSIBLE_NOT.match(text, found.start()) and not before):
+            continue  # "this may not work": what is possible, not what is forbidden
+        if found.group(0).lower().startswith("may") and _POSSIBLE_BE.match(text, found.start()):
+            continue  # "X may not be available"
+        return True
+    return False
+
+
+def _permission(match: re.Match) -> bool:
+    """Whether a "may" grants (a permission), rather than says what is possible ("it may take a while")."""
+    subject, verb, after = match.group(1).lower(), match.group(2).lower(), (match.group(3) or "").lower()
+    if subject in _POSSIBILITY_SUBJECT or verb in _POSSIBILITY_AFTER:
+        return False
+    if verb == "be":  # "may be removed" grants; "may be slow" says what is possible
+        return after.endswith("ed") or after in _PARTICIPLE_IRREGULAR
+    return True
+
+
+def rule(form: Form) -> bool:
+    text = main_claim(form)
+    if _OBLIGATION.search(text) or _PERSON_MUST.search(text) or _CONDITION.search(text):
+        return True
+    if not form.term and not form.items and order(text):  # an order: "Use a list", "To import it, run …"
+        return True
+    return any(_permission(m) for m in _MAY.finditer(text))
+
+
+# The table, in the order the rules are tried (docs/architecture.md, "Documents and extraction").
+RULES = (
+    ("OPEN_ISSUE", unsettled),
+    ("PROCEDURE", steps),
+    ("CONSTRAINT", prohibition),
+    ("RULE", rule),
+    ("FACT", lambda form: True),
+)
+
+
+def horn_type(form: Form) -> str:
+    if form.items and not unsettled(form) and not steps(form):
+        # A list says what its intro says ("The following keys must …"); an intro that only
+        # describes ("The following rules apply:") leaves it to what most of its items say.
+        said = horn_type(Form(form.intro)) if form.intro else "FACT"
+        if said != "FACT":
+            return said
+        votes = [horn_type(Form(item)) for item in form.items]
+        return max(("CONSTRAINT", "RULE", "FACT"), key=lambda t: (votes.count(t), t == "FACT"))
+    return next(name for name, holds in RULES if holds(form))
+
+
+def of_text(text: str) -> str:
+    """The Horn type of a text alone (a candidate added by hand, a generated answer): numbered
+    lines read as a numbered list."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    numbered = [line for line in lines if _STEP_LINE.match(line)]
+    if len(numbered) >= 2:
+        items = tuple(_STEP_LINE.sub("", line, count=1).strip() for line in numbered)
+        intro = next((line for line in lines if not _STEP_LINE.match(line)), "") if lines[0] not in numbered else ""
+        return horn_type(Form(text, items, True, intro))
+    return horn_type(Form(text))

@@ -1,0 +1,509 @@
+"""The question a claim answers: one a person would ask, specific to its statement, with no LLM
+(docs/architecture.md, "Documents and extraction").
+
+In order: the document's own question (a `Q:` line, a heading that asks, a JSON Lines record); an
+open issue's own asking sentence; a definition's "What is TERM?"; a procedure's goal ("How do you
+upgrade the server?", from its intro or its heading); else the claim's first sentence turned into
+a question: a leading condition asks what happens then ("What happens if the cold room passes
+8 °C?"), a modal or a form of "be" or "have" is moved to the front ("May drivers stand behind a
+reversing truck?", "How are nightly backups kept?"), a verb of the third person is asked with
+"does", an order with "Should you …?". A sentence it cannot turn asks what the section says about
+its subject. Questions that would be the same for different claims of one document are told apart
+by their section (`distinct`).
+"""
+from __future__ import annotations
+
+import re
+
+from .claims import Claim, sentences
+from .documents import squeeze
+from .horn import action
+from .verbs import VERBS, base as verb_base
+
+MAX_WORDS = 24  # a question longer than this is cut at a clause boundary
+_TYPES = frozenset("boolean integer string enum real floating numeric bool int float text".split())
+
+# Templates an older r2k wrote over headings: kept so that the subjects of questions stored then are still read.
+QUESTION_FOR = {
+    "FACT": "What is established about {topic}?",
+    "RULE": "What rule applies to {topic}?",
+    "CONSTRAINT": "What is forbidden regarding {topic}?",
+    "PROCEDURE": "What are the steps for {topic}?",
+    "OPEN_ISSUE": "What is still unsettled about {topic}?",
+}
+
+_WORD = re.compile(r"[A-Za-z][\w'’-]*")
+_MODALS = ("must", "shall", "should", "may", "can", "will", "would", "could", "might")
+_BE = ("is", "are", "was", "were")
+_HAVE = ("has", "have")
+_NEGATION = ("not", "never", "n't")
+_ADVERBS = frozenset("also only always usually normally generally typically still already just then first "
+                     "automatically explicitly simply now often".split())
+_CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case)\b\s*(.+?),\s+(.+)$", re.I | re.S)
+_PURPOSE = re.compile(r"^(?:in order )?to ([^,]{3,160}),\s+(.+)$", re.I | re.S)
+# A phrase before the main clause that is context for it ("For non-anonymous binds, …", "By default, …"): asked
+# after the main clause's question.
+_CONTEXT = re.compile(r"^((?:for|in|on|at|during|by default|by|with|without|after|before|within|under|over|through|"
+                      r"throughout|across|from|upon|via|per|as part of|as of|apart from|except for|beyond|outside|"
+                      r"inside|in general|in practice|by convention|currently|prior to|starting with|as of|until|"
+                      r"up to|beginning with|in releases|except|on \w+)\b[^,]{0,120}),\s+(.+)$", re.I | re.S)
+# A phrase that only links the sentence to what it argues: dropped from the question.
+_LINK = re.compile(r"^(?:(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|as|unlike|like|despite|however|also|so|"
+                   r"thus|therefore|generally|usually|typically|often|finally|first|then|next|now|today|again|"
+                   r"alternatively|instead|furthermore|moreover|similarly|likewise|additionally|fortunately|"
+                   r"unfortunately|of course|in fact|in short|in particular|for example|for instance)\b[^,]{0,120},"
+                   r"\s+|note(?: that|:)\s+|remember that\s+|keep in mind that\s+)", re.I)
+_IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not possible|impossible|recommended|"
+                    r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
+                    r"common|easy|hard|difficult|convenient|customary|sufficient|enough|unnecessary|"
+                    r"not necessary|wise|preferable) (?:to|that) (.+)$", re.I | re.S)
+_LABEL = re.compile(r"^(?:[A-Z][\w .-]{0,40}:\s+(?=[A-Z])|(?:changed|new|deprecated|added|removed) in version [\d.]+:\s+|"
+                    r"note(?: also)?(?: that|:)\s+)", re.I)  # "CPython implementation detail: …", "Note: …"
+_THERE = re.compile(r"^there (is|are) (.+)$", re.I | re.S)
+_SUPERLATIVE = re.compile(r"^the (?:\w+ )?(?:purpose|goal|aim|reason|idea|advantage|disadvantage|point|job|role|effect|"
+                          r"result|meaning|rationale|intent|benefit|drawback|difference|cost|price|limit)\b|"
+                          r"^(?:a|the) (?:better|faster|simpler|easier|safer|cleaner) |^the (?:\w+est|best|only|usual|main|primary|recommended|preferred|simplest|default|"
+                          r"first|last|most \w+|standard|common|typical|normal|supported|available|allowed|valid|"
+                          r"possible|accepted|permitted|required) ", re.I)
+_FOLLOWING = re.compile(r"^the following ([\w\s-]{2,60}?) ((?:can|must|should|may|will|are|is|have|has)\b.*|\w+)$",
+                        re.I | re.S)
+_DANGLING = frozenset("to of in on at for with by from the a an and or but more most than as into that like "
+                      "whose whether such so very".split())
+_DETERMINED = frozenset("the a an of for to in on and or with by from all any".split())
+_SUBORDINATE = frozenset("since because although though while whereas as if when unless once until before after "
+                         "where whether so and but or".split())
+_FUNCTION_FIRST = frozenset("a an the this that these those some many most any each every all no only other several "
+                            "both such one two three".split())
+_ASKS = re.compile(r"[^.!?]*\?")
+_WHETHER = re.compile(r"\bwhether\s+(.+?)[.?!]*$", re.I | re.S)
+_GOAL = re.compile(r"^(?:in order )?to ([^,:]{3,120})[,:]", re.I)
+_HOW_TO = re.compile(r"\bhow to ([^,:.]{3,120})", re.I)
+_PRONOUN_SUBJECT = frozenset("it this that these those they he she its their them such there which".split())
+_OBJECT_START = frozenset("a an the all any each every its their his her one two three four several some no "
+                          "this that these those your our my".split())
+_TIME = frozenset("at from until till before after every each daily weekly monthly yearly on by within during".split())
+_CLOCK = frozenset("the a each every night day noon midnight dawn dusk one two three four five six seven eight nine "
+                   "ten eleven twelve".split())
+_PLACE = frozenset("in into at on under inside outside near".split())
+_MANNER = frozenset("through using via".split())
+_SUBJECT_BREAK = frozenset("if when unless because although while whereas since but that which who".split())
+_FUNCTION = frozenset("a an the of in on at to for by with from as and or but if when this that these those it its "
+                      "is are be was were".split())
+
+
+def _lower_first(text: str, names: frozenset[str]) -> str:
+    """A sentence's first word as it reads inside a question: lower case, unless it is a name, an
+    acronym or a code ("Debian", "HTTP", "RTM-1")."""
+    words = text.split(" ", 1)
+    first = words[0]
+    if first.lower() in _FUNCTION_FIRST and first[:1].isupper():
+        return first.lower() + (" " + words[1] if len(words) > 1 else "")
+    if not first or not first[:1].isupper() or not first[1:].islower() or first in names:
+        return text
+    return first[:1].lower() + first[1:] + (" " + words[1] if len(words) > 1 else "")
+
+
+def _clause(text: str, limit: int = 14) -> str:
+    """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`."""
+    cut = re.split(r"[,;()\[\]]|:(?!\d)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
+    words = cut.strip().rstrip(".!?").split()[:limit]
+    while len(words) > 1 and words[-1].lower() in _DANGLING:  # "… in order to more": not where a question ends
+        words.pop()
+    return " ".join(words)
+
+
+def _base(verb: str) -> str:
+    """A verb of the third person in its base form: runs → run, empties → empty, passes → pass."""
+    v = verb
+    low = v.lower()
+    if low in ("has",):
+        return "have"
+    if low in ("does", "goes"):
+        return v[:-2]
+    if low.endswith("ies") and len(low) > 4:
+        return v[:-3] + "y"
+    if low.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return v[:-2]
+    if low.endswith("s") and not low.endswith(("ss", "us", "is")):
+        return v[:-1]
+    return v
+
+
+def _third_person(word: str) -> bool:
+    return verb_base(word.strip(",;:")) is not None and word.lower() not in _FUNCTION
+
+
+def _subject_verb(words: list[str]) -> tuple[int, str] | None:
+    """Where the verb of a sentence starts and what kind it is ("modal", "be", "have", "do", "verb"),
+    with a subject of one to fifteen words before it. A modal is looked for first, past a relative
+    clause ("Numbers that can be written … cannot be expressed": its own modal is the clause's); then
+    a form of "be", "have" or "do"; a plural noun ("headphones") reads like a verb of the third person."""
+    head = " ".join(words[:16])
+    listed = bool(re.match(r"^(?:[\w'-]+(?: [\w'-]+){0,2}, )+[\w'-]+(?: [\w'-]+){0,3},? (?:and|or) ", head))
+
+    def reach(breaks: frozenset[str]) -> int:
+        for k, word in enumerate(words[:16]):
+            if k and (word.lower() in breaks or words[k - 1].endswith((";", ":")) or
+                      words[k - 1].endswith(",") and not listed):  # "A, B and C are …": a subject of several
+                return k
+        return min(len(words), 16)
+
+    relative = frozenset({"that", "which", "who", "whose", "whom"})
+    for k, word in enumerate(words[1:reach(_SUBJECT_BREAK - relative)], start=1):
+        low = word.lower()
+        if (low in _MODALS or low in ("cannot", "can't", "won't", "mustn't", "shouldn't")) and \
+                words[k - 1].lower() not in relative:
+            return k, "modal"
+    limit = reach(_SUBJECT_BREAK)
+    for k, word in enumerate(words[1:limit], start=1):
+        low = word.lower()
+        if low in _BE:
+            return k, "be"
+        if low in _HAVE and k + 1 < len(words):
+            return (k, "have") if words[k + 1].lower() not in ("been", "to") else None
+        if low in ("do", "does", "did") and k + 1 < len(words) and words[k + 1].lower() in ("not", "never", "n't"):
+            return k, "do"
+        after = words[k + 1].lower() if k + 1 < len(words) else ""
+        if _third_person(word) and words[k - 1].lower() not in _DETERMINED and after not in _BE + _MODALS + _HAVE:
+            return k, "verb"  # "backups are kept": a noun before its verb
+    for k, word in enumerate(words[1:limit], start=1):
+        before = words[k - 1].lower()
+        if before not in _DETERMINED and word.lower() in VERBS and word.lower() not in ("have", "be", "do") and \
+                before.endswith("s") and before.isalpha() and k + 1 < len(words) and \
+                not words[k + 1].lower().startswith(("of", "to")):
+            return k, "verb"  # a plural subject's verb: "Some tools emit warnings"
+    return None
+
+
+_BRACKETED = re.compile(r"\s*\([^()]*\)|\s*\[[^\[\]]*\]|,\s+(?:which|who|whose|where)\b[^,]*,")
+_MARKS = re.compile(r"[*`]+|\s+—\s+.*$|\s+-\s+.*$")
+
+
+_MARKER = re.compile(r"^(?:\(?\d+[.)]|\(?[a-z][.)]|[-*\u2022])\s+")
+
+
+def tidy(sentence: str) -> str:
+    """A sentence as a question is made of it: no remark in brackets, no emphasis marks, no trailing stop."""
+    sentence = _MARKER.sub("", squeeze(sentence))
+    if sentence.startswith("(") and sentence.rstrip(".").endswith(")"):  # a whole sentence in brackets
+        sentence = sentence.rstrip(".")[1:-1]
+    for _ in range(2):
+        sentence = _BRACKETED.sub("", sentence)
+    sentence = _MARKS.sub("", sentence)
+    cut = min((i for i in (sentence.find("("), sentence.find("[")) if i >= 0), default=-1)
+    if cut > 0:  # a bracket left open: cut there rather than ask half of it
+        sentence = sentence[:cut]
+    return sentence.strip().rstrip(".!:;,")
+
+
+def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
+    sentence = _LABEL.sub("", tidy(sentence), count=1)
+    for _ in range(2):
+        linked = _LINK.match(sentence)
+        if linked and len(sentence) > linked.end() + 10:
+            sentence = sentence[linked.end():]
+            sentence = sentence[:1].upper() + sentence[1:]
+    condition = _CONDITION.match(sentence)
+    if condition:
+        word, clause, main = condition.group(1).lower(), _clause(condition.group(2), 16), condition.group(3)
+        ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to)\b", main, re.I))
+        if clause and clause.split()[0].lower() not in _PRONOUN_SUBJECT:
+            return f"What {'should be done' if ordered else 'happens'} {word} {clause}?"
+        return None
+    purpose = _PURPOSE.match(sentence)
+    if purpose:
+        goal = _clause(purpose.group(1), 16)
+        if goal and not re.search(r"\b(this|these|those|it|them|above)\b", goal, re.I):
+            return f"How do you {goal}?"
+        return None
+    context = _CONTEXT.match(sentence)
+    if context:
+        main = _from_sentence(context.group(2)[:1].upper() + context.group(2)[1:], names)
+        lead = context.group(1)
+        if main and len(lead.split()) <= 8 and not re.search(r"\b(this|these|that|those|it|above|former|latter)\b",
+                                                            lead, re.I):
+            return main[:-1] + f" {lead[:1].lower() + lead[1:] if lead.split()[0] not in names else lead}?"
+        return main
+    it_is = _IT_IS.match(sentence)
+    if it_is:
+        how, rest = it_is.group(1).lower(), _clause(it_is.group(2), 14)
+        if how in ("possible",):
+            return f"Can you {rest}?"
+        if how in ("not possible", "impossible"):
+            return f"Is it possible to {rest}?"
+        if how in ("a good idea", "best", "advisable", "recommended", "not recommended"):
+            return f"Should you {rest}?"
+        return f"Is it {how} to {rest}?"
+    there = _THERE.match(sentence)
+    if there:
+        rest = _clause(there.group(2), 12)
+        if rest:
+            return f"{there.group(1).capitalize()} there {rest}?"
+    following = _FOLLOWING.match(sentence)
+    if following:
+        return f"Which {following.group(1).strip()} {following.group(2).strip()}?"
+    words = sentence.split()
+    if not words:
+        return None
+    if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
+        return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
+    if action(sentence):
+        if words[0].lower() in ("never", "don't", "don’t") or words[0].lower() == "do" and words[1:2] == ["not"]:
+            words = words[2:] if words[0].lower() == "do" else words[1:]  # "Do not omit zeroes": "Should you omit …?"
+            if not words:
+                return None
+        rest = _clause(" ".join(words[1:]), 12)
+        if re.search(r"\b(this|these|those|it|them|above)\b", rest, re.I):
+            return None
+        return f"Should you {words[0].lower()}{' ' + rest if rest else ''}?"
+    if words[0].lower() == "only" and len(words) > 3:
+        found = _subject_verb(words[1:])
+        if found:
+            k, kind = found
+            k += 1
+            head = words[1] if words[1].lower() not in _OBJECT_START else words[2]
+            if kind == "modal":
+                return f"Which {head if head in names else head.lower()} {words[k].lower()} " \
+                       f"{_clause(' '.join(words[k + 1:]), 12)}?"
+    found = _subject_verb(words)
+    if not found:
+        return None
+    k, kind = found
+    kept = words[:k]
+    while len(kept) > 1 and (kept[-1].lower() in _ADVERBS or kept[-1].lower().endswith("ly")):
+        kept = kept[:-1]  # "the daemon actually consists": the adverb is not the subject's
+    subject = _lower_first(" ".join(kept), names)
+    verb = words[k].lower()
+    rest = words[k + 1:]
+    if subject.split()[0].lower() in _PRONOUN_SUBJECT | _SUBORDINATE or \
+            re.search(r"\b(above|former|latter)\b", subject, re.I):
+        return None  # "It must …", "The above …": not a question a reader could ask of the statement alone
+    if kind == "modal":
+        negated = bool(rest) and rest[0].lower() in _NEGATION or verb.endswith("n't") or verb == "cannot"
+        if negated and rest and rest[0].lower() in _NEGATION:
+            rest = rest[1:]
+        while rest and rest[0].lower() in _ADVERBS:
+            rest = rest[1:]
+        if not rest:
+            return None
+        body = _clause(" ".join(rest), 14)
+        modal = verb.replace("n't", "").replace("cannot", "can")
+        if len(body.split()) == 1 and body.lower() in VERBS:  # "you could consider:" and the list that follows
+            return f"What {modal} {subject} {body}?"
+        if negated and modal in ("must", "should", "shall", "may"):
+            modal = "may"  # asked as a permission: "May drivers …?" (the answer forbids it)
+        return f"{modal.capitalize()} {subject} {body}?"
+    if kind == "be":
+        negated = bool(rest) and rest[0].lower() in _NEGATION
+        if negated:
+            rest = rest[1:]
+        while rest and rest[0].lower() in _ADVERBS:
+            rest = rest[1:]
+        if not rest:  # "The top-level syntax for patterns is:" and the code that says it
+            return f"What {verb} {subject}?"
+        first = rest[0].lower().strip(",;:.")
+        if first in ("prohibited", "forbidden", "banned", "disallowed") or negated and first in ("allowed", "permitted"):
+            return f"{verb.capitalize()} {subject} allowed?"
+        if _SUPERLATIVE.match(subject) or first in ("a", "an", "the") and not negated:
+            return f"What {verb} {subject}?"
+        if first.endswith("ed") or first in _PARTICIPLE:
+            after = [w.lower().strip(",;:.") for w in rest[1:3]]
+            nxt = after[0] if after else ""
+            if not nxt:
+                return f"{verb.capitalize()} {subject} {first}?"
+            if nxt == "to" and len(after) > 1 and after[1] in VERBS:
+                return f"Why {verb} {subject} {first}?"
+            if nxt == "for" and len(after) > 1 and after[1][:1].isdigit():
+                return f"How long {verb} {subject} {first}?"
+            if nxt in ("every", "each", "daily", "weekly", "monthly", "yearly", "annually"):
+                return f"How often {verb} {subject} {first}?"
+            if nxt in ("if", "when", "whenever", "unless", "only", "once", "before", "after", "until"):
+                return f"When {verb} {subject} {first}?"
+            if nxt in ("in", "into", "at", "on", "under") and len(rest) > 2 and rest[2][:1].isupper():
+                return f"Where {verb} {subject} {first}?"
+            if nxt == "by" and len(after) > 1 and after[1].endswith("ing") or nxt in ("using", "through", "via"):
+                return f"How {verb} {subject} {first}?"
+            if nxt in ("here", "there", "below", "above"):
+                return f"Where {verb} {subject} {first}?"
+            if nxt in ("by", "on", "upon", "to", "from", "with", "in", "at", "as", "into", "for"):
+                return f"What {verb} {subject} {first} {nxt}?"
+            if len(after) > 1 and after[1] in ("if", "when", "unless", "whenever") and nxt not in _DANGLING:
+                return f"When {verb} {subject} {first} {nxt}?"  # "considered irrefutable if …"
+            if len(after) > 1 and after[1] in ("if", "when", "unless", "whenever") and nxt not in _DANGLING:
+                return f"When {verb} {subject} {first} {nxt}?"  # "considered irrefutable if …"
+            return f"How {verb} {subject} {first}?"
+        return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{_clause(' '.join(rest), 12)}?"
+    if kind == "do":
+        rest = rest[1:]
+        while rest and rest[0].lower() in _ADVERBS:
+            rest = rest[1:]
+        if not rest:
+            return None
+        return f"{verb.capitalize()} {subject} {_clause(' '.join(rest), 12)}?"
+    if kind == "have":
+        if rest and rest[0][:1].isdigit():
+            thing = _clause(" ".join(rest[1:]), 4)
+            if thing:
+                return f"How many {thing} {'does' if verb == 'has' else 'do'} {subject} have?"
+        return f"What {'does' if verb == 'has' else 'do'} {subject} have?"
+    base = verb_base(words[k].strip(",;:")) or _base(words[k])
+    after = rest[0].lower() if rest else ""
+    nxt = rest[1] if len(rest) > 1 else ""
+    if after in _TIME and (nxt[:1].isdigit() or nxt.lower() in _CLOCK):
+        wh = "When"
+    elif after in _PLACE and nxt[:1].isupper():
+        wh = "Where"
+    elif after in _MANNER:
+        wh = "How"
+    else:
+        wh = "What"
+    plural = verb == base.lower()
+    preposition = f" {after}" if wh == "What" and after in ("of", "on", "with", "for", "from", "about", "into",
+                                                             "upon") else ""
+    if wh == "What" and after == "to":
+        if nxt.lower() in VERBS:  # "pip tries to use its cache"
+            preposition = " to do"
+        elif base.lower() in ("go", "come", "move", "lead", "point", "belong", "return", "forward", "send", "switch"):
+            wh = "Where"
+        else:
+            preposition = " to"  # "refers to": "What does it refer to?"
+    return f"{wh} {'do' if plural else 'does'} {subject} {base.lower()}{preposition}?"
+
+
+_PARTICIPLE = frozenset("""given taken done made used set put run shown written sent built kept found left held read
+seen known chosen drawn driven hidden laid lost met paid sold spent bound brought caught dealt fed felt hung heard led
+meant proven shut split spread understood withdrawn overridden""".split())
+
+
+_LEANING_WORDS = re.compile(r"\b(this|these|those|it|its|they|them|their|such|above|former|latter|here)\b", re.I)
+
+
+def _is_it_true(sentence: str, names: frozenset[str]) -> str | None:
+    """A statement no form above turns, asked whole: "Is it true that …?", when it names what it is
+    about (no "it", "this", "the above" left to resolve) and is short enough to read as a question."""
+    sentence = _LABEL.sub("", tidy(sentence), count=1)
+    for _ in range(2):
+        linked = _LINK.match(sentence)
+        if linked and len(sentence) > linked.end() + 10:
+            sentence = sentence[linked.end():]
+    words = sentence.split()
+    if not 4 <= len(words) <= 28 or _LEANING_WORDS.search(" ".join(words[:6])) or sentence.endswith(":"):
+        return None
+    return f"Is it true that {_lower_first(sentence, names)}?"
+
+
+def _topic(heading: tuple[str, ...], title: str, names: frozenset[str]) -> str:
+    topic = heading[-1] if heading else title
+    topic = re.sub(r"^[\d.]+\s+", "", topic).strip().rstrip(":")  # "3.1 Scope" → "Scope"
+    return topic
+
+
+def _gerund_goal(topic: str) -> str | None:
+    """"Upgrading the server" → "upgrade the server"; "Installing" → "install"."""
+    words = topic.split()
+    if not words or not words[0].lower().endswith("ing") or len(words[0]) < 6:
+        return None
+    stem = words[0][:-3].lower()
+    known = [v for v in (stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else "") if v in VERBS]
+    if known:
+        stem = known[0]  # making → make, running → run, installing → install
+    elif len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+        stem = stem[:-1]
+    return " ".join([stem] + [w.lower() if w[1:].islower() else w for w in words[1:]])
+
+
+def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
+    if claim.question:
+        return claim.question
+    plain = claim.plain
+    if horn_type == "OPEN_ISSUE":
+        asked = next((m.group(0).strip() for m in _ASKS.finditer(plain) if len(m.group(0).split()) >= 3), None)
+        if asked:
+            return asked
+        whether = _WHETHER.search(plain)
+        if whether:
+            return f"Is it settled whether {_clause(whether.group(1), 20)}?"
+    if claim.kind == "definition" and claim.term:
+        term = claim.term.split(" / ")[0].strip()
+        typed = re.match(r"^([\w.$-]+) \(([\w\s-]+)\)$", term)  # "enable_material (boolean)": a setting
+        if typed:
+            return f"What does the {typed.group(1)} setting do?" if typed.group(2).split()[0].lower() in _TYPES \
+                else f"What is {typed.group(1)}?"
+        if re.match(r"^[\w.]+\(", term) or re.match(r"^(?:\w+ )?[\w.]+\(", term):
+            name = term.split("(")[0].strip().split()[-1]
+            return f"What does {name}() do?"
+        term = term.rstrip(":").strip()
+        if term.startswith("-"):
+            return f"What does the {term.split(',')[0].split('=')[0].strip()} option do?"
+        if len(term.split()) <= 8:
+            if not term[:1].isalpha() and term[:1] not in "\"“'`":
+                return f"What is meant by {term}?"
+            plural = term.lower().endswith("s") and not term.lower().endswith(("ss", "us", "is")) and " " in term
+            if term[:1].isupper() and term[1:2].islower() and term.split()[0] not in names:
+                term = term[0].lower() + term[1:]  # "Callable types" → "callable types"
+            return f"What {'are' if plural else 'is'} {term}?"
+        return f"What does “{' '.join(term.split()[:8])}…” mean?"
+    topic = _topic(claim.heading, title, names)
+    if horn_type == "PROCEDURE":
+        intro = claim.intro or plain.split("\n")[0]
+        goal = _GOAL.match(intro) or _HOW_TO.search(intro)
+        if goal:
+            return f"How do you {goal.group(1).strip()}?"
+        gerund = _gerund_goal(topic)
+        if gerund:
+            return f"How do you {gerund}?"
+        return f"What are the steps for {phrase(topic, names)}?"
+    if claim.kind == "list" and claim.intro:
+        sentence = claim.intro.rstrip(": ")
+    else:
+        spans = sentences(plain)
+        sentence = plain[spans[0][0]:spans[0][1]] if spans else plain
+    question = _from_sentence(sentence, names) or _is_it_true(sentence, names)
+    if question is None:
+        subject = _lower_first(_clause(sentence, 8), names)
+        return f"What does “{topic}” say about {subject}?" if subject else f"What does “{topic}” say?"
+    words = question.split()
+    if len(words) > MAX_WORDS:
+        question = " ".join(words[:MAX_WORDS]).rstrip(",;:") + "…?"
+    return question[0].upper() + question[1:]
+
+
+_MID_SENTENCE = re.compile(r"(?<=[a-z0-9,;)] )[A-Z][\w'’-]*")
+
+
+def names_of(text: str) -> frozenset[str]:
+    """The words a document writes with a capital in mid-sentence and never in lower case (names:
+    "Harbor", "Debian"), which keep it inside a question; "Pedestrians" opening a sentence does not."""
+    lower = {w for w in _WORD.findall(text) if w[:1].islower()}
+    return frozenset(w for w in _MID_SENTENCE.findall(text) if w.lower() not in lower)
+
+
+def phrase(text: str, names: frozenset[str]) -> str:
+    """A heading as it reads inside a question: "End Of Shift" → "end of shift"; names, acronyms and
+    codes kept as written."""
+    return " ".join(w if w in names or not w[:1].isupper() or not w[1:].islower() else w.lower()
+                    for w in text.split())
+
+
+def distinct(questions: list[str], claims: list[Claim], title: str) -> list[str]:
+    """Questions that would be the same for claims saying different things, or the same thing in
+    different sections ("Gate 1", "Gate 2"), are told apart by their section ("Gate 1: …"), its
+    path if need be, else the document's title; the same statement in one section keeps one question."""
+    out = list(questions)
+    for depth in (1, 2, 3, None):
+        groups: dict[str, list[int]] = {}
+        for i, question in enumerate(out):
+            groups.setdefault(question.lower(), []).append(i)
+        clashing = [members for members in groups.values()
+                    if len({(claims[i].plain, claims[i].heading) for i in members}) > 1]
+        if not clashing:
+            break
+        for members in clashing:
+            for i in members:
+                if claims[i].question:
+                    continue  # the document's own question stays as it asked it
+                heading = claims[i].heading
+                where = " › ".join(heading[-depth:]) if depth and heading else title
+                asked = questions[i]
+                out[i] = f"{where}: {asked[0].lower() + asked[1:] if asked[1:2].islower() else asked}"
+    return out

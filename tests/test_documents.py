@@ -1,0 +1,387 @@
+"""The pure knowledge package (the fast tier, no server): every reader on small documents of its
+format made here, the claims cut from them, their questions and Horn types, and the files that
+cannot be read, each with a clear reason (docs/architecture.md, "Documents and extraction")."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from r2k.core.domain import formats, limits
+from r2k.core.extract import BINARY, READERS, ExtractError, extract, sections_of
+from r2k.core.knowledge import horn
+from r2k.core.knowledge.claims import split_claims
+from tests import documents
+
+# ----------------------------------------------------------------------------- Markdown
+
+
+def units_by_topic(doc) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for unit in doc.units:
+        out.setdefault(unit.topic, []).append(unit)
+    return out
+
+
+def test_markdown_code_lists_definitions_footnotes_and_tables_are_what_they_are():
+    doc = extract(Path("dock-manual.md"), documents.MARKDOWN.encode())
+    assert doc.title == "Dock manual" and doc.media_type == "text/markdown"
+    by = units_by_topic(doc)
+    # A `# line` inside a fenced block is code, not a heading: no section is named after it.
+    assert set(by) == {"Starting the conveyor", "Upgrading the firmware", "Keys", "Glossary", "Notes", "Sizes"}
+    assert all(s.heading[-1:] != ("Start the belt",) for s in doc.document.sections)
+    # The paragraph broken by the code block is one claim, the code its context, the lower-case rest with it.
+    (start,) = by["Starting the conveyor"]
+    assert start.text.startswith("Run the start script") and start.text.endswith("green lamp is lit.")
+    assert "./start-belt --slow" in start.text
+    # A loose numbered list of steps is one PROCEDURE.
+    (upgrade,) = by["Upgrading the firmware"]
+    assert upgrade.horn_type == "PROCEDURE" and upgrade.text.count("\n\n") == 2
+    assert upgrade.question == "How do you upgrade the firmware?"
+    # An intro line keeps the list it introduces; its obligation makes a RULE.
+    (keys,) = by["Keys"]
+    assert keys.text.startswith("The following keys must") and "`SLOW` halves" in keys.text
+    assert keys.horn_type == "RULE" and keys.question == "Which keys must have the specified meaning?"
+    # A definition keeps its term.
+    (term,) = by["Glossary"]
+    assert term.text.startswith("100-999") and "Dynamically allocated" in term.text
+    assert term.question == "What is meant by 100-999?"
+    # The footnote goes with the sentence that cites it, and is no candidate of its own.
+    (note,) = by["Notes"]
+    assert note.horn_type == "CONSTRAINT" and "2019 safety audit" in note.text
+    assert not any(u.text.startswith("This rule comes") for u in doc.units)
+    # A two-column table is context; a row that reads as one statement is a FACT.
+    assert [u.text for u in by["Sizes"]] == ["North belt: runs forty metres from the dock to the store",
+                                            "South belt: runs twelve metres from the dock to the wrapper"]
+    # Front matter is context: never a candidate.
+    assert not any("owner: ops" in u.text for u in doc.units)
+    for unit in doc.units:  # each span is where its text is (a table's row: its line), for the review's highlight
+        shown = doc.content[unit.span[0]:unit.span[1]]
+        assert shown in unit.text or all(cell in shown for cell in unit.text.split(": ", 1))
+        assert unit.line == doc.content.count("\n", 0, unit.span[0]) + 1
+
+
+def test_a_huge_table_is_skipped_with_its_line_and_the_rest_goes_in():
+    rows = "\n".join(f"| row {i} | " + "word " * 40 + "|" for i in range(200))
+    content = "# Big\n\n## Intro\n\nThe yard opens at six every morning of the week.\n\n## Table\n\n| a | b |\n|---|---|\n" + rows
+    doc = extract(Path("big.md"), content)
+    assert [u.text for u in doc.units][:1] == ["The yard opens at six every morning of the week."]
+    assert doc.skipped and all(line == 9 for line, _ in doc.skipped)
+    assert all(re.match(r"an answer is at most 20,000 characters", why) for _, why in doc.skipped) or \
+        all(len(u.text) <= limits.ANSWER for u in doc.units)
+    assert all(len(s.text) <= limits.ANSWER for s in sections_of(doc))
+
+
+def test_one_paragraph_over_the_limit_is_skipped_with_its_line_and_the_rest_goes_in():
+    content = "# Long\n\n## Gates\n\nGate four closes at ten every night.\n\n## Words\n\n" + "word " * 5_000 + "\n"
+    doc = extract(Path("long.md"), content)
+    assert [u.text for u in doc.units] == ["Gate four closes at ten every night."]
+    assert doc.skipped == [(9, "an answer is at most 20,000 characters; this one has 24,999")]
+
+
+def test_markup_navigation_symbols_and_bare_headings_are_dropped_and_counted():
+    doc = extract(Path("junk.md"), "# Junk\n\n## Empty heading\n\n## Real\n\nThe gate closes at ten every night.\n\n"
+                                  "<div class=\"x\">\n\n</div>\n\n---\n\n\u2022\n\nNext\n\nSee section 4.\n\n"
+                                  "Gates close early.\n")
+    assert [u.text for u in doc.units] == ["The gate closes at ten every night."]
+    assert [f.text for f in doc.fragments] == ["Gates close early."]  # a sentence too short to answer
+    assert doc.dropped == {"heading without a body": 1, "lone symbols": 1, "markup": 2, "navigation": 2}
+
+
+# ----------------------------------------------------------------------------- HTML
+
+SPHINX = b"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>Guide &#8212; Docs</title>
+<script>var x = 1;</script><style>p {}</style></head><body>
+<a class="skip-link" href="#main">Skip to main content</a>
+<header><nav><a href="/">Home</a> <a href="/docs">Docs</a></nav></header>
+<div class="related"><ul><li><a href="a.html">previous</a></li><li><a href="b.html">next</a></li></ul></div>
+<div class="document"><div class="body" role="main">
+<section id="guide"><h1>Guide<a class="headerlink" href="#guide">\xc2\xb6</a></h1>
+<p>The gate <em>closes</em> at ten every night of the week.</p>
+<section><h2>Steps<a class="headerlink" href="#s">\xc2\xb6</a></h2>
+<p>To open the gate:</p><ol><li><p>Swipe the badge.</p></li><li><p>Push the bar.</p></li></ol>
+<div class="admonition note"><p class="admonition-title">Note</p><p>Visitors must not open the gate alone.</p></div>
+<dl class="py function"><dt>open_gate(<em>badge</em>)</dt><dd><p>Opens the gate for one badge holder.</p></dd></dl>
+<pre># not a heading
+open_gate(badge)</pre>
+<table><tr><th>Gate</th><th>Hours</th></tr><tr><td>North</td><td>from six to ten every day</td></tr></table>
+</section></section></div></div>
+<div class="sphinxsidebar"><h3>Table of Contents</h3><ul><li><a href="#">Guide</a></li></ul></div>
+<aside><p>Sponsored: buy our gates, the best gates in the world.</p></aside>
+<footer><p>Copyright 2024, the gate team. All rights reserved.</p></footer></body></html>"""
+
+
+def test_html_keeps_the_main_content_without_navigation_and_boilerplate():
+    doc = extract(Path("guide.html"), SPHINX)
+    assert doc.title == "Guide" and doc.media_type == "text/html"
+    texts = [u.text for u in doc.units]
+    assert texts[0] == "The gate closes at ten every night of the week."
+    steps = next(u for u in doc.units if u.horn_type == "PROCEDURE")
+    assert steps.text == "To open the gate:\n\n1. Swipe the badge.\n2. Push the bar." and \
+        steps.question == "How do you open the gate?"
+    assert next(u for u in doc.units if "Visitors" in u.text).horn_type == "CONSTRAINT"
+    assert next(u for u in doc.units if u.text.startswith("open_gate(badge)")).question == "What does open_gate() do?"
+    stored = doc.content
+    for gone in ("Skip to main content", "Home", "previous", "Table of Contents", "Sponsored", "Copyright",
+                 "var x", "\u00b6", "Note\n"):
+        assert gone not in stored, gone
+    assert "```\n# not a heading" in stored  # code stays code in the stored text
+    assert all(s.heading[-1:] != ("not a heading",) for s in doc.document.sections)
+    assert doc.dropped["navigation"] >= 4 and doc.dropped["markup"] == 2
+    for unit in doc.units:
+        shown = stored[unit.span[0]:unit.span[1]]
+        assert shown == unit.text or all(cell in shown for cell in unit.text.split(": ", 1))
+
+
+def test_html_in_a_declared_charset_is_read_and_undeclared_bad_bytes_are_refused():
+    latin = "<html><head><meta charset=\"iso-8859-1\"></head><body><p>Le caf\u00e9 ouvre \u00e0 sept heures chaque matin.</p></body></html>"
+    assert "caf\u00e9" in extract(Path("cafe.html"), latin.encode("latin-1")).units[0].text
+    with pytest.raises(ExtractError, match="not UTF-8 text"):
+        extract(Path("bad.html"), b"<p>caf\xe9 opens at seven every morning</p>")
+
+
+# ----------------------------------------------------------------------------- reStructuredText
+
+def test_rst_reads_sections_lists_definitions_and_footnotes_and_never_a_local_file(tmp_path, capsys):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET LINE")
+    source = f"""=====
+Gates
+=====
+
+Opening
+=======
+
+The following rules apply:
+
+* Visitors must sign in.
+* Drivers must wear a vest.
+
+Badge
+   A card that opens the gates.
+
+Night
+-----
+
+Gates close at ten every night [#]_.
+
+.. [#] Since the 2020 audit.
+
+.. include:: {secret}
+
+.. raw:: html
+   :file: {secret}
+
+.. code-block:: python
+
+   # not a heading
+   open_gate()
+
+.. unknown-directive:: whatever
+"""
+    doc = extract(Path("gates.rst"), source)
+    assert doc.title == "Gates" and doc.media_type == "text/x-rst"
+    assert "TOP SECRET" not in doc.content and all("TOP SECRET" not in u.text for u in doc.units)
+    assert capsys.readouterr().err == ""  # docutils' reports go nowhere
+    by = units_by_topic(doc)
+    (rules,) = by["Opening"][:1]
+    assert rules.text == "The following rules apply:\n\n- Visitors must sign in.\n- Drivers must wear a vest." and \
+        rules.horn_type == "RULE"
+    assert any(u.text == "Badge: A card that opens the gates." for u in by["Opening"])
+    (night,) = by["Night"]
+    assert night.text.startswith("Gates close at ten every night.") and "Since the 2020 audit." in night.text
+    assert next(s for s in doc.document.sections if s.heading == ("Opening", "Night"))
+
+
+# ----------------------------------------------------------------------------- PDF and Word
+
+def test_pdf_text_layer_is_read_into_headings_paragraphs_and_lists():
+    raw = documents.pdf([["Gate manual", "1 Opening hours", "The north gate opens at six every", "morning of the week.",
+                          "", "2 Steps", "1. Swipe the badge at the reader.", "2. Push the bar to open it."],
+                         ["Gate manual", "3 Rules", "Visitors must never open the gate alone."],
+                         ["Gate manual", "4 Night", "The gate is locked at ten every night."]])
+    doc = extract(Path("gates.pdf"), raw)
+    assert doc.media_type == "application/pdf"
+    texts = {u.topic: u for u in doc.units}
+    assert texts["1 Opening hours"].text == "The north gate opens at six every morning of the week."
+    assert texts["2 Steps"].horn_type == "PROCEDURE"
+    assert texts["3 Rules"].horn_type == "CONSTRAINT"
+    assert "Gate manual" not in doc.content  # a line repeated on every page is a running head
+    # Found by its first bytes whatever its name says.
+    assert extract(Path("gates.bin"), raw).media_type == "application/pdf"
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda: documents.blank_pdf(), "no text layer"),
+    (lambda: documents.encrypted(documents.pdf([["A secret statement about the gates at night."]])), "encrypted"),
+    (lambda: b"%PDF-1.4 garbage that is no PDF at all", "not a PDF pypdf can read"),
+])
+def test_a_pdf_that_cannot_be_read_is_refused_with_its_reason(make, words):
+    with pytest.raises(ExtractError, match=words):
+        extract(Path("bad.pdf"), make())
+
+
+def test_word_paragraphs_headings_lists_and_tables_are_read_by_their_styles():
+    def build(d):
+        d.add_heading("Gate manual", 0)
+        d.add_heading("Opening", 1)
+        d.add_paragraph("The north gate opens at six every morning of the week.")
+        d.add_paragraph("To open the gate:")
+        d.add_paragraph("Swipe the badge at the reader.", style="List Number")
+        d.add_paragraph("Push the bar to open the gate.", style="List Number")
+        d.add_heading("Rules", 1)
+        d.add_paragraph("Visitors must not open the gate alone at night.")
+        table = d.add_table(rows=2, cols=2)
+        table.rows[0].cells[0].text, table.rows[0].cells[1].text = "Gate", "Hours"
+        table.rows[1].cells[0].text, table.rows[1].cells[1].text = "North", "from six to ten every day"
+
+    doc = extract(Path("gates.docx"), documents.docx(build))
+    assert doc.title == "Gate manual"
+    by = units_by_topic(doc)
+    assert [u.horn_type for u in by["Opening"]] == ["FACT", "PROCEDURE"]
+    assert by["Opening"][1].text == "To open the gate:\n\n1. Swipe the badge at the reader.\n2. Push the bar to open the gate."
+    assert [u.horn_type for u in by["Rules"]] == ["CONSTRAINT", "FACT"]  # the rule, and the table's row
+    assert "| North | from six to ten every day |" in doc.content
+
+
+@pytest.mark.parametrize("raw,words", [
+    (b"PK\x03\x04 not a zip at all", "not a readable zip"),
+    (documents.zip_bomb(0), "no word/document.xml"),
+])
+def test_a_word_file_that_cannot_be_read_is_refused_with_its_reason(raw, words):
+    if words == "no word/document.xml":
+        import io
+        import zipfile
+
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as archive:
+            archive.writestr("hello.txt", "hi")
+        raw = out.getvalue()
+    with pytest.raises(ExtractError, match=words):
+        extract(Path("bad.docx"), raw)
+
+
+def test_a_zip_bomb_is_refused_before_it_is_unpacked():
+    with pytest.raises(ExtractError, match="unpacks to at most 64 MB"):
+        extract(Path("bomb.docx"), documents.zip_bomb(65 * 2**20))
+
+
+# ----------------------------------------------------------------------------- text, JSON Lines, bad files
+
+def test_json_lines_skip_a_malformed_line_with_its_number_and_keep_the_good_ones():
+    doc = extract(Path("faq.jsonl"), '{"question": "Who signs refunds?", "answer": "The support lead signs refunds."}\n'
+                                     '{"question": "Broken", \n'
+                                     '{"question": "When are refunds paid?", "answer": "Within five days.", '
+                                     '"horn_type": "FACT"}\n')
+    assert [u.question for u in doc.units] == ["Who signs refunds?", "When are refunds paid?"]
+    assert [u.line for u in doc.units] == [1, 3]
+    assert doc.skipped == [(2, "malformed JSON: Expecting property name enclosed in double quotes at column 24")]
+
+
+@pytest.mark.parametrize("name,raw,words", [
+    ("empty.md", b"", "nothing to review"),
+    ("blank.pdf", b"", "an empty file"),
+    ("binary.md", bytes(range(256)), "not UTF-8 text"),
+    ("latin.txt", "caf\u00e9 au lait every morning".encode("latin-1"), "not UTF-8 text (byte 0xe9 at offset 3)"),
+    ("nul.md", b"# a\n\nThe gate\x00 closes.\n", "NUL"),
+    ("sheet.odt", b"x", "unsupported file type .odt"),
+])
+def test_a_bad_file_is_refused_with_a_clear_reason(name, raw, words):
+    with pytest.raises(ExtractError, match=re.escape(words)):
+        extract(Path(name), raw)
+
+
+def test_the_formats_the_help_lists_are_the_ones_read():
+    assert set(READERS) == set(formats.SUFFIXES) and BINARY == {s for s, (_, b) in READERS.items() if b}
+
+
+# ----------------------------------------------------------------------------- claims and questions
+
+def test_a_long_paragraph_is_split_where_a_sentence_stands_alone():
+    text = ("The north gate opens at six every morning. It closes at ten. Visitors must sign in at the gatehouse. "
+            "This applies to drivers too. The yard has fourteen docks.")
+    parts = [text[a:b] for a, b in split_claims(text)]
+    assert parts == ["The north gate opens at six every morning. It closes at ten.",
+                     "Visitors must sign in at the gatehouse. This applies to drivers too.",
+                     "The yard has fourteen docks."]
+    assert split_claims("One claim. And its reason.") == [(0, 26)]  # short: one claim
+
+
+def test_questions_are_specific_and_distinct_without_templates():
+    content = "# Yard\n\n" + "".join(f"## Gate {n}\n\nThe gate closes at ten every night.\n\n" for n in range(3))
+    content += "## Rules\n\nPedestrians must not cross the yard.\n\nVisitors must sign in at the gatehouse.\n\n" \
+               "If the alarm sounds, leave by the nearest exit.\n\nNightly backups are kept for 14 days.\n"
+    doc = extract(Path("yard.md"), content)
+    questions = [u.question for u in doc.units]
+    assert questions[3:] == ["May pedestrians cross the yard?", "Must visitors sign in at the gatehouse?",
+                             "What should be done if the alarm sounds?", "How long are nightly backups kept?"]
+    # The same statement under three headings: told apart by its section.
+    assert questions[:3] == ["Gate 0: when does the gate close?", "Gate 1: when does the gate close?",
+                             "Gate 2: when does the gate close?"]
+    assert not any(re.match(r"What (is established about|rule applies to)", q) for q in questions)
+
+
+# ----------------------------------------------------------------------------- Horn types by logical form
+
+@pytest.mark.parametrize("text,horn_type", [
+    # FACT: holds unconditionally
+    ("The plant employs 85 people.", "FACT"),
+    ("Each site has its own Site Manager.", "FACT"),
+    ("By default, pip does not perform any checks against tampering.", "FACT"),  # a negation in a description
+    ("The upstream authors do not consider it a bug.", "FACT"),
+    ("The GNU Project do not in general consider a missing manual page a bug.", "FACT"),
+    ("He said \u201cyou must not do that\u201d and left.", "FACT"),  # a prohibition quoted
+    ("It has been suggested that the lock should be per interpreter.", "FACT"),
+    ("This may take a while on a large table.", "FACT"),  # "may" of possibility
+    ("pip tries to use its cache whenever possible.", "FACT"),
+    ("The default strategy is only-if-needed.", "FACT"),
+    # RULE: obligation, recommendation or permission, conditional or not
+    ("Packages must include a copyright file.", "RULE"),
+    ("Visitors must sign in.", "RULE"),
+    ("You should run the tests before a release.", "RULE"),
+    ("The maintainer shall answer within a week.", "RULE"),
+    ("A signature is required for every delivery.", "RULE"),
+    ("Visitors may park in bays one to six.", "RULE"),
+    ("If the cold room passes 8 \u00b0C, move the stock.", "RULE"),
+    ("When a truck arrives late, the dock lead reassigns its slot.", "RULE"),
+    ("Use a list to make an array.", "RULE"),  # an order
+    ("To connect, a user must not only pass the checks but must hold the privilege.", "RULE"),
+    # CONSTRAINT: a prohibition
+    ("You should not specify a Pre-Depends entry unless it is needed.", "CONSTRAINT"),
+    ("Forklifts must never carry people.", "CONSTRAINT"),
+    ("Pedestrians may not cross the yard.", "CONSTRAINT"),
+    ("Smoking is not allowed on the dock.", "CONSTRAINT"),
+    ("No one may open the gate alone.", "CONSTRAINT"),
+    ("No package may depend on a virtual package alone.", "CONSTRAINT"),
+    ("Do not run the server as root.", "CONSTRAINT"),
+    ("Never leave the key in the lock.", "CONSTRAINT"),
+    # PROCEDURE: ordered steps
+    ("1. Stop the service.\n2. Back up the data.\n3. Upgrade.", "PROCEDURE"),
+    ("First stop the engine, then chock the wheels, finally open the doors.", "PROCEDURE"),
+    ("1. The package is in main.\n2. The package has a copyright file.", "FACT"),  # a list of conditions
+    # OPEN_ISSUE: what the text says is unknown or undecided, or asks
+    ("It is not yet decided whether telematics data is kept.", "OPEN_ISSUE"),
+    ("Whether the cameras are kept is unclear.", "OPEN_ISSUE"),
+    ("Does the heat limit apply to the loading bays?", "OPEN_ISSUE"),
+    ("A proposal for an upgrade-all command is being considered.", "OPEN_ISSUE"),
+    ("The behaviour is unspecified for negative sizes.", "FACT"),  # a standard saying so is a description
+])
+def test_each_horn_type_by_its_logical_form(text, horn_type):
+    assert horn.of_text(text) == horn_type
+
+
+@pytest.mark.parametrize("items,ordered,intro,horn_type", [
+    (("Stop the conveyor.", "Back up the settings.", "Install the firmware."), True, "", "PROCEDURE"),
+    (("Download the script.", "Open a terminal and run it."), False, "", "PROCEDURE"),  # all orders, in order
+    (("The package is in main.", "It has a copyright file."), True, "", "FACT"),
+    (("If equal, prefer the pinned one.", "If still equal, prefer the newest."), False, "", "RULE"),
+    (("STOP halts the belt", "SLOW halves its speed"), False, "The following keys must have these meanings:", "RULE"),
+    (("the package is in main", "it builds"), True, "A package is accepted when all these conditions hold:", "RULE"),
+])
+def test_a_list_is_typed_by_its_items_and_its_intro(items, ordered, intro, horn_type):
+    assert horn.horn_type(horn.Form(" ".join(items), items, ordered, intro)) == horn_type
+
+
+def test_the_rules_are_one_table_in_the_order_they_are_tried():
+    assert [name for name, _ in horn.RULES] == ["OPEN_ISSUE", "PROCEDURE", "CONSTRAINT", "RULE", "FACT"]
