@@ -204,8 +204,7 @@ def test_questions_keep_the_capitals_of_names_only():
     ("a.jsonl", '{"question": "q", "answer": "a", "horn_type": "OPINION"}', 1, "unknown horn_type 'OPINION'"),
     ("a.jsonl", '{"question": "q", "answer": "a\\u0000"}', 1, '"answer" holds a NUL'),
     ("a.jsonl", "[" * 100 + "]" * 100, 1, "nested deeper than 64 levels"),
-    ("a.jsonl", '{"question": "q", "answer": "a"}\n{"question": "q", "answer": "a", "score": NaN}', 2,
-     "NaN is not a number JSON allows"),
+    ("a.jsonl", '{"question": "q", "answer": "a", "score": NaN}', 1, "NaN is not a number JSON allows"),
     ("a.jsonl", '{"question": "q", "answer": "a", "score": -1e400}', 1, "-1e400 is out of range for a number"),
     ("a.jsonl", json.dumps({"question": "q" * 2_001, "answer": "a"}), 1, "a question is at most 2,000 characters"),
     ("a.md", "x" * 20_001, 1, "an answer is at most 20,000 characters"),
@@ -214,6 +213,12 @@ def test_a_document_with_nothing_readable_is_refused_whole_with_its_line(name, c
     with pytest.raises(ExtractError, match=re.escape(words)) as raised:
         extract(Path(name), content)
     assert raised.value.line == line
+
+
+def test_a_json_lines_line_with_a_number_json_does_not_allow_is_skipped_and_the_good_lines_go_in():
+    doc = extract(Path("a.jsonl"), '{"question": "q", "answer": "a"}\n{"question": "q", "answer": "a", "score": NaN}')
+    assert [u.text for u in doc.units] == ["a"]
+    assert doc.skipped == [(2, "NaN is not a number JSON allows")]
 
 
 def test_headings_and_names_that_made_patterns_backtrack_are_read_in_linear_time():
