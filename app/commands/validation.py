@@ -126,6 +126,12 @@ def ingest_lines(summary: dict) -> list[str]:
              f"{summary['fragments']} fragment(s) sent to the grey queue"]
     if summary["duplicates"]:
         lines.append(f"{len(summary['duplicates'])} already ingested (same content), skipped")
+    if summary.get("versions"):
+        lines.append(f"{len(summary['versions'])} new version(s) of documents read before: "
+                     f"{summary['unchanged']} statement(s) unchanged, {summary['withdrawn']} pending candidate(s) "
+                     f"withdrawn, {summary['flagged']} answer(s) flagged source_changed")
+    if summary.get("merged"):
+        lines.append(f"{summary['merged']} statement(s) another document states too: a source more for their candidate")
     for s in summary["skipped"]:
         where = s["path"] + (f":{s['line']}" if s.get("line") else "")
         lines.append(f"skipped {where}: {s['reason']}")

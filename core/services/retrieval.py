@@ -3,7 +3,7 @@ question (PostgreSQL full-text search, built-ins only). Used by generation and b
 automation.
 
 A passage is a section of a document with its title and heading path (core/services/ingest.py,
-`sections_of`). PostgreSQL finds the passages sharing any of the question's stemmed terms in their
+`sections_of`), of the newest version of its document (`current`). PostgreSQL finds the passages sharing any of the question's stemmed terms in their
 text (`search`) or in their title and headings (`heading_search`: title weight A, heading B) and
 ranks them by cover density (`ts_rank_cd`); `rank` here then scores each one by how much of the
 question it covers, each term weighed by its rarity in the corpus (a word every passage has says
@@ -90,8 +90,8 @@ def _weigh(tx: Tx, parsed: list[dict]) -> list[Term]:
         "SELECT (SELECT CASE WHEN c.reltuples > %(cap)s THEN c.reltuples::bigint ELSE (SELECT count(*) FROM "
         "        source_passages) END FROM pg_class c WHERE c.oid = 'source_passages'::regclass) + "
         "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers WHERE status = 'APPROVED' LIMIT %(cap)s) a) AS n, "
-        "       (SELECT json_object_agg(l, (SELECT count(*) FROM (SELECT 1 FROM source_passages p WHERE p.search @@ t.q "
-        "                                   OR p.heading_search @@ t.q LIMIT %(cap)s) p) + "
+        "       (SELECT json_object_agg(l, (SELECT count(*) FROM (SELECT 1 FROM source_passages p WHERE (p.search @@ t.q "
+        "                                   OR p.heading_search @@ t.q) AND p.current LIMIT %(cap)s) p) + "
         "                                  (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q "
         "                                   AND a.status = 'APPROVED' LIMIT %(cap)s) a)) "
         "          FROM unnest(%(lexemes)s::text[], %(quoted)s::text[]) u(l, quoted), "
@@ -128,7 +128,7 @@ def _candidates(tx: Tx, lexemes: list[str], exclude: int | None = None) -> list[
         "(SELECT 'passage' AS kind, p.id, p.document_id, p.title, p.heading, p.text, p.span_start, p.span_end, "
         "        ts_rank_cd(p.heading_search || p.search, q.q) AS rank, "
         f"       {hits.format(vector='p.search')} AS body, {hits.format(vector='p.heading_search')} AS labels "
-        "   FROM source_passages p, q WHERE (p.search @@ q.q OR p.heading_search @@ q.q) "
+        "   FROM source_passages p, q WHERE (p.search @@ q.q OR p.heading_search @@ q.q) AND p.current "
         "    AND p.id IS DISTINCT FROM %(exclude)s ORDER BY rank DESC, p.id LIMIT %(wide)s) "
         "UNION ALL "
         "(SELECT 'answer', a.id, NULL, 'Registry answer ' || a.id, a.question, a.text, NULL, NULL, "
