@@ -1,0 +1,267 @@
+"""Ingest throughput, into an empty database and into one ten times as full (issue 25, item 6).
+
+The corpus is a real manual nobody here wrote: the Python 3.11 standard library reference as
+Debian ships its reStructuredText sources (`python3.11-doc`, html/_sources/library/*.rst.txt, read
+as plain text), the first files of it in name order that reach `--megabytes` (default 4.5). Recipe
+(the bench runs it when the folder is missing):
+
+    apt-get download python3.11-doc && dpkg -x python3.11-doc_*.deb /tmp/r2k-bench-corpora/python3.11-doc
+
+Rows, in one run and one database (its tables emptied first):
+1. empty: `ingest.ingest` of the corpus into an empty database, as `r2k ingest` runs it (progress
+   callback, after-commit effects, the audit checkpoints its events fall due for).
+2. tenfold: the same corpus again into the database holding ten times as much: the first run's
+   rows made into ten copies with SQL (documents, passages, statements, candidates, grey entries,
+   their histories and events; each copy's file locations, content hashes and statement hashes
+   varied, so nothing in them is the corpus again). Its signed checkpoint is written before the
+   measured run, which pays only for its own events. (The copies' events are not re-signed: `audit
+   verify` is not meant for this database.)
+Each row prints seconds, MB/s and candidates/s; `tenfold/empty` is the second row's time over
+the first's (target within 1.20). Floors, measured in the same run: `parse` (extract and
+sections, pure Python, no database), `bare insert` (the same rows the empty run wrote, copied into
+their tables again by SQL in one transaction, rolled back), and their sum. Target: 1 MB/s.
+
+    python bench/ingest.py [--megabytes 4.5] [--corpus DIR] [--profile]
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import glob
+import io
+import pstats
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from _common import bench_env, vacuum, verdict
+
+CORPUS_PACKAGE = "python3.11-doc"
+CORPUS_DIR = Path(tempfile.gettempdir()) / "r2k-bench-corpora" / CORPUS_PACKAGE
+LIBRARY = "usr/share/doc/python3.11/html/_sources/library"
+
+# The tables a copy of the first run's rows goes to, and the columns that name another row: copied
+# with that row's id in the copy.
+COPIED = {
+    "source_documents": {"supersedes_id": "source_documents"},
+    "source_passages": {"document_id": "source_documents"},
+    "candidates": {"document_id": "source_documents"},
+    "document_statements": {"document_id": "source_documents", "candidate_id": "candidates"},
+    "grey_entries": {},
+    "grey_transitions": {"entry_id": "grey_entries"},
+}
+AGGREGATES = {"source_document": "source_documents", "candidate": "candidates", "grey_entry": "grey_entries",
+              "grey_transition": "grey_transitions"}
+# What makes a copy another corpus: its own file locations, contents and statements.
+VARIED = {"location": "location || '#' || %(k)s", "content_hash": "content_hash || '-' || %(k)s",
+          "statement": "md5(statement || %(k)s)"}
+
+
+def corpus(megabytes: float, folder: Path | None) -> list[Path]:
+    root = Path(folder) if folder else CORPUS_DIR / LIBRARY
+    if not root.is_dir() and folder is None:
+        CORPUS_DIR.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["apt-get", "download", CORPUS_PACKAGE], cwd=CORPUS_DIR, check=True, capture_output=True)
+        [deb] = glob.glob(str(CORPUS_DIR / f"{CORPUS_PACKAGE}_*.deb"))
+        subprocess.run(["dpkg", "-x", deb, str(CORPUS_DIR)], check=True)
+    files, size = [], 0
+    for path in sorted(root.rglob("*.txt")):
+        if size >= megabytes * 1e6:
+            break
+        files.append(path)
+        size += path.stat().st_size
+    return files
+
+
+def superuser():
+    import psycopg
+
+    from r2k.core.config import get_settings
+    from r2k.core.embedded import superuser_url
+
+    return psycopg.connect(superuser_url(get_settings()), autocommit=True)
+
+
+def empty_tables(ctx) -> None:
+    """Every table emptied (as the test suite does between tests) and Redis flushed."""
+    with superuser() as conn, conn.transaction():
+        tables = [r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                                             "AND tablename <> 'alembic_version'")]
+        conn.execute("SET LOCAL session_replication_role = replica; "
+                     + " ".join(f"DELETE FROM {table};" for table in tables))
+    from r2k.core import audit
+
+    audit.checkpoint_file(ctx.settings).unlink(missing_ok=True)  # the checkpoints' copy outside the database
+    ctx.redis.flushdb()
+    from r2k.core.services import queue_index
+
+    queue_index.reconcile(ctx)
+
+
+def copy_rows(conn, k: int, base: dict[str, int], varied: bool = True) -> int:
+    """Copy `k` of the first `base` rows of COPIED and their events, every id moved by k times the
+    table's base; the rows written."""
+    shift = {table: n * k for table, n in base.items()}
+    written = 0
+    for table, refs in COPIED.items():
+        cols = [r[0] for r in conn.execute(
+            "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped "
+            "AND attgenerated = '' ORDER BY attnum", (table,))]
+        picked = []
+        for col in cols:
+            if col == "id":
+                picked.append(f"id + {shift[table]}")
+            elif col in refs:
+                picked.append(f"{col} + {shift[refs[col]]}")
+            elif varied and col in VARIED:
+                picked.append(VARIED[col])
+            else:
+                picked.append(col)
+        first = "id <= %(own)s" if "id" in cols else "document_id <= %(docs)s"
+        written += conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {', '.join(picked)} FROM {table} "
+                                f"WHERE {first}", {"k": str(k), "own": base.get(table), "docs": base["source_documents"]}
+                                ).rowcount
+    for aggregate, table in AGGREGATES.items():
+        written += conn.execute(
+            "INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, idempotency_key, "
+            "prev_hash, hash, signature, key_id) SELECT aggregate_type, (aggregate_id::bigint + %(shift)s)::text, seq, "
+            "type, actor, payload, created_at, idempotency_key, prev_hash, hash, signature, key_id FROM events "
+            "WHERE aggregate_type = %(aggregate)s AND aggregate_id::bigint <= %(base)s",
+            {"shift": shift[table], "aggregate": aggregate, "base": base[table]}).rowcount
+    return written
+
+
+def base_sizes(conn) -> dict[str, int]:
+    return {table: conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+            for table in COPIED if table != "document_statements"}
+
+
+def tenfold(ctx) -> int:
+    """The first run's rows made ten copies: the rows as they are, varied, and nine more."""
+    with superuser() as conn:
+        base = base_sizes(conn)
+        with conn.transaction():
+            for column, expression in VARIED.items():  # the first run's own rows become copy 0
+                table = "document_statements" if column == "statement" else "source_documents"
+                conn.execute(f"UPDATE {table} SET {column} = {expression.replace('%(k)s', '%s')}", ("0",))
+            written = sum(copy_rows(conn, k, base) for k in range(1, 10))
+            for table, n in base.items():
+                conn.execute("SELECT setval(pg_get_serial_sequence(%s, 'id'), %s)", (table, max(n * 10, 1)))
+    for table in (*COPIED, "events"):
+        vacuum(table)
+    from r2k.core import audit
+
+    audit.write_checkpoint(ctx, force=True)  # the copies' events: checkpointed before the measured run
+    return written
+
+
+def bare_insert(ctx) -> float:
+    """The floor for the database: the rows the empty run wrote, copied into their tables once more
+    by SQL (no Python between them, no signing, no reactions), in one transaction rolled back."""
+    with superuser() as conn:
+        base = base_sizes(conn)
+        started = time.perf_counter()
+        try:
+            with conn.transaction():
+                copy_rows(conn, 1, base, varied=False)
+                elapsed = time.perf_counter() - started
+                raise _RolledBack
+        except _RolledBack:
+            return elapsed
+
+
+class _RolledBack(Exception):
+    pass
+
+
+def parse_only(files: list[Path]) -> float:
+    """The floor for the reading: every file extracted and cut into sections, no database."""
+    from r2k.core.extract import extract
+    from r2k.core.services import ingest
+
+    started = time.perf_counter()
+    for path in files:
+        doc = extract(path, _content(path))
+        ingest.sections_of(doc)
+        {ingest.statement_of(unit.text) for unit in doc.units}
+    return time.perf_counter() - started
+
+
+def _content(path: Path) -> str:
+    return path.read_text(encoding="utf-8-sig")
+
+
+def measured(ctx, actor, files: list[Path], profile: bool) -> tuple[float, dict, str]:
+    from r2k.core.services import ingest
+
+    ticks = []
+    profiler = cProfile.Profile() if profile else None
+    started = time.perf_counter()
+    if profiler:
+        profiler.enable()
+    summary = ingest.ingest(ctx, actor, files, on_file=lambda path, i, n: ticks.append(i))
+    if profiler:
+        profiler.disable()
+    elapsed = time.perf_counter() - started
+    shown = ""
+    if profiler:
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out).strip_dirs()
+        stats.sort_stats("cumulative").print_stats(22)
+        stats.sort_stats("tottime").print_stats(12)
+        shown = out.getvalue()
+    assert ticks and summary["documents"] == len(files), (summary["skipped"][:3], summary["duplicates"][:3])
+    return elapsed, summary, shown
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--megabytes", type=float, default=4.5)
+    parser.add_argument("--corpus", type=Path, default=None, help="a folder of .txt files (default: the recipe's)")
+    parser.add_argument("--profile", action="store_true", help="print where the time of each row goes (cProfile)")
+    args = parser.parse_args()
+    bench_env("ingest")
+    files = corpus(args.megabytes, args.corpus)
+    megabytes = sum(p.stat().st_size for p in files) / 1e6
+    from r2k.core.context import Context
+    from r2k.core.domain import SYSTEM
+
+    ctx = Context()
+    print(f"corpus: {len(files)} files, {megabytes:.2f} MB ({args.corpus or CORPUS_PACKAGE + ' ' + LIBRARY})")
+    parse = parse_only(files)
+    empty_tables(ctx)
+    rows = {}
+    rows["empty"] = measured(ctx, SYSTEM, files, args.profile)
+    floor_db = bare_insert(ctx)
+    with ctx.db.read() as tx:
+        held_before = tx.scalar("SELECT count(*) FROM candidates")
+    started = time.perf_counter()
+    copied = tenfold(ctx)
+    load = time.perf_counter() - started
+    with ctx.db.read() as tx:
+        held = {t: tx.scalar(f"SELECT count(*) FROM {t}") for t in ("candidates", "events", "grey_entries")}
+    print(f"tenfold database: {held['candidates']:,} candidates, {held['grey_entries']:,} grey entries, "
+          f"{held['events']:,} events (was {held_before:,} candidates; {copied:,} rows copied in {load:.1f} s)")
+    rows["tenfold"] = measured(ctx, SYSTEM, files, args.profile)
+
+    print(f"\n{'row':<22} {'seconds':>8} {'MB/s':>7} {'candidates':>11} {'candidates/s':>13} {'grey':>6}")
+    for name, (elapsed, summary, _) in rows.items():
+        n = summary["candidates_total"]
+        print(f"{name:<22} {elapsed:>8.2f} {megabytes / elapsed:>7.2f} {n:>11,} {n / elapsed:>13,.0f} "
+              f"{summary['fragments']:>6,}")
+    n = rows["empty"][1]["candidates_total"]
+    for name, elapsed in (("floor: parse", parse), ("floor: bare insert", floor_db),
+                          ("floor: parse + insert", parse + floor_db)):
+        print(f"{name:<22} {elapsed:>8.2f} {megabytes / elapsed:>7.2f} {'':>11} {n / elapsed:>13,.0f}")
+    ratio = rows["tenfold"][0] / rows["empty"][0]
+    rate = megabytes / rows["empty"][0]
+    print(f"\ntenfold/empty: {ratio:.2f} (target <= 1.20: {verdict(ratio, 1.2001)}); "
+          f"empty MB/s: {rate:.2f} (target >= 1: {verdict(rate, 1, lower_is_better=False)})")
+    if args.profile:
+        for name, (_, _, shown) in rows.items():
+            print(f"\n---- where the time goes: {name} ----\n{shown}")
+
+
+if __name__ == "__main__":
+    main()
