@@ -16,8 +16,9 @@ Rows, in one run and one database (its tables emptied first):
    varied, so nothing in them is the corpus again). Its signed checkpoint is written before the
    measured run, which pays only for its own events. (The copies' events are not re-signed: `audit
    verify` is not meant for this database.)
-Each row prints seconds, MB/s and candidates/s; `tenfold/empty` is the second row's time over
-the first's (target within 1.20). Floors, measured in the same run: `parse` (extract and
+Each row prints seconds, MB/s and candidates/s, and the CPU seconds the run cost this process, this
+database's PostgreSQL processes and this Redis (the machine is shared: the load average says how
+much); `tenfold/empty` is the second row's time over the first's (target within 1.20). Floors, measured in the same run: `parse` (extract and
 sections, pure Python, no database), `bare insert` (the same rows the empty run wrote, copied into
 their tables again by SQL in one transaction, rolled back), and their sum. Target: 1 MB/s.
 
@@ -29,6 +30,7 @@ import argparse
 import cProfile
 import glob
 import io
+import os
 import pstats
 import subprocess
 import tempfile
@@ -93,6 +95,7 @@ def empty_tables(ctx) -> None:
     from r2k.core import audit
 
     audit.checkpoint_file(ctx.settings).unlink(missing_ok=True)  # the checkpoints' copy outside the database
+    ctx.signer._registered.clear()  # its public key is gone with signing_keys: registered again at first use
     ctx.redis.flushdb()
     from r2k.core.services import queue_index
 
@@ -192,11 +195,39 @@ def _content(path: Path) -> str:
     return path.read_text(encoding="utf-8-sig")
 
 
-def measured(ctx, actor, files: list[Path], profile: bool) -> tuple[float, dict, str]:
+def server_pids(ctx) -> dict[str, list[int]]:
+    """This database's PostgreSQL processes (its postmaster and every process it started) and this
+    Redis's: their CPU is what the ingest cost the servers, whatever else runs on the machine."""
+    with ctx.db.read() as tx:
+        backend = tx.scalar("SELECT pg_backend_pid()")
+    postmaster = _stat(backend)[1]
+    children = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if (_stat(pid) or (0, 0))[1] == postmaster]
+    return {"postgres": [postmaster, *children], "redis": [int(ctx.redis.info("server")["process_id"])]}
+
+
+def _stat(pid: int) -> tuple[float, int] | None:
+    """(CPU seconds used, parent pid) of a process, from /proc; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), int(fields[1])
+
+
+def cpu_now(pids: dict[str, list[int]]) -> dict[str, float]:
+    used = {name: sum((_stat(pid) or (0.0, 0))[0] for pid in group) for name, group in pids.items()}
+    return {"r2k": time.process_time(), **used}
+
+
+def measured(ctx, actor, files: list[Path], profile: bool) -> tuple[float, dict, str, dict]:
     from r2k.core.services import ingest
 
     ticks = []
     profiler = cProfile.Profile() if profile else None
+    pids = server_pids(ctx)
+    cpu = cpu_now(pids)
     started = time.perf_counter()
     if profiler:
         profiler.enable()
@@ -204,6 +235,7 @@ def measured(ctx, actor, files: list[Path], profile: bool) -> tuple[float, dict,
     if profiler:
         profiler.disable()
     elapsed = time.perf_counter() - started
+    spent = {name: used - cpu[name] for name, used in cpu_now(pids).items()}
     shown = ""
     if profiler:
         out = io.StringIO()
@@ -212,7 +244,7 @@ def measured(ctx, actor, files: list[Path], profile: bool) -> tuple[float, dict,
         stats.sort_stats("tottime").print_stats(12)
         shown = out.getvalue()
     assert ticks and summary["documents"] == len(files), (summary["skipped"][:3], summary["duplicates"][:3])
-    return elapsed, summary, shown
+    return elapsed, summary, shown, spent
 
 
 def main() -> None:
@@ -245,11 +277,12 @@ def main() -> None:
           f"{held['events']:,} events (was {held_before:,} candidates; {copied:,} rows copied in {load:.1f} s)")
     rows["tenfold"] = measured(ctx, SYSTEM, files, args.profile)
 
-    print(f"\n{'row':<22} {'seconds':>8} {'MB/s':>7} {'candidates':>11} {'candidates/s':>13} {'grey':>6}")
-    for name, (elapsed, summary, _) in rows.items():
+    print(f"\n{'row':<22} {'seconds':>8} {'MB/s':>7} {'candidates':>11} {'candidates/s':>13} {'grey':>6}   "
+          f"CPU seconds: r2k / PostgreSQL / Redis")
+    for name, (elapsed, summary, _, spent) in rows.items():
         n = summary["candidates_total"]
         print(f"{name:<22} {elapsed:>8.2f} {megabytes / elapsed:>7.2f} {n:>11,} {n / elapsed:>13,.0f} "
-              f"{summary['fragments']:>6,}")
+              f"{summary['fragments']:>6,}   {spent['r2k']:.2f} / {spent['postgres']:.2f} / {spent['redis']:.2f}")
     n = rows["empty"][1]["candidates_total"]
     for name, elapsed in (("floor: parse", parse), ("floor: bare insert", floor_db),
                           ("floor: parse + insert", parse + floor_db)):
@@ -258,8 +291,9 @@ def main() -> None:
     rate = megabytes / rows["empty"][0]
     print(f"\ntenfold/empty: {ratio:.2f} (target <= 1.20: {verdict(ratio, 1.2001)}); "
           f"empty MB/s: {rate:.2f} (target >= 1: {verdict(rate, 1, lower_is_better=False)})")
+    print(f"load average over the run: {os.getloadavg()[1]:.1f} on {os.cpu_count()} cores (others' work included)")
     if args.profile:
-        for name, (_, _, shown) in rows.items():
+        for name, (_, _, shown, _) in rows.items():
             print(f"\n---- where the time goes: {name} ----\n{shown}")
 
 

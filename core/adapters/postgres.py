@@ -90,6 +90,14 @@ class Tx:
                f"RETURNING *")
         return self.one(sql, [adapt(c, values[c]) for c in cols])
 
+    def copy(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        """Write rows (values in `columns`' order) with one COPY; nothing read back."""
+        if not rows:
+            return
+        with self.conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
     def insert_all(self, table: str, rows: list[dict]) -> list[dict]:
         """INSERT many rows that name the same columns: their ids drawn from the table's sequence in
         one statement, the rows written by one COPY (a multi-row INSERT … RETURNING cost seven times

@@ -184,13 +184,10 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
 def _index_sections(tx, document: dict, doc: Extracted, previous: dict | None) -> None:
     """The retrieval index: the document's titled sections, in one statement; the version it
     replaces leaves the index (its rows stay, not current)."""
-    sections = sections_of(doc)
-    if sections:
-        tx.execute("INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text, title, heading) "
-                   "SELECT %s, o - 1, s, e, t, %s, h FROM unnest(%s::int[], %s::int[], %s::text[], %s::text[]) "
-                   "WITH ORDINALITY AS u(s, e, t, h, o)",
-                   (document["id"], doc.title[:300], [x.start for x in sections], [x.end for x in sections],
-                    [x.text for x in sections], [x.heading for x in sections]))
+    title = doc.title[:300]
+    tx.copy("source_passages", ("document_id", "ordinal", "span_start", "span_end", "text", "title", "heading"),
+            [(document["id"], ordinal, x.start, x.end, x.text, title, x.heading)
+             for ordinal, x in enumerate(sections_of(doc))])
     if previous:
         tx.execute("UPDATE source_passages SET current = false WHERE document_id = %s", (previous["id"],))
 
@@ -234,11 +231,8 @@ def _compare(tx, actor: Actor, document: dict, doc: Extracted, statements: dict[
             holder[h] = elsewhere[h]
             candidates.add_source(tx, actor, elsewhere[h], ref(h, unit))
             merged += 1
-    if statements:
-        tx.execute("INSERT INTO document_statements (document_id, statement, candidate_id, span_start, span_end) "
-                   "SELECT %s, * FROM unnest(%s::text[], %s::bigint[], %s::int[], %s::int[])",
-                   (document["id"], list(statements), [holder[h] for h in statements],
-                    [u.span[0] for u in statements.values()], [u.span[1] for u in statements.values()]))
+    tx.copy("document_statements", ("document_id", "statement", "candidate_id", "span_start", "span_end"),
+            [(document["id"], h, holder[h], u.span[0], u.span[1]) for h, u in statements.items()])
     kept = set(holder.values())
     gone = {before[h] for h in before if h not in statements and h not in elsewhere} - kept
     withdrawn = candidates.withdraw_removed(tx, sorted(gone), document["id"]) if gone else []
