@@ -315,3 +315,62 @@ def rows_read(ctx, superuser, sql: str, params) -> tuple[int, set[str]]:
     read = sum(n["Actual Rows"] * n["Actual Loops"] + n.get("Rows Removed by Filter", 0)
                + n.get("Rows Removed by Index Recheck", 0) for n in scans)
     return read, {n["Index Name"] for n in nodes if "Index Name" in n}
+
+
+def test_the_migration_finds_the_statements_of_candidates_extracted_before_it(ctx, people, superuser, tmp_path):
+    import importlib
+
+    import psycopg
+
+    from r2k.core import embedded
+
+    path = tmp_path / "yard.md"
+    path.write_text(HANDBOOK)
+    ingest.ingest(ctx, people["root"], [path])
+    revised = by_text(ctx)[OPENS]
+    claims.claim(ctx, people["alice"], revised["id"])
+    candidates.revise(ctx, people["alice"], revised["id"], "The north gate opens at seven.")
+    stored = superuser("SELECT * FROM document_statements ORDER BY candidate_id")
+    superuser("DELETE FROM document_statements")
+    migration = importlib.import_module("r2k.core.migrations.versions.0011_document_versions")
+    with psycopg.connect(embedded.superuser_url(ctx.settings), autocommit=True) as conn:
+        migration.statements(conn)
+    # The same rows, the revised candidate's by the text it was extracted with.
+    assert superuser("SELECT * FROM document_statements ORDER BY candidate_id") == stored
+    assert {r["statement"] for r in stored} >= {ingest.statement_of(OPENS)}
+
+
+def test_a_batch_of_candidates_is_queued_and_noticed_in_order_as_one_by_one(ctx, people, tmp_path):
+    from r2k.core.notices import CHANNEL
+
+    pubsub = ctx.redis.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(CHANNEL)
+    pubsub.get_message(timeout=1)
+    path = tmp_path / "yard.md"
+    path.write_text(HANDBOOK)
+    [document_id] = ingest.ingest(ctx, people["root"], [path])["document_ids"]
+    made = sorted(c["id"] for c in candidate_views.list_candidates(ctx))
+    seen = []
+    while len(seen) < 5 and (message := pubsub.get_message(timeout=2)) is not None:
+        if message["type"] == "message":
+            seen.append(json.loads(message["data"]))
+    pubsub.close()
+    assert [(n["entity"], n["id"], n["action"]) for n in seen] == [
+        ("source_document", document_id, "ingested"), *(("candidate", i, "extract") for i in made)]
+    assert all(set(n) == {"entity", "id", "action", "state", "version", "actor"} for n in seen)
+    assert sorted(queued(ctx, "FACT") + queued(ctx, "RULE") + queued(ctx, "CONSTRAINT")) == made
+    for horn in ("FACT", "RULE", "CONSTRAINT"):
+        assert queued(ctx, horn) == sorted(queued(ctx, horn))  # the tail in the order they were made
+
+
+def test_a_candidate_in_review_whose_statement_went_is_left_to_its_validator(ctx, people, tmp_path):
+    path = tmp_path / "yard.md"
+    path.write_text(HANDBOOK)
+    ingest.ingest(ctx, people["root"], [path])
+    licence = by_text(ctx)[LICENCE]
+    claims.claim(ctx, people["alice"], licence["id"])
+    path.write_text(HANDBOOK.replace(LICENCE, ""))
+    summary = ingest.ingest(ctx, people["root"], [path])
+    assert (summary["withdrawn"], summary["flagged"]) == (0, 0)
+    still = candidate_views.get(ctx, licence["id"])
+    assert (still["state"], still["claimed_by"]) == ("IN_REVIEW", "alice")

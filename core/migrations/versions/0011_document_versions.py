@@ -69,15 +69,14 @@ CREATE UNIQUE INDEX conflict_flags_source_changed ON conflict_flags (answer_id)
 
 def upgrade() -> None:
     op.execute(UPGRADE)
-    _statements()
+    statements(op.get_bind().connection.driver_connection)  # psycopg's, in this migration's transaction
 
 
-def _statements() -> None:
+def statements(conn) -> None:
     """The statements of the candidates extracted before this revision, by the text each was
     extracted with (a revision changes the candidate's text, not what its document says)."""
     from r2k.core.services.ingest import statement_of
 
-    conn = op.get_bind().connection.driver_connection  # psycopg's, in this migration's transaction
     rows = conn.execute(
         "SELECT c.id, c.document_id, c.source_refs, e.payload->'set'->>'text' AS text FROM candidates c "
         "JOIN events e ON e.aggregate_type = 'candidate' AND e.aggregate_id = c.id::text AND e.seq = 1 "
