@@ -86,9 +86,9 @@ class Context:
         key_file = self.settings.signing_key_file or Path(self.settings.data_dir) / "signing_key.pem"
         return Signer(key_file)
 
-    def _react(self, tx, event) -> None:
-        """An engine move was written: what follows it (core/reactions.py)."""
-        self._follow(self, tx, event)
+    def _react(self, tx, events) -> None:
+        """Engine moves were written (one, or a batch of one kind): what follows them (core/reactions.py)."""
+        self._follow(self, tx, events)
 
     def _events_committed(self, count: int) -> None:
         """Events were committed: a signed checkpoint of the log when one is due (core/audit.py)."""
@@ -164,6 +164,24 @@ class Context:
             self.redis.publish(CHANNEL, notice)
         except Exception as exc:  # noqa: BLE001 - Redis away: the screens reload when it is back
             logging.getLogger(__name__).debug("a live notice was not sent: %s", exc)
+
+    def publish_all(self, notices: list[str]) -> None:
+        """`publish` for many notices, in order: one Redis command a thousand of them (a script that
+        publishes each; a pipeline's commands cost the client as much to pack as one round trip each)."""
+        from .notices import CHANNEL
+
+        try:
+            from .adapters.redis_queues import send_all_settles
+
+            send_all_settles()
+            for start in range(0, len(notices), 1000):
+                self._publish_each(keys=[CHANNEL], args=notices[start:start + 1000])
+        except Exception as exc:  # noqa: BLE001 - Redis away: the screens reload when it is back
+            logging.getLogger(__name__).debug("live notices were not sent: %s", exc)
+
+    @cached_property
+    def _publish_each(self):
+        return self.redis.register_script("for i = 1, #ARGV do redis.call('PUBLISH', KEYS[1], ARGV[i]) end return #ARGV")
 
     def notify(self, entity: str, **shape) -> None:
         """A notice for a change that is no one entity's move (a queue rebuilt, say)."""

@@ -19,7 +19,7 @@ from typing import Any
 from .adapters.postgres import Tx, adapt
 from .domain import Actor, parse_id
 from .errors import Conflict, Forbidden, InvalidInput, NotFound, StaleVersion, ValidationStateError
-from .events import EVENT_COLUMNS, GENESIS, HEAD_SQL, append, event_values, now
+from .events import EVENT_COLUMNS, GENESIS, HEAD_SQL, append, append_all, event_values, heads, now
 from .machines import Machine, Move
 
 _PREV_HASH = EVENT_COLUMNS.split(", ").index("prev_hash")  # where an event's parameters hold it
@@ -262,6 +262,42 @@ def record(tx: Tx, aggregate: str, table: str, values: dict, actor: Actor, *, ev
     append(tx, tx.signer, aggregate, row["id"], event_type, actor.name,
            {"to": state, "fields": fields or {}, "set": written}, idempotency_key=idempotency_key, at=at)
     return _emitted(tx, aggregate, event_type, actor, fields, row, None, state)
+
+
+def create_all(tx: Tx, machine: Machine, actor: Actor, rows: list[dict], *, action: str = "create") -> list[Event]:
+    """Create many entities of one machine through its creation move, as `create` does each: the
+    rows in one statement, their events (each entity's own chain, hashed and signed as ever) in one
+    COPY, and the events handed to the reactions together (core/reactions.py runs the effects that
+    have a form for many at once, say one Redis pipeline for the queue pushes, once for all)."""
+    m = machine.creation(action)
+    for values in rows:
+        check_who(machine, m, actor, values)
+        check_needs(machine, m, values)
+    return record_all(tx, machine.name, machine.table, [{**values, machine.column: m.to} for values in rows], actor,
+                      event_type=action)
+
+
+def record_all(tx: Tx, aggregate: str, table: str, rows: list[dict], actor: Actor, *,
+               event_type: str = "created") -> list[Event]:
+    """Insert many projection rows of one table, each with its creation event as `record` writes
+    it, in two statements whatever their number; their events, in the rows' order."""
+    if not rows:
+        return []
+    at = now()
+    stamped = [{**values, "version": 1, "created_at": at, **({"updated_at": at} if _has_updated_at(table) else {})}
+               for values in rows]
+    inserted = tx.insert_all(table, stamped)
+    heads(tx, aggregate, [row["id"] for row in inserted])
+    events, logged = [], []
+    for values, row in zip(stamped, inserted):
+        state = values.get("state") or values.get("status")
+        logged.append(event_values(tx, tx.signer, aggregate, row["id"], event_type, actor.name,
+                                   {"to": state, "fields": {}, "set": {k: row[k] for k in row if k != "search"}},
+                                   at=at))
+        events.append(Event(aggregate, event_type, row["id"], actor, {}, row["version"], None, state, row))
+    append_all(tx, logged)
+    tx.react_all(events)
+    return events
 
 
 def update(tx: Tx, aggregate: str, table: str, target: Any, changes: dict, actor: Actor, *, event_type: str,

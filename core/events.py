@@ -133,6 +133,19 @@ def chain_head(tx: Tx, aggregate_type: str, aggregate_id: str) -> tuple[int, str
     return tx.heads[key]
 
 
+def heads(tx: Tx, aggregate_type: str, aggregate_ids: list) -> None:
+    """`chain_head` for many aggregates of one type, read in one statement (a new row's chain is
+    empty, but its id is looked up all the same, as `chain_head` looks up one)."""
+    wanted = [str(i) for i in aggregate_ids if (aggregate_type, str(i)) not in tx.heads]
+    if not wanted:
+        return
+    found = {r["aggregate_id"]: (r["seq"], r["hash"]) for r in tx.all(
+        "SELECT DISTINCT ON (aggregate_id) aggregate_id, seq, hash FROM events WHERE aggregate_type = %s "
+        "AND aggregate_id = ANY(%s) ORDER BY aggregate_id, seq DESC", (aggregate_type, wanted))}
+    for aggregate_id in wanted:
+        tx.heads[(aggregate_type, aggregate_id)] = found.get(aggregate_id, (0, GENESIS))
+
+
 def event_values(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any, type_: str, actor: str,
                  payload: dict, *, idempotency_key: str | None = None, at: datetime | None = None) -> list:
     """The aggregate's next event, hashed and signed, as parameters for EVENT_COLUMNS.
@@ -159,6 +172,16 @@ def append(tx: Tx, signer: Signer, aggregate_type: str, aggregate_id: Any, type_
     """Append one event to the aggregate's chain, in the caller's transaction."""
     tx.execute(_INSERT, event_values(tx, signer, aggregate_type, aggregate_id, type_, actor, payload,
                                      idempotency_key=idempotency_key, at=at))
+
+
+def append_all(tx: Tx, logged: list[list]) -> None:
+    """Write events made by `event_values` (in the order they were made: a chain's events follow
+    one another) with one COPY, in the caller's transaction."""
+    if not logged:
+        return
+    with tx.conn.cursor().copy(f"COPY events ({EVENT_COLUMNS}) FROM STDIN") as copy:
+        for values in logged:
+            copy.write_row(values)
 
 
 # ----------------------------------------------------------------------------- trust store

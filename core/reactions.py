@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from functools import partial
+from itertools import groupby
 from typing import TYPE_CHECKING, Callable
 
 from . import notices
@@ -47,6 +48,11 @@ def notice(ctx: Context, event: Event) -> None:
     ctx.publish(notices.of(event))
 
 
+def notices_of(ctx: Context, events: list[Event]) -> None:
+    """`notice` for many events at once: one Redis pipeline."""
+    ctx.publish_all([notices.of(event) for event in events])
+
+
 @dataclass(frozen=True)
 class On:
     entity: str
@@ -74,6 +80,8 @@ TABLE = [
     on("candidate",        "release dispute",                   (),                                      (queue_index.push_head, notice)),
     on("candidate",        "close supersede retire",            (),                                      (notice,)),
     on("candidate",        "record_version",                    (embeddings.embed_candidate,),           (notice,)),
+    on("candidate",        "withdraw",                          (),                                      (queue_index.pull, notice)),
+    on("candidate",        "source_added",                      (),                                      (notice,)),
     # Every registry change reaches the graph (docs/architecture.md, "Graph"): one row each. A
     # re-review's outcome is one of these moves too: approve or revise supersedes the disputed
     # answer and publishes the new one, reject retires it.
@@ -107,6 +115,17 @@ TABLE = [
                                                                 (),                                      (notice,)),
 ]
 
+# Reactions and effects with a form for many events of one (entity, action) written together
+# (engine.create_all: one document's candidates, its grey entries): one statement, one Redis
+# pipeline, for all of them. Each does for every event what the function it stands for does for one.
+MANY: dict[Callable, Callable] = {
+    queue_index.push_tail:   queue_index.push_tail_all,
+    queue_index.pull:        queue_index.pull_all,
+    notice:                  notices_of,
+    grey.record_transition:  grey.record_transitions,
+    grey.processing_job:     grey.processing_jobs,
+}
+
 INDEX: dict[tuple[str, str], On] = {}
 for _row in TABLE:
     for _action in _row.actions:
@@ -115,16 +134,28 @@ for _row in TABLE:
         INDEX[(_row.entity, _action)] = _row
 
 
-def follow(ctx: Context, tx: Tx, event: Event) -> None:
-    """What the table says follows `event`: its reactions now, its effects after the commit."""
-    row = INDEX.get((event.machine, event.action))
-    if row is None:
-        return
-    # Effects are queued first, so after the commit they run in the order the events were written
-    # (a decision's notice before that of the answer it published).
-    for effect in row.after:
-        tx.after_commit(partial(effect, ctx, event))
-    for react in row.then:
-        made = react(tx, event)
-        if made:
-            event.outcome.update(made)
+def follow(ctx: Context, tx: Tx, events: list[Event]) -> None:
+    """What the table says follows `events` (one move's event, or many written together): their
+    reactions now, their effects after the commit. Many events of one (entity, action) go to the
+    form for many of a reaction or effect that has one (MANY), once; the others run for each."""
+    for (entity, action), same in groupby(events, key=lambda e: (e.machine, e.action)):
+        row = INDEX.get((entity, action))
+        if row is None:
+            continue
+        group = list(same)
+        # Effects are queued first, so after the commit they run in the order the events were written
+        # (a decision's notice before that of the answer it published).
+        for effect in row.after:
+            if len(group) > 1 and effect in MANY:
+                tx.after_commit(partial(MANY[effect], ctx, group))
+            else:
+                for event in group:
+                    tx.after_commit(partial(effect, ctx, event))
+        for react in row.then:
+            if len(group) > 1 and react in MANY:
+                MANY[react](tx, group)
+                continue
+            for event in group:
+                made = react(tx, event)
+                if made:
+                    event.outcome.update(made)

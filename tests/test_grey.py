@@ -2,9 +2,12 @@
 history, TTL expiry, automated retries, resolution when sources arrive, recovery after a dead worker."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from r2k.core.errors import Forbidden, InvalidInput, ValidationStateError
+from r2k.core.events import now
 from r2k.core.machines.grey import GREY
 from r2k.core.services import grey, ingest
 from tests.conftest import error_of, r2k, r2k_json
@@ -203,12 +206,12 @@ def test_documents_ingested_while_no_worker_runs_retrigger_an_entry_once(ctx, pe
     for n in range(3):  # its job from creation still waits, and will see these documents when it runs
         new_document(n)
     assert waiting.get_job_ids() == [grey.processing_job_id(entry["id"])]
-    taken_by_a_worker(ctx, entry["id"])  # a worker may have looked before the next documents came
+    taken_by_a_worker(ctx, entry["id"])  # a worker looked before the next documents came: too few sources
+    force_state(ctx, entry["id"], "Retrying", next_attempt_at=now() - timedelta(seconds=1))
     for n in range(3, 6):
         new_document(n)
     assert waiting.get_job_ids() == [grey.retrigger_job_id(entry["id"])]
-    with ctx.db.begin() as tx:  # untouched for over a minute: the sweep sees the retrigger waiting
-        tx.execute("UPDATE grey_entries SET created_at = now() - interval '2 minutes' WHERE id = %s", (entry["id"],))
+    # Its retry is due: the sweep sees the retrigger waiting.
     assert entry["id"] not in grey.sweep(ctx)["requeued"]
     assert waiting.get_job_ids() == [grey.retrigger_job_id(entry["id"])]
 

@@ -168,9 +168,9 @@ def _service_modules() -> dict:
 
 def _reaction_functions() -> set[tuple[str, str]]:
     """(module, function) of every reaction and effect of the table that a service module defines."""
-    from r2k.core.reactions import TABLE
+    from r2k.core.reactions import MANY, TABLE
 
-    return {(f.__module__, f.__name__) for row in TABLE for f in (*row.then, *row.after)
+    return {(f.__module__, f.__name__) for f in [*(f for row in TABLE for f in (*row.then, *row.after)), *MANY.values()]
             if f.__module__.startswith("r2k.core.services.")}
 
 
@@ -210,6 +210,7 @@ def _reactions_named(name: str, path) -> list[str]:
 # something follows it.
 NOT_MOVES = {
     ("source_document", "ingested"): "ingest records a document (no machine); it may answer grey entries",
+    ("candidate", "source_added"): "another document states a candidate's statement: a source more, no move",
 }
 
 
@@ -330,7 +331,8 @@ def _enqueued_tasks() -> list[tuple[str, str, str]]:
     found = []
     for path in sorted(core.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "enqueue"
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("enqueue", "enqueue_all")
                     and isinstance(node.func.value, ast.Name) and node.func.value.id == "jobs"):
                 kind, name = node.args[1:3]
                 assert isinstance(kind, ast.Constant) and isinstance(name, ast.Constant), (

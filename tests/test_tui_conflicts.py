@@ -157,3 +157,28 @@ def test_what_the_graph_holds_reaches_the_neighbours_pane_escaped():
         "conflicts": [{"id": 1, "status": "OPEN", "other_answer_id": 7, "detail": "30 days\x1b[0m vs 14 days"}]}).plain
     assert "\x1b" not in text and "\x07" not in text
     assert "document d" in text and "backup" in text and "supersedes 3" in text
+
+
+async def test_an_answer_whose_source_changed_is_shown_beside_its_source_as_it_now_reads(ctx, people, tmp_path):
+    from r2k.core.services import ingest
+
+    path = tmp_path / "yard.md"
+    path.write_text("# Yard\n\nForklift batteries are charged overnight in bay seven of the yard.\n")
+    ingest.ingest(ctx, people["root"], [path])
+    [candidate] = claims.held(ctx, people["alice"]) or [claims.claim_next(ctx, people["alice"], "FACT")]
+    answer = candidates.approve(ctx, people["alice"], candidate["id"])["answer"]
+    path.write_text("# Yard\n\nForklift batteries are charged overnight in bay nine of the yard.\n")
+    ingest.ingest(ctx, people["root"], [path])
+    [flag] = conflicts.list_flags(ctx)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_conflicts(pilot)
+        assert listed(app) == [flag["id"]]
+        table = app.screen.query_one("#conflicts-table", DataTable)
+        assert [str(c) for c in table.get_row_at(0)[1:3]] == ["source_changed", str(answer["id"])]
+        await shows(pilot, "#conflicts-answer", f"Answer {answer['id']}", "bay seven")
+        await shows(pilot, "#conflicts-other", "The statement now reads", "bay nine")
+        assert app.screen.query_one("#conflicts-other-pane").border_title == "Its source now"
+        await pilot.press("x")
+        said = await after(pilot, "escalated")
+        assert said == f"Conflict {flag['id']} escalated: answer {answer['id']} is DISPUTED, back for re-review."

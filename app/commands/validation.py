@@ -139,6 +139,12 @@ def ingest_lines(summary: dict, skips: bool = True) -> list[str]:
                      ", ".join(f"{reason} {n}" for reason, n in summary["dropped"].items()))
     if summary["duplicates"]:
         lines.append(f"{len(summary['duplicates'])} already ingested (same content), skipped")
+    if summary.get("versions"):
+        lines.append(f"{len(summary['versions'])} new version(s) of documents read before: "
+                     f"{summary['unchanged']} statement(s) unchanged, {summary['withdrawn']} pending candidate(s) "
+                     f"withdrawn, {summary['flagged']} answer(s) flagged source_changed")
+    if summary.get("merged"):
+        lines.append(f"{summary['merged']} statement(s) another document states too: a source more for their candidate")
     if summary["skipped"] and not skips:
         lines.append(f"{len(summary['skipped'])} skipped (listed above)")
     for s in summary["skipped"] if skips else ():

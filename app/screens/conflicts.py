@@ -1,6 +1,8 @@
 """Conflicts: open flags of approved answers that contradict each other, both answers side by side
-with the disagreeing words highlighted; escalate (both answers DISPUTED, back for re-review) or
-dismiss with a reason. New flags appear as detection finds them (live notices).
+with the disagreeing words highlighted, and of answers whose source statement changed or vanished
+when its document was ingested again (kind `source_changed`), the answer beside its source as it
+now reads; escalate (the answers DISPUTED, back for re-review) or dismiss with a reason. New flags
+appear as detection and ingest make them (live notices).
 
 Every move goes through `core.services.conflicts` with the flag's version as shown and a fresh
 idempotency key; keys the highlighted flag or the user cannot take are hidden and say why.
@@ -26,7 +28,8 @@ from r2k.app.widgets.text import cell
 from .base import ListDetailScreen, Moved
 
 SUBJECT_WIDTH = 20
-DETAIL_WIDTH = 44
+DETAIL_WIDTH = 39
+SOURCE_CHANGED = "source_changed"  # a flag of this kind names one answer; the other side is its source now
 
 
 def side_text(answer: dict | None, words: list[str], style) -> Text:
@@ -44,6 +47,20 @@ def side_text(answer: dict | None, words: list[str], style) -> Text:
         if shown:
             body.highlight_words([shown], style)
     out.append_text(body)
+    return out
+
+
+def source_text(flag: dict) -> Text:
+    """What the source of a `source_changed` flag's answer states now that its document was ingested
+    again (through visible()): the statement as it now reads, or that it is gone."""
+    out = Text()
+    out.append(f"Document {flag.get('source_document_id')}\n", style="bold")
+    if flag.get("source_text") is None:
+        out.append("The statement this answer was published from is no longer in the document.", style="italic")
+    else:
+        out.append("The statement now reads:\n\n", style="italic")
+        out.append(visible(flag["source_text"]))
+    out.append("\n\nEscalate (x) to send the answer back for re-review; dismiss (b) if it still holds.", style="dim")
     return out
 
 
@@ -82,7 +99,7 @@ class ConflictsScreen(ListDetailScreen):
     def on_mount(self) -> None:
         table = self.query_one("#conflicts-table", DataTable)
         table.add_column("id", key="id", width=4)
-        table.add_column("kind", key="kind", width=9)
+        table.add_column("kind", key="kind", width=14)
         table.add_column("answers", key="answers", width=11)
         table.add_column("subject", key="subject", width=SUBJECT_WIDTH)
         table.add_column("disagree", key="detail", width=DETAIL_WIDTH)
@@ -97,11 +114,13 @@ class ConflictsScreen(ListDetailScreen):
         return partial(conflicts.list_flags, self.ctx, "OPEN", limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
-        return (str(row["id"]), cell(row["kind"]), f"{row['answer_id']} ↔ {row['other_answer_id']}",
+        answers = str(row["answer_id"]) if row["other_answer_id"] is None else f"{row['answer_id']} ↔ {row['other_answer_id']}"
+        return (str(row["id"]), cell(row["kind"]), answers,
                 cell(row["subject"], SUBJECT_WIDTH), cell(row["detail"], DETAIL_WIDTH))
 
     def empty_text(self) -> str:
-        return "No open conflicts: detection flags approved answers that contradict each other here."
+        return ("No open conflicts: approved answers that contradict each other, or whose source changed, "
+                "are flagged here.")
 
     def detail_call(self, row_id: int):
         from r2k.core.services import conflicts
@@ -130,7 +149,9 @@ class ConflictsScreen(ListDetailScreen):
         style = self.get_component_rich_style("conflicts--disagree")
         marks = flag.get("highlights") or {}
         answer.update(side_text(flag.get("answer"), marks.get("answer") or [], style))
-        other.update(side_text(flag.get("other"), marks.get("other") or [], style))
+        changed = flag.get("kind") == SOURCE_CHANGED
+        self.query_one("#conflicts-other-pane").border_title = "Its source now" if changed else "The other"
+        other.update(source_text(flag) if changed else side_text(flag.get("other"), marks.get("other") or [], style))
 
     # -- keys --------------------------------------------------------------------------------
     MOVES = {"escalate": "escalate", "dismiss_flag": "dismiss"}
@@ -164,18 +185,27 @@ class ConflictsScreen(ListDetailScreen):
             self.move("dismiss", partial(conflicts.dismiss, self.ctx, self.actor, flag["id"], values["reason"],
                                          expected_version=flag["version"], idempotency_key=key), flag)
 
-        self.ask(ReasonModal(f"Dismiss conflict {flag['id']}", "Why do they not contradict each other?",
-                             "The pair is not flagged again unless one of the answers changes"),
-                 lambda reason: send({"reason": reason}))
+        if flag.get("kind") == SOURCE_CHANGED:
+            modal = ReasonModal(f"Dismiss conflict {flag['id']}", "Why does the answer still hold?",
+                                "The answer is flagged again if its source changes again")
+        else:
+            modal = ReasonModal(f"Dismiss conflict {flag['id']}", "Why do they not contradict each other?",
+                                "The pair is not flagged again unless one of the answers changes")
+        self.ask(modal, lambda reason: send({"reason": reason}))
 
     @on(Moved)
     def moved(self, message: Moved) -> None:
         flag = message.row
         if message.action == "escalate":
             disputed = flag.get("disputed") or []
-            said = (f"answers {' and '.join(str(i) for i in disputed)} are DISPUTED, back for re-review"
-                    if disputed else "its answers were already disputed")
+            if len(disputed) == 1:
+                said = f"answer {disputed[0]} is DISPUTED, back for re-review"
+            else:
+                said = (f"answers {' and '.join(str(i) for i in disputed)} are DISPUTED, back for re-review"
+                        if disputed else "its answers were already disputed")
             self.show_info(f"Conflict {flag['id']} escalated: {said}.")
+        elif flag.get("kind") == SOURCE_CHANGED:
+            self.show_info(f"Conflict {flag['id']} dismissed: the answer stands on its source as it now reads.")
         else:
             self.show_info(f"Conflict {flag['id']} dismissed: the pair is not flagged again unless an answer changes.")
         self.updated(flag)

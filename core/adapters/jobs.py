@@ -56,6 +56,19 @@ def enqueue(redis, kind: str, task_name: str, *args, job_id: str | None = None, 
                                       at_front=at_front)
 
 
+def enqueue_all(redis, kind: str, task_name: str, calls: list[tuple[tuple, str | None]]) -> None:
+    """`enqueue` for many jobs of one task ((args, job id) each), in one Redis pipeline."""
+    from rq import Retry
+
+    if not calls:
+        return
+    func = task(task_name)
+    q = queue(redis, kind)
+    q.enqueue_many([q.prepare_data(func, args, job_id=job_id, retry=Retry(max=3, interval=[2, 10, 60]),
+                                   timeout=JOB_TIMEOUT[kind], result_ttl=3600, failure_ttl=7 * 86400)
+                    for args, job_id in calls])
+
+
 def job(redis, job_id: str):
     """The job with this id, read as JSON (RQ's NoSuchJobError when there is none)."""
     from rq.job import Job

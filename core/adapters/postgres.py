@@ -60,8 +60,8 @@ class Tx:
     def one(self, sql: str, params: Any = None) -> dict | None:
         return self.conn.execute(sql, params).fetchone()
 
-    def all(self, sql: str, params: Any = None) -> list[dict]:
-        return self.conn.execute(sql, params).fetchall()
+    def all(self, sql: str, params: Any = None, *, prepare: bool | None = None) -> list[dict]:
+        return self.conn.execute(sql, params, prepare=prepare).fetchall()
 
     def scalar(self, sql: str, params: Any = None, *, prepare: bool | None = None) -> Any:
         """The first column of the first row. `prepare=False` plans the statement for its parameters
@@ -91,6 +91,29 @@ class Tx:
                f"RETURNING *")
         return self.one(sql, [adapt(c, values[c]) for c in cols])
 
+    def copy(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        """Write rows (values in `columns`' order) with one COPY; nothing read back."""
+        if not rows:
+            return
+        with self.conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+    def insert_all(self, table: str, rows: list[dict]) -> list[dict]:
+        """INSERT many rows that name the same columns: their ids drawn from the table's sequence in
+        one statement, the rows written by one COPY (a multi-row INSERT … RETURNING cost seven times
+        as much, bench/ingest.py), then read back as stored. The rows as inserted, in the order given."""
+        if not rows:
+            return []
+        cols = list(rows[0])
+        ids = [r["id"] for r in self.all("SELECT nextval(%s) AS id FROM generate_series(1, %s)",
+                                         (id_sequence(self, table), len(rows)))]
+        with self.conn.cursor().copy(f"COPY {table} (id, {', '.join(cols)}) FROM STDIN") as copy:
+            for row_id, row in zip(ids, rows):
+                copy.write_row([row_id, *(adapt(c, row[c]) for c in cols)])
+        return self.all(f"SELECT t.* FROM unnest(%s::bigint[]) WITH ORDINALITY AS w(id, n) JOIN {table} t ON t.id = w.id "
+                        f"ORDER BY w.n", (ids,))
+
     def update(self, table: str, row_id: Any, values: dict, *, with_sql: str | None = None,
                with_params: list | None = None) -> dict | None:
         """UPDATE one row by id; `with_sql` runs in the same statement first (as a CTE)."""
@@ -109,7 +132,22 @@ class Tx:
     def react(self, event) -> None:
         """An engine move was written: what follows it happens now, in this transaction."""
         if self.reactor is not None:
-            self.reactor(self, event)
+            self.reactor(self, [event])
+
+    def react_all(self, events: list) -> None:
+        """Many moves of one kind were written together (engine.create_all): what follows them."""
+        if self.reactor is not None and events:
+            self.reactor(self, events)
+
+
+_ID_SEQUENCES: dict[str, str] = {}
+
+
+def id_sequence(tx: Tx, table: str) -> str:
+    """The sequence a table's ids are drawn from, looked up once per process (Tx.insert_all)."""
+    if table not in _ID_SEQUENCES:
+        _ID_SEQUENCES[table] = tx.scalar("SELECT pg_get_serial_sequence(%s, 'id')", (table,))
+    return _ID_SEQUENCES[table]
 
 
 # Tx.hot_one: a cursor per connection (used by one thread at a time, as its connection is), and

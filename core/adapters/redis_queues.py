@@ -120,6 +120,17 @@ def skipped_key(user: str, horn_type: str) -> str:
     return f"{SKIPPED_PREFIX}{user}:{horn_type}"
 
 
+def _runs(pushes: list[tuple[str, int]]) -> list[tuple[str, list[int]]]:
+    """(Horn type, ids) pairs as runs of one Horn type, in order: one RPUSH a run."""
+    runs: list[tuple[str, list[int]]] = []
+    for horn_type, candidate_id in pushes:
+        if runs and runs[-1][0] == horn_type:
+            runs[-1][1].append(candidate_id)
+        else:
+            runs.append((horn_type, [candidate_id]))
+    return runs
+
+
 class IndexLost(Exception):
     """The queues may no longer hold what PostgreSQL says they should: rebuild them first."""
 
@@ -334,6 +345,14 @@ class ValidationQueue:
         send_all_settles()
         self.redis.rpush(queue_key(horn_type), candidate_id)
 
+    def push_tail_all(self, pushes: list[tuple[str, int]]) -> None:
+        """`push_tail` for many (Horn type, id) in order, in one round trip."""
+        send_all_settles()
+        pipe = self.redis.pipeline(transaction=False)
+        for horn_type, ids in _runs(pushes):
+            pipe.rpush(queue_key(horn_type), *ids)
+        pipe.execute()
+
     def push_head(self, horn_type: str, candidate_id: int) -> None:
         send_all_settles()
         self.redis.lpush(queue_key(horn_type), candidate_id)
@@ -380,6 +399,15 @@ class ValidationQueue:
         pipe = self.redis.pipeline(transaction=False)
         pipe.lrem(queue_key(horn_type), 0, candidate_id)
         pipe.hdel(heads_key(horn_type), candidate_id)
+        pipe.execute()
+
+    def remove_all(self, removals: list[tuple[str, int]]) -> None:
+        """`remove` for many (Horn type, id), in one round trip."""
+        send_all_settles()
+        pipe = self.redis.pipeline(transaction=False)
+        for horn_type, candidate_id in removals:
+            pipe.lrem(queue_key(horn_type), 0, candidate_id)
+            pipe.hdel(heads_key(horn_type), candidate_id)
         pipe.execute()
 
     def front_unread(self, horn_type: str, count: int) -> list[int]:

@@ -23,6 +23,9 @@ CANDIDATE = Machine("candidate", "candidates", "state", [
     move("dispute",    {"APPROVED", "REVISED"},             "DISPUTED",   WHO.SYSTEM_OR_VALIDATOR,   needs=("reason",)),
     move("re_review",  "DISPUTED",                          "IN_REVIEW",  WHO.HORN_AUTHORITY),
     move("retire",     "DISPUTED",                          "RETIRED",    WHO.VALIDATOR_OR_ADMIN,    needs=("reason",)),
+    # Extension: a document ingested again no longer holds the statement of a candidate still
+    # waiting in its queue; it leaves the queue, reason `source_removed`.
+    move("withdraw",   "PENDING",                           "REJECTED",   WHO.SYSTEM,                needs=("reason",)),
     # Extension: a registry supersede publishes a new version; its candidate starts APPROVED so the
     # new answer can itself be disputed and re-reviewed like any other.
     move("record_version", NEW,                             "APPROVED",   WHO.SYSTEM),

@@ -1,4 +1,5 @@
-"""Conflict flags: two approved answers that contradict each other (docs/architecture.md, "Conflicts").
+"""Conflict flags: two approved answers that contradict each other, or one whose source statement
+changed (docs/architecture.md, "Conflicts").
 
 Detection opens a flag; a person escalates it (both answers become DISPUTED and go to re-review)
 or dismisses it with a reason; the system closes it once the dispute is settled (each answer
@@ -15,6 +16,12 @@ def _decides(actor, row: dict) -> bool:
     horns = row.get("horn_types") or []
     return actor.role == "validator" and bool(horns) and all(actor.holds(h) for h in horns)
 
+
+# A flag's kind is data: the rule that found two answers contradicting each other (core/contradictions.py,
+# or the LLM's "judged"), or this one, which names one answer whose source statement changed or
+# vanished when its document was ingested again. Every move is the same for all kinds: escalating
+# disputes the answers the flag names, one or two.
+SOURCE_CHANGED = "source_changed"
 
 DECIDER = Who("a validator with authority for both answers' Horn types, a specialist or an admin", _decides)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-HEAD = "0012"
+HEAD = "0013"
 HERE = Path(__file__).resolve().parent
 
 

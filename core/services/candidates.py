@@ -49,6 +49,45 @@ def create_candidate(tx: Tx, actor: Actor, question: str, text: str, horn_type: 
         "queue_rank": tail_rank()}, action="extract", idempotency_key=idempotency_key).row
 
 
+def create_candidates(tx: Tx, actor: Actor, made: list[dict], *, origin: str) -> list[dict]:
+    """Many PENDING candidates at once (one document's statements: `question`, `text`, `horn_type`,
+    `source_refs`, `document_id` each), as `create_candidate` makes each, written together
+    (engine.create_all); queued in order after the commit, in one round trip (reactions)."""
+    rows = [{"question": m["question"].strip(), "text": m["text"].strip(), "horn_type": m["horn_type"],
+             "source_refs": m["source_refs"], "origin": origin, "document_id": m.get("document_id"),
+             "work_item_id": None, "created_by": actor.name, "queue_rank": tail_rank()} for m in made]
+    return [event.row for event in engine.create_all(tx, CANDIDATE, actor, rows, action="extract")]
+
+
+SOURCE_REMOVED = "source_removed"  # why a candidate is withdrawn: its document no longer states it
+
+
+def add_source(tx: Tx, actor: Actor, candidate_id: int, ref: dict) -> dict:
+    """Another document states what a candidate states (a near-duplicate): the candidate gains the
+    reference, whatever its state, and an event records it; one that cites that document already
+    is left as it is."""
+    row = engine.lock(tx, CANDIDATE, candidate_id)
+    if any(r.get("document_id") == ref.get("document_id") for r in row["source_refs"] or []):
+        return row
+    return engine.update(tx, "candidate", "candidates", row, {"source_refs": [*(row["source_refs"] or []), ref]},
+                         actor, event_type="source_added").row
+
+
+def withdraw_removed(tx: Tx, candidate_ids: list[int], document_id: int) -> list[int]:
+    """The candidates whose statement a document ingested again no longer holds: those still waiting
+    in their queue (PENDING) are withdrawn by the system (REJECTED, reason `source_removed`) and leave
+    it (reactions); the others are left as they are. The ids withdrawn."""
+    withdrawn = []
+    for candidate_id in sorted(candidate_ids):  # in one order, as every writer that locks several
+        row = engine.lock(tx, CANDIDATE, candidate_id)
+        if row["state"] != "PENDING":
+            continue
+        engine.apply(tx, CANDIDATE, row, "withdraw", SYSTEM, fields={"reason": SOURCE_REMOVED, "document_id": document_id},
+                     changes={"claimed_by": None, "lease_expires_at": None})
+        withdrawn.append(candidate_id)
+    return withdrawn
+
+
 def add(ctx: Context, actor: Actor, question: str, text: str, horn_type: str | None = None,
         source_ref: str | None = None, *, idempotency_key: str | None = None) -> dict:
     """Add one candidate by hand (`candidates add`)."""

@@ -30,7 +30,7 @@ from ..domain import SYSTEM, Actor, limits
 from ..engine import Event
 from ..errors import ValidationStateError
 from ..machines.answer import ANSWER
-from ..machines.conflict import CONFLICT
+from ..machines.conflict import CONFLICT, SOURCE_CHANGED
 from ..subjects import subjects_of
 from . import jobs
 from .common import event_history, fetch, mutate, parse_id, refusal, status_filter
@@ -73,7 +73,7 @@ def settle_with_answer(tx: Tx, event: Event) -> dict | None:
     at once for a flag still OPEN (its answer is no longer current)."""
     answer_id = event.aggregate_id
     flags = tx.all("SELECT f.*, a.status AS a_status, b.status AS b_status FROM conflict_flags f "
-                   "JOIN approved_answers a ON a.id = f.answer_id JOIN approved_answers b ON b.id = f.other_answer_id "
+                   "JOIN approved_answers a ON a.id = f.answer_id LEFT JOIN approved_answers b ON b.id = f.other_answer_id "
                    "WHERE (f.answer_id = %s OR f.other_answer_id = %s) AND f.status IN ('OPEN', 'ESCALATED') "
                    "ORDER BY f.id FOR UPDATE OF f", (answer_id, answer_id))
     closed = []
@@ -90,17 +90,22 @@ def settle_with_answer(tx: Tx, event: Event) -> dict | None:
     return {"closed_flags": closed} if closed else None
 
 
+def answers_of(flag: dict) -> list[int]:
+    """The answers a flag names: two that contradict each other, or one whose source changed."""
+    return [a for a in (flag["answer_id"], flag["other_answer_id"]) if a is not None]
+
+
 def dispute_answers(tx: Tx, event: Event) -> dict:
-    """A flag was escalated: both its answers become DISPUTED (an answer already DISPUTED stays so),
-    as the system's conflict detection; each answer's dispute reaction sends its candidate to the
-    head of its queue for re-review."""
+    """A flag was escalated: its answers (both of a pair, the one whose source changed) become
+    DISPUTED (an answer already DISPUTED stays so), as the system's conflict detection; each
+    answer's dispute reaction sends its candidate to the head of its queue for re-review."""
     flag = event.row
     why = f"conflict {flag['id']}: {flag['detail']}"
     if event.fields.get("reason"):
         why += f" ({event.fields['reason']})"
     why = why[:limits.REASON]
     disputed = []
-    for answer_id in (flag["answer_id"], flag["other_answer_id"]):
+    for answer_id in answers_of(flag):
         answer = engine.lock(tx, ANSWER, answer_id)
         if answer["status"] == "APPROVED":
             engine.apply(tx, ANSWER, answer, "dispute", SYSTEM, fields={"reason": why, "conflict": flag["id"],
@@ -213,6 +218,37 @@ def _open(ctx: Context, first: dict, second: dict, subject: str, finding: Findin
             action="detect").row["id"]
 
 
+# ----------------------------------------------------------------------------- a source that changed
+
+def flag_source_changed(tx: Tx, changed: dict[int, str | None], document: dict) -> list[int]:
+    """A document ingested again no longer states what some candidates stated (`changed`: candidate
+    id -> the statement as it now reads, or None when it is gone): each current answer published
+    from them (the newest of its supersede chain, APPROVED or DISPUTED) gets a flag of kind
+    `source_changed` naming it, for re-review; one already flagged so and still open is left as it
+    is. The flags opened, in the caller's transaction."""
+    if not changed:
+        return []
+    answers = tx.all(
+        "WITH RECURSIVE chain AS (SELECT id, candidate_id AS origin FROM approved_answers WHERE candidate_id = ANY(%s) "
+        "UNION SELECT n.id, c.origin FROM approved_answers n JOIN chain c ON n.supersedes_id = c.id) "
+        "SELECT DISTINCT ON (a.id) a.id, a.question, a.text, a.horn_type, c.origin FROM chain c "
+        "JOIN approved_answers a ON a.id = c.id WHERE a.status IN ('APPROVED', 'DISPUTED') "
+        "AND NOT EXISTS (SELECT 1 FROM conflict_flags f WHERE f.answer_id = a.id AND f.kind = %s "
+        "AND f.status IN ('OPEN', 'ESCALATED')) ORDER BY a.id", (sorted(changed), SOURCE_CHANGED))
+    opened = []
+    for answer in answers:
+        now_reads = changed[answer["origin"]]
+        how = "changed" if now_reads is not None else "is gone"
+        detail = f"its source statement in {document['path']} {how} (document {document['id']})"
+        opened.append(engine.create(tx, CONFLICT, SYSTEM, {
+            "answer_id": answer["id"], "other_answer_id": None, "subject": limits.clip(answer["question"], 200),
+            "detail": limits.clip(detail, 500), "kind": SOURCE_CHANGED, "judge": "ingest",
+            "highlights": Jsonb({"answer": [], "other": []}), "horn_types": [answer["horn_type"]],
+            "answer_hash": text_hash(answer["text"]), "other_hash": None, "source_document_id": document["id"],
+            "source_text": now_reads}, action="detect").row["id"])
+    return opened
+
+
 # ----------------------------------------------------------------------------- commands
 
 def escalate(ctx: Context, actor: Actor, flag_id, reason: str | None = None, *,
@@ -225,7 +261,7 @@ def escalate(ctx: Context, actor: Actor, flag_id, reason: str | None = None, *,
         flag = engine.lock(tx, CONFLICT, parse_id(flag_id, "conflict flag"))
         engine.plan(CONFLICT, flag, "escalate", actor, {"reason": reason}, expected_version)
         gone = tx.all("SELECT id, status FROM approved_answers WHERE id = ANY(%s) AND status NOT IN "
-                      "('APPROVED', 'DISPUTED') ORDER BY id", ([flag["answer_id"], flag["other_answer_id"]],))
+                      "('APPROVED', 'DISPUTED') ORDER BY id", (answers_of(flag),))
         if gone:
             raise ValidationStateError("conflict_flag", flag["id"], flag["status"], "escalate",
                                        f"answer {gone[0]['id']} is {gone[0]['status']}")
@@ -259,7 +295,7 @@ def dismiss(ctx: Context, actor: Actor, flag_id, reason: str, *, expected_versio
 
 _LISTED = ("SELECT f.*, a.question AS answer_question, a.status AS answer_status, "
            "b.question AS other_question, b.status AS other_status FROM conflict_flags f "
-           "JOIN approved_answers a ON a.id = f.answer_id JOIN approved_answers b ON b.id = f.other_answer_id ")
+           "JOIN approved_answers a ON a.id = f.answer_id LEFT JOIN approved_answers b ON b.id = f.other_answer_id ")
 
 
 def list_flags(ctx: Context, status: str | None = None, *, limit: int = 200, offset: int = 0) -> list[dict]:
@@ -279,7 +315,7 @@ def show(ctx: Context, flag_id) -> dict:
         flag = fetch(tx, "conflict_flags", "conflict flag", flag_id)
         answers = {r["id"]: public_row(r) for r in tx.all(
             "SELECT id, question, text, status, horn_type, version FROM approved_answers WHERE id = ANY(%s)",
-            ([flag["answer_id"], flag["other_answer_id"]],))}
+            (answers_of(flag),))}
         history = event_history(tx, "conflict_flag", flag["id"])
     return {**public_row(flag), "answer": answers.get(flag["answer_id"]), "other": answers.get(flag["other_answer_id"]),
             "history": history}

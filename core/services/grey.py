@@ -12,6 +12,7 @@ what is left to it (`left_to_automation`): an entry added for someone's review i
 from __future__ import annotations
 
 from datetime import timedelta
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 from .. import engine
@@ -67,17 +68,29 @@ def create_entry(tx: Tx, actor: Actor, *, subject: str, detail: str = "", origin
                  idempotency_key: str | None = None) -> dict:
     """A new entry in Pending. `assignee`: whom it is added for (the move that assigns it follows in the
     same transaction); the add's event says so, which keeps it from the automation (`left_to_automation`)."""
+    return engine.create(tx, GREY, actor, _entry(actor, subject, detail, origin, ttl_seconds, max_attempts,
+                                                 work_item_id), action="add",
+                         fields={"assignee": assignee} if assignee else None, idempotency_key=idempotency_key).row
+
+
+def create_entries(tx: Tx, actor: Actor, entries: list[dict], *, origin: str) -> list[dict]:
+    """Many entries at once (one document's fragments: `subject` and `detail` each), as
+    `create_entry` makes each, written together (engine.create_all), each left to the automation."""
+    rows = [_entry(actor, e["subject"], e.get("detail", ""), origin, None, None, None) for e in entries]
+    return [event.row for event in engine.create_all(tx, GREY, actor, rows, action="add")]
+
+
+def _entry(actor: Actor, subject: str, detail: str, origin: str, ttl_seconds: int | None,
+           max_attempts: int | None, work_item_id: int | None) -> dict:
     ttl = DEFAULT_TTL if ttl_seconds is None else limits.number(ttl_seconds, "--ttl", limits.TTL_SECONDS, "seconds")
     attempts = DEFAULT_MAX_ATTEMPTS if max_attempts is None else limits.number(max_attempts, "--max-attempts",
                                                                                limits.MAX_ATTEMPTS)
     if not (limits.text(subject, "a grey subject", limits.GREY_SUBJECT) or "").strip():
         raise InvalidInput("a grey entry needs a subject (--subject)")
     limits.text(detail, "a grey detail", limits.GREY_DETAIL)
-    return engine.create(tx, GREY, actor, {
-        "subject": subject.strip(), "detail": (detail or "").strip(), "origin": origin, "ttl_seconds": ttl,
-        "expires_at": now() + timedelta(seconds=ttl), "max_attempts": attempts, "work_item_id": work_item_id,
-        "created_by": actor.name}, action="add", fields={"assignee": assignee} if assignee else None,
-        idempotency_key=idempotency_key).row
+    return {"subject": subject.strip(), "detail": (detail or "").strip(), "origin": origin, "ttl_seconds": ttl,
+            "expires_at": now() + timedelta(seconds=ttl), "max_attempts": attempts, "work_item_id": work_item_id,
+            "created_by": actor.name}
 
 
 def add(ctx: Context, actor: Actor, subject: str, detail: str = "", *, ttl_seconds: int | None = None,
@@ -155,14 +168,25 @@ def _known_user(tx: Tx, name: str) -> None:
 
 def record_transition(tx: Tx, event: Event) -> None:
     """Every move of an entry leaves a line of its transition history: who, when, from, to, why."""
+    engine.record(tx, "grey_transition", "grey_transitions", _transition(event), event.actor,
+                  event_type=f"grey_{event.action}")
+
+
+def record_transitions(tx: Tx, events: list[Event]) -> None:
+    """`record_transition` for many moves of one action (entries added together), written together."""
+    for _, same in groupby(events, key=lambda e: e.actor):
+        same = list(same)
+        engine.record_all(tx, "grey_transition", "grey_transitions", [_transition(e) for e in same], same[0].actor,
+                          event_type=f"grey_{same[0].action}")
+
+
+def _transition(event: Event) -> dict:
     fields = event.fields
     reason = fields.get("reason") or fields.get("resolution") or fields.get("notes")
     if event.action == "process":
         reason = f"attempt {event.row['attempts']}"
-    engine.record(tx, "grey_transition", "grey_transitions", {
-        "entry_id": event.aggregate_id, "action": event.action, "from_state": event.from_state,
-        "to_state": event.to_state, "actor": event.actor.name, "reason": reason}, event.actor,
-        event_type=f"grey_{event.action}")
+    return {"entry_id": event.aggregate_id, "action": event.action, "from_state": event.from_state,
+            "to_state": event.to_state, "actor": event.actor.name, "reason": reason}
 
 
 def open_for_no_content(tx: Tx, event: Event) -> dict | None:
@@ -195,6 +219,12 @@ def processing_job(ctx: Context, event: Event) -> None:
     """After commit: an entry left to the automation gets its processing job."""
     if left_to_automation(event):
         enqueue_processing(ctx, event.aggregate_id)
+
+
+def processing_jobs(ctx: Context, events: list[Event]) -> None:
+    """`processing_job` for many entries, in one round trip."""
+    jobs.enqueue_all(ctx, "generation", "process_grey_task",
+                     [((e.aggregate_id,), processing_job_id(e.aggregate_id)) for e in events if left_to_automation(e)])
 
 
 # ----------------------------------------------------------------------------- automation
@@ -270,16 +300,36 @@ def sweep(ctx: Context) -> dict:
     return {"expired": expired, "requeued": [entry_id for entry_id, _ in due]}
 
 
+# The entries a new document may answer: those waiting to be retried whose subject shares at least
+# two lexemes with the document (its title and its text as `search` indexes them). Through the index
+# of the retrying entries' subject lexemes (migration 0011), probed with the document's lexemes: the
+# cost is that of the entries it finds, whatever else the grey queue holds. A Pending entry is not
+# looked for: each move into Pending queues its processing job (reactions), which sees every
+# document there is when it runs, so an entry with a job waiting is left alone (a job lost with
+# Redis is queued again by the sweep).
+DOCUMENT_TERMS = "SELECT tsvector_to_array(search) FROM source_documents WHERE id = %s"
+MATCHING_ENTRIES = (
+    "SELECT g.id FROM grey_entries g WHERE g.state = 'Retrying' "
+    "AND tsvector_to_array(to_tsvector('english', g.subject)) && %(terms)s::text[] "
+    "AND cardinality(ARRAY(SELECT unnest(tsvector_to_array(to_tsvector('english', g.subject))) "
+    "INTERSECT SELECT unnest(%(terms)s::text[]))) >= 2 ORDER BY g.id")
+
+
+def entries_matching(tx: Tx, document_id: int) -> list[int]:
+    """The ids MATCHING_ENTRIES finds for a document, planned for its terms (not once for all)."""
+    terms = tx.scalar(DOCUMENT_TERMS, (document_id,))
+    if not terms:
+        return []
+    return [r["id"] for r in tx.all(MATCHING_ENTRIES, {"terms": terms}, prepare=False)]
+
+
 def retrigger_for_document(ctx: Context, document_id: int) -> list[int]:
-    """New sources arrived: process again, at once, the waiting entries they may answer.
-    An entry with a job still waiting in the queue is left alone: that job will see these sources
-    when it runs (a folder of documents, ingested with no worker running, queues one job, not one
-    per document)."""
+    """New sources arrived: process again, at once, the waiting entries they may answer
+    (MATCHING_ENTRIES). An entry with a job still waiting in the queue is left alone: that job will
+    see these sources when it runs (a folder of documents, ingested with no worker running, queues
+    one job, not one per document)."""
     with ctx.db.read() as tx:
-        ids = [r["id"] for r in tx.all(
-            "SELECT g.id FROM grey_entries g, source_documents d WHERE d.id = %s "
-            "AND g.state IN ('Pending', 'Retrying') AND (SELECT count(*) FROM unnest(to_tsvector('english', g.subject)) t "
-            "WHERE t.lexeme = ANY(tsvector_to_array(d.search))) >= 2", (document_id,))]
+        ids = entries_matching(tx, document_id)
     ids = [entry_id for entry_id in ids if not job_waiting(ctx, entry_id)]
     for entry_id in ids:
         jobs.enqueue(ctx, "generation", "process_grey_task", entry_id, True,

@@ -13,6 +13,9 @@ the section headed so even when its text never says the word (docs/architecture.
 from __future__ import annotations
 
 import hashlib
+import os
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -22,10 +25,10 @@ import psycopg
 from .. import engine
 from ..domain import HORN_TYPES, Actor, files, limits
 from ..errors import InvalidInput
-from ..extract import BINARY, READERS, SUFFIXES, Extracted, ExtractError, extract
+from ..extract import BINARY, READERS, SUFFIXES, Extracted, ExtractError, Unit, extract
 from ..extract import sections_of as _sections_of
 from ..knowledge.passages import HEADING_SEPARATOR, SECTION_CHARS, Section  # noqa: F401 (the index's names, here as before)
-from . import candidates, embeddings, grey
+from . import candidates, conflicts, embeddings, grey
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -40,12 +43,19 @@ class Summary:
     skipped: list = field(default_factory=list)
     document_ids: list = field(default_factory=list)
     dropped: dict = field(default_factory=dict)  # reason -> pieces that stated nothing (markup, navigation, …)
+    versions: list = field(default_factory=list)  # documents stored as a new version of a file read before
+    unchanged: int = 0   # statements a new version states as the one it replaces did
+    merged: int = 0      # statements another document states too: a source more for its candidate
+    withdrawn: int = 0   # pending candidates whose statement is gone
+    flagged: int = 0     # answers whose source statement changed or vanished (source_changed flags)
 
     def as_dict(self) -> dict:
         return {"documents": self.documents, "candidates": self.candidates,
                 "candidates_total": sum(self.candidates.values()), "fragments": self.fragments,
                 "dropped": dict(sorted(self.dropped.items())), "dropped_total": sum(self.dropped.values()),
-                "duplicates": self.duplicates, "skipped": self.skipped, "document_ids": self.document_ids}
+                "duplicates": self.duplicates, "skipped": self.skipped, "document_ids": self.document_ids,
+                "versions": self.versions, "unchanged": self.unchanged, "merged": self.merged,
+                "withdrawn": self.withdrawn, "flagged": self.flagged}
 
 
 NOT_A_FILE = "not a regular file (a FIFO, a socket or a device): not read"
@@ -132,38 +142,147 @@ def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
 
 
 def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, summary: Summary) -> None:
+    """One document in one transaction, written in batches (docs/architecture.md, "Ingest"): the
+    document, its passages, its statements, its new candidates and grey entries, and their events,
+    in a few statements whatever its size. A file read before from the same place is a new version
+    of it: the old one is kept, and only what changed between them becomes work (`_compare`)."""
     content_hash = hashlib.sha256(raw).hexdigest()
-    created: list[dict] = []
+    location = os.path.abspath(path)
+    statements: dict[str, Unit] = {}  # statement -> its first unit (a statement said twice is one)
+    for unit in doc.units:
+        statements.setdefault(statement_of(unit.text), unit)
     with ctx.db.begin() as tx:
-        # The lock serialises two ingests of the same content; the unique hash is the backstop.
-        tx.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (content_hash,))
-        existing = tx.one("SELECT id FROM source_documents WHERE content_hash = %s", (content_hash,))
-        if existing:
-            summary.duplicates.append({"path": str(path), "document_id": existing["id"]})
+        # The locks serialise two ingests of one file, or of the same content; the unique index on
+        # supersedes_id is the backstop (one version follows another).
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext(%s)), pg_advisory_xact_lock(hashtext(%s))",
+                   (f"document:{location}", content_hash))
+        previous = tx.one("SELECT id, content_hash FROM source_documents d WHERE location = %s AND NOT EXISTS "
+                          "(SELECT 1 FROM source_documents n WHERE n.supersedes_id = d.id) ORDER BY id DESC LIMIT 1",
+                          (location,))
+        # The same content again adds nothing: the version this file was last ingested as, or, for a
+        # file new here, any document.
+        same = (previous if previous and previous["content_hash"] == content_hash else None) if previous else \
+            tx.one("SELECT id FROM source_documents WHERE content_hash = %s ORDER BY id LIMIT 1", (content_hash,))
+        if same:
+            summary.duplicates.append({"path": str(path), "document_id": same["id"]})
             return
         document = engine.record(tx, "source_document", "source_documents", {
             "path": str(path), "title": doc.title[:300], "media_type": doc.media_type, "content": doc.content,
-            "content_hash": content_hash, "created_by": actor.name}, actor, event_type="ingested").row
-        for ordinal, section in enumerate(sections_of(doc)):  # the retrieval index: titled sections
-            tx.execute("INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text, title, heading) "
-                       "VALUES (%s, %s, %s, %s, %s, %s, %s)", (document["id"], ordinal, section.start, section.end,
-                                                               section.text, doc.title[:300], section.heading))
-        for unit in doc.units:
-            ref = {"document_id": document["id"], "path": str(path), "title": doc.title,
-                   "span": [unit.span[0], unit.span[1]]}
-            created.append(candidates.create_candidate(tx, actor, unit.question, unit.text, unit.horn_type,
-                                                       [ref], origin="extracted", document_id=document["id"]))
-        embeddings.index_document(tx, document["id"])  # its passages and candidates, in batches
-        for fragment in doc.fragments:  # r2k's own words around the document's: cut to the limits
-            subject = limits.clip(f"{doc.title}: {fragment.topic}", limits.GREY_SUBJECT)
-            detail = limits.clip(f"Passage in {path.name} could not become a candidate: \u201c{fragment.text}\u201d",
-                                 limits.GREY_DETAIL)
-            grey.create_entry(tx, actor, subject=subject, detail=detail, origin="ingest")
+            "content_hash": content_hash, "created_by": actor.name, "location": location,
+            "supersedes_id": previous["id"] if previous else None}, actor, event_type="ingested").row
+        _index_sections(tx, document, doc, previous)
+        outcome = _compare(tx, actor, document, doc, statements, previous)
+        embeddings.index_document(tx, document["id"])  # its passages and new candidates, in batches
+        if doc.fragments:  # r2k's own words around the document's: cut to the limits
+            grey.create_entries(tx, actor, [{
+                "subject": limits.clip(f"{doc.title}: {fragment.topic}", limits.GREY_SUBJECT),
+                "detail": limits.clip(f"Passage in {path.name} could not become a candidate: \u201c{fragment.text}\u201d",
+                                      limits.GREY_DETAIL)} for fragment in doc.fragments], origin="ingest")
     summary.documents += 1
     summary.document_ids.append(document["id"])
     summary.fragments += len(doc.fragments)
-    for row in created:
+    for row in outcome["created"]:
         summary.candidates[row["horn_type"]] += 1
+    if previous:
+        summary.versions.append({"path": str(path), "document_id": document["id"], "supersedes": previous["id"]})
+    summary.merged += outcome["merged"]
+    summary.unchanged += outcome["unchanged"]
+    summary.withdrawn += outcome["withdrawn"]
+    summary.flagged += outcome["flagged"]
+
+
+def _index_sections(tx, document: dict, doc: Extracted, previous: dict | None) -> None:
+    """The retrieval index: the document's titled sections, in one statement; the version it
+    replaces leaves the index (its rows stay, not current)."""
+    title = doc.title[:300]
+    tx.copy("source_passages", ("document_id", "ordinal", "span_start", "span_end", "text", "title", "heading"),
+            [(document["id"], ordinal, x.start, x.end, x.text, title, x.heading)
+             for ordinal, x in enumerate(sections_of(doc))])
+    if previous:
+        tx.execute("UPDATE source_passages SET current = false WHERE document_id = %s", (previous["id"],))
+
+
+def _compare(tx, actor: Actor, document: dict, doc: Extracted, statements: dict[str, Unit],
+             previous: dict | None) -> dict:
+    """The document's statements against what is stored (docs/architecture.md, "Ingest"):
+    - one the version it replaces states too keeps its candidate, as it is;
+    - one another current document states (a near-duplicate) is that document's candidate, which
+      gains this document as a source (an event);
+    - any other is new (or changed): a new PENDING candidate;
+    - one the replaced version stated and no current document states any more is gone: its
+      candidate is withdrawn if it still waits in its queue, and an answer published from it gets
+      a `source_changed` flag, for re-review.
+    Each statement the document holds is written down with its candidate, for the next version."""
+    before = {r["statement"]: r["candidate_id"] for r in tx.all(
+        "SELECT statement, candidate_id FROM document_statements WHERE document_id = %s",
+        (previous["id"],))} if previous else {}
+    # What the other current documents state, of this document's statements and the replaced one's
+    # (the replaced version is no longer current: this one supersedes it).
+    elsewhere = {r["statement"]: r["candidate_id"] for r in tx.all(
+        "SELECT DISTINCT ON (s.statement) s.statement, s.candidate_id FROM document_statements s "
+        "WHERE s.statement = ANY(%s) AND NOT EXISTS (SELECT 1 FROM source_documents n WHERE n.supersedes_id = s.document_id) "
+        "ORDER BY s.statement, s.candidate_id", (list(statements.keys() | before.keys()),))} \
+        if statements or before else {}
+
+    def ref(statement: str, unit: Unit) -> dict:
+        return {"document_id": document["id"], "path": document["path"], "title": doc.title,
+                "span": [unit.span[0], unit.span[1]], "statement": statement}
+
+    new = [(h, u) for h, u in statements.items() if h not in before and h not in elsewhere]
+    created = candidates.create_candidates(tx, actor, [
+        {"question": u.question, "text": u.text, "horn_type": u.horn_type, "source_refs": [ref(h, u)],
+         "document_id": document["id"]} for h, u in new], origin="extracted")
+    holder = {h: row["id"] for (h, _), row in zip(new, created)}
+    merged = 0
+    for h, unit in statements.items():
+        if h in before:
+            holder[h] = before[h]
+        elif h in elsewhere:
+            holder[h] = elsewhere[h]
+            candidates.add_source(tx, actor, elsewhere[h], ref(h, unit))
+            merged += 1
+    tx.copy("document_statements", ("document_id", "statement", "candidate_id", "span_start", "span_end"),
+            [(document["id"], h, holder[h], u.span[0], u.span[1]) for h, u in statements.items()])
+    kept = set(holder.values())
+    gone = {before[h] for h in before if h not in statements and h not in elsewhere} - kept
+    withdrawn = candidates.withdraw_removed(tx, sorted(gone), document["id"]) if gone else []
+    flagged = conflicts.flag_source_changed(tx, _now_reading(tx, gone, new), document) if gone else []
+    return {"created": created, "merged": merged, "unchanged": sum(1 for h in statements if h in before),
+            "withdrawn": len(withdrawn), "flagged": len(flagged)}
+
+
+def _now_reading(tx, gone: set[int], new: list[tuple[str, Unit]]) -> dict[int, str | None]:
+    """For each candidate whose statement is gone: the new statement that reads most like it (half
+    its words or more in common: the statement changed), else None (the statement vanished)."""
+    texts = {r["id"]: r["text"] for r in tx.all("SELECT id, text FROM candidates WHERE id = ANY(%s)", (sorted(gone),))}
+    words_of = [set(_WORDS.findall(u.text.casefold())) for _, u in new]
+    by_word: dict[str, list[int]] = {}
+    for index, words in enumerate(words_of):
+        for word in words:
+            by_word.setdefault(word, []).append(index)
+    reading: dict[int, str | None] = {}
+    for candidate_id in sorted(gone):
+        words = set(_WORDS.findall(texts.get(candidate_id, "").casefold()))
+        shared: dict[int, int] = {}
+        for word in words:
+            for index in by_word.get(word, ()):
+                shared[index] = shared.get(index, 0) + 1
+        best = max(shared, key=lambda i: (shared[i] / len(words | words_of[i]), -i), default=None)
+        close = best is not None and shared[best] / len(words | words_of[best]) >= 0.5
+        reading[candidate_id] = new[best][1].text if close else None
+    return reading
+
+
+_WORDS = re.compile(r"\w+")
+_NOT_WORDS = re.compile(r"[\W_]+")
+
+
+def statement_of(text: str) -> str:
+    """A statement's identity: the SHA-256 of its text normalised (Unicode NFKC, case folded, every
+    run of characters that are neither letters nor digits one space), so the same statement with
+    other emphasis, spacing or punctuation is the same statement."""
+    normal = _NOT_WORDS.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    return hashlib.sha256(normal.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # ----------------------------------------------------------------------------- the retrieval index

@@ -15,6 +15,11 @@ def enqueue(ctx: Context, kind: str, task: str, *args, job_id: str | None = None
     return rq_jobs.enqueue(ctx.redis, kind, task, *args, job_id=job_id, at_front=at_front)
 
 
+def enqueue_all(ctx: Context, kind: str, task: str, calls: list[tuple[tuple, str | None]]) -> None:
+    """`enqueue` for many jobs of one task, (args, job id) each, in one round trip."""
+    rq_jobs.enqueue_all(ctx.redis, kind, task, calls)
+
+
 def waiting(ctx: Context, kind: str, job_id: str) -> bool:
     """Whether the job is in its queue now, waiting for a worker: a sweep need not queue it again."""
     return rq_jobs.waiting(ctx.redis, kind, job_id)

@@ -50,6 +50,23 @@ def push_tail(ctx: Context, event) -> None:
     queue(ctx).push_tail(event.row["horn_type"], event.aggregate_id)
 
 
+def push_tail_all(ctx: Context, events: list) -> None:
+    """`push_tail` for many candidates (one document's), in one round trip."""
+    queue(ctx).push_tail_all([(event.row["horn_type"], event.aggregate_id) for event in events])
+
+
+def pull(ctx: Context, event) -> None:
+    """After commit (reactions): a queued candidate left its queue by a move no claim made (withdrawn);
+    its id and read-ahead entry go (a claim would drop it anyway, as it drops every id no longer
+    PENDING, but the queue's length would count it until then)."""
+    queue(ctx).remove(event.row["horn_type"], event.aggregate_id)
+
+
+def pull_all(ctx: Context, events: list) -> None:
+    """`pull` for many candidates, in one round trip."""
+    queue(ctx).remove_all([(event.row["horn_type"], event.aggregate_id) for event in events])
+
+
 def push_head(ctx: Context, event) -> None:
     """After commit (reactions): a candidate went back (released, disputed); it goes to the head."""
     queue(ctx).push_head(event.row["horn_type"], event.aggregate_id)

@@ -3,7 +3,8 @@ question, found by their words and by their meaning (docs/architecture.md, "Retr
 generation and by the grey queue's automation; the registry's search ranks answers the same way.
 
 A passage is a section of a document with its title and heading path (core/services/ingest.py,
-`sections_of`). Two searches find candidates, sent to PostgreSQL together (one round trip):
+`sections_of`), of the newest version of its document (`current`: an older version's passages are
+kept, and never found). Two searches find candidates, sent to PostgreSQL together (one round trip):
 
 - **by words**: the passages and APPROVED answers having any of the question's stemmed terms in their
   text (`search`) or in their title and headings (`heading_search`), the best `wide` of each by cover
@@ -75,8 +76,8 @@ WEIGH = (
     "       (SELECT CASE WHEN c.reltuples > %(cap)s THEN c.reltuples::bigint ELSE (SELECT count(*) FROM "
     "        source_passages) END FROM pg_class c WHERE c.oid = 'source_passages'::regclass) + "
     "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers WHERE status = 'APPROVED' LIMIT %(cap)s) a) AS n, "
-    "       (SELECT count(*) FROM (SELECT 1 FROM source_passages s WHERE s.search @@ t.q OR s.heading_search @@ t.q "
-    "        LIMIT %(cap)s) s) + "
+    "       (SELECT count(*) FROM (SELECT 1 FROM source_passages s WHERE (s.search @@ t.q OR s.heading_search @@ t.q) "
+    "        AND s.current LIMIT %(cap)s) s) + "
     "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q AND a.status = 'APPROVED' "
     "        LIMIT %(cap)s) a) AS df "
     "  FROM parsed p, LATERAL (SELECT to_tsquery('simple', " + _QUOTE.format(x="p.lexeme") + ") AS q) t "
@@ -92,7 +93,8 @@ _NEAR = ("SELECT {key} AS id, embedding::vector({d}) <=> %(vector)s::vector({d})
 _NONE = "SELECT NULL::bigint AS id, NULL::float8 AS distance WHERE false"
 _SEARCH = (
     "lex_p AS (SELECT p.id, ts_rank_cd(p.heading_search || p.search, q.q) AS rank FROM source_passages p, q "
-    "          WHERE %(passages)s AND (p.search @@ q.q OR p.heading_search @@ q.q) AND p.id IS DISTINCT FROM %(exclude)s "
+    "          WHERE %(passages)s AND (p.search @@ q.q OR p.heading_search @@ q.q) AND p.current "
+    "            AND p.id IS DISTINCT FROM %(exclude)s "
     "          ORDER BY rank DESC, p.id LIMIT %(wide)s), "
     "near_p AS ({near_p}), "
     "lex_a AS (SELECT a.id, ts_rank_cd(a.search, q.q) AS rank FROM approved_answers a, q "
@@ -100,7 +102,7 @@ _SEARCH = (
     "near_a AS ({near_a}) "
     "SELECT " + _PASSAGE + ", coalesce(l.rank, 0) AS rank, 1 - n.distance AS similarity "
     "  FROM (SELECT id FROM lex_p UNION SELECT id FROM near_p WHERE %(passages)s) pool "
-    "  JOIN source_passages p ON p.id = pool.id "
+    "  JOIN source_passages p ON p.id = pool.id AND p.current "
     "  LEFT JOIN lex_p l ON l.id = p.id LEFT JOIN near_p n ON n.id = p.id, q "
     "UNION ALL "
     "SELECT " + _ANSWER + ", coalesce(l.rank, 0), 1 - n.distance "
@@ -237,8 +239,8 @@ def _weigh(tx: Tx, lexemes: list[str], ranking: Ranking) -> list[Term]:
     counts = tx.one(
         "SELECT (SELECT count(*) FROM source_passages) + (SELECT count(*) FROM approved_answers "
         "        WHERE status = 'APPROVED') AS n, "
-        "       (SELECT json_object_agg(l, (SELECT count(*) FROM (SELECT 1 FROM source_passages p WHERE p.search @@ t.q "
-        "                                   OR p.heading_search @@ t.q LIMIT %(cap)s) p) + "
+        "       (SELECT json_object_agg(l, (SELECT count(*) FROM (SELECT 1 FROM source_passages p WHERE (p.search @@ t.q "
+        "                                   OR p.heading_search @@ t.q) AND p.current LIMIT %(cap)s) p) + "
         "                                  (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q "
         "                                   AND a.status = 'APPROVED' LIMIT %(cap)s) a)) "
         "          FROM unnest(%(lexemes)s::text[], %(quoted)s::text[]) u(l, quoted), "
