@@ -50,9 +50,10 @@ def side_text(answer: dict | None, words: list[str], style) -> Text:
     return out
 
 
-def source_text(flag: dict) -> Text:
+def source_text(flag: dict, escalate: str, dismiss: str) -> Text:
     """What the source of a `source_changed` flag's answer states now that its document was ingested
-    again (through visible()): the statement as it now reads, or that it is gone."""
+    again (through visible()): the statement as it now reads, or that it is gone; `escalate` and
+    `dismiss`: the keys in force for the two moves."""
     out = Text()
     out.append(f"Document {flag.get('source_document_id')}\n", style="bold")
     if flag.get("source_text") is None:
@@ -60,7 +61,8 @@ def source_text(flag: dict) -> Text:
     else:
         out.append("The statement now reads:\n\n", style="italic")
         out.append(visible(flag["source_text"]))
-    out.append("\n\nEscalate (x) to send the answer back for re-review; dismiss (b) if it still holds.", style="dim")
+    out.append(f"\n\nEscalate ({escalate}) to send the answer back for re-review; dismiss ({dismiss}) if it still "
+               f"holds.", style="dim")
     return out
 
 
@@ -151,7 +153,7 @@ class ConflictsScreen(ListDetailScreen):
         answer.update(side_text(flag.get("answer"), marks.get("answer") or [], style))
         changed = flag.get("kind") == SOURCE_CHANGED
         self.query_one("#conflicts-other-pane").border_title = "Its source now" if changed else "The other"
-        other.update(source_text(flag) if changed else side_text(flag.get("other"), marks.get("other") or [], style))
+        other.update(source_text(flag, self.key("escalate"), self.key("dismiss")) if changed else side_text(flag.get("other"), marks.get("other") or [], style))
 
     # -- keys --------------------------------------------------------------------------------
     MOVES = {"escalate": "escalate", "dismiss_flag": "dismiss"}
