@@ -105,11 +105,11 @@ def test_files_that_cannot_be_read_are_skipped_once_each_and_store_nothing(ctx, 
     assert "no text layer" in reasons["scan.pdf"] and "encrypted" in reasons["locked.pdf"]
     assert "not a readable zip" in reasons["broken.docx"] and "not UTF-8" in reasons["binary.md"]
     assert "nothing to review" in reasons["empty.txt"] and "unsupported file type .odt" in reasons["sheet.odt"]
-    assert "not a regular file" in reasons["pipe.md"]
+    assert reasons["pipe.md"].endswith("pipe.md: a FIFO, not a regular file: not read")
     assert all(err.count(name) == 1 for name in reasons)  # each skip said once
     assert counts(ctx) == before
     single = cli("--as", "root", "ingest", str(folder / "pipe.md"))  # a FIFO named alone, too
-    assert single[0] == 6 and "pipe.md: not a regular file" in single[2]
+    assert single[0] == 6 and "pipe.md: a FIFO, not a file or folder" in single[2]
 
 
 def test_text_mode_says_each_skip_once_and_json_lines_keep_their_good_lines(ctx, people, tmp_path):

@@ -58,7 +58,9 @@ class Summary:
                 "withdrawn": self.withdrawn, "flagged": self.flagged}
 
 
-NOT_A_FILE = "not a regular file (a FIFO, a socket or a device): not read"
+def not_a_file(path: Path, where: str = "a file or folder") -> str:
+    """Why a path that is no regular file is passed by, naming what it is (a FIFO, a device, …)."""
+    return f"{files.kind_at(path) or 'not a regular file'}, not {where}"
 
 
 def collect(paths: Iterable[str | Path], summary: Summary) -> list[Path]:
@@ -71,7 +73,8 @@ def collect(paths: Iterable[str | Path], summary: Summary) -> list[Path]:
             if path.is_dir():
                 for entry in sorted(p for p in path.rglob("*") if not p.is_dir()):
                     if not entry.is_file():
-                        summary.skipped.append({"path": files.shown(entry), "line": None, "reason": NOT_A_FILE})
+                        summary.skipped.append({"path": files.shown(entry), "line": None,
+                                                "reason": not_a_file(entry, "a regular file: not read")})
                     elif entry.suffix.lower() in READERS:
                         found.append(entry)
                     else:
@@ -80,7 +83,7 @@ def collect(paths: Iterable[str | Path], summary: Summary) -> list[Path]:
             elif path.is_file():
                 found.append(path)
             elif path.exists():
-                summary.skipped.append({"path": files.shown(path), "line": None, "reason": NOT_A_FILE})
+                summary.skipped.append({"path": files.shown(path), "line": None, "reason": not_a_file(path)})
             else:
                 summary.skipped.append({"path": files.shown(path), "line": None, "reason": "no such file or folder"})
         except OSError as exc:  # a name too long, a folder that cannot be listed: is_dir() lets those through
@@ -101,8 +104,8 @@ def read(path: Path) -> bytes:
     limit = limits.PACKED_DOCUMENT_BYTES if binary else limits.DOCUMENT_BYTES
     try:
         return files.read_bytes(path, limit)
-    except files.NotARegularFile:
-        raise ExtractError(NOT_A_FILE) from None
+    except files.NotARegularFile as exc:
+        raise ExtractError(f"{exc.kind}, not a file") from None
     except files.TooLarge as exc:
         raise ExtractError(f"a{' packed' if binary else ''} document is at most {limit // 2**20} MB "
                            f"({limit:,} bytes); this one has {exc.size:,} bytes") from None
