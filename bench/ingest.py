@@ -338,7 +338,7 @@ def main() -> None:
     ratio = chosen["tenfold"][0] / chosen["empty"][0]
     weighed_ratio = min(r[0] / r[4] for r in rows["tenfold"]) / min(r[0] / r[4] for r in rows["empty"])
     rate = megabytes / chosen["empty"][0]
-    print(f"\nevery round (seconds, control): " + "; ".join(
+    print("\nevery round (seconds, control): " + "; ".join(
         f"{name} " + ", ".join(f"{r[0]:.2f} ({r[4]:.3f})" for r in results) for name, results in rows.items()))
     print(f"tenfold/empty: {ratio:.2f} as measured (target <= 1.20: {verdict(ratio, 1.2001)}; "
           f"{weighed_ratio:.2f} with each round weighed by its control, best rounds); empty MB/s: {rate:.2f} "

@@ -1274,7 +1274,7 @@ class Soak:
             selves = [f["self_restart"] for f in done if "self_restart" in f]
             if done:
                 print(f"  {kind}: restarted by r2k itself (a process that needed it) before "
-                      + (f"the operator's `services up`: " if self.args.restart == "operator" else
+                      + ("the operator's `services up`: " if self.args.restart == "operator" else
                          f"{SELF_RESTART_WAIT:.0f} s: ")
                       + f"{len(selves)} of {len(done)}"
                       + (f", after {percentile(selves, 50):.1f} s median, {max(selves):.1f} s max" if selves else ""))

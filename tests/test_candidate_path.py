@@ -12,7 +12,7 @@ from r2k.core.domain import SYSTEM
 from r2k.core.machines.work_item import WORK_ITEM
 from r2k.core.services import candidate_views, candidates, claims, generation, grey, ingest, workitems
 from tests.conftest import error_of, r2k, r2k_json, redis_snapshot
-from tests.tui import after, highlight, make_app, open_modal, open_screen, type_text, wait_for
+from tests.tui import after, highlight, make_app, open_modal, open_screen, type_text
 
 SOURCES = {
     "retention.md": "# Backup policy\n\n## Backup retention\n\nNightly database backups are kept for thirty days "

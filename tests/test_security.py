@@ -14,7 +14,6 @@ import os
 import pwd
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 

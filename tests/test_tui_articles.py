@@ -207,5 +207,5 @@ async def test_a_source_moved_on_is_said_at_approval_and_the_detail_marks_every_
         await on_row(pilot, good["id"], "RESOLUTION_REQUIRED")
         detail = text_of(app, "#art-detail")
         assert "⚠ source not current  Nightly database backups are kept for 30 days." in detail
-        assert f"How long are backups kept? (SUPERSEDED by answer" in detail
+        assert "How long are backups kept? (SUPERSEDED by answer" in detail
     assert tasks.get(ctx, good["id"])["state"] == "RESOLUTION_REQUIRED"

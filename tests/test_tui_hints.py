@@ -303,7 +303,7 @@ async def test_help_lists_the_screens_keys_in_the_footers_order_then_the_keys_fo
     grey.add(ctx, people["root"], "Who signs off night shifts?", "")
     app = make_app(ctx, "sam", keymap=keymap, listen=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        screen = await open_screen(pilot, "Y", GreyQueueScreen)
+        await open_screen(pilot, "Y", GreyQueueScreen)
         await pilot.press(press_name(keys["help"]))
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
         table = app.screen.query_one("#help-keys", DataTable)

@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import math
 import threading
-import time
 from pathlib import Path
+
+from .http import post_with_retries
 
 log = logging.getLogger(__name__)
 
@@ -145,27 +146,9 @@ class EndpointEmbedder:
         return out
 
     def _call(self, texts: list[str]) -> list[list[float]]:
-        import httpx
-
-        last = "no attempt"
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
-            try:
-                response = self._http.post(self.endpoint, json={"model": self.model, "input": texts})
-            except httpx.TimeoutException:
-                last = "timeout"
-                continue
-            except httpx.HTTPError as exc:
-                last = f"{type(exc).__name__}: {exc}"[:200]
-                continue
-            if response.status_code >= 500 or response.status_code == 429:
-                last = f"HTTP {response.status_code}"
-                continue
-            if response.status_code >= 400:
-                raise EmbeddingsError(f"HTTP {response.status_code}: {response.text[:200]}")
-            return self._vectors(response, len(texts))
-        raise EmbeddingsError(last)
+        response = post_with_retries(self._http, self.endpoint, {"model": self.model, "input": texts}, self.retries,
+                                     EmbeddingsError)
+        return self._vectors(response, len(texts))
 
     def _vectors(self, response, count: int) -> list[list[float]]:
         try:

@@ -3,8 +3,9 @@ bounded retries. (Without an endpoint, generation uses core/services/extractive.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
+
+from .http import post_with_retries
 
 
 class LLMError(Exception):
@@ -58,36 +59,17 @@ class ChatClient:
         self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)), headers=headers)
 
     def complete(self, prompt: str) -> Generation:
-        import httpx
-
         body = {"model": self.model, "temperature": 0.2,
                 "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]}
-        last = "no attempt"
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
-            try:
-                response = self._http.post(self.endpoint, json=body)
-            except httpx.TimeoutException:
-                last = "timeout"
-                continue
-            except httpx.HTTPError as exc:
-                last = f"{type(exc).__name__}: {exc}"[:200]
-                continue
-            if response.status_code >= 500 or response.status_code == 429:
-                last = f"HTTP {response.status_code}"
-                continue
-            if response.status_code >= 400:
-                raise LLMError(f"HTTP {response.status_code}: {response.text[:200]}")
-            try:
-                data = response.json()
-                text = data["choices"][0]["message"]["content"].strip()
-            except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-                raise LLMError("malformed response (no choices[0].message.content)") from None
-            if not text:
-                raise LLMError("empty answer")
-            return Generation(text=text, model=data.get("model") or self.model)
-        raise LLMError(last)
+        response = post_with_retries(self._http, self.endpoint, body, self.retries, LLMError)
+        try:
+            data = response.json()
+            text = data["choices"][0]["message"]["content"].strip()
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise LLMError("malformed response (no choices[0].message.content)") from None
+        if not text:
+            raise LLMError("empty answer")
+        return Generation(text=text, model=data.get("model") or self.model)
 
     def close(self) -> None:
         self._http.close()
