@@ -66,6 +66,12 @@ def _json_escape(match: re.Match) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+def safe_json(text: str) -> str:
+    """JSON text already made (by `json.dumps(..., ensure_ascii=False)`) with what `dumps` escapes
+    escaped too: the same document, terminal-safe."""
+    return _JSON_UNSAFE.sub(_json_escape, text)
+
+
 def dumps(value: Any, **kwargs: Any) -> str:
     """`json.dumps(value, ensure_ascii=False, **kwargs)`, with what JSON leaves raw and a terminal
     may act on (DEL, C1 controls, bidi controls, line separators, lone surrogates) escaped as

@@ -1,0 +1,89 @@
+"""export: the registry, the decisions and the article tasks as JSON Lines or CSV
+(core/services/export.py), on stdout or into a file."""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from ..output import Text
+from ..safe import safe_json, visible
+
+
+def register(commands) -> None:
+    group = commands.group("export", "what was decided, as JSON Lines or CSV: the registry, the decisions, "
+                           "the article tasks")
+    for kind, what in [("registry", "the registry's answers (APPROVED and DISPUTED unless --status), each with "
+                                    "its version chain, sources, status and deciding reviewers"),
+                       ("decisions", "every validator decision: who, what, when, from and to which state, why"),
+                       ("tasks", "every article task with its state, reviewers, approvals and each source's "
+                                 "status now")]:
+        p = group.command(kind, what, run)
+        p.set_defaults(kind=kind)
+        p.add_argument("--format", default="jsonl", choices=["jsonl", "csv"],
+                       help="jsonl (the default: one JSON object a line, which `r2k ingest` reads back for the "
+                            "registry and the decisions) or csv (a header, then one row a record)")
+        p.add_argument("--output", "-o", metavar="FILE",
+                       help="write into FILE (replaced whole only once the export is complete) instead of stdout")
+        if kind == "registry":
+            p.add_argument("--status", help="comma-separated statuses to include (APPROVED, DISPUTED, "
+                                            "SUPERSEDED, RETIRED), or ALL")
+
+
+def run(cli, args):
+    from r2k.core.errors import InvalidInput
+    from r2k.core.services import export
+
+    cli.actor
+    status = getattr(args, "status", None)
+    if args.output is None:
+        if getattr(args, "json", False):
+            raise InvalidInput("--json prints a summary of an export written with --output FILE; without "
+                               "--output the export itself goes to stdout")
+        tty = sys.stdout.isatty()
+        shown = (lambda line: visible(line)) if tty and args.format == "csv" else safe_json
+        with cli.progress() as bar:
+            bar.start(f"export {args.kind}", None)
+            export.export(cli.ctx, args.kind, args.format, lambda line: sys.stdout.write(shown(line)),
+                          status=status, progress=lambda done, total: bar.update(done, total))
+        sys.stdout.flush()
+        return None
+    target = _target(args.output)
+    # Into a file beside the target, renamed over it once complete: a crash or an error midway
+    # leaves the target as it was, never half an export.
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out, cli.progress() as bar:
+            bar.start(f"export {args.kind}", None)
+            line_of = safe_json if args.format == "jsonl" else (lambda line: line)
+            summary = export.export(cli.ctx, args.kind, args.format, lambda line: out.write(line_of(line)),
+                                    status=status, progress=lambda done, total: bar.update(done, total))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(partial, target)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
+    result = {"kind": summary.kind, "format": summary.format, "rows": summary.rows, "path": str(target)}
+    if summary.statuses is not None:
+        result["statuses"] = summary.statuses
+    return Text(result, f"exported {summary.rows:,} {_noun(summary.kind, summary.rows)} to "
+                        f"{visible(str(target), multiline=False)}")
+
+
+def _target(output: str) -> Path:
+    from r2k.core.errors import InvalidInput
+
+    target = Path(output).expanduser()
+    if target.is_dir():
+        raise InvalidInput(f"--output {output!r} is a folder: name a file")
+    if not target.parent.is_dir():
+        raise InvalidInput(f"--output {output!r}: no folder {str(target.parent)!r}")
+    if not os.access(target.parent, os.W_OK):
+        raise InvalidInput(f"--output {output!r}: the folder {str(target.parent)!r} is not writable")
+    return target
+
+
+def _noun(kind: str, n: int) -> str:
+    return {"registry": "answer", "decisions": "decision", "tasks": "task"}[kind] + ("" if n == 1 else "s")
