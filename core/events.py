@@ -307,6 +307,7 @@ PROJECTIONS = {
     "grey_entry": "grey_entries",
     "grey_transition": "grey_transitions",
     "task": "durable_tasks",
+    "comment": "comments",
 }
 
 

@@ -113,6 +113,8 @@ TABLE = [
     on("task",             "publish",                           (tasks.deprecate_superseded,),           (notice,)),
     on("task",             "create assign note_approval reject resolve pass_analysis flag_analysis deprecate",
                                                                 (),                                      (notice,)),
+    # Comments (docs/architecture.md, "Comments"): the notice lets a mentioned user's workstation say so.
+    on("comment",          "add",                               (),                                      (notice,)),
 ]
 
 # Reactions and effects with a form for many events of one (entity, action) written together
