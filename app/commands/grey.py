@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from r2k.core.domain import limits
 
+from ..bulk import add_ids, run_each
 from ..cli import bounded_int
 from ..output import Table
 
@@ -39,7 +40,7 @@ def register(commands) -> None:
         p = g.command(name, what, read)
         p.add_argument("id", help="the entry's id")
     p = g.command("assign", "assign for review (UnderReview)", move, mutates=True)
-    p.add_argument("id", help="the entry's id")
+    add_ids(p, "grey entry")
     p.add_argument("--assignee", required=True, metavar="USER", help="who reviews it")
     p.add_argument("--notes", help=f"what the reviewer should know (at most {limits.REASON:,} characters)")
     for name, what, reason in [
@@ -47,18 +48,18 @@ def register(commands) -> None:
             ("escalate", "escalate (notifies specialists)", True), ("reopen", "reopen a rejected or dismissed entry", None),
             ("dismiss", "dismiss a pending entry", None), ("reset", "reset a failed entry to Pending", None)]:
         p = g.command(name, what, move, mutates=True)
-        p.add_argument("id", help="the entry's id")
+        add_ids(p, "grey entry")
         if reason is True:
             p.add_argument("--reason", required=True, help="why, in words the next reader understands "
                                                            f"(at most {limits.REASON:,} characters)")
         elif reason is None:
             p.add_argument("--reason", help=f"why (kept in the entry's history; at most {limits.REASON:,} characters)")
     p = g.command("reject", "reject as invalid or not actionable (recorded as rejected by you)", move, mutates=True)
-    p.add_argument("id", help="the entry's id")
+    add_ids(p, "grey entry")
     p.add_argument("--reason", required=True,
                    help=f"why it is invalid or not actionable (at most {limits.REASON:,} characters)")
     p = g.command("resolve", "resolve: the evidence is now sufficient", move, mutates=True)
-    p.add_argument("id", help="the entry's id")
+    add_ids(p, "grey entry")
     p.add_argument("--resolution", help=f"what settled it (at most {limits.REASON:,} characters)")
 
 
@@ -92,4 +93,5 @@ def move(cli, args):
 
     fields = {k: getattr(args, k) for k in ("assignee", "notes", "reason", "resolution")
               if getattr(args, k, None) is not None}
-    return grey.transition(cli.ctx, cli.actor, args.id, args.grey_command, **fields, **cli.opts())
+    return run_each(cli, args, "grey entry", lambda entry_id, **opts: grey.transition(
+        cli.ctx, cli.actor, entry_id, args.grey_command, **fields, **opts))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from r2k.core.domain import limits
 
+from ..bulk import add_ids, run_each
 from ..cli import bounded_int
 from ..output import Table, Text
 
@@ -37,7 +38,7 @@ def register(commands) -> None:
     for name, what in [("dispute", "dispute an answer: its candidate returns for re-review"),
                        ("retire", "retire an answer: out of all search and readout, kept for audit")]:
         p = reg.command(name, what, move, mutates=True)
-        p.add_argument("id", help="the answer's id")
+        add_ids(p, "answer")
         p.add_argument("--reason", required=True, help="why, in words the next reader understands "
                                                        f"(at most {limits.REASON:,} characters)")
 
@@ -93,5 +94,9 @@ def move(cli, args):
 
     from ..wording import registry_move_said
 
-    row = getattr(registry, args.registry_command)(cli.ctx, cli.actor, args.id, args.reason, **cli.opts())
-    return Text(row, registry_move_said(args.registry_command, row["id"], row))
+    action = getattr(registry, args.registry_command)
+    result = run_each(cli, args, "answer", lambda answer_id, **opts: action(cli.ctx, cli.actor, answer_id,
+                                                                            args.reason, **opts))
+    if isinstance(result, dict):  # one id: the command's own words
+        return Text(result, registry_move_said(args.registry_command, result["id"], result))
+    return result

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from r2k.core.domain import limits
 
+from ..bulk import add_ids, run_each
 from ..cli import bounded_int
 from ..output import Table
 
@@ -27,7 +28,7 @@ def register(commands) -> None:
     p.add_argument("--reason", required=True,
                    help=f"what was wrong with the generated answer (at most {limits.REASON:,} characters)")
     p = wi.command("close", "close a work item", close, mutates=True)
-    p.add_argument("id", help="the work item's id")
+    add_ids(p, "work item")
     p.add_argument("--reason", help=f"why it is closed (at most {limits.REASON:,} characters)")
 
     w = commands.command("worker", "run RQ workers on the generation and graph queues", worker)
@@ -76,7 +77,8 @@ def rework(cli, args):
 def close(cli, args):
     from r2k.core.services import workitems
 
-    return workitems.close(cli.ctx, cli.actor, args.id, reason=args.reason, **cli.opts())
+    return run_each(cli, args, "work item", lambda item_id, **opts: workitems.close(
+        cli.ctx, cli.actor, item_id, reason=args.reason, **opts))
 
 
 def worker(cli, args):

@@ -47,10 +47,12 @@ KEY_FILE = FileKind("a key file", 16 * 1024)             # --key-file, the signi
 KEYS_FILE = FileKind("a keys file", 4 * 2**20)           # R2K_TRUSTED_KEYS, --authorized-keys: thousands of keys
 ANCHOR_FILE = FileKind("an anchor file", 16 * 2**20)     # --anchor: a checkpoint, or checkpoint lines and deltas
 KEYMAP_FILE = FileKind("a keymap file", 64 * 1024)       # R2K_KEYMAP_FILE: a line per binding
+IDS_FILE = FileKind("an ids file", 4 * 2**20)             # --from-file: 100,000 ids a line each, with room for notes
 
 # Numbers: (lowest, highest), inclusive.
 SEARCH_LIMIT = (1, 1_000)          # results of one search page
 LIST_LIMIT = (1, 10_000)           # rows of one list
+BULK_IDS = 100_000                 # ids one bulk action takes: a day's triage of a large import
 OFFSET = (0, 1_000_000_000)        # rows skipped: any page a person reaches
 TTL_SECONDS = (1, 31_536_000)      # a grey entry may wait up to a year unresolved
 MAX_ATTEMPTS = (1, 100)            # automated retries; backoff caps at an hour, so 100 is four days
