@@ -308,6 +308,7 @@ PROJECTIONS = {
     "grey_transition": "grey_transitions",
     "task": "durable_tasks",
     "comment": "comments",
+    "guidelines": "queue_guidelines",
 }
 
 

@@ -115,6 +115,8 @@ TABLE = [
                                                                 (),                                      (notice,)),
     # Comments (docs/architecture.md, "Comments"): the notice lets a mentioned user's workstation say so.
     on("comment",          "add",                               (),                                      (notice,)),
+    # A queue's new guidelines: open review screens show the version now in force.
+    on("guidelines",       "write",                             (),                                      (notice,)),
 ]
 
 # Reactions and effects with a form for many events of one (entity, action) written together

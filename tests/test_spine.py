@@ -212,6 +212,7 @@ NOT_MOVES = {
     ("source_document", "ingested"): "ingest records a document (no machine); it may answer grey entries",
     ("candidate", "source_added"): "another document states a candidate's statement: a source more, no move",
     ("comment", "add"): "a comment is recorded (no machine: never edited nor deleted); its notice tells who it mentions",
+    ("guidelines", "write"): "a queue's guidelines get a new version (no machine: every version kept)",
 }
 
 

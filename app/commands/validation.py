@@ -99,6 +99,14 @@ def register(commands) -> None:
                   "in flight returned, queues that miss ids rebuilt, grey TTLs expired and retries queued, work "
                   "items a dead worker left re-enqueued, article analyses a lost job left waiting queued again, the "
                   "graph caught up", queue_sweep)
+    p = queue.command("guidelines", "a queue's guidelines for its validators: the version in force, another "
+                      "(--version), every version (--history), or a new one from a Markdown file (--file, an admin)",
+                      queue_guidelines, mutates=True)
+    p.add_argument("horn_type", metavar="HORN_TYPE", help="FACT, RULE, CONSTRAINT, PROCEDURE or OPEN_ISSUE")
+    p.add_argument("--file", metavar="FILE", help="write a new version from this Markdown file (at most 512 KB)")
+    p.add_argument("--version", dest="number", type=bounded_int("--version", limits.VERSION),
+                   help="show this version")
+    p.add_argument("--history", action="store_true", help="list every version, newest first")
 
 
 def demo_cmd(cli, args):
@@ -331,6 +339,30 @@ def queue_stats(cli, args):
     shown = [{**row, "oldest_pending": span(row["oldest_pending_age_seconds"])} for row in stats]
     return Text(stats, render_text(Table(shown, ["horn_type", "pending", "in_review", "disputed", "queued",
                                                  "oldest_pending"])))
+
+
+def queue_guidelines(cli, args):
+    from r2k.core.domain import files
+    from r2k.core.errors import InvalidInput
+    from r2k.core.services import guidelines
+
+    actor = cli.actor
+    if sum(bool(x) for x in (args.file, args.number is not None, args.history)) > 1:
+        raise InvalidInput("--file, --version and --history go one at a time")
+    if args.file:
+        guidelines.may_write(actor)
+        body = files.read_text_argument(args.file, "--file", limits.ARTICLE_FILE)
+        row = guidelines.set_guidelines(cli.ctx, actor, args.horn_type, body, idempotency_key=args.idempotency_key)
+        return Text(row, f"{row['horn_type']} guidelines: version {row['number']} in force")
+    if args.history:
+        return Table(guidelines.history(cli.ctx, args.horn_type), ["number", "author", "created_at", "characters"])
+    row = guidelines.show(cli.ctx, args.horn_type, args.number)
+    if row is None:
+        horn = args.horn_type.upper()
+        return Text(None, f"The {visible(horn, multiline=False)} queue has no guidelines yet "
+                          f"(an admin writes them: r2k queue guidelines {visible(horn, multiline=False)} --file FILE).")
+    return Text(row, f"{row['horn_type']} guidelines, version {row['number']} by "
+                     f"{visible(row['author'], multiline=False)} ({row['created_at']}):\n\n{visible(row['body'])}")
 
 
 def queue_claim(cli, args):

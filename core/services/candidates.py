@@ -18,6 +18,7 @@ from ..engine import Event
 from ..errors import Conflict, InvalidInput
 from ..events import now
 from ..machines.candidate import CANDIDATE, not_open_issue  # noqa: F401 - the rule a screen checks before typing
+from . import guidelines
 from .common import mutate, parse_id
 
 if TYPE_CHECKING:
@@ -252,7 +253,9 @@ def record_decision(tx: Tx, event: Event) -> None:
         "candidate_id": event.aggregate_id, "action": event.action, "actor": event.actor.name,
         "from_state": event.from_state, "to_state": event.to_state,
         "revised_text": event.fields.get("revised_text") if event.action == "revise" else None,
-        "reason": event.fields.get("reason")}, event.actor, event_type=f"validation_{event.action}")
+        "reason": event.fields.get("reason"),
+        "guidelines_version": guidelines.number_in_force(tx, event.row["horn_type"])},
+        event.actor, event_type=f"validation_{event.action}")
 
 
 def send_for_re_review(tx: Tx, event: Event) -> None:
