@@ -1,7 +1,8 @@
 """Commands that take one id or many (docs/architecture.md, "Bulk actions"): `ID...` and
 `--from-file FILE`. One id keeps the command's own output; several give the per-item report of
-core/services/bulk.py, and the command exits as its first failed item would have, after trying
-every item."""
+core/services/bulk.py on stdout; when an item failed, the command also prints the one error line
+of the CLI's contract on stderr (the first failure's, with the count) and exits with its code, after
+trying every item."""
 from __future__ import annotations
 
 import argparse
@@ -46,7 +47,11 @@ def run_each(cli, args, what: str, move: Callable[..., dict], said: Callable[[di
                                          f"{visible(item['error']['message'], multiline=False)}")
              for item in report["items"]]
     lines.append(f"{report['done']:,} done, {report['failed']:,} failed")
-    return Text(report, "\n".join(lines)), (exit_code(first["error"]["status"]) if first else 0)
+    if first is None:
+        return Text(report, "\n".join(lines)), 0
+    error = {**first["error"], "message": f"{report['failed']:,} of {len(ids):,} failed (the report is on stdout); "
+                                           f"the first, {what} {first['id']}: {first['error']['message']}"}
+    return Text(report, "\n".join(lines)), exit_code(first["error"]["status"]), error
 
 
 def _state(row: dict) -> str:

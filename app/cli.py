@@ -260,9 +260,10 @@ def run(argv: list[str]) -> int:
         cli = Cli(args)
         cli.authorize()
         result = args.handler(cli, args)
-        code = 0
-        if isinstance(result, tuple):  # (result, exit code) for reports such as audit verify
-            result, code = result
+        code, error = 0, None
+        if isinstance(result, tuple):  # (result, exit code[, error]) for reports such as audit verify
+            result, code, *rest = result
+            error = rest[0] if rest else None  # a report that failed in part: its stderr line too
         if getattr(args, "streams", False):
             pass  # it printed its JSON lines as they came (`events tail`)
         elif getattr(args, "json", False):
@@ -273,6 +274,8 @@ def run(argv: list[str]) -> int:
             print(dumps(jsonable(json_form(result)), default=str))
         elif result is not None:
             print(render_text(result))
+        if error is not None:
+            print_error(error, wants_json(argv, args))
         return code
     except R2KError as error:
         return fail(error, wants_json(argv, args))

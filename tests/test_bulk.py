@@ -27,7 +27,9 @@ def test_several_ids_each_move_once_and_failures_are_listed_per_item(ctx, people
     result = r2k("--json", "--as", "sam", "grey", "dismiss", str(entries[0]), "999999", str(entries[2]),
                  str(entries[1]), "--reason", "duplicates of entry 9")
     report = json.loads(result.stdout)
-    assert result.returncode == 3  # the first failure's: the 404
+    assert result.returncode == 3  # the first failure's: the 404, also the one error line on stderr
+    assert error_of(result) == {"error": "NotFound", "status": 404, "message": "2 of 4 failed (the report is on "
+                                "stdout); the first, grey entry 999999: no grey entry 999999"}
     assert (report["done"], report["failed"]) == (2, 2)
     assert [(i["id"], i["ok"], i.get("error", {}).get("status")) for i in report["items"]] == [
         (entries[0], True, None), (999999, False, 404), (entries[2], False, 422), (entries[1], True, None)]

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -156,7 +157,7 @@ def test_bad_input_is_a_clear_400_and_leaves_the_file_as_it_was(ctx, people, dec
     assert path.read_text() == "the previous export\n" and sorted(os.listdir(tmp_path)) == ["registry.jsonl"]
     for args, words in [
         (["export", "registry", "-o", str(tmp_path)], "is a folder"),
-        (["export", "registry", "-o", str(tmp_path / "nowhere" / "x.jsonl")], "no folder"),
+        (["export", "registry", "-o", str(tmp_path / "nowhere" / "x.jsonl")], "its folder does not exist"),
         (["export", "registry", "--json"], "--json prints a summary"),
         (["export", "decisions", "--status", "ALL"], "unrecognized arguments: --status"),
     ]:
@@ -166,6 +167,22 @@ def test_bad_input_is_a_clear_400_and_leaves_the_file_as_it_was(ctx, people, dec
     assert result.returncode == 7 and result.stdout == ""
     with pytest.raises(Exception, match="unknown export"):
         export.export(ctx, "answers", "jsonl", print)
+
+
+def test_only_a_regular_file_is_replaced_and_a_link_keeps_pointing_at_it(ctx, people, decided, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    result = r2k("--as", "bob", "export", "registry", "-o", str(fifo))
+    assert result.returncode == 6 and "is a FIFO, not a regular file" in error_of(result)["message"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still the FIFO, nothing renamed over it
+    real = tmp_path / "exports" / "registry.jsonl"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(real)
+    r2k_json("--as", "bob", "export", "registry", "-o", str(link))
+    assert link.is_symlink() and len(lines(real.read_text())) == 2
+    assert sorted(os.listdir(real.parent)) == ["registry.jsonl"]  # no partial file left
 
 
 def test_a_large_export_streams_in_batches_with_progress(ctx, people, monkeypatch):

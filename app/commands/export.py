@@ -52,7 +52,10 @@ def run(cli, args):
     target = _target(args.output)
     # Into a file beside the target, renamed over it once complete: a crash or an error midway
     # leaves the target as it was, never half an export.
-    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    try:
+        fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    except OSError as exc:
+        raise InvalidInput(f"--output {target.name!r} cannot be written: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out, cli.progress() as bar:
             bar.start(f"export {args.kind}", None)
@@ -73,15 +76,32 @@ def run(cli, args):
 
 
 def _target(output: str) -> Path:
+    """The file an export goes to: a 400 naming it when it is a folder, its folder is missing or not
+    writable, or the path itself is one the system refuses (too long, a NUL)."""
     from r2k.core.errors import InvalidInput
 
-    target = Path(output).expanduser()
-    if target.is_dir():
-        raise InvalidInput(f"--output {output!r} is a folder: name a file")
-    if not target.parent.is_dir():
-        raise InvalidInput(f"--output {output!r}: no folder {str(target.parent)!r}")
-    if not os.access(target.parent, os.W_OK):
-        raise InvalidInput(f"--output {output!r}: the folder {str(target.parent)!r} is not writable")
+    said = repr(output) if len(output) <= 200 else f"{output[:120]!r}… ({len(output):,} characters)"
+    from r2k.core.domain import files
+
+    try:
+        # The file a link names is the one replaced, never the link; and only a regular file (or none)
+        # is replaced: renaming over /dev/null or a FIFO would put a file where the device was.
+        target = Path(os.path.realpath(Path(output).expanduser()))
+        kind = files.kind_at(target)
+        if kind == "a folder":
+            raise InvalidInput(f"--output {said} is a folder: name a file")
+        if kind not in (None, "a regular file"):
+            raise InvalidInput(f"--output {said} is {kind}, not a regular file: an export replaces a file "
+                               "whole (without --output it goes to stdout, which may be piped anywhere)")
+        if not target.parent.is_dir():
+            raise InvalidInput(f"--output {said}: its folder does not exist")
+        if not os.access(target.parent, os.W_OK):
+            raise InvalidInput(f"--output {said}: its folder is not writable")
+        os.stat(target.parent)  # a name too long for the system fails here, not midway
+        if len(target.name.encode("utf-8", "surrogateescape")) > 200:
+            raise InvalidInput(f"--output {said}: a file name is at most 200 bytes here")
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"--output {said} cannot be written: {getattr(exc, 'strerror', None) or exc}") from None
     return target
 
 
