@@ -91,7 +91,7 @@ MODULES = {
     "validation": ("demo", "ingest", "candidates", "queue"),
     "registry": ("registry",), "workitems": ("workitems", "worker"), "grey": ("grey",),
     "conflicts": ("conflicts",), "graph": ("graph",), "stats": ("stats",), "serve": ("serve",),
-    "tasks": ("tasks",), "events": ("events",),
+    "tasks": ("tasks",), "events": ("events",), "webhooks": ("webhooks",),
 }
 OWNER = {command: module for module, commands in MODULES.items() for command in commands}
 

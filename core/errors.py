@@ -22,6 +22,13 @@ class InvalidInput(R2KError):
     error = "InvalidInput"
 
 
+class Unauthorized(R2KError):
+    """No credential, or one that is unknown or revoked (the HTTP API's bearer tokens): a 401."""
+
+    status = 401
+    error = "Unauthorized"
+
+
 class Forbidden(R2KError):
     status = 403
     error = "Forbidden"
@@ -73,7 +80,7 @@ class ServiceUnavailable(R2KError):
         self.part = part  # "postgres", "redis" or "graph" when known: what to reconnect to
 
 
-EXIT_CODES = {400: 6, 403: 7, 404: 3, 409: 4, 422: 5, 503: 8}
+EXIT_CODES = {400: 6, 401: 7, 403: 7, 404: 3, 409: 4, 422: 5, 503: 8}
 
 
 def exit_code(status: int) -> int:

@@ -32,6 +32,7 @@ from .services import (
     queue_index,
     registry,
     tasks,
+    webhooks,
     workitems,
 )
 
@@ -125,6 +126,10 @@ MANY: dict[Callable, Callable] = {
     grey.record_transition:  grey.record_transitions,
     grey.processing_job:     grey.processing_jobs,
 }
+
+# And after every move, whatever its row: its events to the webhooks that take them (docs/architecture.md,
+# "HTTP API"), once committed; a webhook never fails nor holds up the move.
+EVERY_EVENT_AFTER = (webhooks.fire_later,)
 
 INDEX: dict[tuple[str, str], On] = {}
 for _row in TABLE:

@@ -33,6 +33,9 @@ def register(commands) -> None:
     add.add_argument("--horn-types", default="", metavar="H[,H…]",
                      help="for validators: the Horn types they hold authority for, e.g. FACT,RULE")
     users.command("list", "list users", users_list)
+    from .tokens import register_tokens
+
+    register_tokens(users)
     add_key = users.command("add-key", "let a public key in through `r2k serve ssh` as this user (an admin; the "
                             "user must exist)", users_add_key, mutates=True, authority="admin")
     add_key.add_argument("name", help="the r2k user the key's SSH sessions act as")

@@ -1,0 +1,1 @@
+"""The r2k.testing pytest plugin (docs/architecture.md, "HTTP API")."""
