@@ -164,3 +164,6 @@ def follow(ctx: Context, tx: Tx, events: list[Event]) -> None:
                 made = react(tx, event)
                 if made:
                     event.outcome.update(made)
+    if events:
+        for effect in EVERY_EVENT_AFTER:
+            tx.after_commit(partial(effect, ctx, list(events)))

@@ -53,7 +53,7 @@ COLUMNS = ("id, url, events, created_by, created_at, paused_at, paused_reason, f
 PAST = {"reset": "reset", "withdraw": "withdrawn", "record_version": "version_recorded",
         "note_approval": "approval_noted", "pass_analysis": "analysis_passed", "flag_analysis": "analysis_flagged",
         "re_review": "re_reviewed", "source_added": "source_added", "ingested": "ingested", "generated": "generated",
-        "ready": "ready", "retry": "retried", "classify": "classified", "fail": "failed", "submit": "submitted",
+        "ready": "ready", "generate": "generating", "retry": "retried", "classify": "classified", "fail": "failed", "submit": "submitted",
         "supersede": "superseded", "publish": "published", "dismiss": "dismissed"}
 # Events that are no machine's move but have their row in the reactions table.
 RECORDED = {("source_document", "ingested"), ("candidate", "source_added")}
@@ -67,10 +67,25 @@ def event_name(entity: str, action: str) -> str:
 
 def known_events() -> dict[str, tuple[str, str]]:
     """Every event name a hook may take, and the (entity, action) it is."""
-    from ..machines import every_machine
-
-    pairs = {(m.name, a) for m in every_machine() for a in m.actions} | RECORDED
+    pairs = {(m.name, a) for m in machines() for a in m.actions} | RECORDED
     return {event_name(e, a): (e, a) for e, a in sorted(pairs)}
+
+
+def machines() -> list:
+    """Every Machine of core/machines, found in its modules rather than listed, so a new machine's moves
+    have their names at once."""
+    import importlib
+    import pkgutil
+
+    from .. import machines as package
+    from ..machines import Machine
+
+    found = {}
+    for module in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+        for value in vars(importlib.import_module(module.name)).values():
+            if isinstance(value, Machine):
+                found[id(value)] = value
+    return sorted(found.values(), key=lambda m: m.name)
 
 
 def _events(given: list[str] | str) -> list[str]:
