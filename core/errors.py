@@ -80,7 +80,7 @@ class ServiceUnavailable(R2KError):
         self.part = part  # "postgres", "redis" or "graph" when known: what to reconnect to
 
 
-EXIT_CODES = {400: 6, 401: 7, 403: 7, 404: 3, 409: 4, 422: 5, 503: 8}
+EXIT_CODES = {400: 6, 403: 7, 404: 3, 409: 4, 422: 5, 503: 8}
 
 
 def exit_code(status: int) -> int:
