@@ -254,8 +254,8 @@ def fire_later(ctx: Context, events: list[Event]) -> None:
                     made.append(tx.one("INSERT INTO webhook_deliveries (delivery_id, webhook_id, event, body, "
                                        "created_at) VALUES (%s, %s, %s, %s, %s) RETURNING id",
                                        (delivery_id, hook["id"], name, body, now()))["id"])
-        for pk in made:
-            jobs.enqueue(ctx, "generation", "deliver_webhook_task", pk, job_id=f"r2k-webhook-{pk}-1")
+        # One Redis round trip for all of them (a document's thousand candidates, each an event).
+        jobs.enqueue_all(ctx, "generation", "deliver_webhook_task", [((pk,), f"r2k-webhook-{pk}-1") for pk in made])
     except Exception as exc:  # noqa: BLE001 - a webhook never fails the move that fired it
         log.warning("webhook deliveries for %d event(s) were not queued: %s", len(events), exc)
 
