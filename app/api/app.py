@@ -494,7 +494,8 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
 
     @route("GET", "/v1/tasks/{id}/export", tags=("tasks",), summary="the article as Markdown with its sources")
     def task_export(id: str = Id, actor: Actor = Me):  # noqa: A002
-        return {"id": id, "markdown": tasks.export(services(), id)}
+        markdown = tasks.export(services(), id)  # a 400 or 404 for an id that names no task
+        return {"id": int(id), "markdown": markdown}
 
     class TransitionIn(BaseModel):
         # Checked by the service against core/schemas/transition_request.json (its 400s name the field),
