@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from r2k.core.domain import Actor, jsonable, limits
-from r2k.core.errors import InvalidInput, NotFound, R2KError
+from r2k.core.errors import InvalidInput, R2KError
 
 log = logging.getLogger(__name__)
 

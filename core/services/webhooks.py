@@ -200,13 +200,6 @@ def delivery_log(ctx: Context, by: Actor, hook_id=None, *, limit: int = 50) -> l
             f"{where} ORDER BY a.id DESC LIMIT %s", [*params, limit])]
 
 
-def deliveries(ctx: Context, by: Actor, hook_id) -> list[dict]:
-    _admin(by, "read webhook deliveries")
-    with ctx.db.read() as tx:
-        return [public_row(r) for r in tx.all("SELECT * FROM webhook_deliveries WHERE webhook_id = %s ORDER BY id",
-                                              (parse_id(hook_id, "webhook"),))]
-
-
 # ----------------------------------------------------------------------------- after a move
 
 _CACHE: dict[str, tuple[float, list[dict]]] = {}
