@@ -92,7 +92,7 @@ MODULES = {
     "registry": ("registry",), "workitems": ("workitems", "worker"), "grey": ("grey",),
     "conflicts": ("conflicts",), "graph": ("graph",), "stats": ("stats",), "serve": ("serve",),
     "tasks": ("tasks",), "events": ("events",), "export": ("export",),
-    "comments": ("comments",),
+    "comments": ("comments",), "webhooks": ("webhooks",),
 }
 OWNER = {command: module for module, commands in MODULES.items() for command in commands}
 

@@ -22,6 +22,13 @@ class InvalidInput(R2KError):
     error = "InvalidInput"
 
 
+class Unauthorized(R2KError):
+    """No credential, or one that is unknown or revoked (the HTTP API's bearer tokens): a 401."""
+
+    status = 401
+    error = "Unauthorized"
+
+
 class Forbidden(R2KError):
     status = 403
     error = "Forbidden"

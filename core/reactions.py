@@ -32,6 +32,7 @@ from .services import (
     queue_index,
     registry,
     tasks,
+    webhooks,
     workitems,
 )
 
@@ -130,6 +131,10 @@ MANY: dict[Callable, Callable] = {
     grey.processing_job:     grey.processing_jobs,
 }
 
+# And after every move, whatever its row: its events to the webhooks that take them (docs/architecture.md,
+# "HTTP API"), once committed; a webhook never fails nor holds up the move.
+EVERY_EVENT_AFTER = (webhooks.fire_later,)
+
 INDEX: dict[tuple[str, str], On] = {}
 for _row in TABLE:
     for _action in _row.actions:
@@ -163,3 +168,6 @@ def follow(ctx: Context, tx: Tx, events: list[Event]) -> None:
                 made = react(tx, event)
                 if made:
                     event.outcome.update(made)
+    if events:
+        for effect in EVERY_EVENT_AFTER:
+            tx.after_commit(partial(effect, ctx, list(events)))

@@ -79,7 +79,8 @@ def services(data_dir):
 TABLES = ("idempotency_keys", "events", "signing_keys", "durable_tasks", "grey_transitions", "grey_entries",
           "answer_subjects", "conflict_flags", "generated_candidates", "work_items", "approved_answers", "validation_records",
           "document_statements", "candidates", "source_passages", "source_documents", "users", "audit_checkpoints", "audit_heads",
-          "audit_buckets", "task_snapshots", "comments", "queue_guidelines")
+          "audit_buckets", "task_snapshots", "api_tokens", "webhook_attempts", "webhook_deliveries", "webhooks",
+          "comments", "queue_guidelines")
 
 
 # The vector index (core/migrations/vectors.py): there only with pgvector, so emptied when it is.

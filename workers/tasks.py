@@ -66,6 +66,13 @@ def analyze_task_task(task_id: int) -> dict:
     return _riding_outages("generation", lambda ctx: tasks.analyze(ctx, int(task_id)))
 
 
+def deliver_webhook_task(delivery: int) -> dict:
+    """One attempt at a webhook delivery (core.services.webhooks.deliver), on the generation queue."""
+    from r2k.core.services import webhooks
+
+    return _riding_outages("generation", lambda ctx: webhooks.deliver(ctx, int(delivery)))
+
+
 def sweep_task() -> dict:
     """The scheduled sweep (core.services.sweeps): one at a time across all schedulers."""
     from r2k.core.services import sweeps

@@ -33,6 +33,7 @@ def register(commands) -> None:
     add.add_argument("--horn-types", default="", metavar="H[,H…]",
                      help="for validators: the Horn types they hold authority for, e.g. FACT,RULE")
     users.command("list", "list users", users_list)
+    _register_tokens(users)
     add_key = users.command("add-key", "let a public key in through `r2k serve ssh` as this user (an admin; the "
                             "user must exist)", users_add_key, mutates=True, authority="admin")
     add_key.add_argument("name", help="the r2k user the key's SSH sessions act as")
@@ -56,6 +57,30 @@ def register(commands) -> None:
     replay.add_argument("--verify", action="store_true", help="report differences (exit 1 when any)")
     replay.add_argument("--repair", action="store_true", help="rewrite every damaged projection row from its "
                         "events (an admin) and report what changed")
+
+
+def _register_tokens(users) -> None:
+    """users token create|list|revoke (docs/architecture.md, "HTTP API"); the handlers, in
+    app/commands/tokens.py, load only when one runs."""
+    def handler(name: str):
+        def run(cli, args):
+            from . import tokens
+
+            return getattr(tokens, name)(cli, args)
+
+        return run
+
+    token = users.group("token", "API tokens for `r2k serve api`: an admin's for anyone, a user's for themselves")
+    p = token.command("create", "a new token, shown once (it acts as the user in every request)", handler("create"),
+                      mutates=True)
+    p.add_argument("--user", metavar="NAME", help="whose token (default: you; another's: an admin)")
+    p.add_argument("--name", default="", help="a label to tell it apart by (at most 200 characters)")
+    p = token.command("list", "tokens (yours unless --user or --all), never the tokens themselves", handler("list_cmd"))
+    p.add_argument("--user", metavar="NAME", help="another user's tokens (an admin)")
+    p.add_argument("--all", action="store_true", help="every user's tokens (an admin)")
+    p = token.command("revoke", "revoke a token by id: its requests are refused (401) from now on", handler("revoke"),
+                      mutates=True)
+    p.add_argument("id", help="the token's id (`r2k users token list`)")
 
 
 def services_up(cli, args):

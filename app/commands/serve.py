@@ -11,7 +11,7 @@ IDLE_DEFAULT = 30 * 60  # R2K_SSH_IDLE_SECONDS's default (core/config.py)
 def register(commands) -> None:
     from ..cli import bounded_int
 
-    serve = commands.group("serve", "serve the workstation over SSH or in a browser")
+    serve = commands.group("serve", "serve the workstation over SSH or in a browser, or the HTTP API")
     ssh = serve.command("ssh", "an SSH server whose only service is the workstation, as the user each public key "
                         "maps to (the data dir's owner, or an admin, starts it)", serve_ssh, authority="own")
     ssh.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
@@ -28,6 +28,9 @@ def register(commands) -> None:
     web.add_argument("--port", default=8000, type=bounded_int("--port", (1, 65535)), help="default 8000")
     web.add_argument("--public-url", metavar="URL", help="the address browsers reach it at, behind a proxy "
                      "(default http://HOST:PORT)")
+    from .api import register_serve_api
+
+    register_serve_api(serve)
 
 
 def idle_seconds(cli, args) -> int:

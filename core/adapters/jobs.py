@@ -22,6 +22,7 @@ TASKS = {
     "detect_contradictions_task": "r2k.workers.tasks.detect_contradictions_task",
     "process_grey_task": "r2k.workers.tasks.process_grey_task",
     "analyze_task_task": "r2k.workers.tasks.analyze_task_task",  # a durable task's AI analysis gate
+    "deliver_webhook_task": "r2k.workers.tasks.deliver_webhook_task",  # one attempt at a webhook delivery
     "sweep_task": "r2k.workers.tasks.sweep_task",  # enqueued by the workers' own scheduler
     "noop_task": "r2k.workers.tasks.noop_task",    # benches only: RQ's own cost for a job
 }
@@ -54,6 +55,19 @@ def enqueue(redis, kind: str, task_name: str, *args, job_id: str | None = None, 
     return queue(redis, kind).enqueue(func, *args, job_id=job_id, retry=Retry(max=3, interval=[2, 10, 60]),
                                       job_timeout=JOB_TIMEOUT[kind], result_ttl=3600, failure_ttl=7 * 86400,
                                       at_front=at_front)
+
+
+def enqueue_in(redis, kind: str, task_name: str, seconds: float, *args, job_id: str | None = None):
+    """`enqueue`, run no sooner than `seconds` from now (RQ's scheduler, which `r2k worker` runs, puts it
+    in its queue when due): a retry after its backoff."""
+    from datetime import timedelta
+
+    from rq import Retry
+
+    func = task(task_name)
+    return queue(redis, kind).enqueue_in(timedelta(seconds=seconds), func, *args, job_id=job_id,
+                                         retry=Retry(max=3, interval=[2, 10, 60]), job_timeout=JOB_TIMEOUT[kind],
+                                         result_ttl=3600, failure_ttl=7 * 86400)
 
 
 def enqueue_all(redis, kind: str, task_name: str, calls: list[tuple[tuple, str | None]]) -> None:

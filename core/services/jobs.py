@@ -15,6 +15,11 @@ def enqueue(ctx: Context, kind: str, task: str, *args, job_id: str | None = None
     return rq_jobs.enqueue(ctx.redis, kind, task, *args, job_id=job_id, at_front=at_front)
 
 
+def enqueue_in(ctx: Context, kind: str, task: str, seconds: float, *args, job_id: str | None = None):
+    """`enqueue`, due `seconds` from now (a retry after its backoff)."""
+    return rq_jobs.enqueue_in(ctx.redis, kind, task, seconds, *args, job_id=job_id)
+
+
 def enqueue_all(ctx: Context, kind: str, task: str, calls: list[tuple[tuple, str | None]]) -> None:
     """`enqueue` for many jobs of one task, (args, job id) each, in one round trip."""
     rq_jobs.enqueue_all(ctx.redis, kind, task, calls)

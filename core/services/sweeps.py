@@ -21,13 +21,14 @@ UNATTENDED_KEY = "raw_to_knowledge:sweep_unattended"    # the last workstation s
 
 def sweep_all(ctx: Context) -> dict:
     """One sweep of everything; skipped while another is running."""
-    from . import generation, grey, tasks
+    from . import generation, grey, tasks, webhooks
 
     if not ctx.redis.set(SWEEP_LOCK, os.getpid(), nx=True, ex=10):
         return {"skipped": "another sweep is running"}
     try:
         swept = {"claims": sweep_claims(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx),
-                 "tasks": tasks.recover(ctx), "graph": sweep_graph(ctx)}
+                 "tasks": tasks.recover(ctx), "graph": sweep_graph(ctx),
+                 "webhooks": webhooks.requeue_pending(ctx)}
         audit.checkpoint_if_due(ctx)  # the time-based checkpoint, when nothing commits; logs its own failure
         return swept
     finally:

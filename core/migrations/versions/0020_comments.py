@@ -4,13 +4,13 @@ correction is a new comment). `mentions` holds the known users its `@name`s name
 notice and `comments list --mentions`.
 
 Revision ID: 0020
-Revises: 0013
+Revises: 0015
 Create Date: 2026-12-02
 """
 from alembic import op
 
 revision = "0020"
-down_revision = "0013"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 
