@@ -11,7 +11,8 @@ import pytest
 from r2k.core.domain import formats, limits
 from r2k.core.extract import BINARY, READERS, ExtractError, extract, sections_of
 from r2k.core.knowledge import horn
-from r2k.core.knowledge.claims import split_claims
+from r2k.core.knowledge.claims import leans_back, split_claims
+from r2k.core.knowledge.documents import LEANING, NAVIGATION
 from tests import documents
 
 # ----------------------------------------------------------------------------- Markdown
@@ -320,6 +321,92 @@ def test_questions_are_specific_and_distinct_without_templates():
     assert questions[:3] == ["Gate 0: when does the gate close?", "Gate 1: when does the gate close?",
                              "Gate 2: when does the gate close?"]
     assert not any(re.match(r"What (is established about|rule applies to)", q) for q in questions)
+
+
+@pytest.mark.parametrize("paragraph,introduces,leans", [
+    # opens on what came before it
+    ("Another is to concatenate a regular string to the raw string.", False, True),
+    ("On the other hand, if global was required for all references, you would use it all the time.", False, True),
+    ("Or you can use the numeric constants 0, 1 and 2.", False, True),
+    ("Elsewhere, _ is a regular identifier.", False, True),
+    ("In fact, it can be better because a specification cannot test every property.", False, True),
+    ("(b) When I read code that says len(x) I know it asks for a length.", False, True),
+    ("Yes.", False, True),
+    ("As with removing duplicates, iterating in reverse is one possibility.", False, True),
+    # its first sentence points back
+    ("The first time you call this function, mydict contains a single item.", False, True),
+    ("There are several possible reasons for this.", False, True),
+    ("The default is the first method in the above list that the platform supports.", False, True),
+    ("Hexadecimal is just as easy.", False, True),
+    # stands alone
+    ("Visitors must sign in at the gatehouse.", False, False),
+    ("No one may open the gate alone.", False, False),
+    ("This policy sets how long Harbor Logistics keeps business data.", False, False),  # the document itself
+    ("When two chapters of this handbook disagree, staff follow the stricter one.", False, False),
+    ("Engineers shall not approve their own changes, and this applies to standard changes too.", False, False),
+    ("It is unresolved which roles count as essential on-site staff.", False, False),
+    ("It is possible to force the hash checking mode.", False, False),
+    # an intro line points forward at what follows its colon
+    ("The following rules apply:", True, False),
+    ("Consider this function:", True, False),
+    ("Another way is to use a list:", True, True),
+])
+def test_a_paragraph_that_leans_on_text_before_it_is_told_apart(paragraph, introduces, leans):
+    assert leans_back(paragraph, introduces) is leans
+
+
+def test_a_leaning_paragraph_joins_the_claim_before_it_else_is_dropped_and_counted():
+    content = ("# Strings\n\n## Raw strings\n\nOne workaround is to use regular strings and double the backslashes.\n\n"
+               "Another is to concatenate a regular string containing an escaped backslash:\n\n"
+               "```\nr'C:\\this' '\\\\'\n```\n\n"
+               "## Reasons\n\nThere are several possible reasons for this.\n\n"
+               "## Ports\n\nFor Unix, see a Usenet post by Mitch Chapman:\n\n"
+               "The sample file is shown in Example 21.2.\n\nThe port opens at boot.\n")
+    doc = extract(Path("strings.md"), content)
+    texts = [u.text for u in doc.units]
+    # the leaning paragraph and the code it introduces go on the claim before it: one claim, both workarounds
+    assert texts[0].startswith("One workaround") and "Another is to concatenate" in texts[0] and "r'C:" in texts[0]
+    # first in its section, it has nothing to lean on: no candidate, counted as what it is
+    assert not any("several possible reasons" in t for t in texts) and doc.dropped[LEANING] == 1
+    # pointers elsewhere are navigation
+    assert texts[1:] == ["The port opens at boot."] and doc.dropped[NAVIGATION] == 2
+
+
+def asked(sentence: str, context: str = "") -> str:
+    """The question r2k asks of a sentence alone in its section."""
+    doc = extract(Path("q.md"), f"# Doc\n\n{context}\n\n## Part\n\n{sentence}\n")
+    return doc.units[-1].question
+
+
+@pytest.mark.parametrize("sentence,question", [
+    ("It is also recommended that mappings provide the methods keys() and values().",
+     "Should mappings provide the methods keys and values?"),
+    ("You have started the interpreter in interactive mode.", "Have you started the interpreter in interactive mode?"),
+    ("Relative imports use leading dots.", "What do relative imports use?"),
+    ("Many Python projects use {file}`requirements.txt` files, to specify the packages.",
+     "What do many Python projects use?"),
+    ("Functions are already first class objects in Python.", "Are functions first class objects in Python?"),
+    ("In practice the egg fragment is only required to help pip find the clone.", "Why is the egg fragment required?"),
+    ("If you encounter a TLS error you should open an issue on the tracker.",
+     "What should be done if you encounter a TLS error?"),
+    ("Changed in version 3.7: Added hash-based .pyc files.", "What changed in version 3.7?"),
+    ("(Previous releases supported storing the password in plain text. This is no longer possible.)",
+     "Is it true that previous releases supported storing the password in plain text?"),
+    # too long to ask whole: cut where a clause ends, never with an ellipsis
+    ("New, stable releases have been coming out roughly every 6 to 18 months since 1991, and this seems likely "
+     "to continue for many years to come.",
+     "Is it true that new, stable releases have been coming out roughly every 6 to 18 months since 1991?"),
+])
+def test_a_sentence_is_asked_as_a_person_would_ask_it(sentence, question):
+    assert asked(sentence) == question
+
+
+def test_a_name_of_two_words_keeps_its_capitals_at_the_start_of_a_question():
+    context = "The company is based in Rotterdam."
+    assert asked("Harbor Logistics runs 64 forklifts.", context) == "What does Harbor Logistics run?"
+    assert asked("Harbor Logistics is a contract logistics company.", context) == "What is Harbor Logistics?"
+    assert asked("Previous releases stored the password.", "A previous release is listed.") == \
+        "Is it true that previous releases stored the password?"
 
 
 # ----------------------------------------------------------------------------- Horn types by logical form

@@ -22,8 +22,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..domain import limits
-from .documents import (CODE, DEFINITION, LABEL, LIST, MARKUP, NAVIGATION, PARAGRAPH, SYMBOLS, TABLE, Block, Document,
-                        squeeze)
+from .documents import (CODE, DEFINITION, LABEL, LEANING, LIST, MARKUP, NAVIGATION, PARAGRAPH, SYMBOLS, TABLE, Block,
+                        Document, squeeze)
 
 MIN_WORDS = 5
 SPLIT_CHARS = 400     # a paragraph longer than this, or of SPLIT_SENTENCES sentences or more, is split
@@ -72,21 +72,37 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
                     r"the former|he|she|both|either|neither|each of these|in particular|but|and|or|nor|yet|still|"
                     r"again|conversely|consequently|as a result|as such|finally|next|here|there it|because|if so|"
                     r"if not|only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
-                    r"the same|same)\b", re.I)
+                    r"the same|same|elsewhere|on the other hand|in fact|indeed|in other words|that is|that said|as with|as (?:before|above|mentioned|noted|described|"
+                    r"shown|discussed|explained|seen)|the other|the others|the rest|the remaining|the next|the previous|"
+                    r"the (?:dis)?advantages?|(?:a|an|the) (?:\S+ )?alternative|the second|the third|"
+                    r"either way|in any case|even then|at this point|at that point|by then|"
+                    r"to do (?:so|this|that)|in doing so|doing so|apart from that|other than that)\b|"
+                    r"^\([a-z]\)\s|^(?:yes|no)\b(?!\s+(?:one|\w+\s+(?:may|must|shall|should|can)\b))", re.I)
+# A first sentence that points at what came before it, anywhere in it ("The first time you call this
+# function, …", "… reasons for this.", "the above list"): it cannot be judged alone.
+# "This policy …", "this handbook": the document speaking of itself, which is there to read.
+_SELF = (r"(?:handbook|policy|policies|document|manual|guide|chapter|section|page|process|procedure|standard|"
+         r"specification|book|tutorial|faq|article|appendix|part|reference|release|version)\b")
+_THIS_SELF = re.compile(rf"^(?:[\"“(*_`]*)this {_SELF}", re.I)
+_POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|aforementioned|the latter|the former|"
+                          r"said (?:function|method|file|option))\b|\b(?:as|just as|equally) (?:easy|simple|fast|"
+                          r"slow)\b(?! as)|\babove\s*[.:]?$", re.I)
+_FORWARD = re.compile(r"^(?:[\"“(*_`]*)(?:the following|here|this|these|such|consider|as follows)\b", re.I)
 # "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
 _EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
-                         r"\b(?:that|whether|to|if|how|what|why|when|who)\b", re.I)
+                         r"\b(?:that|whether|to|if|how|what|why|when|who|which)\b", re.I)
 _MARKUP_TEXT = re.compile(r"^(?:</?[A-Za-z][^>]*>\s*)+$|^\{[{%].*[}%]\}$|^\[(?:toc|TOC)\]$|^[-=*_~#|:+ ]{3,}$")
 _CAPTION = re.compile(r"^(?:table|figure|fig\.|example|listing|illustration)\s+[\dA-Z][\d.]*[.:]?\s", re.I)
 _NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of contents|contents|index|"
                        r"skip to (?:main )?content|go to top|print|edit (?:this|on \w+)|view source|show source)"
                        r"[\s:.»«›‹>|-]*$", re.I)
 # A paragraph that only points elsewhere: navigation, not a claim.
-_CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|this (?:is now|has been) (?:covered|moved|documented)|"
+_CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.]{1,40}, (?:see|refer to)\b|this (?:is now|has been) (?:covered|moved|documented)|"
                               r"(?:for|more) (?:more |further |full )?(?:information|details|examples)[^.]*?(?:see|refer|"
                               r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
                               r"(?:in|at|under) (?:section|chapter|the|\S+$)|.{0,80}\b(?:is|are) (?:here|below|above)\s*[:.]?$|"
-                              r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b)", re.I)
+                              r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b|"
+                              r".{0,160}\b(?:is|are) shown in (?:example|table|figure|section|listing)\s+[\d.]+\.?$)", re.I)
 # Inline Markdown marks, for the words of a piece of a paragraph (a whole block's words come from the parser).
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\[[^\]]*\]")
 _MARKS = re.compile(r"(\*\*|__|\*|`+|~~)")
@@ -132,6 +148,22 @@ def sentences(text: str) -> list[tuple[int, int]]:
 def _leans(sentence: str) -> bool:
     stripped = sentence.lstrip("\"“(*_`[ ")
     return not stripped[:1].isupper() and not stripped[:1].isdigit() or bool(_LEANS.match(sentence))
+
+
+def leans_back(plain: str, introduces: bool = False) -> bool:
+    """Whether a paragraph cannot be judged alone: it opens on what came before it ("It …", "Another
+    is …", "On the other hand, …") or its first sentence points back ("… this function …", "the
+    above list"); "It is possible to …" refers to nothing before it. An intro line (`introduces`: a
+    list, code or a table follows its colon) points forward with "the following", "this", "here"."""
+    if _EXTRAPOSED.match(plain) or introduces and _FORWARD.match(plain) or _THIS_SELF.match(plain):
+        return False
+    if _LEANS.match(plain):
+        return True
+    if introduces:
+        return False
+    spans = sentences(plain)
+    first = plain[spans[0][0]:spans[0][1]] if spans else plain
+    return bool(_POINTS_BACK.search(first))
 
 
 def split_claims(text: str) -> list[tuple[int, int]]:
@@ -188,8 +220,16 @@ class _Reader:
                 self.out.dropped[LABEL] += 1  # a FAQ's question said again in words of its own: its heading asks it
                 i += 1
                 continue
-            if block.kind == PARAGRAPH and self.leaning(block, heading):
-                i += 1
+            introduces = block.plain.rstrip().endswith(":") and nxt is not None and \
+                nxt.kind in (CODE, TABLE, LIST, DEFINITION)
+            if block.kind == PARAGRAPH and not block.question and leans_back(block.plain, introduces) and \
+                    not _NAV_TEXT.match(block.plain) and not _CROSS_REFERENCE.match(block.plain):
+                upto = i + 1 if block.plain.rstrip().endswith(":") and nxt is not None and \
+                    nxt.kind in (CODE, TABLE, LIST) else i  # an intro line goes with what it introduces
+                if not self.leaning(block, blocks[upto], heading):
+                    self.out.dropped[LEANING] += 1  # nothing to lean on in this section: no claim alone
+                asked = ""
+                i = upto + 1
                 continue
             if block.kind == PARAGRAPH and nxt is not None and nxt.kind == LIST and block.plain.rstrip().endswith(":"):
                 self.add(Claim(self.span(block, nxt), "", block.start, nxt.end, block.line, LIST, heading,
@@ -228,22 +268,19 @@ class _Reader:
                 self.table(block, heading)
             i += 1
 
-    def leaning(self, block: Block, heading) -> bool:
+    def leaning(self, block: Block, upto: Block, heading) -> bool:
         """A paragraph that leans on the claim before it ("It can be restored with zcat.", "In the
-        former case, …") goes on that claim, when the claim is of the same section and not long."""
+        former case, …") goes on that claim (with the code or list it introduces, `upto`), when the
+        claim is of the same section and not long. False when it cannot: it is then no claim."""
         last = self.out.claims[-1] if self.out.claims else None
-        words = block.plain.split()
-        if len(words) < MIN_WORDS or _NAV_TEXT.match(block.plain) or _CROSS_REFERENCE.match(block.plain):
-            return False
         if last is None or last.heading != heading or last.kind not in (PARAGRAPH, LIST, DEFINITION) or \
                 last.question and \
                 last.question != (heading[-1] if heading else "") or \
-                len(last.plain) + len(block.plain) > MERGE_CHARS or block.start < last.end or \
-                not _LEANS.match(block.plain) or _EXTRAPOSED.match(block.plain):
+                len(last.text) + (upto.end - block.start) > MERGE_CHARS or block.start < last.end:
             return False
-        last.text = self.doc.content[last.start:block.end]
+        last.text = self.doc.content[last.start:upto.end]
         last.plain = f"{last.plain} {block.plain}"
-        last.end = block.end
+        last.end = upto.end
         if block.notes:
             last.text += "".join(f"\n\n[{note}]" for note in block.notes)
         return True

@@ -37,9 +37,11 @@ _MODALS = ("must", "shall", "should", "may", "can", "will", "would", "could", "m
 _BE = ("is", "are", "was", "were")
 _HAVE = ("has", "have")
 _NEGATION = ("not", "never", "n't")
-_ADVERBS = frozenset("also only always usually normally generally typically still already just then first "
+_ADVERBS = frozenset("also only always usually normally generally typically still already just then "
                      "automatically explicitly simply now often".split())
 _CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case)\b\s*(.+?),\s+(.+)$", re.I | re.S)
+_CONDITION_BARE = re.compile(r"^(if|when|whenever|unless)\b\s*(.+?)\s+((?:you|we|one|users?) (?:need|must|should|can|"
+                             r"have to|will|may|might)\b.+)$", re.I | re.S)
 _PURPOSE = re.compile(r"^(?:in order )?to ([^,]{3,160}),\s+(.+)$", re.I | re.S)
 # A phrase before the main clause that is context for it ("For non-anonymous binds, …", "By default, …"): asked
 # after the main clause's question.
@@ -51,8 +53,10 @@ _CONTEXT = re.compile(r"^((?:for|in|on|at|during|by default|by|with|without|afte
 _LINK = re.compile(r"^(?:(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|as|unlike|like|despite|however|also|so|"
                    r"thus|therefore|generally|usually|typically|often|finally|first|then|next|now|today|again|"
                    r"alternatively|instead|furthermore|moreover|similarly|likewise|additionally|fortunately|"
-                   r"unfortunately|of course|in fact|in short|in particular|for example|for instance)\b[^,]{0,120},"
-                   r"\s+|note(?: that|:)\s+|remember that\s+|keep in mind that\s+)", re.I)
+                   r"unfortunately|of course|in fact|in short|in particular|for example|for instance)\b[^,]{0,60},"
+                   r"\s+|note(?: that|:)\s+|remember that\s+|keep in mind that\s+|(?:in practice|in general|by default|"
+                   r"in most cases|in many cases|in some cases|usually|normally|typically|generally|currently|today) "
+                   r"(?=[a-z`]))", re.I)
 _IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not possible|impossible|recommended|"
                     r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
                     r"common|easy|hard|difficult|convenient|customary|sufficient|enough|unnecessary|"
@@ -105,11 +109,16 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
 
 def _clause(text: str, limit: int = 14) -> str:
     """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`."""
-    cut = re.split(r"[,;()\[\]]|:(?!\d)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
-    words = cut.strip().rstrip(".!?").split()[:limit]
+    cut = re.split(r"[,;()\[\]{}]|:(?!\d)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
+    words = cut.strip().rstrip(".!?").split()
+    words = words[:limit]
     while len(words) > 1 and words[-1].lower() in _DANGLING:  # "… in order to more": not where a question ends
         words.pop()
     return " ".join(words)
+
+
+_PHRASE_START = frozenset("and or but with without to of for in on at by from into than as that which who whose "
+                          "where when while if using via through about between".split())
 
 
 def _base(verb: str) -> str:
@@ -164,29 +173,47 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
         if low in ("do", "does", "did") and k + 1 < len(words) and words[k + 1].lower() in ("not", "never", "n't"):
             return k, "do"
         after = words[k + 1].lower() if k + 1 < len(words) else ""
+        if _third_person(word) and (after in _NOUN_THEN_VERB or after.endswith("ed") and len(after) > 4 and
+                                    after not in _SUBJECT_BREAK):
+            if after in _NOUN_THEN_VERB:  # "Relative imports use …": a plural noun, then its verb
+                return k + 1, "verb"
+            continue  # "Previous releases supported …": no verb of the present to ask with
         if _third_person(word) and words[k - 1].lower() not in _DETERMINED and after not in _BE + _MODALS + _HAVE:
-            return k, "verb"  # "backups are kept": a noun before its verb
+            plural = _plural_verb(words, k)
+            return (plural, "verb") if plural else (k, "verb")  # "backups are kept": a noun before its verb
+    found = _plural_verb(words, limit)
+    return (found, "verb") if found else None
+
+
+def _plural_verb(words: list[str], limit: int) -> int | None:
+    """Where a plural subject's verb is, before `limit`: "Some tools emit warnings"."""
     for k, word in enumerate(words[1:limit], start=1):
         before = words[k - 1].lower()
         if before not in _DETERMINED and word.lower() in VERBS and word.lower() not in ("have", "be", "do") and \
                 before.endswith("s") and before.isalpha() and k + 1 < len(words) and \
                 not words[k + 1].lower().startswith(("of", "to")):
-            return k, "verb"  # a plural subject's verb: "Some tools emit warnings"
+            return k
     return None
 
+
+_NOUN_THEN_VERB = frozenset("use need provide require allow make take support contain run get become offer "
+                            "define accept return follow".split())
 
 _BRACKETED = re.compile(r"\s*\([^()]*\)|\s*\[[^\[\]]*\]|,\s+(?:which|who|whose|where)\b[^,]*,")
 _MARKS = re.compile(r"[*`]+|\s+—\s+.*$|\s+-\s+.*$")
 
 
+_ROLE = re.compile(r"\{[\w:.-]+\}")  # MyST's {file}, {ref}
 _MARKER = re.compile(r"^(?:\(?\d+[.)]|\(?[a-z][.)]|[-*\u2022])\s+")
 
 
 def tidy(sentence: str) -> str:
     """A sentence as a question is made of it: no remark in brackets, no emphasis marks, no trailing stop."""
-    sentence = _MARKER.sub("", squeeze(sentence))
+    sentence = _MARKER.sub("", _ROLE.sub("", squeeze(sentence)))
     if sentence.startswith("(") and sentence.rstrip(".").endswith(")"):  # a whole sentence in brackets
         sentence = sentence.rstrip(".")[1:-1]
+    elif sentence.startswith("(") and ")" not in sentence:  # the first of a remark's sentences in brackets
+        sentence = sentence[1:]
     for _ in range(2):
         sentence = _BRACKETED.sub("", sentence)
     sentence = _MARKS.sub("", sentence)
@@ -196,14 +223,28 @@ def tidy(sentence: str) -> str:
     return sentence.strip().rstrip(".!:;,")
 
 
+_VERSIONED = re.compile(r"^(changed|new|added|deprecated|removed)(?: in| since) version ([\d.]+)\b", re.I)
+
+
 def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
+    asked = _turned(sentence, names)
+    versioned = _VERSIONED.match(tidy(sentence))
+    rest = tidy(sentence)[versioned.end():].lstrip(": ").split(" ", 1)[0] if versioned else ""
+    if versioned and (asked is None or rest.endswith("ed")):  # "Changed in version 3.7: Added hash-based .pyc files."
+        what = {"changed": "changed", "new": "is new", "added": "was added", "deprecated": "is deprecated",
+                "removed": "was removed"}[versioned.group(1).lower()]
+        return f"What {what} in version {versioned.group(2)}?"
+    return asked
+
+
+def _turned(sentence: str, names: frozenset[str]) -> str | None:
     sentence = _LABEL.sub("", tidy(sentence), count=1)
     for _ in range(2):
         linked = _LINK.match(sentence)
         if linked and len(sentence) > linked.end() + 10:
             sentence = sentence[linked.end():]
             sentence = sentence[:1].upper() + sentence[1:]
-    condition = _CONDITION.match(sentence)
+    condition = _CONDITION.match(sentence) or _CONDITION_BARE.match(sentence)
     if condition:
         word, clause, main = condition.group(1).lower(), _clause(condition.group(2), 16), condition.group(3)
         ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to)\b", main, re.I))
@@ -231,6 +272,14 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
             return f"Can you {rest}?"
         if how in ("not possible", "impossible"):
             return f"Is it possible to {rest}?"
+        that = bool(re.match(r"^it is (?:\w+ )?[\w ]+? that ", sentence, re.I))
+        if how in ("a good idea", "best", "advisable", "recommended", "not recommended", "required", "necessary",
+                   "important") and that:
+            rest = _clause(it_is.group(2), 16)
+            head = rest.split()
+            if head and head[0].lower() not in _PRONOUN_SUBJECT:
+                return f"Should {_lower_first(rest, names)}?"  # "It is recommended that mappings provide …"
+            return None
         if how in ("a good idea", "best", "advisable", "recommended", "not recommended"):
             return f"Should you {rest}?"
         return f"Is it {how} to {rest}?"
@@ -245,6 +294,15 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
     words = sentence.split()
     if not words:
         return None
+    if len(words) > 2 and words[0].lower() in ("you", "we") and \
+            words[1].lower() in _MODALS + ("have", "are", "were", "cannot", "can't", "won't"):
+        aux = {"cannot": "can", "can't": "can", "won't": "will"}.get(words[1].lower(), words[1].lower())
+        negated = words[1].lower() in ("cannot", "can't", "won't") or words[2].lower() in _NEGATION
+        rest = words[3:] if words[2].lower() in _NEGATION else words[2:]
+        body = _clause(" ".join(rest), 14)
+        if not body or re.search(r"\b(this|these|those|it|them|above)\b", body, re.I):
+            return None
+        return f"{aux.capitalize()} {words[0].lower()} {'not ' if negated and aux in ('have', 'are') else ''}{body}?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
         return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
     if action(sentence):
@@ -438,8 +496,10 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
         if len(term.split()) <= 8:
             if not term[:1].isalpha() and term[:1] not in "\"“'`":
                 return f"What is meant by {term}?"
-            plural = term.lower().endswith("s") and not term.lower().endswith(("ss", "us", "is")) and " " in term
-            if term[:1].isupper() and term[1:2].islower() and term.split()[0] not in names:
+            plural = term.lower().endswith("s") and not term.lower().endswith(("ss", "us", "is")) and (
+                " " in term or bool(re.search(rf"\b{re.escape(term)} are\b", plain, re.I)))
+            if term[:1].isupper() and term[1:2].islower() and term.split()[0] not in names and \
+                    not any(w[:1].isupper() for w in term.split()[1:]):  # "Harbor Logistics": a name
                 term = term[0].lower() + term[1:]  # "Callable types" → "callable types"
             return f"What {'are' if plural else 'is'} {term}?"
         return f"What does “{' '.join(term.split()[:8])}…” mean?"
@@ -462,9 +522,15 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
     if question is None:
         subject = _lower_first(_clause(sentence, 8), names)
         return f"What does “{topic}” say about {subject}?" if subject else f"What does “{topic}” say?"
-    words = question.split()
+    words = question.rstrip("?").split()
     if len(words) > MAX_WORDS:
-        question = " ".join(words[:MAX_WORDS]).rstrip(",;:") + "…?"
+        words = words[:MAX_WORDS]
+        back = max((k for k, w in enumerate(words) if k >= 6 and words[k - 1].endswith(",")), default=0) or \
+            max((k for k, w in enumerate(words) if k >= 6 and w.lower() in _PHRASE_START), default=0)
+        words = words[:back] if back else words
+        while len(words) > 1 and words[-1].lower() in _DANGLING:
+            words.pop()
+        question = " ".join(words).rstrip(",;:") + "?"
     return question[0].upper() + question[1:]
 
 
@@ -475,7 +541,12 @@ def names_of(text: str) -> frozenset[str]:
     """The words a document writes with a capital in mid-sentence and never in lower case (names:
     "Harbor", "Debian"), which keep it inside a question; "Pedestrians" opening a sentence does not."""
     lower = {w for w in _WORD.findall(text) if w[:1].islower()}
-    return frozenset(w for w in _MID_SENTENCE.findall(text) if w.lower() not in lower)
+    # The first word of a name of two ("Harbor Logistics runs …") opening a sentence, never written in lower case.
+    paired = {m.group(1) for m in _NAME_PAIR.finditer(text)}
+    return frozenset(w for w in [*_MID_SENTENCE.findall(text), *paired] if w.lower() not in lower)
+
+
+_NAME_PAIR = re.compile(r"\b([A-Z][a-z][\w'’-]*) [A-Z][a-z]")
 
 
 def phrase(text: str, names: frozenset[str]) -> str:
