@@ -350,6 +350,7 @@ def test_questions_are_specific_and_distinct_without_templates():
     ("The following rules apply:", True, False),
     ("Consider this function:", True, False),
     ("Another way is to use a list:", True, True),
+    ("This type of bug bites beginners. Consider this function:", True, True),  # two sentences: it points back
 ])
 def test_a_paragraph_that_leans_on_text_before_it_is_told_apart(paragraph, introduces, leans):
     assert leans_back(paragraph, introduces) is leans
@@ -392,6 +393,17 @@ def asked(sentence: str, context: str = "") -> str:
     ("Changed in version 3.7: Added hash-based .pyc files.", "What changed in version 3.7?"),
     ("(Previous releases supported storing the password in plain text. This is no longer possible.)",
      "Is it true that previous releases supported storing the password in plain text?"),
+    ("To specify which database server pg_dump should contact, use the options -h and -p.",
+     "How do you specify which database server pg_dump should contact?"),
+    ("USB storage devices are blocked on company laptops and may not be used to move customer data.",
+     "What are USB storage devices blocked on?"),  # the sentence's verb is "are", not the later "may"
+    ("The snippet assumes that a must have a member attribute called x.", "What does the snippet assume?"),
+    ("Back in the days of Python 1.5, Greg Stein implemented a patch set that removed the GIL.",
+     "Is it true that back in the days of Python 1.5, Greg Stein implemented a patch set that removed the GIL?"),
+    ("Changed in version 3.2: Previously it was illegal to delete a name from the local namespace.",
+     "What changed in version 3.2?"),
+    ("Except at the beginning of a line, the whitespace characters space, tab and formfeed can be used interchangeably.",
+     "Can the whitespace characters space, tab and formfeed be used interchangeably except at the beginning of a line?"),
     # too long to ask whole: cut where a clause ends, never with an ellipsis
     ("New, stable releases have been coming out roughly every 6 to 18 months since 1991, and this seems likely "
      "to continue for many years to come.",
@@ -405,6 +417,8 @@ def test_a_name_of_two_words_keeps_its_capitals_at_the_start_of_a_question():
     context = "The company is based in Rotterdam."
     assert asked("Harbor Logistics runs 64 forklifts.", context) == "What does Harbor Logistics run?"
     assert asked("Harbor Logistics is a contract logistics company.", context) == "What is Harbor Logistics?"
+    assert asked("Python is, however, aggressive about cleaning up memory.", "Programs in Python run.") == \
+        "Is Python aggressive about cleaning up memory?"  # an aside between commas is no part of the question
     assert asked("Previous releases stored the password.", "A previous release is listed.") == \
         "Is it true that previous releases stored the password?"
 
@@ -442,6 +456,9 @@ def test_a_name_of_two_words_keeps_its_capitals_at_the_start_of_a_question():
     ("No one may open the gate alone.", "CONSTRAINT"),
     ("No package may depend on a virtual package alone.", "CONSTRAINT"),
     ("Do not run the server as root.", "CONSTRAINT"),
+    ("The snippet assumes that a must have a member attribute called x.", "FACT"),  # an obligation assumed, not laid down
+    ("Back in the days of Python 1.5, Greg Stein implemented a patch set.", "FACT"),  # "Back in" is no order
+    ("join() is a string method because it joins a sequence.", "FACT"),
     ("Never leave the key in the lock.", "CONSTRAINT"),
     # PROCEDURE: ordered steps
     ("1. Stop the service.\n2. Back up the data.\n3. Upgrade.", "PROCEDURE"),

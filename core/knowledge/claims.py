@@ -98,11 +98,12 @@ _NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of
                        r"[\s:.»«›‹>|-]*$", re.I)
 # A paragraph that only points elsewhere: navigation, not a claim.
 _CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.]{1,40}, (?:see|refer to)\b|this (?:is now|has been) (?:covered|moved|documented)|"
-                              r"(?:for|more) (?:more |further |full )?(?:information|details|examples)[^.]*?(?:see|refer|"
+                              r"see the (?:next|previous|following) (?:question|section|chapter)|(?:for|more) (?:more |further |full )?(?:information|details|examples)[^.]*?(?:see|refer|"
                               r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
                               r"(?:in|at|under) (?:section|chapter|the|\S+$)|.{0,80}\b(?:is|are) (?:here|below|above)\s*[:.]?$|"
                               r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b|"
                               r".{0,160}\b(?:is|are) shown in (?:example|table|figure|section|listing)\s+[\d.]+\.?$)", re.I)
+_INTRO_ALONE = re.compile(r"(?::|\bas follows\.?|\bthe following\.?)$", re.I)
 # Inline Markdown marks, for the words of a piece of a paragraph (a whole block's words come from the parser).
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\[[^\]]*\]")
 _MARKS = re.compile(r"(\*\*|__|\*|`+|~~)")
@@ -155,6 +156,7 @@ def leans_back(plain: str, introduces: bool = False) -> bool:
     is …", "On the other hand, …") or its first sentence points back ("… this function …", "the
     above list"); "It is possible to …" refers to nothing before it. An intro line (`introduces`: a
     list, code or a table follows its colon) points forward with "the following", "this", "here"."""
+    introduces = introduces and len(sentences(plain)) == 1  # one line introducing what follows it, alone
     if _EXTRAPOSED.match(plain) or introduces and _FORWARD.match(plain) or _THIS_SELF.match(plain):
         return False
     if _LEANS.match(plain):
@@ -315,6 +317,10 @@ class _Reader:
             self.add(Claim(block.text, block.plain, block.start, block.end, block.line, PARAGRAPH, heading,
                            question=block.question, horn_type=block.horn_type), ())
             return asked
+        if _INTRO_ALONE.search(block.plain.strip()) and len(sentences(block.plain)) == 1 and not asked and \
+                not _CROSS_REFERENCE.match(block.plain):
+            self.out.dropped[LABEL] += 1  # "The semantics are as follows.", "… here are some examples:" and nothing
+            return ""
         parts = split_claims(block.text)
         for n, (a, b) in enumerate(parts):
             text = block.text[a:b]
@@ -350,6 +356,10 @@ class _Reader:
             return
         plain = claim.plain.strip()
         letters = sum(ch.isalpha() for ch in plain)
+        if claim.kind == PARAGRAPH and claim.question and not asks(claim.text) and \
+                (_NAV_TEXT.match(plain) or _CROSS_REFERENCE.match(plain) and len(sentences(plain)) <= 1):
+            self.out.dropped[NAVIGATION] += 1  # "See the next question.": no answer to the heading's question
+            return
         if claim.kind == PARAGRAPH and not claim.question:
             if letters < 2:
                 self.out.dropped[SYMBOLS] += 1

@@ -82,7 +82,7 @@ _CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<![-/\w])(?:if|when|whenever|u
                         r"(?<=^When)|(?<=^If))", re.I)
 # What is said of others, or asked, is not said by the text: "it has been suggested that X should …",
 # "whether X should …"; a remark in brackets is not the claim.
-_REPORTED = re.compile(r"\b(?:(?:reason|reasons|chance|possibility|risk) (?:that|why)|suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
+_REPORTED = re.compile(r"\b(?:(?:reason|reasons|chance|possibility|risk) (?:that|why)|assumes? that|expects? that|suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
                        r"whether|(?:specif(?:y|ies)|determines?|controls?|sets?|describes?|decides?|defines?|"
                        r"indicates?|selects?|reports?|shows?) (?:how|what|which|whether|when|where|who))\b"
                        r"(?:[^.;:]|\.(?=\w))*", re.I)
@@ -161,6 +161,8 @@ def action(item: str) -> bool:
     first = words[0].lower()
     if first in ("never", "don't", "don’t") or first == "do" and len(words) > 1 and words[1].lower() == "not":
         return True
+    if len(words) > 1 and (words[1].lower() in _NO_ORDER_AFTER or first == "back" and words[1].lower() in ("in", "then")):
+        return False  # "join() is a string method", "Back in the days of 1.5": the verb is no order
     if words[0].isupper() and len(words[0]) > 1:
         return False  # "STOP halts the belt": a name in capitals, not an order
     if first in _NEVER_ORDERS or first not in VERBS:
@@ -168,6 +170,8 @@ def action(item: str) -> bool:
     # "Test the horn", "Report the spill": a word that is a noun too is an order when an object follows it.
     return first not in _NOT_ORDERS or len(words) > 1 and words[1].lower() in _DETERMINERS | {"it", "them", "all"}
 
+
+_NO_ORDER_AFTER = frozenset("is are was were has have can may must should will would does".split())
 
 _SURE = re.compile(r"^(?:be sure|make sure|remember|don['’]t forget|do not forget|take care|consider \w+ing|"
                    r"try \w+ing|avoid \w+ing)\b", re.I)

@@ -50,12 +50,13 @@ _CONTEXT = re.compile(r"^((?:for|in|on|at|during|by default|by|with|without|afte
                       r"inside|in general|in practice|by convention|currently|prior to|starting with|as of|until|"
                       r"up to|beginning with|in releases|except|on \w+)\b[^,]{0,120}),\s+(.+)$", re.I | re.S)
 # A phrase that only links the sentence to what it argues: dropped from the question.
-_LINK = re.compile(r"^(?:(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|as|unlike|like|despite|however|also|so|"
+_LINK = re.compile(r"^(?:(?:as|like|unlike)\b[^,]{0,40},\s+|(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|despite|however|also|so|"
                    r"thus|therefore|generally|usually|typically|often|finally|first|then|next|now|today|again|"
                    r"alternatively|instead|furthermore|moreover|similarly|likewise|additionally|fortunately|"
-                   r"unfortunately|of course|in fact|in short|in particular|for example|for instance)\b[^,]{0,60},"
+                   r"unfortunately|of course|in fact|in short|in particular|for example|for instance)\b[^,]{0,120},"
                    r"\s+|note(?: that|:)\s+|remember that\s+|keep in mind that\s+|(?:in practice|in general|by default|"
-                   r"in most cases|in many cases|in some cases|usually|normally|typically|generally|currently|today) "
+                   r"in most cases|in many cases|in some cases|usually|normally|typically|generally|currently|today|previously|"
+                   r"formerly|originally|historically|nowadays) "
                    r"(?=[a-z`]))", re.I)
 _IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not possible|impossible|recommended|"
                     r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
@@ -117,6 +118,7 @@ def _clause(text: str, limit: int = 14) -> str:
     return " ".join(words)
 
 
+_ASIDE = frozenset("however therefore though thus indeed still also".split())  # "Python is, however, aggressive"
 _PHRASE_START = frozenset("and or but with without to of for in on at by from into than as that which who whose "
                           "where when while if using via through about between".split())
 
@@ -148,7 +150,7 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
     clause ("Numbers that can be written … cannot be expressed": its own modal is the clause's); then
     a form of "be", "have" or "do"; a plural noun ("headphones") reads like a verb of the third person."""
     head = " ".join(words[:16])
-    listed = bool(re.match(r"^(?:[\w'-]+(?: [\w'-]+){0,2}, )+[\w'-]+(?: [\w'-]+){0,3},? (?:and|or) ", head))
+    listed = bool(re.match(r"^(?:[\w'-]+(?: [\w'-]+){0,4}, )+[\w'-]+(?: [\w'-]+){0,3},? (?:and|or) ", head))
 
     def reach(breaks: frozenset[str]) -> int:
         for k, word in enumerate(words[:16]):
@@ -159,13 +161,18 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
 
     relative = frozenset({"that", "which", "who", "whose", "whom"})
     for k, word in enumerate(words[1:reach(_SUBJECT_BREAK - relative)], start=1):
-        low = word.lower()
+        low = word.lower().strip(",;:")
+        if low in _BE and words[k - 1].lower() not in relative and k > 1 and \
+                not any(w.lower() in relative for w in words[max(0, k - 4):k]):
+            break  # "Parameters after * are keyword-only and may only …": the sentence's verb is "are"
+        if low == "that" and _third_person(words[k - 1]):
+            break  # "The snippet assumes that a must have …": the modal is the clause's
         if (low in _MODALS or low in ("cannot", "can't", "won't", "mustn't", "shouldn't")) and \
                 words[k - 1].lower() not in relative:
             return k, "modal"
     limit = reach(_SUBJECT_BREAK)
     for k, word in enumerate(words[1:limit], start=1):
-        low = word.lower()
+        low = word.lower().strip(",;:")
         if low in _BE:
             return k, "be"
         if low in _HAVE and k + 1 < len(words):
@@ -254,6 +261,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     purpose = _PURPOSE.match(sentence)
     if purpose:
         goal = _clause(purpose.group(1), 16)
+        if len(goal.split()) == 1:  # "To specify which server pg_dump should contact, …"
+            goal = " ".join(purpose.group(1).split()[:12])
         if goal and not re.search(r"\b(this|these|those|it|them|above)\b", goal, re.I):
             return f"How do you {goal}?"
         return None
@@ -331,8 +340,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     while len(kept) > 1 and (kept[-1].lower() in _ADVERBS or kept[-1].lower().endswith("ly")):
         kept = kept[:-1]  # "the daemon actually consists": the adverb is not the subject's
     subject = _lower_first(" ".join(kept), names)
-    verb = words[k].lower()
-    rest = words[k + 1:]
+    verb = words[k].lower().strip(",;:")
+    rest = [w for w in words[k + 1:k + 3] if w.lower().rstrip(",") not in _ASIDE or not w.endswith(",")] + words[k + 3:]
     if subject.split()[0].lower() in _PRONOUN_SUBJECT | _SUBORDINATE or \
             re.search(r"\b(above|former|latter)\b", subject, re.I):
         return None  # "It must …", "The above …": not a question a reader could ask of the statement alone
@@ -491,6 +500,8 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
             name = term.split("(")[0].strip().split()[-1]
             return f"What does {name}() do?"
         term = term.rstrip(":").strip()
+        if " - " in term and len(term.split(" - ")[0].split()) <= 4:
+            term = term.split(" - ")[0]  # "PEP 3104 - Access to Names in Outer Scopes"
         if term.startswith("-"):
             return f"What does the {term.split(',')[0].split('=')[0].strip()} option do?"
         if len(term.split()) <= 8:
