@@ -307,6 +307,10 @@ def test_a_long_paragraph_is_split_where_a_sentence_stands_alone():
                      "Visitors must sign in at the gatehouse. This applies to drivers too.",
                      "The yard has fourteen docks."]
     assert split_claims("One claim. And its reason.") == [(0, 26)]  # short: one claim
+    # a sentence pointing back ("this class object") stays with the one it points at
+    text = ("A class definition is an executable statement. It first evaluates the inheritance list. "
+            "The class name is bound to this class object in the local namespace. Classes are objects too.")
+    assert [text[a:b] for a, b in split_claims(text)][1:] == ["Classes are objects too."]
 
 
 def test_questions_are_specific_and_distinct_without_templates():
@@ -338,7 +342,12 @@ def test_questions_are_specific_and_distinct_without_templates():
     ("There are several possible reasons for this.", False, True),
     ("The default is the first method in the above list that the platform supports.", False, True),
     ("Hexadecimal is just as easy.", False, True),
+    ("In such a case the recovery process could be re-run from the beginning.", False, True),
+    ("There is no similar exception for backup manifests.", False, True),
+    ("The result is then formatted using the format() protocol.", False, True),
+    ("This explicit declaration is required in order to remind you that you modify the variable:", True, True),
     # stands alone
+    ("The result of the division is a float.", False, False),
     ("Visitors must sign in at the gatehouse.", False, False),
     ("No one may open the gate alone.", False, False),
     ("This policy sets how long Harbor Logistics keeps business data.", False, False),  # the document itself
@@ -404,6 +413,11 @@ def asked(sentence: str, context: str = "") -> str:
      "What changed in version 3.2?"),
     ("Except at the beginning of a line, the whitespace characters space, tab and formfeed can be used interchangeably.",
      "Can the whitespace characters space, tab and formfeed be used interchangeably except at the beginning of a line?"),
+    ("The PSF’s home page is at https://www.python.org/psf/.", "Is the PSF’s home page at https://www.python.org/psf/?"),
+    ("The solution is to separate the literal from the period with either a space or parentheses.",
+     "Is the solution to separate the literal from the period with either a space or parentheses?"),
+    ("Objects are never explicitly destroyed; however, when they become unreachable they may be collected.",
+     "Are objects destroyed?"),
     # too long to ask whole: cut where a clause ends, never with an ellipsis
     ("New, stable releases have been coming out roughly every 6 to 18 months since 1991, and this seems likely "
      "to continue for many years to come.",
@@ -489,3 +503,14 @@ def test_a_list_is_typed_by_its_items_and_its_intro(items, ordered, intro, horn_
 
 def test_the_rules_are_one_table_in_the_order_they_are_tried():
     assert [name for name, _ in horn.RULES] == ["OPEN_ISSUE", "PROCEDURE", "CONSTRAINT", "RULE", "FACT"]
+
+
+def test_an_html_table_of_one_paragraph_cells_is_a_table_whose_rows_read_as_statements():
+    html = ("<html><body><main><h1>Escapes</h1><p>Escape sequences are read by the lexer.</p><table>"
+            "<tr><th><p>Escape</p></th><th><p>Meaning</p></th></tr>"
+            "<tr><td><p>\\n</p></td><td><p>ASCII Linefeed</p></td></tr>"
+            "<tr><td><p>\\uxxxx</p></td><td><p>Character with 16-bit hex value xxxx</p></td></tr></table></main></body></html>")
+    doc = extract(Path("escapes.html"), html.encode())
+    assert [b.kind for _, b in doc.document.blocks()] == ["paragraph", "table"]  # no cell read as a paragraph
+    assert [u.text for u in doc.units] == ["Escape sequences are read by the lexer.",
+                                           "\\uxxxx: Character with 16-bit hex value xxxx"]

@@ -72,7 +72,8 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
                     r"the former|he|she|both|either|neither|each of these|in particular|but|and|or|nor|yet|still|"
                     r"again|conversely|consequently|as a result|as such|finally|next|here|there it|because|if so|"
                     r"if not|only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
-                    r"the same|same|elsewhere|on the other hand|in fact|indeed|in other words|that is|that said|as with|as (?:before|above|mentioned|noted|described|"
+                    r"the same|same|elsewhere|on the other hand|in such a case|in this situation|in that situation|in either case|"
+                    r"the result\b(?! of)|in fact|indeed|in other words|that is|that said|as with|as (?:before|above|mentioned|noted|described|"
                     r"shown|discussed|explained|seen)|the other|the others|the rest|the remaining|the next|the previous|"
                     r"the (?:dis)?advantages?|(?:a|an|the) (?:\S+ )?alternative|the second|the third|"
                     r"either way|in any case|even then|at this point|at that point|by then|"
@@ -84,10 +85,10 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
 _SELF = (r"(?:handbook|policy|policies|document|manual|guide|chapter|section|page|process|procedure|standard|"
          r"specification|book|tutorial|faq|article|appendix|part|reference|release|version)\b")
 _THIS_SELF = re.compile(rf"^(?:[\"“(*_`]*)this {_SELF}", re.I)
-_POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|aforementioned|the latter|the former|"
+_POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|aforementioned|(?:no|a|the) similar|the latter|the former|"
                           r"said (?:function|method|file|option))\b|\b(?:as|just as|equally) (?:easy|simple|fast|"
                           r"slow)\b(?! as)|\babove\s*[.:]?$", re.I)
-_FORWARD = re.compile(r"^(?:[\"“(*_`]*)(?:the following|here|this|these|such|consider|as follows)\b", re.I)
+_FORWARD = re.compile(r"^(?:[\"“(*_`]*)(the following|here|this|these|such|consider|as follows)\b", re.I)
 # "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
 _EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
                          r"\b(?:that|whether|to|if|how|what|why|when|who|which)\b", re.I)
@@ -157,7 +158,10 @@ def leans_back(plain: str, introduces: bool = False) -> bool:
     above list"); "It is possible to …" refers to nothing before it. An intro line (`introduces`: a
     list, code or a table follows its colon) points forward with "the following", "this", "here"."""
     introduces = introduces and len(sentences(plain)) == 1  # one line introducing what follows it, alone
-    if _EXTRAPOSED.match(plain) or introduces and _FORWARD.match(plain) or _THIS_SELF.match(plain):
+    forward = _FORWARD.match(plain)
+    if forward and forward.group(1).lower() in ("this", "these", "such") and len(plain.split()) > 8:
+        forward = None  # "This explicit declaration is required … :": it points back, then introduces
+    if _EXTRAPOSED.match(plain) or introduces and forward or _THIS_SELF.match(plain):
         return False
     if _LEANS.match(plain):
         return True
@@ -177,7 +181,8 @@ def split_claims(text: str) -> list[tuple[int, int]]:
     groups: list[list[int]] = []
     for start, end in spans:
         piece = text[start:end]
-        if groups and (_leans(piece) or text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
+        if groups and (_leans(piece) or _POINTS_BACK.search(piece.split(",")[0]) or
+                       text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
             groups[-1][1] = end
         else:
             groups.append([start, end])

@@ -110,7 +110,7 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
 
 def _clause(text: str, limit: int = 14) -> str:
     """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`."""
-    cut = re.split(r"[,;()\[\]{}]|:(?!\d)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
+    cut = re.split(r"[,;()\[\]{}]|:(?!\d|//)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
     words = cut.strip().rstrip(".!?").split()
     words = words[:limit]
     while len(words) > 1 and words[-1].lower() in _DANGLING:  # "… in order to more": not where a question ends
@@ -375,6 +375,10 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             return f"What {verb} {subject}?"
         if first.endswith("ed") or first in _PARTICIPLE:
             after = [w.lower().strip(",;:.") for w in rest[1:3]]
+            if rest[0].endswith((",", ";", ":")):
+                after = []  # "destroyed; however, …": the clause ends with the participle
+            elif len(rest) > 1 and rest[1].endswith((",", ";", ":")):
+                after = after[:1]
             nxt = after[0] if after else ""
             if not nxt:
                 return f"{verb.capitalize()} {subject} {first}?"
@@ -399,7 +403,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             if len(after) > 1 and after[1] in ("if", "when", "unless", "whenever") and nxt not in _DANGLING:
                 return f"When {verb} {subject} {first} {nxt}?"  # "considered irrefutable if …"
             return f"How {verb} {subject} {first}?"
-        return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{_clause(' '.join(rest), 12)}?"
+        return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{_clause(' '.join(rest), 16)}?"
     if kind == "do":
         rest = rest[1:]
         while rest and rest[0].lower() in _ADVERBS:
