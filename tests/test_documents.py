@@ -346,7 +346,11 @@ def test_questions_are_specific_and_distinct_without_templates():
     ("There is no similar exception for backup manifests.", False, True),
     ("The result is then formatted using the format() protocol.", False, True),
     ("This explicit declaration is required in order to remind you that you modify the variable:", True, True),
+    ("If it were to go unvacuumed for longer than that, data loss could result.", False, True),
+    ("Second, it means that no special syntax is necessary.", False, True),
+    ("This will result in:", True, True),
     # stands alone
+    ("If it is acceptable to alter imports, replace the hook.", False, False),
     ("The result of the division is a float.", False, False),
     ("Visitors must sign in at the gatehouse.", False, False),
     ("No one may open the gate alone.", False, False),
@@ -418,6 +422,13 @@ def asked(sentence: str, context: str = "") -> str:
      "Is the solution to separate the literal from the period with either a space or parentheses?"),
     ("Objects are never explicitly destroyed; however, when they become unreachable they may be collected.",
      "Are objects destroyed?"),
+    ("It is often expected that a function call creates new objects for default values.",
+     "Is it expected that a function call creates new objects for default values?"),
+    ("Comparisons yield boolean values: True or False.", "What do comparisons yield?"),  # no label before a colon
+    ("Statements that contain simple syntax errors are not logged by the server.",
+     "Are statements that contain simple syntax errors logged?"),
+    ("If it is acceptable to only alter the behaviour of import statements, then replacing the hook is enough.",
+     "What happens if it is acceptable to only alter the behaviour of import statements?"),
     # too long to ask whole: cut where a clause ends, never with an ellipsis
     ("New, stable releases have been coming out roughly every 6 to 18 months since 1991, and this seems likely "
      "to continue for many years to come.",
@@ -425,6 +436,11 @@ def asked(sentence: str, context: str = "") -> str:
 ])
 def test_a_sentence_is_asked_as_a_person_would_ask_it(sentence, question):
     assert asked(sentence) == question
+
+
+def test_a_list_under_a_bare_label_is_asked_by_its_label_and_section():
+    doc = extract(Path("n.md"), "# Doc\n\n## String literals\n\nNotes:\n\n- A backslash ends a line.\n- A quote ends a string.\n")
+    assert [u.question for u in doc.units] == ["What are the notes on string literals?"]
 
 
 def test_a_name_of_two_words_keeps_its_capitals_at_the_start_of_a_question():

@@ -78,17 +78,17 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
                     r"the (?:dis)?advantages?|(?:a|an|the) (?:\S+ )?alternative|the second|the third|"
                     r"either way|in any case|even then|at this point|at that point|by then|"
                     r"to do (?:so|this|that)|in doing so|doing so|apart from that|other than that)\b|"
-                    r"^\([a-z]\)\s|^(?:yes|no)\b(?!\s+(?:one|\w+\s+(?:may|must|shall|should|can)\b))", re.I)
+                    r"^\([a-z]\)\s|^(?:first|firstly|second|secondly|third|thirdly|lastly),|^(?:yes|no)\b(?!\s+(?:one|\w+\s+(?:may|must|shall|should|can)\b))", re.I)
 # A first sentence that points at what came before it, anywhere in it ("The first time you call this
 # function, …", "… reasons for this.", "the above list"): it cannot be judged alone.
 # "This policy …", "this handbook": the document speaking of itself, which is there to read.
 _SELF = (r"(?:handbook|policy|policies|document|manual|guide|chapter|section|page|process|procedure|standard|"
          r"specification|book|tutorial|faq|article|appendix|part|reference|release|version)\b")
 _THIS_SELF = re.compile(rf"^(?:[\"“(*_`]*)this {_SELF}", re.I)
-_POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|aforementioned|(?:no|a|the) similar|the latter|the former|"
+_POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|aforementioned|(?:no|a|the) similar|^(?:if|when|unless|once|since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|that)\b)|the latter|the former|"
                           r"said (?:function|method|file|option))\b|\b(?:as|just as|equally) (?:easy|simple|fast|"
                           r"slow)\b(?! as)|\babove\s*[.:]?$", re.I)
-_FORWARD = re.compile(r"^(?:[\"“(*_`]*)(the following|here|this|these|such|consider|as follows)\b", re.I)
+_FORWARD = re.compile(r"^(?:[\"“(*_`]*)(the following|here|consider|as follows)\b", re.I)
 # "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
 _EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
                          r"\b(?:that|whether|to|if|how|what|why|when|who|which)\b", re.I)
@@ -158,10 +158,7 @@ def leans_back(plain: str, introduces: bool = False) -> bool:
     above list"); "It is possible to …" refers to nothing before it. An intro line (`introduces`: a
     list, code or a table follows its colon) points forward with "the following", "this", "here"."""
     introduces = introduces and len(sentences(plain)) == 1  # one line introducing what follows it, alone
-    forward = _FORWARD.match(plain)
-    if forward and forward.group(1).lower() in ("this", "these", "such") and len(plain.split()) > 8:
-        forward = None  # "This explicit declaration is required … :": it points back, then introduces
-    if _EXTRAPOSED.match(plain) or introduces and forward or _THIS_SELF.match(plain):
+    if _EXTRAPOSED.match(plain) or introduces and _FORWARD.match(plain) or _THIS_SELF.match(plain):
         return False
     if _LEANS.match(plain):
         return True

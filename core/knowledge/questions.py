@@ -48,7 +48,7 @@ _PURPOSE = re.compile(r"^(?:in order )?to ([^,]{3,160}),\s+(.+)$", re.I | re.S)
 _CONTEXT = re.compile(r"^((?:for|in|on|at|during|by default|by|with|without|after|before|within|under|over|through|"
                       r"throughout|across|from|upon|via|per|as part of|as of|apart from|except for|beyond|outside|"
                       r"inside|in general|in practice|by convention|currently|prior to|starting with|as of|until|"
-                      r"up to|beginning with|in releases|except|on \w+)\b[^,]{0,120}),\s+(.+)$", re.I | re.S)
+                      r"up to|beginning with|in releases|except|depending on|on \w+)\b[^,]{0,120}),\s+(.+)$", re.I | re.S)
 # A phrase that only links the sentence to what it argues: dropped from the question.
 _LINK = re.compile(r"^(?:(?:as|like|unlike)\b[^,]{0,40},\s+|(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|despite|however|also|so|"
                    r"thus|therefore|generally|usually|typically|often|finally|first|then|next|now|today|again|"
@@ -62,8 +62,11 @@ _IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not 
                     r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
                     r"common|easy|hard|difficult|convenient|customary|sufficient|enough|unnecessary|"
                     r"not necessary|wise|preferable) (?:to|that) (.+)$", re.I | re.S)
-_LABEL = re.compile(r"^(?:[A-Z][\w .-]{0,40}:\s+(?=[A-Z])|(?:changed|new|deprecated|added|removed) in version [\d.]+:\s+|"
+_LABEL = re.compile(r"^(?:[A-Z][\w.-]*(?: [\w.-]+){0,2}:\s+(?=[A-Z])|(?:a )?[\w .-]{0,30}\b(?:note|detail|warning|tip|"
+                    r"hint|caution|important):\s+|(?:changed|new|deprecated|added|removed) in version [\d.]+:\s+|"
                     r"note(?: also)?(?: that|:)\s+)", re.I)  # "CPython implementation detail: …", "Note: …"
+_IT_IS_ANY = re.compile(r"^it is (?:also |often |usually |sometimes |generally )?(not )?([a-z]+) (to|that) (.+)$",
+                        re.I | re.S)
 _THERE = re.compile(r"^there (is|are) (.+)$", re.I | re.S)
 _SUPERLATIVE = re.compile(r"^the (?:\w+ )?(?:purpose|goal|aim|reason|idea|advantage|disadvantage|point|job|role|effect|"
                           r"result|meaning|rationale|intent|benefit|drawback|difference|cost|price|limit)\b|"
@@ -189,7 +192,15 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
             plural = _plural_verb(words, k)
             return (plural, "verb") if plural else (k, "verb")  # "backups are kept": a noun before its verb
     found = _plural_verb(words, limit)
-    return (found, "verb") if found else None
+    if found:
+        return found, "verb"
+    if limit < len(words) and words[limit].lower() in relative:  # "Statements that contain errors are not logged"
+        for k in range(limit + 2, min(len(words), 16)):
+            if words[k - 1].endswith((",", ";", ":")) or words[k - 1].lower() in relative:
+                break  # "…, which is renewed": the relative clause goes on; no verb of the subject's
+            if words[k].lower() in _BE:
+                return k, "be"
+    return None
 
 
 def _plural_verb(words: list[str], limit: int) -> int | None:
@@ -255,7 +266,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     if condition:
         word, clause, main = condition.group(1).lower(), _clause(condition.group(2), 16), condition.group(3)
         ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to)\b", main, re.I))
-        if clause and clause.split()[0].lower() not in _PRONOUN_SUBJECT:
+        if clause and (clause.split()[0].lower() not in _PRONOUN_SUBJECT or
+                       re.match(r"^it is \w+ (?:to|that)\b", clause, re.I)):
             return f"What {'should be done' if ordered else 'happens'} {word} {clause}?"
         return None
     purpose = _PURPOSE.match(sentence)
@@ -275,6 +287,11 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             return main[:-1] + f" {lead[:1].lower() + lead[1:] if lead.split()[0] not in names else lead}?"
         return main
     it_is = _IT_IS.match(sentence)
+    adjective = None if it_is else _IT_IS_ANY.match(sentence)
+    if adjective:  # "It is often expected that a function call creates …": asked as it is said
+        body = _clause(adjective.group(4), 14)
+        if body and body.split()[0].lower() not in _PRONOUN_SUBJECT:
+            return f"Is it {adjective.group(1) or ''}{adjective.group(2)} {adjective.group(3).lower()} {body}?"
     if it_is:
         how, rest = it_is.group(1).lower(), _clause(it_is.group(2), 14)
         if how in ("possible",):
@@ -380,7 +397,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             elif len(rest) > 1 and rest[1].endswith((",", ";", ":")):
                 after = after[:1]
             nxt = after[0] if after else ""
-            if not nxt:
+            if not nxt or negated:  # "… are not logged by …": asked yes or no, the negation the answer's
                 return f"{verb.capitalize()} {subject} {first}?"
             if nxt == "to" and len(after) > 1 and after[1] in VERBS:
                 return f"Why {verb} {subject} {first}?"
@@ -528,6 +545,11 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
         if gerund:
             return f"How do you {gerund}?"
         return f"What are the steps for {phrase(topic, names)}?"
+    if claim.kind == "list" and claim.intro and len(claim.intro.rstrip(": ").split()) <= 2 and \
+            claim.intro.rstrip().endswith(":"):
+        label = claim.intro.rstrip(": ").lower()  # "Notes:", "Examples:" and the list they head
+        if label.split()[-1] not in VERBS or label.endswith("s"):
+            return f"What {'are the' if label.endswith('s') else 'is the'} {label} on {phrase(topic, names)}?"
     if claim.kind == "list" and claim.intro:
         sentence = claim.intro.rstrip(": ")
     else:
