@@ -349,7 +349,11 @@ def test_questions_are_specific_and_distinct_without_templates():
     ("If it were to go unvacuumed for longer than that, data loss could result.", False, True),
     ("Second, it means that no special syntax is necessary.", False, True),
     ("This will result in:", True, True),
+    ("The preceding statement is not true on Microsoft Windows.", False, True),
+    ("Let’s say you have an object x and want to change one of its methods.", False, True),
+    ("The drawback of this procedure is that it depends on the client.", False, True),
     # stands alone
+    ("First, the dock clerk checks the seal; then the driver signs; finally the gate opens.", False, False),
     ("If it is acceptable to alter imports, replace the hook.", False, False),
     ("The result of the division is a float.", False, False),
     ("Visitors must sign in at the gatehouse.", False, False),
@@ -425,6 +429,8 @@ def asked(sentence: str, context: str = "") -> str:
     ("It is often expected that a function call creates new objects for default values.",
      "Is it expected that a function call creates new objects for default values?"),
     ("Comparisons yield boolean values: True or False.", "What do comparisons yield?"),  # no label before a colon
+    ("One leading dot means the current package where the module making the import exists.",
+     "What does one leading dot mean?"),
     ("Statements that contain simple syntax errors are not logged by the server.",
      "Are statements that contain simple syntax errors logged?"),
     ("If it is acceptable to only alter the behaviour of import statements, then replacing the hook is enough.",
