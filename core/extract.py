@@ -191,7 +191,8 @@ def _candidates(document: Document) -> Extracted:
     dropped = document.dropped + found.dropped
     out.dropped = dict(sorted(dropped.items()))
     names = names_of(" ".join(b.plain for _, b in document.blocks() if b.kind == "paragraph"))
-    types = [claim.horn_type or horn_type(Form(claim.plain, claim.items, claim.ordered, claim.intro))
+    types = [claim.horn_type or horn_type(Form(claim.plain, claim.items, claim.ordered, claim.intro,
+                                               claim.term if claim.kind == "definition" else ""))
              for claim in found.claims]
     questions = distinct([ask(c, document.title, t, names) for c, t in zip(found.claims, types)], found.claims,
                          document.title)

@@ -523,6 +523,22 @@ def test_a_list_is_typed_by_its_items_and_its_intro(items, ordered, intro, horn_
     assert horn.horn_type(horn.Form(" ".join(items), items, ordered, intro)) == horn_type
 
 
+@pytest.mark.parametrize("term,body,horn_type", [
+    # a setting's description: the modal of a clause and a "when" inside a phrase are how it behaves
+    ("external_pid_file (string)", "Specifies the name of a PID file that the server should create.", "FACT"),
+    ("vacuum_cost_page_dirty (integer)", "The estimated cost charged when vacuum modifies a clean block.", "FACT"),
+    ("enable_material (boolean)", "Enables or disables the query planner's use of materialization.", "FACT"),
+    # opening on a condition, it says what follows: a RULE; forbidding, a CONSTRAINT
+    ("data_sync_retry (boolean)", "When set to off, PostgreSQL will raise a PANIC-level error.", "RULE"),
+    ("ssl_passphrase (string)", "Specifies a command that must not be run as root.", "CONSTRAINT"),
+    # any other definition by the table
+    ("Badge", "A card that opens every gate on the site.", "FACT"),
+    ("Visitors", "Visitors must sign in at the gatehouse.", "RULE"),
+])
+def test_a_definition_that_describes_is_a_fact_unless_it_forbids_or_opens_on_a_condition(term, body, horn_type):
+    assert horn.horn_type(horn.Form(f"{term}: {body}", term=term)) == horn_type
+
+
 def test_the_rules_are_one_table_in_the_order_they_are_tried():
     assert [name for name, _ in horn.RULES] == ["OPEN_ISSUE", "PROCEDURE", "CONSTRAINT", "RULE", "FACT"]
 

@@ -268,7 +268,32 @@ RULES = (
 )
 
 
+# A definition that describes a setting or what something does ("work_mem (integer): Sets the base
+# maximum …", "Specifies the name of a file that the server should create"): the modals of its
+# clauses and a "when" inside a phrase ("the cost charged when vacuum modifies a block") say how the
+# thing behaves, so it is a FACT unless it forbids, or opens on a condition ("When set to off, …": a RULE).
+_SETTING = re.compile(r"^[\w.$-]+ \((?:boolean|integer|string|enum|real|floating point|numeric|bool|int|float|text)\)$",
+                      re.I)
+_DESCRIBES = re.compile(r"^(?:specifies|sets|controls|determines|enables|disables|reports|selects|defines|"
+                        r"indicates|names|gives|causes|allows|limits|the (?:amount|number|maximum|minimum|time|name|"
+                        r"size|estimated|default|cost|path|directory|location|fraction|interval|delay|list))\b", re.I)
+
+
+def describes(form: Form) -> bool:
+    if not form.term:
+        return False
+    body = form.text[len(form.term):].lstrip(": ") if form.text.startswith(form.term) else form.text
+    if _OPENS_ON_CONDITION.match(body):
+        return False
+    return bool(_SETTING.match(form.term.strip()) or _DESCRIBES.match(body))
+
+
+_OPENS_ON_CONDITION = re.compile(r"^(?:if|when|whenever|unless|only if|once)\b", re.I)
+
+
 def horn_type(form: Form) -> str:
+    if describes(form) and not unsettled(form):
+        return "CONSTRAINT" if prohibition(form) else "FACT"
     if form.items and not unsettled(form) and not steps(form):
         # A list says what its intro says ("The following keys must …"); an intro that only
         # describes ("The following rules apply:") leaves it to what most of its items say.
