@@ -11,7 +11,7 @@ import pytest
 from r2k.core.domain import formats, limits
 from r2k.core.extract import BINARY, READERS, ExtractError, extract, sections_of
 from r2k.core.knowledge import horn
-from r2k.core.knowledge.claims import leans_back, split_claims
+from r2k.core.knowledge.claims import leans_back, sentences, split_claims
 from r2k.core.knowledge.documents import LEANING, NAVIGATION
 from tests import documents
 
@@ -435,6 +435,16 @@ def asked(sentence: str, context: str = "") -> str:
      "Are statements that contain simple syntax errors logged?"),
     ("If it is acceptable to only alter the behaviour of import statements, then replacing the hook is enough.",
      "What happens if it is acceptable to only alter the behaviour of import statements?"),
+    ("Just import the config module in all modules; the module then becomes a global name.",
+     "Should you just import the config module in all modules?"),
+    ("To display the expression text and its value, (useful in debugging), an equal sign may be added.",
+     "How do you display the expression text and its value?"),
+    ("See section 8 for the syntax of lists. Note that lambdas cannot contain statements.",
+     "Can lambdas contain statements?"),  # the pointer is no question; the claim after it is
+    ("Include files or directories can be used to separate portions of the configuration.",
+     "Can include files or directories be used to separate portions of the configuration?"),
+    ("It is impossible to know in advance which attribute will be referenced at runtime.",
+     "Is it possible to know in advance which attribute will be referenced at runtime?"),
     # too long to ask whole: cut where a clause ends, never with an ellipsis
     ("New, stable releases have been coming out roughly every 6 to 18 months since 1991, and this seems likely "
      "to continue for many years to come.",
@@ -442,6 +452,17 @@ def asked(sentence: str, context: str = "") -> str:
 ])
 def test_a_sentence_is_asked_as_a_person_would_ask_it(sentence, question):
     assert asked(sentence) == question
+
+
+def test_an_emphatic_does_a_sentence_after_a_setting_name_and_a_term_with_a_remark():
+    assert asked("(Keyring does have an API to request a backend.)", "We use Keyring here.") == \
+        "Does Keyring have an API to request a backend?"
+    text = "Each worker checks each table as needed. log_autovacuum_min_duration can be set to monitor it."
+    assert [text[a:b] for a, b in sentences(text)] == ["Each worker checks each table as needed.",
+                                                       "log_autovacuum_min_duration can be set to monitor it."]
+    doc = extract(Path("io.rst"), "Types\n=====\n\nI/O objects (also known as file objects)\n"
+                                  "   A file object represents an open file on the disk.\n")
+    assert [u.question for u in doc.units] == ["What are I/O objects?"]
 
 
 def test_a_list_under_a_bare_label_is_asked_by_its_label_and_section():
@@ -495,6 +516,8 @@ def test_a_name_of_two_words_keeps_its_capitals_at_the_start_of_a_question():
     ("The snippet assumes that a must have a member attribute called x.", "FACT"),  # an obligation assumed, not laid down
     ("Back in the days of Python 1.5, Greg Stein implemented a patch set.", "FACT"),  # "Back in" is no order
     ("join() is a string method because it joins a sequence.", "FACT"),
+    ("Just import the config module in all modules of your application.", "RULE"),  # an order, softened
+    ("Include files or directories can be used to separate the configuration.", "FACT"),  # a subject, not an order
     ("Never leave the key in the lock.", "CONSTRAINT"),
     # PROCEDURE: ordered steps
     ("1. Stop the service.\n2. Back up the data.\n3. Upgrade.", "PROCEDURE"),

@@ -155,9 +155,13 @@ def action(item: str) -> bool:
     """Whether a list item or a sentence reads as an order (an imperative): "Stop the service", "If
     wet, walk slowly", "Never run" — not "The service", "Note that …" or "See …"."""
     item = _LEADING_CONDITION.sub("", item.strip().lstrip("-*•(`\"“ "), count=1)  # "If wet, walk slowly."
+    item = _SOFTENER.sub("", item, count=1)  # "Just import the config module": the order is "import"
     words = _WORD.findall(item)
     if not words:
         return False
+    if any(w.lower() in _SUBJECT_MODALS for w in words[1:5]) and "," not in item.split(" ", 5)[-1][:0] and \
+            not any(w.endswith(",") for w in item.split()[:4]):
+        return False  # "Include files or directories can be used …": a subject and its modal, no order
     first = words[0].lower()
     if first in ("never", "don't", "don’t") or first == "do" and len(words) > 1 and words[1].lower() == "not":
         return True
@@ -171,6 +175,8 @@ def action(item: str) -> bool:
     return first not in _NOT_ORDERS or len(words) > 1 and words[1].lower() in _DETERMINERS | {"it", "them", "all"}
 
 
+_SOFTENER = re.compile(r"^(?:just|simply|then|now|instead|also|please|first|finally)\s+(?=[a-z])", re.I)
+_SUBJECT_MODALS = frozenset("can could may might must should will would shall cannot".split())
 _NO_ORDER_AFTER = frozenset("is are was were has have can may must should will would does".split())
 
 _SURE = re.compile(r"^(?:be sure|make sure|remember|don['’]t forget|do not forget|take care|consider \w+ing|"
@@ -180,7 +186,7 @@ _SURE = re.compile(r"^(?:be sure|make sure|remember|don['’]t forget|do not for
 def order(sentence: str) -> bool:
     """Whether a sentence is an order, more strictly than a list's item: its verb opens it and an
     object follows ("Use a list", "Consult the guide"), so that "Exit interviews are …" is no order."""
-    sentence = _LEADING_CONDITION.sub("", sentence.strip(), count=1)
+    sentence = _SOFTENER.sub("", _LEADING_CONDITION.sub("", sentence.strip(), count=1), count=1)
     if _SURE.match(sentence):
         return True
     words = _WORD.findall(sentence)

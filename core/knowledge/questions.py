@@ -180,8 +180,9 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
             return k, "be"
         if low in _HAVE and k + 1 < len(words):
             return (k, "have") if words[k + 1].lower() not in ("been", "to") else None
-        if low in ("do", "does", "did") and k + 1 < len(words) and words[k + 1].lower() in ("not", "never", "n't"):
-            return k, "do"
+        if low in ("do", "does", "did") and k + 1 < len(words) and (words[k + 1].lower() in ("not", "never", "n't") or
+                                                                   words[k + 1].lower() in VERBS):
+            return k, "do"  # "Keyring does have an API": asked with its "does"
         after = words[k + 1].lower() if k + 1 < len(words) else ""
         if _third_person(word) and (after in _NOUN_THEN_VERB or after.endswith("ed") and len(after) > 4 and
                                     after not in _SUBJECT_BREAK):
@@ -214,6 +215,7 @@ def _plural_verb(words: list[str], limit: int) -> int | None:
     return None
 
 
+_POINTER = re.compile(r"^(?:see|refer to|for (?:more |further )?(?:details|information),)\b", re.I)
 _NOUN_THEN_VERB = frozenset("use need provide require allow make take support contain run get become offer "
                             "define accept return follow".split())
 
@@ -234,7 +236,7 @@ def tidy(sentence: str) -> str:
         sentence = sentence[1:]
     for _ in range(2):
         sentence = _BRACKETED.sub("", sentence)
-    sentence = _MARKS.sub("", sentence)
+    sentence = re.sub(r",(?:\s*,)+", ",", _MARKS.sub("", sentence))  # a remark taken out between two commas
     cut = min((i for i in (sentence.find("("), sentence.find("[")) if i >= 0), default=-1)
     if cut > 0:  # a bracket left open: cut there rather than ask half of it
         sentence = sentence[:cut]
@@ -294,6 +296,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             return f"Is it {adjective.group(1) or ''}{adjective.group(2)} {adjective.group(3).lower()} {body}?"
     if it_is:
         how, rest = it_is.group(1).lower(), _clause(it_is.group(2), 14)
+        if len(rest.split()) < 6 and re.match(r"^\S+(?: \S+){0,4} which\b", it_is.group(2)):
+            rest = " ".join(re.split(r"[,;]", it_is.group(2))[0].split()[:14]).rstrip(".")
         if how in ("possible",):
             return f"Can you {rest}?"
         if how in ("not possible", "impossible"):
@@ -422,7 +426,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             return f"How {verb} {subject} {first}?"
         return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{_clause(' '.join(rest), 16)}?"
     if kind == "do":
-        rest = rest[1:]
+        rest = rest[1:] if rest and rest[0].lower() in _NEGATION else rest
         while rest and rest[0].lower() in _ADVERBS:
             rest = rest[1:]
         if not rest:
@@ -521,6 +525,8 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
             name = term.split("(")[0].strip().split()[-1]
             return f"What does {name}() do?"
         term = term.rstrip(":").strip()
+        if re.search(r"\s\([^()]*\)$", term) and not typed:
+            term = re.sub(r"\s\([^()]*\)$", "", term)  # "I/O objects (also known as file objects)"
         if " - " in term and len(term.split(" - ")[0].split()) <= 4:
             term = term.split(" - ")[0]  # "PEP 3104 - Access to Names in Outer Scopes"
         if term.startswith("-"):
@@ -555,6 +561,8 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
     else:
         spans = sentences(plain)
         sentence = plain[spans[0][0]:spans[0][1]] if spans else plain
+        if len(spans) > 1 and _POINTER.match(sentence):  # "See section 8 for the syntax. Note that …"
+            sentence = plain[spans[1][0]:spans[1][1]]
     question = _from_sentence(sentence, names) or _is_it_true(sentence, names)
     if question is None:
         subject = _lower_first(_clause(sentence, 8), names)
@@ -571,7 +579,7 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
     return question[0].upper() + question[1:]
 
 
-_MID_SENTENCE = re.compile(r"(?<=[a-z0-9,;)] )[A-Z][\w'’-]*")
+_MID_SENTENCE = re.compile(r"(?<=[a-z0-9,;] )[A-Z][\w'’-]*")  # not after "2) ": a list's marker
 
 
 def names_of(text: str) -> frozenset[str]:
