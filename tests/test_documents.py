@@ -445,6 +445,12 @@ def asked(sentence: str, context: str = "") -> str:
      "Can include files or directories be used to separate portions of the configuration?"),
     ("It is impossible to know in advance which attribute will be referenced at runtime.",
      "Is it possible to know in advance which attribute will be referenced at runtime?"),
+    ("You are advised to monitor the archiving process to ensure that it is working as you intend.",
+     "Are you advised to monitor the archiving process to ensure that it is working?"),
+    ("The value of some objects can change.", "Can the value of some objects change?"),
+    ("A value higher than autovacuum_freeze_max_age wouldn't make sense because a vacuum runs anyway.",
+     "Would a value higher than autovacuum_freeze_max_age make sense?"),
+    ("No escaping occurs when interpreting the string literal.", "When does no escaping occur?"),
     # too long to ask whole: cut where a clause ends, never with an ellipsis
     ("New, stable releases have been coming out roughly every 6 to 18 months since 1991, and this seems likely "
      "to continue for many years to come.",

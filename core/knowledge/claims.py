@@ -78,7 +78,7 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
                     r"the (?:dis)?advantages?|(?:a|an|the) (?:\S+ )?alternative|the second|the third|"
                     r"either way|in any case|even then|at this point|at that point|by then|"
                     r"to do (?:so|this|that)|in doing so|doing so|apart from that|other than that)\b|"
-                    r"^\([a-z]\)\s|^(?:second|secondly|third|thirdly|lastly),|^(?:yes|no)\b(?!\s+(?:one|\w+\s+(?:may|must|shall|should|can)\b))", re.I)
+                    r"^\([a-z]\)\s|^(?:second|secondly|third|thirdly|lastly),|^(?:yes|no)\s*[.,!;:]", re.I)
 # A first sentence that points at what came before it, anywhere in it ("The first time you call this
 # function, …", "… reasons for this.", "the above list"): it cannot be judged alone.
 # "This policy …", "this handbook": the document speaking of itself, which is there to read.
@@ -178,7 +178,7 @@ def split_claims(text: str) -> list[tuple[int, int]]:
     groups: list[list[int]] = []
     for start, end in spans:
         piece = text[start:end]
-        if groups and (_leans(piece) or _POINTS_BACK.search(piece.split(",")[0]) or
+        if groups and (_leans(piece) or _POINTS_BACK.search(piece) or
                        text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
             groups[-1][1] = end
         else:

@@ -115,9 +115,11 @@ def _clause(text: str, limit: int = 14) -> str:
     """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`."""
     cut = re.split(r"[,;()\[\]{}]|:(?!\d|//)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
     words = cut.strip().rstrip(".!?").split()
+    cut_short = len(words) > limit
     words = words[:limit]
-    while len(words) > 1 and words[-1].lower() in _DANGLING:  # "… in order to more": not where a question ends
-        words.pop()
+    while len(words) > 1 and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
+                              words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
+        words.pop()  # "… in order to more", "… working as you": not where a question ends
     return " ".join(words)
 
 
@@ -170,7 +172,7 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
             break  # "Parameters after * are keyword-only and may only …": the sentence's verb is "are"
         if low == "that" and _third_person(words[k - 1]):
             break  # "The snippet assumes that a must have …": the modal is the clause's
-        if (low in _MODALS or low in ("cannot", "can't", "won't", "mustn't", "shouldn't")) and \
+        if (low in _MODALS or low in _MODALS_NOT) and \
                 words[k - 1].lower() not in relative:
             return k, "modal"
     limit = reach(_SUBJECT_BREAK)
@@ -216,6 +218,8 @@ def _plural_verb(words: list[str], limit: int) -> int | None:
 
 
 _POINTER = re.compile(r"^(?:see|refer to|for (?:more |further )?(?:details|information),)\b", re.I)
+_MODALS_NOT = frozenset("cannot can't won't mustn't shouldn't wouldn't couldn't mightn't can’t won’t mustn’t shouldn’t "
+                        "wouldn’t couldn’t".split())
 _NOUN_THEN_VERB = frozenset("use need provide require allow make take support contain run get become offer "
                             "define accept return follow".split())
 
@@ -330,7 +334,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         negated = words[1].lower() in ("cannot", "can't", "won't") or words[2].lower() in _NEGATION
         rest = words[3:] if words[2].lower() in _NEGATION else words[2:]
         body = _clause(" ".join(rest), 14)
-        if not body or re.search(r"\b(this|these|those|it|them|above)\b", body, re.I):
+        if not body or re.search(r"\b(this|these|those|it|them|above)\b", " ".join(body.split()[:4]), re.I):
             return None
         return f"{aux.capitalize()} {words[0].lower()} {'not ' if negated and aux in ('have', 'are') else ''}{body}?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
@@ -367,16 +371,18 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             re.search(r"\b(above|former|latter)\b", subject, re.I):
         return None  # "It must …", "The above …": not a question a reader could ask of the statement alone
     if kind == "modal":
-        negated = bool(rest) and rest[0].lower() in _NEGATION or verb.endswith("n't") or verb == "cannot"
+        negated = bool(rest) and rest[0].lower() in _NEGATION or verb.endswith(("n't", "n’t")) or verb == "cannot"
         if negated and rest and rest[0].lower() in _NEGATION:
             rest = rest[1:]
+        verb = {"won't": "will", "won’t": "will", "can't": "can", "can’t": "can"}.get(verb, verb)
         while rest and rest[0].lower() in _ADVERBS:
             rest = rest[1:]
         if not rest:
             return None
         body = _clause(" ".join(rest), 14)
-        modal = verb.replace("n't", "").replace("cannot", "can")
-        if len(body.split()) == 1 and body.lower() in VERBS:  # "you could consider:" and the list that follows
+        modal = verb.replace("n't", "").replace("n’t", "").replace("cannot", "can")
+        if len(body.split()) == 1 and body.lower() in VERBS and sentence.rstrip().endswith(":"):
+            # "you could consider:" and the list that follows
             return f"What {modal} {subject} {body}?"
         if negated and modal in ("must", "should", "shall", "may"):
             modal = "may"  # asked as a permission: "May drivers …?" (the answer forbids it)
@@ -447,6 +453,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         wh = "Where"
     elif after in _MANNER:
         wh = "How"
+    elif after in ("when", "whenever", "if", "unless") and not rest[1:2] == ["it"]:
+        wh = "When"  # "No escaping occurs when the string is read"
     else:
         wh = "What"
     plural = verb == base.lower()
