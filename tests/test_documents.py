@@ -351,6 +351,15 @@ def test_questions_are_specific_and_distinct_without_templates():
     ("This will result in:", True, True),
     ("The preceding statement is not true on Microsoft Windows.", False, True),
     ("Let’s say you have an object x and want to change one of its methods.", False, True),
+    ("You can achieve the desired effect in a number of ways.", False, True),
+    ("We make every effort to ensure that such situations happen rarely.", False, True),
+    ("The practical implication of that is that some situations stay slow.", False, True),
+    ("You can then use isinstance() to check whether a class implements an ABC.", False, True),
+    ("The hash code is then used to calculate a location in an internal array.", False, True),
+    ("One is to use the freeze tool, which is included in the source tree.", False, True),
+    ("Answer 2: Fortunately, there is Stackless Python.", False, True),
+    ("I had a number of gripes about the ABC language.", False, True),
+    ("Chat transcripts are deleted at the end of that period.", False, False),
     ("The drawback of this procedure is that it depends on the client.", False, True),
     # stands alone
     ("First, the dock clerk checks the seal; then the driver signs; finally the gate opens.", False, False),
@@ -432,7 +441,7 @@ def asked(sentence: str, context: str = "") -> str:
     ("One leading dot means the current package where the module making the import exists.",
      "What does one leading dot mean?"),
     ("Statements that contain simple syntax errors are not logged by the server.",
-     "Are statements that contain simple syntax errors logged?"),
+     "Are statements that contain simple syntax errors logged by the server?"),
     ("If it is acceptable to only alter the behaviour of import statements, then replacing the hook is enough.",
      "What happens if it is acceptable to only alter the behaviour of import statements?"),
     ("Just import the config module in all modules; the module then becomes a global name.",
@@ -451,6 +460,32 @@ def asked(sentence: str, context: str = "") -> str:
     ("A value higher than autovacuum_freeze_max_age wouldn't make sense because a vacuum runs anyway.",
      "Would a value higher than autovacuum_freeze_max_age make sense?"),
     ("No escaping occurs when interpreting the string literal.", "When does no escaping occur?"),
+    ("In the default configuration, autovacuuming is enabled and the related parameters are appropriately set.",
+     "Is autovacuuming enabled in the default configuration?"),
+    ("The standbys whose names appear earlier in the list are given higher priority.",
+     "What are the standbys whose names appear earlier in the list given?"),
+    ("If you want to decrease the timeout to 10 seconds when running pip freeze, add a freeze section.",
+     "How do you decrease the timeout to 10 seconds when running pip freeze?"),
+    ("When using an archive_command script, it's desirable to enable logging_collector.",
+     "What should be done when using an archive_command script?"),
+    ("Setting keyring-provider to import makes pip communicate with keyring via its interface.",
+     "What does setting keyring-provider to import make pip do?"),
+    ("Name resolution of free variables occurs at runtime, not at compile time.",
+     "When does name resolution of free variables occur?"),
+    ("The end of input also serves as an implicit terminator for the final physical line.",
+     "What does the end of input serve as?"),
+    ("The dotted name in the pattern is looked up using standard name resolution rules.",
+     "How is the dotted name in the pattern looked up?"),
+    ("It is a SyntaxError to use an async with statement outside the body of a coroutine function.",
+     "Is it a SyntaxError to use an async with statement outside the body of a coroutine function?"),
+    ("Formal parameters using the syntax *identifier or **identifier cannot be used as keyword argument names.",
+     "Can formal parameters using the syntax *identifier or **identifier be used as keyword argument names?"),
+    ("In a DLL, linkage is declared in the source code with __declspec(dllexport).",
+     "In a DLL, what is linkage declared in?"),
+    ("Sometimes the packages that you have asked pip to install are incompatible because you were too strict.",
+     "Are the packages that you have asked pip to install incompatible?"),
+    ("Note that tuples are not formed by the parentheses, but rather by use of the comma.",
+     "Are tuples formed by the parentheses?"),
     # too long to ask whole: cut where a clause ends, never with an ellipsis
     ("New, stable releases have been coming out roughly every 6 to 18 months since 1991, and this seems likely "
      "to continue for many years to come.",
@@ -469,6 +504,14 @@ def test_an_emphatic_does_a_sentence_after_a_setting_name_and_a_term_with_a_rema
     doc = extract(Path("io.rst"), "Types\n=====\n\nI/O objects (also known as file objects)\n"
                                   "   A file object represents an open file on the disk.\n")
     assert [u.question for u in doc.units] == ["What are I/O objects?"]
+
+
+def test_a_list_whose_intro_has_several_sentences_is_asked_by_the_first():
+    doc = extract(Path("p.md"), "# Doc\n\n## Defaults\n\nPostgreSQL provides three SQL commands to establish "
+                                "configuration defaults. In addition, there are two commands:\n\n"
+                                "- The ALTER DATABASE command sets defaults per database.\n"
+                                "- The ALTER ROLE command sets defaults per role.\n")
+    assert [u.question for u in doc.units] == ["What does PostgreSQL provide to establish configuration defaults?"]
 
 
 def test_a_list_under_a_bare_label_is_asked_by_its_label_and_section():
@@ -524,6 +567,14 @@ def test_a_name_of_two_words_keeps_its_capitals_at_the_start_of_a_question():
     ("join() is a string method because it joins a sequence.", "FACT"),
     ("Just import the config module in all modules of your application.", "RULE"),  # an order, softened
     ("Include files or directories can be used to separate the configuration.", "FACT"),  # a subject, not an order
+    ("Exit interviews are offered to every leaver.", "FACT"),
+    ("It is a SyntaxError to use an async with statement outside a coroutine.", "CONSTRAINT"),
+    ("Except when part of a list display, an expression list containing a comma yields a tuple.", "FACT"),
+    ("There is no difference if parentheses or square brackets are used.", "FACT"),
+    ("The comprehension consists of an expression followed by for or if clauses.", "FACT"),
+    ("To accumulate bytes objects, the recommended idiom is to extend a bytearray.", "RULE"),
+    ("It is sometimes necessary to move imports into a function.", "RULE"),
+    ("Look for a PEP titled Python Release Schedule.", "RULE"),
     ("Never leave the key in the lock.", "CONSTRAINT"),
     # PROCEDURE: ordered steps
     ("1. Stop the service.\n2. Back up the data.\n3. Upgrade.", "PROCEDURE"),

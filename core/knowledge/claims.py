@@ -72,7 +72,7 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
                     r"the former|he|she|both|either|neither|each of these|in particular|but|and|or|nor|yet|still|"
                     r"again|conversely|consequently|as a result|as such|finally|next|here|there it|because|if so|"
                     r"if not|only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
-                    r"the same|same|elsewhere|on the other hand|let[’']s say|let us say|suppose|imagine|the first one|in such a case|in this situation|in that situation|in either case|"
+                    r"the same|same|elsewhere|on the other hand|fortunately|unfortunately|answer \d+|one (?:is|way is|option is|approach is|solution is)|i(?= (?:had|have|was|am|think|believe|wanted|liked|know|thought|wrote|decided|read)\b)|let[’']s say|let us say|suppose|imagine|the first one|in such a case|in this situation|in that situation|in either case|"
                     r"the result\b(?! of)|in fact|indeed|in other words|that is|that said|as with|as (?:before|above|mentioned|noted|described|"
                     r"shown|discussed|explained|seen)|the other|the others|the rest|the remaining|the next|the previous|"
                     r"the (?:dis)?advantages?|(?:a|an|the) (?:\S+ )?alternative|the second|the third|"
@@ -85,7 +85,7 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
 _SELF = (r"(?:handbook|policy|policies|document|manual|guide|chapter|section|page|process|standard|"
          r"specification|book|tutorial|faq|article|appendix|part|reference|release|version)\b")
 _THIS_SELF = re.compile(rf"^(?:[\"“(*_`]*)this {_SELF}", re.I)
-_POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|aforementioned|the (?:preceding|foregoing|previous)|(?:no|a|the) similar|^(?:if|when|unless|once|since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|that)\b)|the latter|the former|"
+_POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|aforementioned|the (?:preceding|foregoing|previous)|such (?:cases?|situations?|a case)|do(?:es)? the same|the desired (?:effect|result|behaviou?r)|(?:more|less) easily|\bof that(?= is\b|[.,;:]|$)|^(?!(?:if|when|once|after|before|first)\b)[^,.]{{0,40}}\b(?:can|will|may|is|are|must|should) then\b|^(?!(?:if|when|once|after|before|first)\b)(?:the|its|their) [\w’']+(?: [\w’']+)? then\b|(?:no|a|the) similar|^(?:if|when|unless|once|since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|that)\b)|the latter|the former|"
                           r"said (?:function|method|file|option))\b|\b(?:as|just as|equally) (?:easy|simple|fast|"
                           r"slow)\b(?! as)|\babove\s*[.:]?$", re.I)
 _FORWARD = re.compile(r"^(?:[\"“(*_`]*)(the following|here|consider|as follows)\b", re.I)

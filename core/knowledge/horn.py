@@ -44,7 +44,7 @@ _NOT_ALLOWED = re.compile(
     r"\b(?:is|are|be|being)\s+(?:strictly\s+|also\s+)?(?:not\s+(?:allowed|permitted)|prohibited|forbidden|"
     r"disallowed|banned)\b|\bnot\s+(?:allowed|permitted)\s+to\b|\bunder no circumstances\b|"
     r"\b(?:no one|nobody|no \w+(?: \w+)?)\s+(?:may|must|shall|should|is allowed to|are allowed to)\b|"
-    r"\bit is an error (?:to|for)\b|\b(?:is|are)\s+never\s+\w+(?:ed|en|t)\b", re.I)
+    r"\bit is an? (?:\w+ )?(?:error|\w+error) (?:to|for)\b|\b(?:is|are)\s+never\s+\w+(?:ed|en|t)\b", re.I)
 # An order not to: "Do not …", "Never …", "Avoid …" opening a sentence or following a condition's comma.
 _ORDER_NOT = re.compile(r"(?:^|[.!?;:]\s+|,\s+)(?:please\s+)?(?:do not|don['’]t|never|avoid)\b(?!\s+forget)", re.I)
 _POSSIBLE_NOT = re.compile(r"\bmay\s+not\s+(?:be\s+\w+able|be\s+(?:available|possible|present|supported|"
@@ -59,8 +59,8 @@ _OBLIGATION = re.compile(
     r"\b(?:must|shall|should|ought to|need not|"
     r"(?:is|are|be)\s+(?:also\s+)?(?:required|mandatory|obligatory|expected to|recommended|encouraged|"
     r"allowed to|permitted|entitled to)|required to|recommended that|we recommend|it is recommended|"
-    r"(?:it is|it's) (?:still |usually |often |generally |also )?(?:a good idea|advisable|best|better|wise|preferable|"
-    r"safer) to|(?:is|are) (?:usually |often |generally )?(?:advisable|preferable|a good idea)|"
+    r"(?:it is|it's) (?:still |usually |often |generally |also |sometimes )?(?:a good idea|advisable|best|better|wise|"
+    r"preferable|safer|necessary|essential|important) to|the recommended (?:way|idiom|approach|method|practice) is|(?:is|are) (?:usually |often |generally )?(?:advisable|preferable|a good idea)|"
     r"(?:you|we|one) (?:might|may) (?:also |instead |still )?(?:want|wish|prefer|consider|use)|"
     r"(?:don['’]t|do not|never) forget to|"
     r"only\s+[\w\s-]{1,60}\s+may)\b", re.I)
@@ -77,8 +77,9 @@ _PARTICIPLE_IRREGULAR = frozenset("""given taken done made used set put run show
 read seen known chosen drawn driven eaten hidden laid lent lost met paid sold sought spent struck sworn thrown told torn
 worn won bound bought brought caught dealt fed felt fought hung heard led meant proven shut split spread stood
 understood withdrawn overridden""".split())
-_CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<![-/\w])(?:if|when|whenever|unless|provided that|as long as|in case|"
-                        r"only after|only if|in the event)(?![-/\w])(?:(?!\s+\w+ing\b)|(?<=^when)|(?<=^if)|"
+_CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<!\bexcept )(?<!\bdifference )(?<![-/\w])(?:if|when|whenever|unless|"
+                        r"provided that|as long as|in case|only after|only if|in the event)(?![-/\w])"
+                        r"(?!\s+(?:clauses?|statements?|blocks?|branch(?:es)?|expressions?|tests?)\b)(?:(?!\s+\w+ing\b)|(?<=^when)|(?<=^if)|"
                         r"(?<=^When)|(?<=^If))", re.I)
 # What is said of others, or asked, is not said by the text: "it has been suggested that X should …",
 # "whether X should …"; a remark in brackets is not the claim.
@@ -176,7 +177,7 @@ def action(item: str) -> bool:
 
 
 _SOFTENER = re.compile(r"^(?:just|simply|then|now|instead|also|please|first|finally)\s+(?=[a-z])", re.I)
-_SUBJECT_MODALS = frozenset("can could may might must should will would shall cannot".split())
+_SUBJECT_MODALS = frozenset("can could may might must should will would shall cannot is are was were".split())
 _NO_ORDER_AFTER = frozenset("is are was were has have can may must should will would does".split())
 
 _SURE = re.compile(r"^(?:be sure|make sure|remember|don['’]t forget|do not forget|take care|consider \w+ing|"
@@ -191,7 +192,8 @@ def order(sentence: str) -> bool:
         return True
     words = _WORD.findall(sentence)
     return action(sentence) and len(words) > 1 and (
-        words[1].lower() in _DETERMINERS | {"it", "them", "all", "only", "one", "both", "either", "up", "out", "in"}
+        words[1].lower() in _DETERMINERS | {"it", "them", "all", "only", "one", "both", "either", "up", "out", "in", "for",
+                                            "at", "into", "through"}
         or bool(re.match(r"^\S+\s+[`'\"“(]|^\S+\s+\S*[._/-]", sentence)))
 
 

@@ -56,7 +56,7 @@ _LINK = re.compile(r"^(?:(?:as|like|unlike)\b[^,]{0,40},\s+|(?:even if|even when
                    r"unfortunately|of course|in fact|in short|in particular|for example|for instance)\b[^,]{0,120},"
                    r"\s+|note(?: that|:)\s+|remember that\s+|keep in mind that\s+|(?:in practice|in general|by default|"
                    r"in most cases|in many cases|in some cases|usually|normally|typically|generally|currently|today|previously|"
-                   r"formerly|originally|historically|nowadays) "
+                   r"formerly|originally|historically|nowadays|sometimes|occasionally) "
                    r"(?=[a-z`]))", re.I)
 _IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not possible|impossible|recommended|"
                     r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
@@ -65,7 +65,7 @@ _IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not 
 _LABEL = re.compile(r"^(?:[A-Z][\w.-]*(?: [\w.-]+){0,2}:\s+(?=[A-Z])|(?:a )?[\w .-]{0,30}\b(?:note|detail|warning|tip|"
                     r"hint|caution|important):\s+|(?:changed|new|deprecated|added|removed) in version [\d.]+:\s+|"
                     r"note(?: also)?(?: that|:)\s+)", re.I)  # "CPython implementation detail: …", "Note: …"
-_IT_IS_ANY = re.compile(r"^it is (?:also |often |usually |sometimes |generally )?(not )?([a-z]+) (to|that) (.+)$",
+_IT_IS_ANY = re.compile(r"^it is (?:also |often |usually |sometimes |generally )?(not )?((?:an? )?[A-Za-z]+) (to|that) (.+)$",
                         re.I | re.S)
 _THERE = re.compile(r"^there (is|are) (.+)$", re.I | re.S)
 _SUPERLATIVE = re.compile(r"^the (?:\w+ )?(?:purpose|goal|aim|reason|idea|advantage|disadvantage|point|job|role|effect|"
@@ -94,7 +94,7 @@ _CLOCK = frozenset("the a each every night day noon midnight dawn dusk one two t
                    "ten eleven twelve".split())
 _PLACE = frozenset("in into at on under inside outside near".split())
 _MANNER = frozenset("through using via".split())
-_SUBJECT_BREAK = frozenset("if when unless because although while whereas since but that which who".split())
+_SUBJECT_BREAK = frozenset("if when unless because although while whereas since but that which who whose".split())
 _FUNCTION = frozenset("a an the of in on at to for by with from as and or but if when this that these those it its "
                       "is are be was were".split())
 
@@ -113,10 +113,15 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
 
 def _clause(text: str, limit: int = 14) -> str:
     """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`."""
-    cut = re.split(r"[,;()\[\]{}]|:(?!\d|//)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
+    cut = re.split(r"[,;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
     words = cut.strip().rstrip(".!?").split()
     cut_short = len(words) > limit
     words = words[:limit]
+    if cut_short:  # "… backtracking excessively during dependency": the phrase cut open is left out
+        back = max((k for k, w in enumerate(words) if k >= 4 and w.lower() in _PHRASE_START - {"and", "or", "but"}),
+                   default=0)
+        if back and len(words) - back <= 3:
+            words = words[:back]
     while len(words) > 1 and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
                               words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
         words.pop()  # "… in order to more", "… working as you": not where a question ends
@@ -210,6 +215,10 @@ def _plural_verb(words: list[str], limit: int) -> int | None:
     """Where a plural subject's verb is, before `limit`: "Some tools emit warnings"."""
     for k, word in enumerate(words[1:limit], start=1):
         before = words[k - 1].lower()
+        if k + 1 < len(words) and _third_person(words[k + 1]):
+            continue  # "… in the requirements file protects you": a noun, then the verb
+        if any(w.lower() in ("that", "which", "who", "whose") for w in words[:k]):
+            break  # the verb of a relative clause ("standbys whose names appear …")
         if before not in _DETERMINED and word.lower() in VERBS and word.lower() not in ("have", "be", "do") and \
                 before.endswith("s") and before.isalpha() and k + 1 < len(words) and \
                 not words[k + 1].lower().startswith(("of", "to")):
@@ -224,7 +233,8 @@ _NOUN_THEN_VERB = frozenset("use need provide require allow make take support co
                             "define accept return follow".split())
 
 _BRACKETED = re.compile(r"\s*\([^()]*\)|\s*\[[^\[\]]*\]|,\s+(?:which|who|whose|where)\b[^,]*,")
-_MARKS = re.compile(r"[*`]+|\s+—\s+.*$|\s+-\s+.*$")
+_MARKS = re.compile(r"`+|\s+—\s+.*$|\s+-\s+.*$")
+_EMPHASIS = re.compile(r"(?<![\w*])(\*\*?)(\S[^*]*?\S|\S)\1(?![\w*])")  # *word*, **words**: not "*identifier"
 
 
 _ROLE = re.compile(r"\{[\w:.-]+\}")  # MyST's {file}, {ref}
@@ -233,14 +243,15 @@ _MARKER = re.compile(r"^(?:\(?\d+[.)]|\(?[a-z][.)]|[-*\u2022])\s+")
 
 def tidy(sentence: str) -> str:
     """A sentence as a question is made of it: no remark in brackets, no emphasis marks, no trailing stop."""
-    sentence = _MARKER.sub("", _ROLE.sub("", squeeze(sentence)))
+    sentence = re.sub(r"\{[\w:.-]+\}([^<{}]*?)\s*<[^<>]*>", r"\1", squeeze(sentence))  # {ref}`title <target>`
+    sentence = _MARKER.sub("", _ROLE.sub("", sentence))
     if sentence.startswith("(") and sentence.rstrip(".").endswith(")"):  # a whole sentence in brackets
         sentence = sentence.rstrip(".")[1:-1]
     elif sentence.startswith("(") and ")" not in sentence:  # the first of a remark's sentences in brackets
         sentence = sentence[1:]
     for _ in range(2):
         sentence = _BRACKETED.sub("", sentence)
-    sentence = re.sub(r",(?:\s*,)+", ",", _MARKS.sub("", sentence))  # a remark taken out between two commas
+    sentence = re.sub(r",(?:\s*,)+", ",", _MARKS.sub("", _EMPHASIS.sub(r"\2", sentence)))  # a remark taken out between two commas
     cut = min((i for i in (sentence.find("("), sentence.find("[")) if i >= 0), default=-1)
     if cut > 0:  # a bracket left open: cut there rather than ask half of it
         sentence = sentence[:cut]
@@ -271,7 +282,12 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     condition = _CONDITION.match(sentence) or _CONDITION_BARE.match(sentence)
     if condition:
         word, clause, main = condition.group(1).lower(), _clause(condition.group(2), 16), condition.group(3)
-        ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to)\b", main, re.I))
+        wants = re.match(r"^you (?:want|wish|would like|need|'d like) to (.+)$", clause, re.I)
+        if wants and word in ("if", "when") and len(wants.group(1).split()) >= 2:
+            return f"How do you {wants.group(1)}?"  # "If you want to decrease the timeout, …"
+        ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to|desirable|"
+                                                 r"recommended|a good idea|advisable|one way|can help|make sure)\b",
+                                                 main, re.I))
         if clause and (clause.split()[0].lower() not in _PRONOUN_SUBJECT or
                        re.match(r"^it is \w+ (?:to|that)\b", clause, re.I)):
             return f"What {'should be done' if ordered else 'happens'} {word} {clause}?"
@@ -290,7 +306,10 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         lead = context.group(1)
         if main and len(lead.split()) <= 8 and not re.search(r"\b(this|these|that|those|it|above|former|latter)\b",
                                                             lead, re.I):
-            return main[:-1] + f" {lead[:1].lower() + lead[1:] if lead.split()[0] not in names else lead}?"
+            lead = lead[:1].lower() + lead[1:] if lead.split()[0] not in names else lead
+            if main[:-1].split()[-1].lower() in _PHRASE_START:  # "What is linkage declared in?" and "In a DLL"
+                return f"{lead[:1].upper() + lead[1:]}, {main[:1].lower() + main[1:]}"
+            return main[:-1] + f" {lead}?"
         return main
     it_is = _IT_IS.match(sentence)
     adjective = None if it_is else _IT_IS_ANY.match(sentence)
@@ -407,7 +426,16 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             elif len(rest) > 1 and rest[1].endswith((",", ";", ":")):
                 after = after[:1]
             nxt = after[0] if after else ""
-            if not nxt or negated:  # "… are not logged by …": asked yes or no, the negation the answer's
+            if nxt in ("up", "out", "down", "off", "back", "over") and len(rest) > 1:
+                first, rest = f"{first} {nxt}", [f"{rest[0]} {rest[1]}"] + rest[2:]  # "looked up"
+                after = [w.lower().strip(",;:.") for w in rest[1:3]]
+                nxt = after[0] if after else ""
+            if negated or nxt in ("and", "or"):  # "… are not formed by …", "… recognized and treated …": yes or no
+                tail = "" if rest[0].endswith((",", ";", ":")) else _clause(" ".join(rest[1:]), 10)
+                if re.search(r"\b(?:is|are|was|were|has|have)\b", tail):  # "enabled and the parameters are set"
+                    tail = re.split(r"\b(?:and|or)\b", tail)[0].strip()
+                return f"{verb.capitalize()} {subject} {first}{' ' + tail if tail else ''}?"
+            if not nxt:
                 return f"{verb.capitalize()} {subject} {first}?"
             if nxt == "to" and len(after) > 1 and after[1] in VERBS:
                 return f"Why {verb} {subject} {first}?"
@@ -423,6 +451,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
                 return f"How {verb} {subject} {first}?"
             if nxt in ("here", "there", "below", "above"):
                 return f"Where {verb} {subject} {first}?"
+            if first in _GIVEN and nxt not in _PHRASE_START:  # "are given higher priority"
+                return f"What {verb} {subject} {first}?"
             if nxt in ("by", "on", "upon", "to", "from", "with", "in", "at", "as", "into", "for"):
                 return f"What {verb} {subject} {first} {nxt}?"
             if len(after) > 1 and after[1] in ("if", "when", "unless", "whenever") and nxt not in _DANGLING:
@@ -437,7 +467,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             rest = rest[1:]
         if not rest:
             return None
-        return f"{verb.capitalize()} {subject} {_clause(' '.join(rest), 12)}?"
+        return f"{verb.capitalize()} {subject} {_clause(' '.join(rest), 16)}?"
     if kind == "have":
         if rest and rest[0][:1].isdigit():
             thing = _clause(" ".join(rest[1:]), 4)
@@ -453,13 +483,22 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         wh = "Where"
     elif after in _MANNER:
         wh = "How"
-    elif after in ("when", "whenever", "if", "unless") and not rest[1:2] == ["it"]:
-        wh = "When"  # "No escaping occurs when the string is read"
+    elif after in ("when", "whenever", "if", "unless") and not rest[1:2] == ["it"] or \
+            base.lower() in ("occur", "happen", "start", "end", "begin", "finish") and after in ("at", "during", "before",
+                                                                                         "after", "once", "on"):
+        wh = "When"  # "No escaping occurs when the string is read", "Name resolution occurs at runtime"
     else:
         wh = "What"
     plural = verb == base.lower()
+    if base.lower() in ("make", "let", "help") and len(rest) > 1 and rest[1].lower() in VERBS and \
+            rest[0].lower() not in _FUNCTION:
+        return f"What {'do' if plural else 'does'} {subject} {base.lower()} {rest[0]} do?"  # "makes pip communicate"
     preposition = f" {after}" if wh == "What" and after in ("of", "on", "with", "for", "from", "about", "into",
-                                                             "upon") else ""
+                                                             "upon", "as") else ""
+    purpose = re.match(r"^(?:\S+ ){1,5}?to ([a-z]+ .+)$", " ".join(rest))
+    if wh == "What" and not preposition and purpose and purpose.group(1).split()[0] in VERBS and \
+            (rest[0][:1].isdigit() or rest[0].lower() in _NUMBERS):  # "provides three commands to establish …"
+        return f"What {'do' if plural else 'does'} {subject} {base.lower()} to {_clause(purpose.group(1), 8)}?"
     if wh == "What" and after == "to":
         if nxt.lower() in VERBS:  # "pip tries to use its cache"
             preposition = " to do"
@@ -470,6 +509,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     return f"{wh} {'do' if plural else 'does'} {subject} {base.lower()}{preposition}?"
 
 
+_GIVEN = frozenset("given assigned granted offered sent shown told awarded allotted".split())
+_NUMBERS = frozenset("a an one two three four five six seven eight nine ten several many some".split())
 _PARTICIPLE = frozenset("""given taken done made used set put run shown written sent built kept found left held read
 seen known chosen drawn driven hidden laid lost met paid sold spent bound brought caught dealt fed felt hung heard led
 meant proven shut split spread understood withdrawn overridden""".split())
@@ -565,7 +606,8 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
         if label.split()[-1] not in VERBS or label.endswith("s"):
             return f"What {'are the' if label.endswith('s') else 'is the'} {label} on {phrase(topic, names)}?"
     if claim.kind == "list" and claim.intro:
-        sentence = claim.intro.rstrip(": ")
+        spans = sentences(claim.intro)  # an intro of several sentences is asked by its first
+        sentence = (claim.intro[spans[0][0]:spans[0][1]] if spans else claim.intro).rstrip(": ")
     else:
         spans = sentences(plain)
         sentence = plain[spans[0][0]:spans[0][1]] if spans else plain
@@ -627,7 +669,7 @@ def distinct(questions: list[str], claims: list[Claim], title: str) -> list[str]
                 if claims[i].question:
                     continue  # the document's own question stays as it asked it
                 heading = claims[i].heading
-                where = " › ".join(heading[-depth:]) if depth and heading else title
+                where = " › ".join(re.sub(r"^[\d.]+\s+", "", h) for h in heading[-depth:]) if depth and heading else title
                 asked = questions[i]
                 out[i] = f"{where}: {asked[0].lower() + asked[1:] if asked[1:2].islower() else asked}"
     return out
