@@ -61,33 +61,43 @@ _A = re.compile(r"^\s*(?:\*\*)?A(?:nswer)?:(?:\*\*)?\s*(.*)$", re.I)
 _ABBREVIATIONS = frozenset("""e.g i.e etc cf vs al fig figs no nos sec secs ch approx dr mr mrs ms st jr sr inc ltd
 co corp resp ca viz ex eq vol pp p ed""".split())
 _SENTENCE_END = re.compile(r"[.!?][)\"”’']*\s+(?=[A-Z\"“(\[`*_]|[a-z]+_[a-z_]+\s)")  # "… as needed. log_x can …"
-_LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:also\s+|not\s+|often\s+|usually\s+)?"
-                    r"(?:possible|impossible|recommended|important|necessary|advisable|a good idea|best|common|useful|"
-                    r"easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)|its|it's|it’s|they|their|them|such|then|otherwise|"
-                    r"however|another|or|in (?:the|both|either|each|all|most|many|some|these|those|such) (?:former|"
-                    r"latter|first|second|third|other|above|following|cases?|examples?)\b|in both|the above|"
-                    r"the following|the latter|the former|if so|if not|if that|if this|here|similarly|"
-                    r"also|thus|therefore|hence|so|instead|similarly|likewise|alternatively|furthermore|moreover|"
-                    r"in addition|in this case|in that case|in such cases?|for example|for instance|e\.g\.|the latter|"
-                    r"the former|he|she|both|either|neither|each of these|in particular|but|and|or|nor|yet|still|"
-                    r"again|conversely|consequently|as a result|as such|finally|next|here|there it|because|if so|"
-                    r"if not|only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
-                    r"the same|same|elsewhere|on the other hand|fortunately|unfortunately|answer \d+|one (?:is|way is|option is|approach is|solution is)|i(?= (?:had|have|was|am|think|believe|wanted|liked|know|thought|wrote|decided|read)\b)|let[’']s say|let us say|suppose|imagine|the first one|in such a case|in this situation|in that situation|in either case|"
-                    r"the result\b(?! of)|in fact|indeed|in other words|that is|that said|as with|as (?:before|above|mentioned|noted|described|"
-                    r"shown|discussed|explained|seen)|the other|the others|the rest|the remaining|the next|the previous|"
-                    r"the (?:dis)?advantages?|(?:a|an|the) (?:\S+ )?alternative|the second|the third|"
-                    r"either way|in any case|even then|at this point|at that point|by then|"
-                    r"to do (?:so|this|that)|in doing so|doing so|apart from that|other than that)\b|"
-                    r"^\([a-z]\)\s|^(?:second|secondly|third|thirdly|lastly),|^(?:yes|no)\s*[.,!;:]", re.I)
+_LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:also\s+|not\s+|often\s+|usually\s+)?(?:possible|"
+                    r"impossible|recommended|important|necessary|advisable|a good idea|best|common|useful|"
+                    r"easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)|its|it's|it’s|"
+                    r"they|their|them|such|then|otherwise|however|another|or|in (?:the|both|either|each|"
+                    r"all|most|many|some|these|those|such) (?:former|latter|first|second|third|other|above|"
+                    r"following|cases?|examples?)\b|in both|the above|the following|the latter|the former|"
+                    r"if so|if not|if that|if this|here|similarly|also|thus|therefore|hence|so|instead|"
+                    r"similarly|likewise|alternatively|furthermore|moreover|in addition|in this case|in that case|"
+                    r"in such cases?|for example|for instance|e\.g\.|the latter|the former|he|she|both|"
+                    r"either|neither|each of these|in particular|but|and|or|nor|yet|still|again|conversely|"
+                    r"consequently|as a result|as such|finally|next|here|there it|because|if so|if not|"
+                    r"only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
+                    r"the same|same|elsewhere|on the other hand|fortunately|unfortunately|answer \d+|one (?:is|"
+                    r"way is|option is|approach is|solution is)|i(?= (?:had|have|was|am|think|believe|wanted|"
+                    r"liked|know|thought|wrote|decided|read)\b)|let[’']s say|let us say|suppose|imagine|"
+                    r"the first one|in such a case|in this situation|in that situation|in either case|the result\b(?! of)|"
+                    r"in fact|indeed|in other words|that is|that said|as with|as (?:before|above|mentioned|"
+                    r"noted|described|shown|discussed|explained|seen)|the other|the others|the rest|the remaining|"
+                    r"the next|the previous|the (?:dis)?advantages?|(?:a|an|the) (?:\S+ )?alternative|the second|"
+                    r"the third|either way|in any case|even then|at this point|at that point|by then|to do (?:so|"
+                    r"this|that)|in doing so|doing so|apart from that|other than that)\b|^\([a-z]\)\s|^(?:second|"
+                    r"secondly|third|thirdly|lastly),|^(?:yes|no)\s*[.,!;:]", re.I)
 # A first sentence that points at what came before it, anywhere in it ("The first time you call this
 # function, …", "… reasons for this.", "the above list"): it cannot be judged alone.
 # "This policy …", "this handbook": the document speaking of itself, which is there to read.
 _SELF = (r"(?:handbook|policy|policies|document|manual|guide|chapter|section|page|process|standard|"
          r"specification|book|tutorial|faq|article|appendix|part|reference|release|version)\b")
 _THIS_SELF = re.compile(rf"^(?:[\"“(*_`]*)this {_SELF}", re.I)
-_POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|aforementioned|the (?:preceding|foregoing|previous)|such (?:cases?|situations?|a case)|do(?:es)? the same|the desired (?:effect|result|behaviou?r)|(?:more|less) easily|\bof that(?= is\b|[.,;:]|$)|^(?!(?:if|when|once|after|before|first)\b)[^,.]{{0,40}}\b(?:can|will|may|is|are|must|should) then\b|^(?!(?:if|when|once|after|before|first)\b)(?:the|its|their) [\w’']+(?: [\w’']+)? then\b|(?:no|a|the) similar|^(?:if|when|unless|once|since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|that)\b)|the latter|the former|"
-                          r"said (?:function|method|file|option))\b|\b(?:as|just as|equally) (?:easy|simple|fast|"
-                          r"slow)\b(?! as)|\babove\s*[.:]?$", re.I)
+_POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|"
+                          rf"aforementioned|the (?:preceding|foregoing|previous)|such (?:cases?|situations?|a case)|"
+                          rf"do(?:es)? the same|the desired (?:effect|result|behaviou?r)|(?:more|less) easily|"
+                          rf"\bof that(?= is\b|[.,;:]|$)|^(?!(?:if|when|once|after|before|first)\b)[^,.]{{0,40}}\b(?:can|"
+                          rf"will|may|is|are|must|should) then\b|^(?!(?:if|when|once|after|before|first)\b)(?:the|"
+                          rf"its|their) [\w’']+(?: [\w’']+)? then\b|(?:no|a|the) similar|^(?:if|when|unless|once|"
+                          rf"since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|"
+                          rf"that)\b)|the latter|the former|said (?:function|method|file|option))\b|\b(?:as|just as|"
+                          rf"equally) (?:easy|simple|fast|slow)\b(?! as)|\babove\s*[.:]?$", re.I)
 _FORWARD = re.compile(r"^(?:[\"“(*_`]*)(the following|here|consider|as follows)\b", re.I)
 # "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
 _EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
