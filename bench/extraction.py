@@ -7,6 +7,11 @@ criteria in bench/extraction_labels/README.md.
         --out bench/extraction_labels/sample-2-after.jsonl
     python bench/extraction.py --draw 150 --seed 3 --exclude bench/extraction_labels/sample-1-before.jsonl \
         --exclude bench/extraction_labels/sample-2-after.jsonl --out bench/extraction_labels/sample-3-after.jsonl
+    python bench/extraction.py --draw 150 --seed 4 --fresh --exclude bench/extraction_labels/sample-1-before.jsonl \
+        --exclude bench/extraction_labels/sample-2-after.jsonl --exclude bench/extraction_labels/sample-3-after.jsonl \
+        --out bench/extraction_labels/sample-4-after.jsonl
+    python bench/extraction.py --draw 150 --seed 5 --fresh --exclude … (samples 1 to 4) \
+        --out bench/extraction_labels/sample-5-after.jsonl
     python bench/extraction.py          # every sample's figures, and which is the result
 
 The corpora are ingested once into the bench's own data dir (R2K_DATA_DIR, else
@@ -31,7 +36,13 @@ from _common import ROOT, bench_env, r2k
 from corpora import CACHE, CORPORA, corpus_of, files
 
 LABELS = Path(__file__).with_name("extraction_labels")
-RESULT = "sample-3-after.jsonl"  # the last drawn, after the last tuning commit
+RESULT = "sample-5-after.jsonl"  # the last drawn, after the last tuning commit
+ROLES = {  # what each sample is: only the last, drawn after the last tuning commit, is a result
+    "sample-1-before.jsonl": "before tuning",
+    "sample-2-after.jsonl": "after a first round of tuning; tuned on since",
+    "sample-3-after.jsonl": "after a second round of tuning; tuned on since",
+    "sample-4-after.jsonl": "after a third round of tuning; tuned on since",
+}
 TARGETS = {"all three right": 0.80, "Horn type right": 0.90, "distinct questions": 0.95}
 
 
@@ -113,8 +124,7 @@ def read(path: Path) -> tuple[dict, list[dict]]:
 def figures(path: Path, now: dict | None) -> None:
     header, rows = read(path)
     labelled = [r for r in rows if None not in (r["question_ok"], r["answer_ok"], r["horn_ok"])]
-    role = ("the result (drawn after the last tuning)" if path.name == RESULT else
-            "before tuning" if path.name.endswith("-before.jsonl") else "after a first round of tuning")
+    role = "the result (drawn after the last tuning)" if path.name == RESULT else ROLES.get(path.name, "tuned on")
     print(f"{path.name}: seed {header['seed']}, {len(labelled)} of {len(rows)} labelled; {role}")
     if not labelled:
         return

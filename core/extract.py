@@ -10,7 +10,7 @@ its line when known: never half of it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .domain import formats, limits
@@ -35,7 +35,7 @@ BINARY = formats.BINARY
 SUFFIXES = formats.LISTED
 
 __all__ = ["BINARY", "MEDIA_TYPES", "MIN_WORDS", "QUESTION_FOR", "READERS", "ExtractError", "Extracted", "Unit",
-           "extract", "reader_for"]
+           "extract", "extract_parts", "reader_for", "split_by_section"]
 
 
 @dataclass
@@ -82,7 +82,84 @@ def _decode(raw: bytes) -> str:
 
 
 def extract(path: Path, data: bytes | str) -> Extracted:
-    """`data`: the file's bytes (or, for a text format, its text as stored)."""
+    """`data`: the file's bytes (or, for a text format, its text as stored). A document whose text
+    is over DOCUMENT_BYTES is refused here; `extract_parts` splits it by section."""
+    document = _document(path, data)
+    if _size(document.content) > limits.DOCUMENT_BYTES:
+        raise ExtractError(f"its text is over {limits.DOCUMENT_BYTES // 2**20} MB once read "
+                           f"({len(document.content):,} characters): split it into several files")
+    return _candidates(document)
+
+
+def extract_parts(path: Path, data: bytes | str) -> list[Extracted]:
+    """The document whole, or, when its text is over DOCUMENT_BYTES once read, its parts: runs of
+    whole sections, each within the limit, titled "… (part 2 of 3)". A section over the limit
+    alone is left out with its line and why (on the first part); the rest goes in."""
+    document = _document(path, data)
+    if _size(document.content) <= limits.DOCUMENT_BYTES:
+        return [_candidates(document)]
+    pieces, skipped = split_by_section(document)
+    out: list[Extracted] = []
+    for piece in pieces:
+        try:
+            out.append(_candidates(piece))
+        except ExtractError as exc:  # a part of headings and code alone: nothing to review in it
+            skipped.append((exc.line, f"{piece.title}: {exc}"))
+    if not out:
+        line, reason = skipped[0]
+        raise ExtractError(reason, line)
+    out[0].skipped[:0] = skipped
+    return out
+
+
+def _size(content: str) -> int:
+    return len(content.encode("utf-8", "surrogatepass"))
+
+
+def split_by_section(doc: Document) -> tuple[list[Document], list[tuple[int | None, str]]]:
+    """A document over DOCUMENT_BYTES as parts of whole sections, each within it; the document's
+    dropped counts and skips go with the first. A part starts where the section before it ended,
+    so that its heading and the blank lines before it go with it."""
+    skipped: list[tuple[int | None, str]] = list(doc.skipped)
+    runs: list[tuple[int, list]] = []  # (where its text begins, its sections)
+    begin, current, previous_end = 0, [], 0
+    for section in doc.sections:
+        if not section.blocks:
+            continue
+        start, end = min(b.start for b in section.blocks), max(b.end for b in section.blocks)
+        alone = _size(doc.content[start:end])
+        if alone > limits.DOCUMENT_BYTES:  # one part over the limit alone: left out, the rest goes in
+            skipped.append((section.line or None,
+                            f"a document is at most {limits.DOCUMENT_BYTES // 2**20} MB once read "
+                            f"({limits.DOCUMENT_BYTES:,} bytes), and the section "
+                            f"\u201c{' › '.join(section.heading)[:200] or doc.title}\u201d alone has {alone:,} bytes: "
+                            f"left out"))
+            if current:
+                runs.append((begin, current))
+            begin, current, previous_end = end, [], end
+            continue
+        if current and _size(doc.content[begin:end]) > limits.DOCUMENT_BYTES:
+            runs.append((begin, current))
+            begin, current = previous_end, []
+        current.append(section)
+        previous_end = end
+    if current:
+        runs.append((begin, current))
+    parts = []
+    for n, (start, sections) in enumerate(runs):
+        finish = max(b.end for section in sections for b in section.blocks)
+        part = Document(title=f"{doc.title} (part {n + 1} of {len(runs)})", media_type=doc.media_type,
+                        content=doc.content[start:finish])
+        for section in sections:
+            part.sections.append(replace(section, blocks=[replace(b, start=b.start - start, end=b.end - start)
+                                                          for b in section.blocks]))
+        parts.append(part)
+    if parts:
+        parts[0].dropped = doc.dropped.copy()
+    return parts, skipped
+
+
+def _document(path: Path, data: bytes | str) -> Document:
     head = data[:8] if isinstance(data, bytes) else b""
     found = reader_for(path, head)
     if found is None:
@@ -104,10 +181,7 @@ def extract(path: Path, data: bytes | str) -> Extracted:
         at = limits.first_refused(document.content)
         if at >= 0:
             raise ExtractError(f"its text {limits.refused_character(document.content)}")
-    if len(document.content.encode("utf-8", "surrogatepass")) > limits.DOCUMENT_BYTES:
-        raise ExtractError(f"its text is over {limits.DOCUMENT_BYTES // 2**20} MB once read "
-                           f"({len(document.content):,} characters): split it into several files")
-    return _candidates(document)
+    return document
 
 
 def _candidates(document: Document) -> Extracted:
@@ -117,7 +191,8 @@ def _candidates(document: Document) -> Extracted:
     dropped = document.dropped + found.dropped
     out.dropped = dict(sorted(dropped.items()))
     names = names_of(" ".join(b.plain for _, b in document.blocks() if b.kind == "paragraph"))
-    types = [claim.horn_type or horn_type(Form(claim.plain, claim.items, claim.ordered, claim.intro))
+    types = [claim.horn_type or horn_type(Form(claim.plain, claim.items, claim.ordered, claim.intro,
+                                               claim.term if claim.kind == "definition" else ""))
              for claim in found.claims]
     questions = distinct([ask(c, document.title, t, names) for c, t in zip(found.claims, types)], found.claims,
                          document.title)

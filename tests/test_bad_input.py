@@ -704,7 +704,7 @@ def test_ingest_passes_by_what_is_no_regular_file_or_too_large(ctx, people, tmp_
         summary = ingest.ingest(ctx, people["root"], [path, tmp_path / "docs"])
     reason = {"fifo": "a FIFO, not a file or folder", "device": "a character device, not a file or folder",
               "socket": "a socket, not a file or folder",
-              "huge": "a document is at most 2 MB (2,097,152 bytes); this one has 5,368,709,120 bytes"}[kind]
+              "huge": "a file to ingest is at most 32 MB (33,554,432 bytes); this one has 5,368,709,120 bytes"}[kind]
     assert summary["skipped"] == [{"path": path, "line": None, "reason": reason}]
     assert summary["documents"] == 1
 

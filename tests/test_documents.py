@@ -11,7 +11,8 @@ import pytest
 from r2k.core.domain import formats, limits
 from r2k.core.extract import BINARY, READERS, ExtractError, extract, sections_of
 from r2k.core.knowledge import horn
-from r2k.core.knowledge.claims import split_claims
+from r2k.core.knowledge.claims import leans_back, sentences, split_claims
+from r2k.core.knowledge.documents import LEANING, NAVIGATION
 from tests import documents
 
 # ----------------------------------------------------------------------------- Markdown
@@ -306,6 +307,10 @@ def test_a_long_paragraph_is_split_where_a_sentence_stands_alone():
                      "Visitors must sign in at the gatehouse. This applies to drivers too.",
                      "The yard has fourteen docks."]
     assert split_claims("One claim. And its reason.") == [(0, 26)]  # short: one claim
+    # a sentence pointing back ("this class object") stays with the one it points at
+    text = ("A class definition is an executable statement. It first evaluates the inheritance list. "
+            "The class name is bound to this class object in the local namespace. Classes are objects too.")
+    assert [text[a:b] for a, b in split_claims(text)][1:] == ["Classes are objects too."]
 
 
 def test_questions_are_specific_and_distinct_without_templates():
@@ -320,6 +325,208 @@ def test_questions_are_specific_and_distinct_without_templates():
     assert questions[:3] == ["Gate 0: when does the gate close?", "Gate 1: when does the gate close?",
                              "Gate 2: when does the gate close?"]
     assert not any(re.match(r"What (is established about|rule applies to)", q) for q in questions)
+
+
+@pytest.mark.parametrize("paragraph,introduces,leans", [
+    # opens on what came before it
+    ("Another is to concatenate a regular string to the raw string.", False, True),
+    ("On the other hand, if global was required for all references, you would use it all the time.", False, True),
+    ("Or you can use the numeric constants 0, 1 and 2.", False, True),
+    ("Elsewhere, _ is a regular identifier.", False, True),
+    ("In fact, it can be better because a specification cannot test every property.", False, True),
+    ("(b) When I read code that says len(x) I know it asks for a length.", False, True),
+    ("Yes.", False, True),
+    ("As with removing duplicates, iterating in reverse is one possibility.", False, True),
+    # its first sentence points back
+    ("The first time you call this function, mydict contains a single item.", False, True),
+    ("There are several possible reasons for this.", False, True),
+    ("The default is the first method in the above list that the platform supports.", False, True),
+    ("Hexadecimal is just as easy.", False, True),
+    ("In such a case the recovery process could be re-run from the beginning.", False, True),
+    ("There is no similar exception for backup manifests.", False, True),
+    ("The result is then formatted using the format() protocol.", False, True),
+    ("This explicit declaration is required in order to remind you that you modify the variable:", True, True),
+    ("If it were to go unvacuumed for longer than that, data loss could result.", False, True),
+    ("Second, it means that no special syntax is necessary.", False, True),
+    ("This will result in:", True, True),
+    ("The preceding statement is not true on Microsoft Windows.", False, True),
+    ("Let’s say you have an object x and want to change one of its methods.", False, True),
+    ("You can achieve the desired effect in a number of ways.", False, True),
+    ("We make every effort to ensure that such situations happen rarely.", False, True),
+    ("The practical implication of that is that some situations stay slow.", False, True),
+    ("You can then use isinstance() to check whether a class implements an ABC.", False, True),
+    ("The hash code is then used to calculate a location in an internal array.", False, True),
+    ("One is to use the freeze tool, which is included in the source tree.", False, True),
+    ("Answer 2: Fortunately, there is Stackless Python.", False, True),
+    ("I had a number of gripes about the ABC language.", False, True),
+    ("Chat transcripts are deleted at the end of that period.", False, False),
+    ("The drawback of this procedure is that it depends on the client.", False, True),
+    # stands alone
+    ("First, the dock clerk checks the seal; then the driver signs; finally the gate opens.", False, False),
+    ("If it is acceptable to alter imports, replace the hook.", False, False),
+    ("The result of the division is a float.", False, False),
+    ("Visitors must sign in at the gatehouse.", False, False),
+    ("No one may open the gate alone.", False, False),
+    ("This policy sets how long Harbor Logistics keeps business data.", False, False),  # the document itself
+    ("When two chapters of this handbook disagree, staff follow the stricter one.", False, False),
+    ("Engineers shall not approve their own changes, and this applies to standard changes too.", False, False),
+    ("It is unresolved which roles count as essential on-site staff.", False, False),
+    ("It is possible to force the hash checking mode.", False, False),
+    # an intro line points forward at what follows its colon
+    ("The following rules apply:", True, False),
+    ("Consider this function:", True, False),
+    ("Another way is to use a list:", True, True),
+    ("This type of bug bites beginners. Consider this function:", True, True),  # two sentences: it points back
+])
+def test_a_paragraph_that_leans_on_text_before_it_is_told_apart(paragraph, introduces, leans):
+    assert leans_back(paragraph, introduces) is leans
+
+
+def test_a_leaning_paragraph_joins_the_claim_before_it_else_is_dropped_and_counted():
+    content = ("# Strings\n\n## Raw strings\n\nOne workaround is to use regular strings and double the backslashes.\n\n"
+               "Another is to concatenate a regular string containing an escaped backslash:\n\n"
+               "```\nr'C:\\this' '\\\\'\n```\n\n"
+               "## Reasons\n\nThere are several possible reasons for this.\n\n"
+               "## Ports\n\nFor Unix, see a Usenet post by Mitch Chapman:\n\n"
+               "The sample file is shown in Example 21.2.\n\nThe port opens at boot.\n")
+    doc = extract(Path("strings.md"), content)
+    texts = [u.text for u in doc.units]
+    # the leaning paragraph and the code it introduces go on the claim before it: one claim, both workarounds
+    assert texts[0].startswith("One workaround") and "Another is to concatenate" in texts[0] and "r'C:" in texts[0]
+    # first in its section, it has nothing to lean on: no candidate, counted as what it is
+    assert not any("several possible reasons" in t for t in texts) and doc.dropped[LEANING] == 1
+    # pointers elsewhere are navigation
+    assert texts[1:] == ["The port opens at boot."] and doc.dropped[NAVIGATION] == 2
+
+
+def asked(sentence: str, context: str = "") -> str:
+    """The question r2k asks of a sentence alone in its section."""
+    doc = extract(Path("q.md"), f"# Doc\n\n{context}\n\n## Part\n\n{sentence}\n")
+    return doc.units[-1].question
+
+
+@pytest.mark.parametrize("sentence,question", [
+    ("It is also recommended that mappings provide the methods keys() and values().",
+     "Should mappings provide the methods keys and values?"),
+    ("You have started the interpreter in interactive mode.", "Have you started the interpreter in interactive mode?"),
+    ("Relative imports use leading dots.", "What do relative imports use?"),
+    ("Many Python projects use {file}`requirements.txt` files, to specify the packages.",
+     "What do many Python projects use?"),
+    ("Functions are already first class objects in Python.", "Are functions first class objects in Python?"),
+    ("In practice the egg fragment is only required to help pip find the clone.", "Why is the egg fragment required?"),
+    ("If you encounter a TLS error you should open an issue on the tracker.",
+     "What should be done if you encounter a TLS error?"),
+    ("Changed in version 3.7: Added hash-based .pyc files.", "What changed in version 3.7?"),
+    ("(Previous releases supported storing the password in plain text. This is no longer possible.)",
+     "Is it true that previous releases supported storing the password in plain text?"),
+    ("To specify which database server pg_dump should contact, use the options -h and -p.",
+     "How do you specify which database server pg_dump should contact?"),
+    ("USB storage devices are blocked on company laptops and may not be used to move customer data.",
+     "What are USB storage devices blocked on?"),  # the sentence's verb is "are", not the later "may"
+    ("The snippet assumes that a must have a member attribute called x.", "What does the snippet assume?"),
+    ("Back in the days of Python 1.5, Greg Stein implemented a patch set that removed the GIL.",
+     "Is it true that back in the days of Python 1.5, Greg Stein implemented a patch set that removed the GIL?"),
+    ("Changed in version 3.2: Previously it was illegal to delete a name from the local namespace.",
+     "What changed in version 3.2?"),
+    ("Except at the beginning of a line, the whitespace characters space, tab and formfeed can be used interchangeably.",
+     "Can the whitespace characters space, tab and formfeed be used interchangeably except at the beginning of a line?"),
+    ("The PSF’s home page is at https://www.python.org/psf/.", "Is the PSF’s home page at https://www.python.org/psf/?"),
+    ("The solution is to separate the literal from the period with either a space or parentheses.",
+     "Is the solution to separate the literal from the period with either a space or parentheses?"),
+    ("Objects are never explicitly destroyed; however, when they become unreachable they may be collected.",
+     "Are objects destroyed?"),
+    ("It is often expected that a function call creates new objects for default values.",
+     "Is it expected that a function call creates new objects for default values?"),
+    ("Comparisons yield boolean values: True or False.", "What do comparisons yield?"),  # no label before a colon
+    ("One leading dot means the current package where the module making the import exists.",
+     "What does one leading dot mean?"),
+    ("Statements that contain simple syntax errors are not logged by the server.",
+     "Are statements that contain simple syntax errors logged by the server?"),
+    ("If it is acceptable to only alter the behaviour of import statements, then replacing the hook is enough.",
+     "What happens if it is acceptable to only alter the behaviour of import statements?"),
+    ("Just import the config module in all modules; the module then becomes a global name.",
+     "Should you just import the config module in all modules?"),
+    ("To display the expression text and its value, (useful in debugging), an equal sign may be added.",
+     "How do you display the expression text and its value?"),
+    ("See section 8 for the syntax of lists. Note that lambdas cannot contain statements.",
+     "Can lambdas contain statements?"),  # the pointer is no question; the claim after it is
+    ("Include files or directories can be used to separate portions of the configuration.",
+     "Can include files or directories be used to separate portions of the configuration?"),
+    ("It is impossible to know in advance which attribute will be referenced at runtime.",
+     "Is it possible to know in advance which attribute will be referenced at runtime?"),
+    ("You are advised to monitor the archiving process to ensure that it is working as you intend.",
+     "Are you advised to monitor the archiving process to ensure that it is working?"),
+    ("The value of some objects can change.", "Can the value of some objects change?"),
+    ("A value higher than autovacuum_freeze_max_age wouldn't make sense because a vacuum runs anyway.",
+     "Would a value higher than autovacuum_freeze_max_age make sense?"),
+    ("No escaping occurs when interpreting the string literal.", "When does no escaping occur?"),
+    ("In the default configuration, autovacuuming is enabled and the related parameters are appropriately set.",
+     "Is autovacuuming enabled in the default configuration?"),
+    ("The standbys whose names appear earlier in the list are given higher priority.",
+     "What are the standbys whose names appear earlier in the list given?"),
+    ("If you want to decrease the timeout to 10 seconds when running pip freeze, add a freeze section.",
+     "How do you decrease the timeout to 10 seconds when running pip freeze?"),
+    ("When using an archive_command script, it's desirable to enable logging_collector.",
+     "What should be done when using an archive_command script?"),
+    ("Setting keyring-provider to import makes pip communicate with keyring via its interface.",
+     "What does setting keyring-provider to import make pip do?"),
+    ("Name resolution of free variables occurs at runtime, not at compile time.",
+     "When does name resolution of free variables occur?"),
+    ("The end of input also serves as an implicit terminator for the final physical line.",
+     "What does the end of input serve as?"),
+    ("The dotted name in the pattern is looked up using standard name resolution rules.",
+     "How is the dotted name in the pattern looked up?"),
+    ("It is a SyntaxError to use an async with statement outside the body of a coroutine function.",
+     "Is it a SyntaxError to use an async with statement outside the body of a coroutine function?"),
+    ("Formal parameters using the syntax *identifier or **identifier cannot be used as keyword argument names.",
+     "Can formal parameters using the syntax *identifier or **identifier be used as keyword argument names?"),
+    ("In a DLL, linkage is declared in the source code with __declspec(dllexport).",
+     "In a DLL, what is linkage declared in?"),
+    ("Sometimes the packages that you have asked pip to install are incompatible because you were too strict.",
+     "Are the packages that you have asked pip to install incompatible?"),
+    ("Note that tuples are not formed by the parentheses, but rather by use of the comma.",
+     "Are tuples formed by the parentheses?"),
+    # too long to ask whole: cut where a clause ends, never with an ellipsis
+    ("New, stable releases have been coming out roughly every 6 to 18 months since 1991, and this seems likely "
+     "to continue for many years to come.",
+     "Is it true that new, stable releases have been coming out roughly every 6 to 18 months since 1991?"),
+])
+def test_a_sentence_is_asked_as_a_person_would_ask_it(sentence, question):
+    assert asked(sentence) == question
+
+
+def test_an_emphatic_does_a_sentence_after_a_setting_name_and_a_term_with_a_remark():
+    assert asked("(Keyring does have an API to request a backend.)", "We use Keyring here.") == \
+        "Does Keyring have an API to request a backend?"
+    text = "Each worker checks each table as needed. log_autovacuum_min_duration can be set to monitor it."
+    assert [text[a:b] for a, b in sentences(text)] == ["Each worker checks each table as needed.",
+                                                       "log_autovacuum_min_duration can be set to monitor it."]
+    doc = extract(Path("io.rst"), "Types\n=====\n\nI/O objects (also known as file objects)\n"
+                                  "   A file object represents an open file on the disk.\n")
+    assert [u.question for u in doc.units] == ["What are I/O objects?"]
+
+
+def test_a_list_whose_intro_has_several_sentences_is_asked_by_the_first():
+    doc = extract(Path("p.md"), "# Doc\n\n## Defaults\n\nPostgreSQL provides three SQL commands to establish "
+                                "configuration defaults. In addition, there are two commands:\n\n"
+                                "- The ALTER DATABASE command sets defaults per database.\n"
+                                "- The ALTER ROLE command sets defaults per role.\n")
+    assert [u.question for u in doc.units] == ["What does PostgreSQL provide to establish configuration defaults?"]
+
+
+def test_a_list_under_a_bare_label_is_asked_by_its_label_and_section():
+    doc = extract(Path("n.md"), "# Doc\n\n## String literals\n\nNotes:\n\n- A backslash ends a line.\n- A quote ends a string.\n")
+    assert [u.question for u in doc.units] == ["What are the notes on string literals?"]
+
+
+def test_a_name_of_two_words_keeps_its_capitals_at_the_start_of_a_question():
+    context = "The company is based in Rotterdam."
+    assert asked("Harbor Logistics runs 64 forklifts.", context) == "What does Harbor Logistics run?"
+    assert asked("Harbor Logistics is a contract logistics company.", context) == "What is Harbor Logistics?"
+    assert asked("Python is, however, aggressive about cleaning up memory.", "Programs in Python run.") == \
+        "Is Python aggressive about cleaning up memory?"  # an aside between commas is no part of the question
+    assert asked("Previous releases stored the password.", "A previous release is listed.") == \
+        "Is it true that previous releases stored the password?"
 
 
 # ----------------------------------------------------------------------------- Horn types by logical form
@@ -355,6 +562,19 @@ def test_questions_are_specific_and_distinct_without_templates():
     ("No one may open the gate alone.", "CONSTRAINT"),
     ("No package may depend on a virtual package alone.", "CONSTRAINT"),
     ("Do not run the server as root.", "CONSTRAINT"),
+    ("The snippet assumes that a must have a member attribute called x.", "FACT"),  # an obligation assumed, not laid down
+    ("Back in the days of Python 1.5, Greg Stein implemented a patch set.", "FACT"),  # "Back in" is no order
+    ("join() is a string method because it joins a sequence.", "FACT"),
+    ("Just import the config module in all modules of your application.", "RULE"),  # an order, softened
+    ("Include files or directories can be used to separate the configuration.", "FACT"),  # a subject, not an order
+    ("Exit interviews are offered to every leaver.", "FACT"),
+    ("It is a SyntaxError to use an async with statement outside a coroutine.", "CONSTRAINT"),
+    ("Except when part of a list display, an expression list containing a comma yields a tuple.", "FACT"),
+    ("There is no difference if parentheses or square brackets are used.", "FACT"),
+    ("The comprehension consists of an expression followed by for or if clauses.", "FACT"),
+    ("To accumulate bytes objects, the recommended idiom is to extend a bytearray.", "RULE"),
+    ("It is sometimes necessary to move imports into a function.", "RULE"),
+    ("Look for a PEP titled Python Release Schedule.", "RULE"),
     ("Never leave the key in the lock.", "CONSTRAINT"),
     # PROCEDURE: ordered steps
     ("1. Stop the service.\n2. Back up the data.\n3. Upgrade.", "PROCEDURE"),
@@ -383,5 +603,32 @@ def test_a_list_is_typed_by_its_items_and_its_intro(items, ordered, intro, horn_
     assert horn.horn_type(horn.Form(" ".join(items), items, ordered, intro)) == horn_type
 
 
+@pytest.mark.parametrize("term,body,horn_type", [
+    # a setting's description: the modal of a clause and a "when" inside a phrase are how it behaves
+    ("external_pid_file (string)", "Specifies the name of a PID file that the server should create.", "FACT"),
+    ("vacuum_cost_page_dirty (integer)", "The estimated cost charged when vacuum modifies a clean block.", "FACT"),
+    ("enable_material (boolean)", "Enables or disables the query planner's use of materialization.", "FACT"),
+    # opening on a condition, it says what follows: a RULE; forbidding, a CONSTRAINT
+    ("data_sync_retry (boolean)", "When set to off, PostgreSQL will raise a PANIC-level error.", "RULE"),
+    ("ssl_passphrase (string)", "Specifies a command that must not be run as root.", "CONSTRAINT"),
+    # any other definition by the table
+    ("Badge", "A card that opens every gate on the site.", "FACT"),
+    ("Visitors", "Visitors must sign in at the gatehouse.", "RULE"),
+])
+def test_a_definition_that_describes_is_a_fact_unless_it_forbids_or_opens_on_a_condition(term, body, horn_type):
+    assert horn.horn_type(horn.Form(f"{term}: {body}", term=term)) == horn_type
+
+
 def test_the_rules_are_one_table_in_the_order_they_are_tried():
     assert [name for name, _ in horn.RULES] == ["OPEN_ISSUE", "PROCEDURE", "CONSTRAINT", "RULE", "FACT"]
+
+
+def test_an_html_table_of_one_paragraph_cells_is_a_table_whose_rows_read_as_statements():
+    html = ("<html><body><main><h1>Escapes</h1><p>Escape sequences are read by the lexer.</p><table>"
+            "<tr><th><p>Escape</p></th><th><p>Meaning</p></th></tr>"
+            "<tr><td><p>\\n</p></td><td><p>ASCII Linefeed</p></td></tr>"
+            "<tr><td><p>\\uxxxx</p></td><td><p>Character with 16-bit hex value xxxx</p></td></tr></table></main></body></html>")
+    doc = extract(Path("escapes.html"), html.encode())
+    assert [b.kind for _, b in doc.document.blocks()] == ["paragraph", "table"]  # no cell read as a paragraph
+    assert [u.text for u in doc.units] == ["Escape sequences are read by the lexer.",
+                                           "\\uxxxx: Character with 16-bit hex value xxxx"]

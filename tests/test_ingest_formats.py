@@ -132,3 +132,52 @@ def test_ingest_help_documents_the_formats_and_the_json_lines_record():
     for said in ('{"question": "…", "answer": "…", "horn_type": "FACT"}', ".html", ".rst", ".pdf", ".docx",
                  "malformed line is skipped with its line number"):
         assert said in words, said
+
+
+def paragraphs(section: str, count: int) -> str:
+    """`count` paragraphs of about 15,000 characters, each one claim (no sentence stop inside), distinct."""
+    words = "dock gate yard belt crane truck pallet shift lead bay ramp scale seal lock badge".split()
+    return "\n\n".join(f"In the {section} section record {n} says that " +
+                       " ".join(f"{words[(n * 7 + i) % len(words)]}{n}x{i}" for i in range(1_400)) + "."
+                       for n in range(count))
+
+
+def test_a_document_over_the_limit_goes_in_by_section_and_a_huge_section_is_skipped_with_its_line(
+        ctx, people, tmp_path):
+    from r2k.core.domain import limits
+
+    table = "| key | value |\n|---|---|\n" + "".join(f"| k{i} | the value of key number {i} |\n" for i in range(70_000))
+    lines = ["# Yard manual", ""]
+    for name in ("North", "South", "Huge table", "East"):
+        lines += [f"## {name}", "", table if name == "Huge table" else paragraphs(name, 60), ""]
+    text = "\n".join(lines)
+    huge_at = text[:text.index("## Huge table")].count("\n") + 1  # the line of its heading
+    path = tmp_path / "yard-manual.md"
+    path.write_text(text)
+    assert path.stat().st_size > 2 * limits.DOCUMENT_BYTES  # once refused whole
+    before = counts(ctx)
+
+    code, out, err = cli("--json", "--as", "root", "ingest", str(path))
+
+    assert code == 0, err
+    summary = json.loads(out)
+    # The table's section breaks the limit alone: skipped with its line and why; the rest went in.
+    assert [(s["line"], s["path"]) for s in summary["skipped"]] == [(huge_at, str(path))]
+    assert "the section \u201cHuge table\u201d alone has" in summary["skipped"][0]["reason"]
+    assert f"{path}:{huge_at}" in err
+    with ctx.db.read() as tx:
+        docs = tx.all("SELECT id, path, title, content FROM source_documents ORDER BY id")
+        texts = [r["text"] for r in tx.all("SELECT text FROM candidates WHERE origin = 'extracted'")]
+    assert summary["documents"] == len(docs) == 2 and counts(ctx)["source_documents"] == before["source_documents"] + 2
+    # Parts of whole sections, each within the limit, named after the file.
+    assert [d["path"] for d in docs] == [f"{path}#part-1", f"{path}#part-2"]
+    assert [d["title"] for d in docs] == ["Yard manual (part 1 of 2)", "Yard manual (part 2 of 2)"]
+    assert all(len(d["content"].encode()) <= limits.DOCUMENT_BYTES for d in docs)
+    assert "## South" in docs[0]["content"] and docs[1]["content"].lstrip().startswith("## East")
+    assert not any("the value of key number" in d["content"] for d in docs)
+    # Every statement of the three sections is a candidate, each span inside its part's stored text.
+    assert len(texts) == 180 and {t.split(" section")[0] for t in texts} == {"In the North", "In the South", "In the East"}
+    for row in candidate_views.list_candidates(ctx, limit=1_000):
+        ref = candidate_views.get(ctx, row["id"])["source_refs"][0]
+        content = next(d["content"] for d in docs if d["id"] == ref["document_id"])
+        assert content[ref["span"][0]:ref["span"][1]] == row["text"]

@@ -22,8 +22,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..domain import limits
-from .documents import (CODE, DEFINITION, LABEL, LIST, MARKUP, NAVIGATION, PARAGRAPH, SYMBOLS, TABLE, Block, Document,
-                        squeeze)
+from .documents import (CODE, DEFINITION, LABEL, LEANING, LIST, MARKUP, NAVIGATION, PARAGRAPH, SYMBOLS, TABLE, Block,
+                        Document, squeeze)
 
 MIN_WORDS = 5
 SPLIT_CHARS = 400     # a paragraph longer than this, or of SPLIT_SENTENCES sentences or more, is split
@@ -60,33 +60,61 @@ _Q = re.compile(r"^\s*(?:\*\*)?Q(?:uestion)?:(?:\*\*)?\s*(.+)$", re.I)
 _A = re.compile(r"^\s*(?:\*\*)?A(?:nswer)?:(?:\*\*)?\s*(.*)$", re.I)
 _ABBREVIATIONS = frozenset("""e.g i.e etc cf vs al fig figs no nos sec secs ch approx dr mr mrs ms st jr sr inc ltd
 co corp resp ca viz ex eq vol pp p ed""".split())
-_SENTENCE_END = re.compile(r"[.!?][)\"”’']*\s+(?=[A-Z\"“(\[`*_])")
-_LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:also\s+|not\s+|often\s+|usually\s+)?"
-                    r"(?:possible|impossible|recommended|important|necessary|advisable|a good idea|best|common|useful|"
-                    r"easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)|its|it's|it’s|they|their|them|such|then|otherwise|"
-                    r"however|another|or|in (?:the|both|either|each|all|most|many|some|these|those|such) (?:former|"
-                    r"latter|first|second|third|other|above|following|cases?|examples?)\b|in both|the above|"
-                    r"the following|the latter|the former|if so|if not|if that|if this|here|similarly|"
-                    r"also|thus|therefore|hence|so|instead|similarly|likewise|alternatively|furthermore|moreover|"
-                    r"in addition|in this case|in that case|in such cases?|for example|for instance|e\.g\.|the latter|"
-                    r"the former|he|she|both|either|neither|each of these|in particular|but|and|or|nor|yet|still|"
-                    r"again|conversely|consequently|as a result|as such|finally|next|here|there it|because|if so|"
-                    r"if not|only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
-                    r"the same|same)\b", re.I)
+_SENTENCE_END = re.compile(r"[.!?][)\"”’']*\s+(?=[A-Z\"“(\[`*_]|[a-z]+_[a-z_]+\s)")  # "… as needed. log_x can …"
+_LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:also\s+|not\s+|often\s+|usually\s+)?(?:possible|"
+                    r"impossible|recommended|important|necessary|advisable|a good idea|best|common|useful|"
+                    r"easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)|its|it's|it’s|"
+                    r"they|their|them|such|then|otherwise|however|another|or|in (?:the|both|either|each|"
+                    r"all|most|many|some|these|those|such) (?:former|latter|first|second|third|other|above|"
+                    r"following|cases?|examples?)\b|in both|the above|the following|the latter|the former|"
+                    r"if so|if not|if that|if this|here|similarly|also|thus|therefore|hence|so|instead|"
+                    r"similarly|likewise|alternatively|furthermore|moreover|in addition|in this case|in that case|"
+                    r"in such cases?|for example|for instance|e\.g\.|the latter|the former|he|she|both|"
+                    r"either|neither|each of these|in particular|but|and|or|nor|yet|still|again|conversely|"
+                    r"consequently|as a result|as such|finally|next|here|there it|because|if so|if not|"
+                    r"only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
+                    r"the same|same|elsewhere|on the other hand|fortunately|unfortunately|answer \d+|one (?:is|"
+                    r"way is|option is|approach is|solution is)|i(?= (?:had|have|was|am|think|believe|wanted|"
+                    r"liked|know|thought|wrote|decided|read)\b)|let[’']s say|let us say|suppose|imagine|"
+                    r"the first one|in such a case|in this situation|in that situation|in either case|the result\b(?! of)|"
+                    r"in fact|indeed|in other words|that is|that said|as with|as (?:before|above|mentioned|"
+                    r"noted|described|shown|discussed|explained|seen)|the other|the others|the rest|the remaining|"
+                    r"the next|the previous|the (?:dis)?advantages?|(?:a|an|the) (?:\S+ )?alternative|the second|"
+                    r"the third|either way|in any case|even then|at this point|at that point|by then|to do (?:so|"
+                    r"this|that)|in doing so|doing so|apart from that|other than that)\b|^\([a-z]\)\s|^(?:second|"
+                    r"secondly|third|thirdly|lastly),|^(?:yes|no)\s*[.,!;:]", re.I)
+# A first sentence that points at what came before it, anywhere in it ("The first time you call this
+# function, …", "… reasons for this.", "the above list"): it cannot be judged alone.
+# "This policy …", "this handbook": the document speaking of itself, which is there to read.
+_SELF = (r"(?:handbook|policy|policies|document|manual|guide|chapter|section|page|process|standard|"
+         r"specification|book|tutorial|faq|article|appendix|part|reference|release|version)\b")
+_THIS_SELF = re.compile(rf"^(?:[\"“(*_`]*)this {_SELF}", re.I)
+_POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|"
+                          rf"aforementioned|the (?:preceding|foregoing|previous)|such (?:cases?|situations?|a case)|"
+                          rf"do(?:es)? the same|the desired (?:effect|result|behaviou?r)|(?:more|less) easily|"
+                          rf"\bof that(?= is\b|[.,;:]|$)|^(?!(?:if|when|once|after|before|first)\b)[^,.]{{0,40}}\b(?:can|"
+                          rf"will|may|is|are|must|should) then\b|^(?!(?:if|when|once|after|before|first)\b)(?:the|"
+                          rf"its|their) [\w’']+(?: [\w’']+)? then\b|(?:no|a|the) similar|^(?:if|when|unless|once|"
+                          rf"since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|"
+                          rf"that)\b)|the latter|the former|said (?:function|method|file|option))\b|\b(?:as|just as|"
+                          rf"equally) (?:easy|simple|fast|slow)\b(?! as)|\babove\s*[.:]?$", re.I)
+_FORWARD = re.compile(r"^(?:[\"“(*_`]*)(the following|here|consider|as follows)\b", re.I)
 # "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
 _EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
-                         r"\b(?:that|whether|to|if|how|what|why|when|who)\b", re.I)
+                         r"\b(?:that|whether|to|if|how|what|why|when|who|which)\b", re.I)
 _MARKUP_TEXT = re.compile(r"^(?:</?[A-Za-z][^>]*>\s*)+$|^\{[{%].*[}%]\}$|^\[(?:toc|TOC)\]$|^[-=*_~#|:+ ]{3,}$")
 _CAPTION = re.compile(r"^(?:table|figure|fig\.|example|listing|illustration)\s+[\dA-Z][\d.]*[.:]?\s", re.I)
 _NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of contents|contents|index|"
                        r"skip to (?:main )?content|go to top|print|edit (?:this|on \w+)|view source|show source)"
                        r"[\s:.»«›‹>|-]*$", re.I)
 # A paragraph that only points elsewhere: navigation, not a claim.
-_CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|this (?:is now|has been) (?:covered|moved|documented)|"
-                              r"(?:for|more) (?:more |further |full )?(?:information|details|examples)[^.]*?(?:see|refer|"
+_CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.]{1,40}, (?:see|refer to)\b|this (?:is now|has been) (?:covered|moved|documented)|"
+                              r"see the (?:next|previous|following) (?:question|section|chapter)|(?:for|more) (?:more |further |full )?(?:information|details|examples)[^.]*?(?:see|refer|"
                               r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
                               r"(?:in|at|under) (?:section|chapter|the|\S+$)|.{0,80}\b(?:is|are) (?:here|below|above)\s*[:.]?$|"
-                              r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b)", re.I)
+                              r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b|"
+                              r".{0,160}\b(?:is|are) shown in (?:example|table|figure|section|listing)\s+[\d.]+\.?$)", re.I)
+_INTRO_ALONE = re.compile(r"(?::|\bas follows\.?|\bthe following\.?)$", re.I)
 # Inline Markdown marks, for the words of a piece of a paragraph (a whole block's words come from the parser).
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\[[^\]]*\]")
 _MARKS = re.compile(r"(\*\*|__|\*|`+|~~)")
@@ -134,6 +162,23 @@ def _leans(sentence: str) -> bool:
     return not stripped[:1].isupper() and not stripped[:1].isdigit() or bool(_LEANS.match(sentence))
 
 
+def leans_back(plain: str, introduces: bool = False) -> bool:
+    """Whether a paragraph cannot be judged alone: it opens on what came before it ("It …", "Another
+    is …", "On the other hand, …") or its first sentence points back ("… this function …", "the
+    above list"); "It is possible to …" refers to nothing before it. An intro line (`introduces`: a
+    list, code or a table follows its colon) points forward with "the following", "this", "here"."""
+    introduces = introduces and len(sentences(plain)) == 1  # one line introducing what follows it, alone
+    if _EXTRAPOSED.match(plain) or introduces and _FORWARD.match(plain) or _THIS_SELF.match(plain):
+        return False
+    if _LEANS.match(plain):
+        return True
+    if introduces:
+        return False
+    spans = sentences(plain)
+    first = plain[spans[0][0]:spans[0][1]] if spans else plain
+    return bool(_POINTS_BACK.search(first))
+
+
 def split_claims(text: str) -> list[tuple[int, int]]:
     """A paragraph's claims: its sentences, a sentence that leans on the one before kept with it.
     A paragraph short enough, or of fewer than SPLIT_SENTENCES sentences, is one claim."""
@@ -143,7 +188,8 @@ def split_claims(text: str) -> list[tuple[int, int]]:
     groups: list[list[int]] = []
     for start, end in spans:
         piece = text[start:end]
-        if groups and (_leans(piece) or text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
+        if groups and (_leans(piece) or _POINTS_BACK.search(piece) or
+                       text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
             groups[-1][1] = end
         else:
             groups.append([start, end])
@@ -188,8 +234,16 @@ class _Reader:
                 self.out.dropped[LABEL] += 1  # a FAQ's question said again in words of its own: its heading asks it
                 i += 1
                 continue
-            if block.kind == PARAGRAPH and self.leaning(block, heading):
-                i += 1
+            introduces = block.plain.rstrip().endswith(":") and nxt is not None and \
+                nxt.kind in (CODE, TABLE, LIST, DEFINITION)
+            if block.kind == PARAGRAPH and not block.question and leans_back(block.plain, introduces) and \
+                    not _NAV_TEXT.match(block.plain) and not _CROSS_REFERENCE.match(block.plain):
+                upto = i + 1 if block.plain.rstrip().endswith(":") and nxt is not None and \
+                    nxt.kind in (CODE, TABLE, LIST) else i  # an intro line goes with what it introduces
+                if not self.leaning(block, blocks[upto], heading):
+                    self.out.dropped[LEANING] += 1  # nothing to lean on in this section: no claim alone
+                asked = ""
+                i = upto + 1
                 continue
             if block.kind == PARAGRAPH and nxt is not None and nxt.kind == LIST and block.plain.rstrip().endswith(":"):
                 self.add(Claim(self.span(block, nxt), "", block.start, nxt.end, block.line, LIST, heading,
@@ -228,22 +282,19 @@ class _Reader:
                 self.table(block, heading)
             i += 1
 
-    def leaning(self, block: Block, heading) -> bool:
+    def leaning(self, block: Block, upto: Block, heading) -> bool:
         """A paragraph that leans on the claim before it ("It can be restored with zcat.", "In the
-        former case, …") goes on that claim, when the claim is of the same section and not long."""
+        former case, …") goes on that claim (with the code or list it introduces, `upto`), when the
+        claim is of the same section and not long. False when it cannot: it is then no claim."""
         last = self.out.claims[-1] if self.out.claims else None
-        words = block.plain.split()
-        if len(words) < MIN_WORDS or _NAV_TEXT.match(block.plain) or _CROSS_REFERENCE.match(block.plain):
-            return False
         if last is None or last.heading != heading or last.kind not in (PARAGRAPH, LIST, DEFINITION) or \
                 last.question and \
                 last.question != (heading[-1] if heading else "") or \
-                len(last.plain) + len(block.plain) > MERGE_CHARS or block.start < last.end or \
-                not _LEANS.match(block.plain) or _EXTRAPOSED.match(block.plain):
+                len(last.text) + (upto.end - block.start) > MERGE_CHARS or block.start < last.end:
             return False
-        last.text = self.doc.content[last.start:block.end]
+        last.text = self.doc.content[last.start:upto.end]
         last.plain = f"{last.plain} {block.plain}"
-        last.end = block.end
+        last.end = upto.end
         if block.notes:
             last.text += "".join(f"\n\n[{note}]" for note in block.notes)
         return True
@@ -278,6 +329,10 @@ class _Reader:
             self.add(Claim(block.text, block.plain, block.start, block.end, block.line, PARAGRAPH, heading,
                            question=block.question, horn_type=block.horn_type), ())
             return asked
+        if _INTRO_ALONE.search(block.plain.strip()) and len(sentences(block.plain)) == 1 and not asked and \
+                not _CROSS_REFERENCE.match(block.plain):
+            self.out.dropped[LABEL] += 1  # "The semantics are as follows.", "… here are some examples:" and nothing
+            return ""
         parts = split_claims(block.text)
         for n, (a, b) in enumerate(parts):
             text = block.text[a:b]
@@ -313,6 +368,10 @@ class _Reader:
             return
         plain = claim.plain.strip()
         letters = sum(ch.isalpha() for ch in plain)
+        if claim.kind == PARAGRAPH and claim.question and not asks(claim.text) and \
+                (_NAV_TEXT.match(plain) or _CROSS_REFERENCE.match(plain) and len(sentences(plain)) <= 1):
+            self.out.dropped[NAVIGATION] += 1  # "See the next question.": no answer to the heading's question
+            return
         if claim.kind == PARAGRAPH and not claim.question:
             if letters < 2:
                 self.out.dropped[SYMBOLS] += 1

@@ -28,6 +28,7 @@ MARKUP = "markup"
 NAVIGATION = "navigation"
 SYMBOLS = "lone symbols"
 LABEL = "label without a statement"
+LEANING = "statement leaning on text it lost"
 
 
 @dataclass

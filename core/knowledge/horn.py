@@ -44,7 +44,7 @@ _NOT_ALLOWED = re.compile(
     r"\b(?:is|are|be|being)\s+(?:strictly\s+|also\s+)?(?:not\s+(?:allowed|permitted)|prohibited|forbidden|"
     r"disallowed|banned)\b|\bnot\s+(?:allowed|permitted)\s+to\b|\bunder no circumstances\b|"
     r"\b(?:no one|nobody|no \w+(?: \w+)?)\s+(?:may|must|shall|should|is allowed to|are allowed to)\b|"
-    r"\bit is an error (?:to|for)\b|\b(?:is|are)\s+never\s+\w+(?:ed|en|t)\b", re.I)
+    r"\bit is an? (?:\w+ )?(?:error|\w+error) (?:to|for)\b|\b(?:is|are)\s+never\s+\w+(?:ed|en|t)\b", re.I)
 # An order not to: "Do not …", "Never …", "Avoid …" opening a sentence or following a condition's comma.
 _ORDER_NOT = re.compile(r"(?:^|[.!?;:]\s+|,\s+)(?:please\s+)?(?:do not|don['’]t|never|avoid)\b(?!\s+forget)", re.I)
 _POSSIBLE_NOT = re.compile(r"\bmay\s+not\s+(?:be\s+\w+able|be\s+(?:available|possible|present|supported|"
@@ -59,8 +59,8 @@ _OBLIGATION = re.compile(
     r"\b(?:must|shall|should|ought to|need not|"
     r"(?:is|are|be)\s+(?:also\s+)?(?:required|mandatory|obligatory|expected to|recommended|encouraged|"
     r"allowed to|permitted|entitled to)|required to|recommended that|we recommend|it is recommended|"
-    r"(?:it is|it's) (?:still |usually |often |generally |also )?(?:a good idea|advisable|best|better|wise|preferable|"
-    r"safer) to|(?:is|are) (?:usually |often |generally )?(?:advisable|preferable|a good idea)|"
+    r"(?:it is|it's) (?:still |usually |often |generally |also |sometimes )?(?:a good idea|advisable|best|better|wise|"
+    r"preferable|safer|necessary|essential|important) to|the recommended (?:way|idiom|approach|method|practice) is|(?:is|are) (?:usually |often |generally )?(?:advisable|preferable|a good idea)|"
     r"(?:you|we|one) (?:might|may) (?:also |instead |still )?(?:want|wish|prefer|consider|use)|"
     r"(?:don['’]t|do not|never) forget to|"
     r"only\s+[\w\s-]{1,60}\s+may)\b", re.I)
@@ -77,12 +77,13 @@ _PARTICIPLE_IRREGULAR = frozenset("""given taken done made used set put run show
 read seen known chosen drawn driven eaten hidden laid lent lost met paid sold sought spent struck sworn thrown told torn
 worn won bound bought brought caught dealt fed felt fought hung heard led meant proven shut split spread stood
 understood withdrawn overridden""".split())
-_CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<![-/\w])(?:if|when|whenever|unless|provided that|as long as|in case|"
-                        r"only after|only if|in the event)(?![-/\w])(?:(?!\s+\w+ing\b)|(?<=^when)|(?<=^if)|"
+_CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<!\bexcept )(?<!\bdifference )(?<![-/\w])(?:if|when|whenever|unless|"
+                        r"provided that|as long as|in case|only after|only if|in the event)(?![-/\w])"
+                        r"(?!\s+(?:clauses?|statements?|blocks?|branch(?:es)?|expressions?|tests?)\b)(?:(?!\s+\w+ing\b)|(?<=^when)|(?<=^if)|"
                         r"(?<=^When)|(?<=^If))", re.I)
 # What is said of others, or asked, is not said by the text: "it has been suggested that X should …",
 # "whether X should …"; a remark in brackets is not the claim.
-_REPORTED = re.compile(r"\b(?:(?:reason|reasons|chance|possibility|risk) (?:that|why)|suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
+_REPORTED = re.compile(r"\b(?:(?:reason|reasons|chance|possibility|risk) (?:that|why)|assumes? that|expects? that|suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
                        r"whether|(?:specif(?:y|ies)|determines?|controls?|sets?|describes?|decides?|defines?|"
                        r"indicates?|selects?|reports?|shows?) (?:how|what|which|whether|when|where|who))\b"
                        r"(?:[^.;:]|\.(?=\w))*", re.I)
@@ -155,12 +156,18 @@ def action(item: str) -> bool:
     """Whether a list item or a sentence reads as an order (an imperative): "Stop the service", "If
     wet, walk slowly", "Never run" — not "The service", "Note that …" or "See …"."""
     item = _LEADING_CONDITION.sub("", item.strip().lstrip("-*•(`\"“ "), count=1)  # "If wet, walk slowly."
+    item = _SOFTENER.sub("", item, count=1)  # "Just import the config module": the order is "import"
     words = _WORD.findall(item)
     if not words:
         return False
+    if any(w.lower() in _SUBJECT_MODALS for w in words[1:5]) and "," not in item.split(" ", 5)[-1][:0] and \
+            not any(w.endswith(",") for w in item.split()[:4]):
+        return False  # "Include files or directories can be used …": a subject and its modal, no order
     first = words[0].lower()
     if first in ("never", "don't", "don’t") or first == "do" and len(words) > 1 and words[1].lower() == "not":
         return True
+    if len(words) > 1 and (words[1].lower() in _NO_ORDER_AFTER or first == "back" and words[1].lower() in ("in", "then")):
+        return False  # "join() is a string method", "Back in the days of 1.5": the verb is no order
     if words[0].isupper() and len(words[0]) > 1:
         return False  # "STOP halts the belt": a name in capitals, not an order
     if first in _NEVER_ORDERS or first not in VERBS:
@@ -169,6 +176,10 @@ def action(item: str) -> bool:
     return first not in _NOT_ORDERS or len(words) > 1 and words[1].lower() in _DETERMINERS | {"it", "them", "all"}
 
 
+_SOFTENER = re.compile(r"^(?:just|simply|then|now|instead|also|please|first|finally)\s+(?=[a-z])", re.I)
+_SUBJECT_MODALS = frozenset("can could may might must should will would shall cannot is are was were".split())
+_NO_ORDER_AFTER = frozenset("is are was were has have can may must should will would does".split())
+
 _SURE = re.compile(r"^(?:be sure|make sure|remember|don['’]t forget|do not forget|take care|consider \w+ing|"
                    r"try \w+ing|avoid \w+ing)\b", re.I)
 
@@ -176,12 +187,13 @@ _SURE = re.compile(r"^(?:be sure|make sure|remember|don['’]t forget|do not for
 def order(sentence: str) -> bool:
     """Whether a sentence is an order, more strictly than a list's item: its verb opens it and an
     object follows ("Use a list", "Consult the guide"), so that "Exit interviews are …" is no order."""
-    sentence = _LEADING_CONDITION.sub("", sentence.strip(), count=1)
+    sentence = _SOFTENER.sub("", _LEADING_CONDITION.sub("", sentence.strip(), count=1), count=1)
     if _SURE.match(sentence):
         return True
     words = _WORD.findall(sentence)
     return action(sentence) and len(words) > 1 and (
-        words[1].lower() in _DETERMINERS | {"it", "them", "all", "only", "one", "both", "either", "up", "out", "in"}
+        words[1].lower() in _DETERMINERS | {"it", "them", "all", "only", "one", "both", "either", "up", "out", "in", "for",
+                                            "at", "into", "through"}
         or bool(re.match(r"^\S+\s+[`'\"“(]|^\S+\s+\S*[._/-]", sentence)))
 
 
@@ -264,7 +276,32 @@ RULES = (
 )
 
 
+# A definition that describes a setting or what something does ("work_mem (integer): Sets the base
+# maximum …", "Specifies the name of a file that the server should create"): the modals of its
+# clauses and a "when" inside a phrase ("the cost charged when vacuum modifies a block") say how the
+# thing behaves, so it is a FACT unless it forbids, or opens on a condition ("When set to off, …": a RULE).
+_SETTING = re.compile(r"^[\w.$-]+ \((?:boolean|integer|string|enum|real|floating point|numeric|bool|int|float|text)\)$",
+                      re.I)
+_DESCRIBES = re.compile(r"^(?:specifies|sets|controls|determines|enables|disables|reports|selects|defines|"
+                        r"indicates|names|gives|causes|allows|limits|the (?:amount|number|maximum|minimum|time|name|"
+                        r"size|estimated|default|cost|path|directory|location|fraction|interval|delay|list))\b", re.I)
+
+
+def describes(form: Form) -> bool:
+    if not form.term:
+        return False
+    body = form.text[len(form.term):].lstrip(": ") if form.text.startswith(form.term) else form.text
+    if _OPENS_ON_CONDITION.match(body):
+        return False
+    return bool(_SETTING.match(form.term.strip()) or _DESCRIBES.match(body))
+
+
+_OPENS_ON_CONDITION = re.compile(r"^(?:if|when|whenever|unless|only if|once)\b", re.I)
+
+
 def horn_type(form: Form) -> str:
+    if describes(form) and not unsettled(form):
+        return "CONSTRAINT" if prohibition(form) else "FACT"
     if form.items and not unsettled(form) and not steps(form):
         # A list says what its intro says ("The following keys must …"); an intro that only
         # describes ("The following rules apply:") leaves it to what most of its items say.

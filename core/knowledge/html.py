@@ -230,7 +230,7 @@ class _Walk:
         rows = [tr for part in [node, *(c for c in node.iter() if c.tag in ("thead", "tbody", "tfoot"))]
                 for tr in part.iter() if tr.tag == "tr"]
         cells = [[c for c in tr.iter() if c.tag in ("td", "th")] for tr in rows]
-        if any(c.css_first("p, div, ul, ol, pre, table, dl") is not None for row in cells for c in row):
+        if any(_lays_out(c) for row in cells for c in row):
             for row in cells:  # a table that lays out blocks: its cells are read as blocks
                 for cell in row:
                     self.container(cell, admonition)
@@ -240,6 +240,13 @@ class _Walk:
         if texts:
             text = table_text(texts)
             self.writer.block(TABLE, text, self.line(node), plain=text, items=tuple(" | ".join(r) for r in texts))
+
+
+def _lays_out(cell: LexborNode) -> bool:
+    """Whether a table's cell holds blocks (lists, code, paragraphs) rather than a cell's text: a
+    cell of one paragraph (Sphinx writes `<td><p>…</p></td>`) is text."""
+    inner = cell.css("p, div, ul, ol, pre, table, dl")
+    return any(c.tag != "p" for c in inner) or len(inner) > 1
 
 
 def _only_links(li: LexborNode) -> bool:

@@ -37,28 +37,36 @@ _MODALS = ("must", "shall", "should", "may", "can", "will", "would", "could", "m
 _BE = ("is", "are", "was", "were")
 _HAVE = ("has", "have")
 _NEGATION = ("not", "never", "n't")
-_ADVERBS = frozenset("also only always usually normally generally typically still already just then first "
+_ADVERBS = frozenset("also only always usually normally generally typically still already just then "
                      "automatically explicitly simply now often".split())
 _CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case)\b\s*(.+?),\s+(.+)$", re.I | re.S)
+_CONDITION_BARE = re.compile(r"^(if|when|whenever|unless)\b\s*(.+?)\s+((?:you|we|one|users?) (?:need|must|should|can|"
+                             r"have to|will|may|might)\b.+)$", re.I | re.S)
 _PURPOSE = re.compile(r"^(?:in order )?to ([^,]{3,160}),\s+(.+)$", re.I | re.S)
 # A phrase before the main clause that is context for it ("For non-anonymous binds, …", "By default, …"): asked
 # after the main clause's question.
 _CONTEXT = re.compile(r"^((?:for|in|on|at|during|by default|by|with|without|after|before|within|under|over|through|"
                       r"throughout|across|from|upon|via|per|as part of|as of|apart from|except for|beyond|outside|"
                       r"inside|in general|in practice|by convention|currently|prior to|starting with|as of|until|"
-                      r"up to|beginning with|in releases|except|on \w+)\b[^,]{0,120}),\s+(.+)$", re.I | re.S)
+                      r"up to|beginning with|in releases|except|depending on|on \w+)\b[^,]{0,120}),\s+(.+)$", re.I | re.S)
 # A phrase that only links the sentence to what it argues: dropped from the question.
-_LINK = re.compile(r"^(?:(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|as|unlike|like|despite|however|also|so|"
+_LINK = re.compile(r"^(?:(?:as|like|unlike)\b[^,]{0,40},\s+|(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|despite|however|also|so|"
                    r"thus|therefore|generally|usually|typically|often|finally|first|then|next|now|today|again|"
                    r"alternatively|instead|furthermore|moreover|similarly|likewise|additionally|fortunately|"
                    r"unfortunately|of course|in fact|in short|in particular|for example|for instance)\b[^,]{0,120},"
-                   r"\s+|note(?: that|:)\s+|remember that\s+|keep in mind that\s+)", re.I)
+                   r"\s+|note(?: that|:)\s+|remember that\s+|keep in mind that\s+|(?:in practice|in general|by default|"
+                   r"in most cases|in many cases|in some cases|usually|normally|typically|generally|currently|today|previously|"
+                   r"formerly|originally|historically|nowadays|sometimes|occasionally) "
+                   r"(?=[a-z`]))", re.I)
 _IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not possible|impossible|recommended|"
                     r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
                     r"common|easy|hard|difficult|convenient|customary|sufficient|enough|unnecessary|"
                     r"not necessary|wise|preferable) (?:to|that) (.+)$", re.I | re.S)
-_LABEL = re.compile(r"^(?:[A-Z][\w .-]{0,40}:\s+(?=[A-Z])|(?:changed|new|deprecated|added|removed) in version [\d.]+:\s+|"
+_LABEL = re.compile(r"^(?:[A-Z][\w.-]*(?: [\w.-]+){0,2}:\s+(?=[A-Z])|(?:a )?[\w .-]{0,30}\b(?:note|detail|warning|tip|"
+                    r"hint|caution|important):\s+|(?:changed|new|deprecated|added|removed) in version [\d.]+:\s+|"
                     r"note(?: also)?(?: that|:)\s+)", re.I)  # "CPython implementation detail: …", "Note: …"
+_IT_IS_ANY = re.compile(r"^it is (?:also |often |usually |sometimes |generally )?(not )?((?:an? )?[A-Za-z]+) (to|that) (.+)$",
+                        re.I | re.S)
 _THERE = re.compile(r"^there (is|are) (.+)$", re.I | re.S)
 _SUPERLATIVE = re.compile(r"^the (?:\w+ )?(?:purpose|goal|aim|reason|idea|advantage|disadvantage|point|job|role|effect|"
                           r"result|meaning|rationale|intent|benefit|drawback|difference|cost|price|limit)\b|"
@@ -86,7 +94,7 @@ _CLOCK = frozenset("the a each every night day noon midnight dawn dusk one two t
                    "ten eleven twelve".split())
 _PLACE = frozenset("in into at on under inside outside near".split())
 _MANNER = frozenset("through using via".split())
-_SUBJECT_BREAK = frozenset("if when unless because although while whereas since but that which who".split())
+_SUBJECT_BREAK = frozenset("if when unless because although while whereas since but that which who whose".split())
 _FUNCTION = frozenset("a an the of in on at to for by with from as and or but if when this that these those it its "
                       "is are be was were".split())
 
@@ -105,11 +113,24 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
 
 def _clause(text: str, limit: int = 14) -> str:
     """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`."""
-    cut = re.split(r"[,;()\[\]]|:(?!\d)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
-    words = cut.strip().rstrip(".!?").split()[:limit]
-    while len(words) > 1 and words[-1].lower() in _DANGLING:  # "… in order to more": not where a question ends
-        words.pop()
+    cut = re.split(r"[,;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
+    words = cut.strip().rstrip(".!?").split()
+    cut_short = len(words) > limit
+    words = words[:limit]
+    if cut_short:  # "… backtracking excessively during dependency": the phrase cut open is left out
+        back = max((k for k, w in enumerate(words) if k >= 4 and w.lower() in _PHRASE_START - {"and", "or", "but"}),
+                   default=0)
+        if back and len(words) - back <= 3:
+            words = words[:back]
+    while len(words) > 1 and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
+                              words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
+        words.pop()  # "… in order to more", "… working as you": not where a question ends
     return " ".join(words)
+
+
+_ASIDE = frozenset("however therefore though thus indeed still also".split())  # "Python is, however, aggressive"
+_PHRASE_START = frozenset("and or but with without to of for in on at by from into than as that which who whose "
+                          "where when while if using via through about between".split())
 
 
 def _base(verb: str) -> str:
@@ -139,7 +160,7 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
     clause ("Numbers that can be written … cannot be expressed": its own modal is the clause's); then
     a form of "be", "have" or "do"; a plural noun ("headphones") reads like a verb of the third person."""
     head = " ".join(words[:16])
-    listed = bool(re.match(r"^(?:[\w'-]+(?: [\w'-]+){0,2}, )+[\w'-]+(?: [\w'-]+){0,3},? (?:and|or) ", head))
+    listed = bool(re.match(r"^(?:[\w'-]+(?: [\w'-]+){0,4}, )+[\w'-]+(?: [\w'-]+){0,3},? (?:and|or) ", head))
 
     def reach(breaks: frozenset[str]) -> int:
         for k, word in enumerate(words[:16]):
@@ -150,69 +171,132 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
 
     relative = frozenset({"that", "which", "who", "whose", "whom"})
     for k, word in enumerate(words[1:reach(_SUBJECT_BREAK - relative)], start=1):
-        low = word.lower()
-        if (low in _MODALS or low in ("cannot", "can't", "won't", "mustn't", "shouldn't")) and \
+        low = word.lower().strip(",;:")
+        if low in _BE and words[k - 1].lower() not in relative and k > 1 and \
+                not any(w.lower() in relative for w in words[max(0, k - 4):k]):
+            break  # "Parameters after * are keyword-only and may only …": the sentence's verb is "are"
+        if low == "that" and _third_person(words[k - 1]):
+            break  # "The snippet assumes that a must have …": the modal is the clause's
+        if (low in _MODALS or low in _MODALS_NOT) and \
                 words[k - 1].lower() not in relative:
             return k, "modal"
     limit = reach(_SUBJECT_BREAK)
     for k, word in enumerate(words[1:limit], start=1):
-        low = word.lower()
+        low = word.lower().strip(",;:")
         if low in _BE:
             return k, "be"
         if low in _HAVE and k + 1 < len(words):
             return (k, "have") if words[k + 1].lower() not in ("been", "to") else None
-        if low in ("do", "does", "did") and k + 1 < len(words) and words[k + 1].lower() in ("not", "never", "n't"):
-            return k, "do"
+        if low in ("do", "does", "did") and k + 1 < len(words) and (words[k + 1].lower() in ("not", "never", "n't") or
+                                                                   words[k + 1].lower() in VERBS):
+            return k, "do"  # "Keyring does have an API": asked with its "does"
         after = words[k + 1].lower() if k + 1 < len(words) else ""
+        if _third_person(word) and (after in _NOUN_THEN_VERB or after.endswith("ed") and len(after) > 4 and
+                                    after not in _SUBJECT_BREAK):
+            if after in _NOUN_THEN_VERB:  # "Relative imports use …": a plural noun, then its verb
+                return k + 1, "verb"
+            continue  # "Previous releases supported …": no verb of the present to ask with
         if _third_person(word) and words[k - 1].lower() not in _DETERMINED and after not in _BE + _MODALS + _HAVE:
-            return k, "verb"  # "backups are kept": a noun before its verb
-    for k, word in enumerate(words[1:limit], start=1):
-        before = words[k - 1].lower()
-        if before not in _DETERMINED and word.lower() in VERBS and word.lower() not in ("have", "be", "do") and \
-                before.endswith("s") and before.isalpha() and k + 1 < len(words) and \
-                not words[k + 1].lower().startswith(("of", "to")):
-            return k, "verb"  # a plural subject's verb: "Some tools emit warnings"
+            plural = _plural_verb(words, k)
+            return (plural, "verb") if plural else (k, "verb")  # "backups are kept": a noun before its verb
+    found = _plural_verb(words, limit)
+    if found:
+        return found, "verb"
+    if limit < len(words) and words[limit].lower() in relative:  # "Statements that contain errors are not logged"
+        for k in range(limit + 2, min(len(words), 16)):
+            if words[k - 1].endswith((",", ";", ":")) or words[k - 1].lower() in relative:
+                break  # "…, which is renewed": the relative clause goes on; no verb of the subject's
+            if words[k].lower() in _BE:
+                return k, "be"
     return None
 
 
+def _plural_verb(words: list[str], limit: int) -> int | None:
+    """Where a plural subject's verb is, before `limit`: "Some tools emit warnings"."""
+    for k, word in enumerate(words[1:limit], start=1):
+        before = words[k - 1].lower()
+        if k + 1 < len(words) and _third_person(words[k + 1]):
+            continue  # "… in the requirements file protects you": a noun, then the verb
+        if any(w.lower() in ("that", "which", "who", "whose") for w in words[:k]):
+            break  # the verb of a relative clause ("standbys whose names appear …")
+        if before not in _DETERMINED and word.lower() in VERBS and word.lower() not in ("have", "be", "do") and \
+                before.endswith("s") and before.isalpha() and k + 1 < len(words) and \
+                not words[k + 1].lower().startswith(("of", "to")):
+            return k
+    return None
+
+
+_POINTER = re.compile(r"^(?:see|refer to|for (?:more |further )?(?:details|information),)\b", re.I)
+_MODALS_NOT = frozenset("cannot can't won't mustn't shouldn't wouldn't couldn't mightn't can’t won’t mustn’t shouldn’t "
+                        "wouldn’t couldn’t".split())
+_NOUN_THEN_VERB = frozenset("use need provide require allow make take support contain run get become offer "
+                            "define accept return follow".split())
+
 _BRACKETED = re.compile(r"\s*\([^()]*\)|\s*\[[^\[\]]*\]|,\s+(?:which|who|whose|where)\b[^,]*,")
-_MARKS = re.compile(r"[*`]+|\s+—\s+.*$|\s+-\s+.*$")
+_MARKS = re.compile(r"`+|\s+—\s+.*$|\s+-\s+.*$")
+_EMPHASIS = re.compile(r"(?<![\w*])(\*\*?)(\S[^*]*?\S|\S)\1(?![\w*])")  # *word*, **words**: not "*identifier"
 
 
+_ROLE = re.compile(r"\{[\w:.-]+\}")  # MyST's {file}, {ref}
 _MARKER = re.compile(r"^(?:\(?\d+[.)]|\(?[a-z][.)]|[-*\u2022])\s+")
 
 
 def tidy(sentence: str) -> str:
     """A sentence as a question is made of it: no remark in brackets, no emphasis marks, no trailing stop."""
-    sentence = _MARKER.sub("", squeeze(sentence))
+    sentence = re.sub(r"\{[\w:.-]+\}([^<{}]*?)\s*<[^<>]*>", r"\1", squeeze(sentence))  # {ref}`title <target>`
+    sentence = _MARKER.sub("", _ROLE.sub("", sentence))
     if sentence.startswith("(") and sentence.rstrip(".").endswith(")"):  # a whole sentence in brackets
         sentence = sentence.rstrip(".")[1:-1]
+    elif sentence.startswith("(") and ")" not in sentence:  # the first of a remark's sentences in brackets
+        sentence = sentence[1:]
     for _ in range(2):
         sentence = _BRACKETED.sub("", sentence)
-    sentence = _MARKS.sub("", sentence)
+    sentence = re.sub(r",(?:\s*,)+", ",", _MARKS.sub("", _EMPHASIS.sub(r"\2", sentence)))  # a remark taken out between two commas
     cut = min((i for i in (sentence.find("("), sentence.find("[")) if i >= 0), default=-1)
     if cut > 0:  # a bracket left open: cut there rather than ask half of it
         sentence = sentence[:cut]
     return sentence.strip().rstrip(".!:;,")
 
 
+_VERSIONED = re.compile(r"^(changed|new|added|deprecated|removed)(?: in| since) version ([\d.]+)\b", re.I)
+
+
 def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
+    asked = _turned(sentence, names)
+    versioned = _VERSIONED.match(tidy(sentence))
+    rest = tidy(sentence)[versioned.end():].lstrip(": ").split(" ", 1)[0] if versioned else ""
+    if versioned and (asked is None or rest.endswith("ed")):  # "Changed in version 3.7: Added hash-based .pyc files."
+        what = {"changed": "changed", "new": "is new", "added": "was added", "deprecated": "is deprecated",
+                "removed": "was removed"}[versioned.group(1).lower()]
+        return f"What {what} in version {versioned.group(2)}?"
+    return asked
+
+
+def _turned(sentence: str, names: frozenset[str]) -> str | None:
     sentence = _LABEL.sub("", tidy(sentence), count=1)
     for _ in range(2):
         linked = _LINK.match(sentence)
         if linked and len(sentence) > linked.end() + 10:
             sentence = sentence[linked.end():]
             sentence = sentence[:1].upper() + sentence[1:]
-    condition = _CONDITION.match(sentence)
+    condition = _CONDITION.match(sentence) or _CONDITION_BARE.match(sentence)
     if condition:
         word, clause, main = condition.group(1).lower(), _clause(condition.group(2), 16), condition.group(3)
-        ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to)\b", main, re.I))
-        if clause and clause.split()[0].lower() not in _PRONOUN_SUBJECT:
+        wants = re.match(r"^you (?:want|wish|would like|need|'d like) to (.+)$", clause, re.I)
+        if wants and word in ("if", "when") and len(wants.group(1).split()) >= 2:
+            return f"How do you {wants.group(1)}?"  # "If you want to decrease the timeout, …"
+        ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to|desirable|"
+                                                 r"recommended|a good idea|advisable|one way|can help|make sure)\b",
+                                                 main, re.I))
+        if clause and (clause.split()[0].lower() not in _PRONOUN_SUBJECT or
+                       re.match(r"^it is \w+ (?:to|that)\b", clause, re.I)):
             return f"What {'should be done' if ordered else 'happens'} {word} {clause}?"
         return None
     purpose = _PURPOSE.match(sentence)
     if purpose:
         goal = _clause(purpose.group(1), 16)
+        if len(goal.split()) == 1:  # "To specify which server pg_dump should contact, …"
+            goal = " ".join(purpose.group(1).split()[:12])
         if goal and not re.search(r"\b(this|these|those|it|them|above)\b", goal, re.I):
             return f"How do you {goal}?"
         return None
@@ -222,15 +306,33 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
         lead = context.group(1)
         if main and len(lead.split()) <= 8 and not re.search(r"\b(this|these|that|those|it|above|former|latter)\b",
                                                             lead, re.I):
-            return main[:-1] + f" {lead[:1].lower() + lead[1:] if lead.split()[0] not in names else lead}?"
+            lead = lead[:1].lower() + lead[1:] if lead.split()[0] not in names else lead
+            if main[:-1].split()[-1].lower() in _PHRASE_START:  # "What is linkage declared in?" and "In a DLL"
+                return f"{lead[:1].upper() + lead[1:]}, {main[:1].lower() + main[1:]}"
+            return main[:-1] + f" {lead}?"
         return main
     it_is = _IT_IS.match(sentence)
+    adjective = None if it_is else _IT_IS_ANY.match(sentence)
+    if adjective:  # "It is often expected that a function call creates …": asked as it is said
+        body = _clause(adjective.group(4), 14)
+        if body and body.split()[0].lower() not in _PRONOUN_SUBJECT:
+            return f"Is it {adjective.group(1) or ''}{adjective.group(2)} {adjective.group(3).lower()} {body}?"
     if it_is:
         how, rest = it_is.group(1).lower(), _clause(it_is.group(2), 14)
+        if len(rest.split()) < 6 and re.match(r"^\S+(?: \S+){0,4} which\b", it_is.group(2)):
+            rest = " ".join(re.split(r"[,;]", it_is.group(2))[0].split()[:14]).rstrip(".")
         if how in ("possible",):
             return f"Can you {rest}?"
         if how in ("not possible", "impossible"):
             return f"Is it possible to {rest}?"
+        that = bool(re.match(r"^it is (?:\w+ )?[\w ]+? that ", sentence, re.I))
+        if how in ("a good idea", "best", "advisable", "recommended", "not recommended", "required", "necessary",
+                   "important") and that:
+            rest = _clause(it_is.group(2), 16)
+            head = rest.split()
+            if head and head[0].lower() not in _PRONOUN_SUBJECT:
+                return f"Should {_lower_first(rest, names)}?"  # "It is recommended that mappings provide …"
+            return None
         if how in ("a good idea", "best", "advisable", "recommended", "not recommended"):
             return f"Should you {rest}?"
         return f"Is it {how} to {rest}?"
@@ -245,6 +347,15 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
     words = sentence.split()
     if not words:
         return None
+    if len(words) > 2 and words[0].lower() in ("you", "we") and \
+            words[1].lower() in _MODALS + ("have", "are", "were", "cannot", "can't", "won't"):
+        aux = {"cannot": "can", "can't": "can", "won't": "will"}.get(words[1].lower(), words[1].lower())
+        negated = words[1].lower() in ("cannot", "can't", "won't") or words[2].lower() in _NEGATION
+        rest = words[3:] if words[2].lower() in _NEGATION else words[2:]
+        body = _clause(" ".join(rest), 14)
+        if not body or re.search(r"\b(this|these|those|it|them|above)\b", " ".join(body.split()[:4]), re.I):
+            return None
+        return f"{aux.capitalize()} {words[0].lower()} {'not ' if negated and aux in ('have', 'are') else ''}{body}?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
         return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
     if action(sentence):
@@ -273,22 +384,24 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
     while len(kept) > 1 and (kept[-1].lower() in _ADVERBS or kept[-1].lower().endswith("ly")):
         kept = kept[:-1]  # "the daemon actually consists": the adverb is not the subject's
     subject = _lower_first(" ".join(kept), names)
-    verb = words[k].lower()
-    rest = words[k + 1:]
+    verb = words[k].lower().strip(",;:")
+    rest = [w for w in words[k + 1:k + 3] if w.lower().rstrip(",") not in _ASIDE or not w.endswith(",")] + words[k + 3:]
     if subject.split()[0].lower() in _PRONOUN_SUBJECT | _SUBORDINATE or \
             re.search(r"\b(above|former|latter)\b", subject, re.I):
         return None  # "It must …", "The above …": not a question a reader could ask of the statement alone
     if kind == "modal":
-        negated = bool(rest) and rest[0].lower() in _NEGATION or verb.endswith("n't") or verb == "cannot"
+        negated = bool(rest) and rest[0].lower() in _NEGATION or verb.endswith(("n't", "n’t")) or verb == "cannot"
         if negated and rest and rest[0].lower() in _NEGATION:
             rest = rest[1:]
+        verb = {"won't": "will", "won’t": "will", "can't": "can", "can’t": "can"}.get(verb, verb)
         while rest and rest[0].lower() in _ADVERBS:
             rest = rest[1:]
         if not rest:
             return None
         body = _clause(" ".join(rest), 14)
-        modal = verb.replace("n't", "").replace("cannot", "can")
-        if len(body.split()) == 1 and body.lower() in VERBS:  # "you could consider:" and the list that follows
+        modal = verb.replace("n't", "").replace("n’t", "").replace("cannot", "can")
+        if len(body.split()) == 1 and body.lower() in VERBS and sentence.rstrip().endswith(":"):
+            # "you could consider:" and the list that follows
             return f"What {modal} {subject} {body}?"
         if negated and modal in ("must", "should", "shall", "may"):
             modal = "may"  # asked as a permission: "May drivers …?" (the answer forbids it)
@@ -308,7 +421,20 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
             return f"What {verb} {subject}?"
         if first.endswith("ed") or first in _PARTICIPLE:
             after = [w.lower().strip(",;:.") for w in rest[1:3]]
+            if rest[0].endswith((",", ";", ":")):
+                after = []  # "destroyed; however, …": the clause ends with the participle
+            elif len(rest) > 1 and rest[1].endswith((",", ";", ":")):
+                after = after[:1]
             nxt = after[0] if after else ""
+            if nxt in ("up", "out", "down", "off", "back", "over") and len(rest) > 1:
+                first, rest = f"{first} {nxt}", [f"{rest[0]} {rest[1]}"] + rest[2:]  # "looked up"
+                after = [w.lower().strip(",;:.") for w in rest[1:3]]
+                nxt = after[0] if after else ""
+            if negated or nxt in ("and", "or"):  # "… are not formed by …", "… recognized and treated …": yes or no
+                tail = "" if rest[0].endswith((",", ";", ":")) else _clause(" ".join(rest[1:]), 10)
+                if re.search(r"\b(?:is|are|was|were|has|have)\b", tail):  # "enabled and the parameters are set"
+                    tail = re.split(r"\b(?:and|or)\b", tail)[0].strip()
+                return f"{verb.capitalize()} {subject} {first}{' ' + tail if tail else ''}?"
             if not nxt:
                 return f"{verb.capitalize()} {subject} {first}?"
             if nxt == "to" and len(after) > 1 and after[1] in VERBS:
@@ -325,6 +451,8 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
                 return f"How {verb} {subject} {first}?"
             if nxt in ("here", "there", "below", "above"):
                 return f"Where {verb} {subject} {first}?"
+            if first in _GIVEN and nxt not in _PHRASE_START:  # "are given higher priority"
+                return f"What {verb} {subject} {first}?"
             if nxt in ("by", "on", "upon", "to", "from", "with", "in", "at", "as", "into", "for"):
                 return f"What {verb} {subject} {first} {nxt}?"
             if len(after) > 1 and after[1] in ("if", "when", "unless", "whenever") and nxt not in _DANGLING:
@@ -332,14 +460,14 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
             if len(after) > 1 and after[1] in ("if", "when", "unless", "whenever") and nxt not in _DANGLING:
                 return f"When {verb} {subject} {first} {nxt}?"  # "considered irrefutable if …"
             return f"How {verb} {subject} {first}?"
-        return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{_clause(' '.join(rest), 12)}?"
+        return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{_clause(' '.join(rest), 16)}?"
     if kind == "do":
-        rest = rest[1:]
+        rest = rest[1:] if rest and rest[0].lower() in _NEGATION else rest
         while rest and rest[0].lower() in _ADVERBS:
             rest = rest[1:]
         if not rest:
             return None
-        return f"{verb.capitalize()} {subject} {_clause(' '.join(rest), 12)}?"
+        return f"{verb.capitalize()} {subject} {_clause(' '.join(rest), 16)}?"
     if kind == "have":
         if rest and rest[0][:1].isdigit():
             thing = _clause(" ".join(rest[1:]), 4)
@@ -355,11 +483,22 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
         wh = "Where"
     elif after in _MANNER:
         wh = "How"
+    elif after in ("when", "whenever", "if", "unless") and not rest[1:2] == ["it"] or \
+            base.lower() in ("occur", "happen", "start", "end", "begin", "finish") and after in ("at", "during", "before",
+                                                                                         "after", "once", "on"):
+        wh = "When"  # "No escaping occurs when the string is read", "Name resolution occurs at runtime"
     else:
         wh = "What"
     plural = verb == base.lower()
+    if base.lower() in ("make", "let", "help") and len(rest) > 1 and rest[1].lower() in VERBS and \
+            rest[0].lower() not in _FUNCTION:
+        return f"What {'do' if plural else 'does'} {subject} {base.lower()} {rest[0]} do?"  # "makes pip communicate"
     preposition = f" {after}" if wh == "What" and after in ("of", "on", "with", "for", "from", "about", "into",
-                                                             "upon") else ""
+                                                             "upon", "as") else ""
+    purpose = re.match(r"^(?:\S+ ){1,5}?to ([a-z]+ .+)$", " ".join(rest))
+    if wh == "What" and not preposition and purpose and purpose.group(1).split()[0] in VERBS and \
+            (rest[0][:1].isdigit() or rest[0].lower() in _NUMBERS):  # "provides three commands to establish …"
+        return f"What {'do' if plural else 'does'} {subject} {base.lower()} to {_clause(purpose.group(1), 8)}?"
     if wh == "What" and after == "to":
         if nxt.lower() in VERBS:  # "pip tries to use its cache"
             preposition = " to do"
@@ -370,6 +509,8 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
     return f"{wh} {'do' if plural else 'does'} {subject} {base.lower()}{preposition}?"
 
 
+_GIVEN = frozenset("given assigned granted offered sent shown told awarded allotted".split())
+_NUMBERS = frozenset("a an one two three four five six seven eight nine ten several many some".split())
 _PARTICIPLE = frozenset("""given taken done made used set put run shown written sent built kept found left held read
 seen known chosen drawn driven hidden laid lost met paid sold spent bound brought caught dealt fed felt hung heard led
 meant proven shut split spread understood withdrawn overridden""".split())
@@ -433,13 +574,19 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
             name = term.split("(")[0].strip().split()[-1]
             return f"What does {name}() do?"
         term = term.rstrip(":").strip()
+        if re.search(r"\s\([^()]*\)$", term) and not typed:
+            term = re.sub(r"\s\([^()]*\)$", "", term)  # "I/O objects (also known as file objects)"
+        if " - " in term and len(term.split(" - ")[0].split()) <= 4:
+            term = term.split(" - ")[0]  # "PEP 3104 - Access to Names in Outer Scopes"
         if term.startswith("-"):
             return f"What does the {term.split(',')[0].split('=')[0].strip()} option do?"
         if len(term.split()) <= 8:
             if not term[:1].isalpha() and term[:1] not in "\"“'`":
                 return f"What is meant by {term}?"
-            plural = term.lower().endswith("s") and not term.lower().endswith(("ss", "us", "is")) and " " in term
-            if term[:1].isupper() and term[1:2].islower() and term.split()[0] not in names:
+            plural = term.lower().endswith("s") and not term.lower().endswith(("ss", "us", "is")) and (
+                " " in term or bool(re.search(rf"\b{re.escape(term)} are\b", plain, re.I)))
+            if term[:1].isupper() and term[1:2].islower() and term.split()[0] not in names and \
+                    not any(w[:1].isupper() for w in term.split()[1:]):  # "Harbor Logistics": a name
                 term = term[0].lower() + term[1:]  # "Callable types" → "callable types"
             return f"What {'are' if plural else 'is'} {term}?"
         return f"What does “{' '.join(term.split()[:8])}…” mean?"
@@ -453,29 +600,48 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
         if gerund:
             return f"How do you {gerund}?"
         return f"What are the steps for {phrase(topic, names)}?"
+    if claim.kind == "list" and claim.intro and len(claim.intro.rstrip(": ").split()) <= 2 and \
+            claim.intro.rstrip().endswith(":"):
+        label = claim.intro.rstrip(": ").lower()  # "Notes:", "Examples:" and the list they head
+        if label.split()[-1] not in VERBS or label.endswith("s"):
+            return f"What {'are the' if label.endswith('s') else 'is the'} {label} on {phrase(topic, names)}?"
     if claim.kind == "list" and claim.intro:
-        sentence = claim.intro.rstrip(": ")
+        spans = sentences(claim.intro)  # an intro of several sentences is asked by its first
+        sentence = (claim.intro[spans[0][0]:spans[0][1]] if spans else claim.intro).rstrip(": ")
     else:
         spans = sentences(plain)
         sentence = plain[spans[0][0]:spans[0][1]] if spans else plain
+        if len(spans) > 1 and _POINTER.match(sentence):  # "See section 8 for the syntax. Note that …"
+            sentence = plain[spans[1][0]:spans[1][1]]
     question = _from_sentence(sentence, names) or _is_it_true(sentence, names)
     if question is None:
         subject = _lower_first(_clause(sentence, 8), names)
         return f"What does “{topic}” say about {subject}?" if subject else f"What does “{topic}” say?"
-    words = question.split()
+    words = question.rstrip("?").split()
     if len(words) > MAX_WORDS:
-        question = " ".join(words[:MAX_WORDS]).rstrip(",;:") + "…?"
+        words = words[:MAX_WORDS]
+        back = max((k for k, w in enumerate(words) if k >= 6 and words[k - 1].endswith(",")), default=0) or \
+            max((k for k, w in enumerate(words) if k >= 6 and w.lower() in _PHRASE_START), default=0)
+        words = words[:back] if back else words
+        while len(words) > 1 and words[-1].lower() in _DANGLING:
+            words.pop()
+        question = " ".join(words).rstrip(",;:") + "?"
     return question[0].upper() + question[1:]
 
 
-_MID_SENTENCE = re.compile(r"(?<=[a-z0-9,;)] )[A-Z][\w'’-]*")
+_MID_SENTENCE = re.compile(r"(?<=[a-z0-9,;] )[A-Z][\w'’-]*")  # not after "2) ": a list's marker
 
 
 def names_of(text: str) -> frozenset[str]:
     """The words a document writes with a capital in mid-sentence and never in lower case (names:
     "Harbor", "Debian"), which keep it inside a question; "Pedestrians" opening a sentence does not."""
     lower = {w for w in _WORD.findall(text) if w[:1].islower()}
-    return frozenset(w for w in _MID_SENTENCE.findall(text) if w.lower() not in lower)
+    # The first word of a name of two ("Harbor Logistics runs …") opening a sentence, never written in lower case.
+    paired = {m.group(1) for m in _NAME_PAIR.finditer(text)}
+    return frozenset(w for w in [*_MID_SENTENCE.findall(text), *paired] if w.lower() not in lower)
+
+
+_NAME_PAIR = re.compile(r"\b([A-Z][a-z][\w'’-]*) [A-Z][a-z]")
 
 
 def phrase(text: str, names: frozenset[str]) -> str:
@@ -503,7 +669,7 @@ def distinct(questions: list[str], claims: list[Claim], title: str) -> list[str]
                 if claims[i].question:
                     continue  # the document's own question stays as it asked it
                 heading = claims[i].heading
-                where = " › ".join(heading[-depth:]) if depth and heading else title
+                where = " › ".join(re.sub(r"^[\d.]+\s+", "", h) for h in heading[-depth:]) if depth and heading else title
                 asked = questions[i]
                 out[i] = f"{where}: {asked[0].lower() + asked[1:] if asked[1:2].islower() else asked}"
     return out

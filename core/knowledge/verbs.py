@@ -4,6 +4,7 @@ from a noun ("Version of the package"), and a verb of the third person ("runs") 
 from __future__ import annotations
 
 VERBS = frozenset("""
+mean denote imply matter seem
 abort absorb accept access accumulate achieve acknowledge acquire act activate adapt add address adjust admit adopt
 advance affect aggregate alert align allocate allow alter analyze analyse announce annotate answer append apply
 approve archive arrange ask assemble assert assign assume attach attempt authenticate authorize automate avoid

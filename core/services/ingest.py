@@ -25,7 +25,7 @@ import psycopg
 from .. import engine
 from ..domain import HORN_TYPES, Actor, files, limits
 from ..errors import InvalidInput
-from ..extract import BINARY, READERS, SUFFIXES, Extracted, ExtractError, Unit, extract
+from ..extract import READERS, SUFFIXES, Extracted, ExtractError, Unit, extract_parts
 from ..extract import sections_of as _sections_of
 from ..knowledge.passages import HEADING_SEPARATOR, SECTION_CHARS, Section  # noqa: F401 (the index's names, here as before)
 from . import candidates, conflicts, embeddings, grey
@@ -100,14 +100,13 @@ def read(path: Path) -> bytes:
     """A file's bytes, never more than a document of its type may be: the text formats' limit is
     the stored text's, HTML, PDF and Word files (markup, pictures) may be larger than the text they
     hold. A regular file only (one swapped for a FIFO since `collect` looked is refused unread)."""
-    binary = path.suffix.lower() in BINARY
-    limit = limits.PACKED_DOCUMENT_BYTES if binary else limits.DOCUMENT_BYTES
+    limit = limits.FILE_BYTES  # a text over DOCUMENT_BYTES once read is split by section (`extract_parts`)
     try:
         return files.read_bytes(path, limit)
     except files.NotARegularFile as exc:
         raise ExtractError(f"{exc.kind}, not a file") from None
     except files.TooLarge as exc:
-        raise ExtractError(f"a{' packed' if binary else ''} document is at most {limit // 2**20} MB "
+        raise ExtractError(f"a file to ingest is at most {limit // 2**20} MB "
                            f"({limit:,} bytes); this one has {exc.size:,} bytes") from None
     except (OSError, ValueError) as exc:
         raise ExtractError(f"unreadable: {getattr(exc, 'strerror', None) or exc}") from None
@@ -125,13 +124,18 @@ def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
         name = files.shown(path)
         try:
             raw = read(path)
-            doc = extract(Path(name), raw)  # the reader by suffix (or a PDF's first bytes) parses the bytes
-            stored = summary.documents
-            store(ctx, actor, Path(name), raw, doc, summary)
-            if summary.documents > stored:  # what it said nothing with, and the parts left out, once
-                for reason, n in doc.dropped.items():
-                    summary.dropped[reason] = summary.dropped.get(reason, 0) + n
-                summary.skipped += [{"path": name, "line": line, "reason": reason} for line, reason in doc.skipped]
+            # The reader by suffix (or a PDF's first bytes) parses the bytes; a text over DOCUMENT_BYTES
+            # comes back in parts of whole sections, each stored as a document of its own ("#part-2").
+            parts = extract_parts(Path(name), raw)
+            for n, doc in enumerate(parts):
+                where = name if len(parts) == 1 else f"{name}#part-{n + 1}"
+                stored = summary.documents
+                store(ctx, actor, Path(where), raw if len(parts) == 1 else doc.content.encode("utf-8", "surrogatepass"),
+                      doc, summary)
+                if summary.documents > stored:  # what it said nothing with, and the parts left out, once
+                    for reason, count in doc.dropped.items():
+                        summary.dropped[reason] = summary.dropped.get(reason, 0) + count
+                    summary.skipped += [{"path": name, "line": line, "reason": reason} for line, reason in doc.skipped]
         except ExtractError as exc:
             summary.skipped.append({"path": name, "line": exc.line, "reason": str(exc)})
         except (InvalidInput, psycopg.DataError, psycopg.errors.ProgramLimitExceeded) as exc:
