@@ -93,7 +93,7 @@ def _generate(ctx: Context, work_item_id: int, llm: ChatClient | None) -> dict:
     if reason and not undecided(reason):
         asks.append(question)
     for asked in asks:
-        sources = _grounding(asked, retrieve(ctx, asked, leave_out=leave_out))
+        sources = grounding(asked, retrieve(ctx, asked, leave_out=leave_out))
         if len(sources) >= 2:
             break
     if len(sources) < 2:
@@ -148,7 +148,7 @@ def _escalate(ctx: Context, item: dict, reason: str, *, sources: int) -> dict:
     return {"work_item": item["id"], "outcome": "escalated", "reason": reason, "state": "ESCALATED"}
 
 
-def _grounding(asked: str, retrieved: list[dict]) -> list[dict]:
+def grounding(asked: str, retrieved: list[dict]) -> list[dict]:
     """The retrieved sources that may ground an answer: those that support one (`supports`), and the
     context retrieval added around the best one (`related`) while the best stands."""
     kept = [s for s in retrieved if not s.get("related") and supports(asked, s)]
