@@ -71,14 +71,16 @@ def ablations(Ranking) -> list[tuple[str, object]]:
         (f"nearest 10 (from {d.nearest})", d.but(nearest=10)),
         (f"nearest 40 (from {d.nearest})", d.but(nearest=40)),
         ("similarity support off", d.but(best_similarity=2.0, other_similarity=2.0)),
-        ("similarity 0.40 / 0.35", d.but(best_similarity=0.40, other_similarity=0.35)),
-        ("similarity 0.55 / 0.50", d.but(best_similarity=0.55, other_similarity=0.50)),
+        (f"other_similarity 0.4 (from {d.other_similarity})", d.but(other_similarity=0.4)),
+        (f"best_similarity 0.55 (from {d.best_similarity})", d.but(best_similarity=0.55)),
         (f"best_coverage 0.4 (from {d.best_coverage})", d.but(best_coverage=0.4)),
-        (f"other_coverage 0.2 (from {d.other_coverage})", d.but(other_coverage=0.2)),
-        (f"heading_weight 1.3 (from {d.heading_weight})", d.but(heading_weight=1.3)),
+        (f"other_coverage 0.3 (from {d.other_coverage})", d.but(other_coverage=0.3)),
+        (f"heading_weight 1.0 (from {d.heading_weight})", d.but(heading_weight=1.0)),
         (f"title_weight 1.0 (from {d.title_weight})", d.but(title_weight=1.0)),
         ("phrase_weight 0", d.but(phrase_weight=0.0)),
         ("generic_weight 1.0", d.but(generic_weight=1.0)),
+        (f"similarity_weight 0 (from {d.similarity_weight})", d.but(similarity_weight=0.0)),
+        (f"similarity_weight 2 (from {d.similarity_weight})", d.but(similarity_weight=2.0)),
         (f"wide 200 (from {d.wide})", d.but(wide=200)),
         (f"wide 20 (from {d.wide})", d.but(wide=20)),
         ("feedback_terms 0 (no related context)", d.but(feedback_terms=0)),
@@ -111,7 +113,7 @@ def main() -> None:
         flags = [f for f, on in (("--misses", args.misses), ("--no-ablation", args.no_ablation),
                                  ("--reingest", args.reingest), ("--keep", args.keep)) if on]
         for name in ("demo", "real"):
-            got = subprocess.run([sys.executable, __file__, "--set", name, *flags], cwd=ROOT)
+            got = subprocess.run([sys.executable, __file__, "--set", name, *flags], cwd=ROOT, check=False)
             if got.returncode:
                 raise SystemExit(got.returncode)
         return
@@ -315,7 +317,9 @@ def _floor(ctx, question: str) -> float:
 def _ablation(ctx, ranking, questions, unanswerable, hits_of, top_of, retrieve, extractive) -> dict:
     """The figures with `ranking`; the answer composed as generation composes it (the sources that
     support one, `no_content` with fewer than 2), without the task's storage."""
-    from r2k.core.services.generation import grounding
+    from r2k.core.services.generation import grounding, meaning
+
+    near = meaning(ctx)
 
     found = first = fact = false_nc = 0
     for q in questions:
@@ -327,7 +331,7 @@ def _ablation(ctx, ranking, questions, unanswerable, hits_of, top_of, retrieve, 
         if len([s for s in kept if not s.get("related")]) < 2:
             false_nc += 1
         else:
-            fact += holds(q, extractive(q["question"], kept).text)
+            fact += holds(q, extractive(q["question"], kept, meaning=near).text)
     unanswered = sum(len([s for s in grounding(question, retrieve(ctx, question, 5, ranking=ranking))
                           if not s.get("related")]) < 2 for question in unanswerable)
     n = len(questions)
