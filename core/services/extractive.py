@@ -215,7 +215,7 @@ def select(question: str, sources: list[dict], max_sentences: int = MAX_SENTENCE
     for i in ranked:
         if len(chosen) >= max_sentences or (chosen and pool[i].score < KEEP * best):
             break
-        if chosen and _repeats(own[i], [own[j] for j in chosen]):
+        if chosen and _repeats(own[i], [own[j] for j in chosen if not _parallel(pool[i], pool[j])]):
             continue
         if chosen and on_topic[(pool[i].number, pool[i].paragraph)] < ON_TOPIC * lead_topic:
             continue  # a stray word of the question, in a paragraph about something else
@@ -224,17 +224,26 @@ def select(question: str, sources: list[dict], max_sentences: int = MAX_SENTENCE
         chosen.append(i)
     chosen.sort(key=lambda i: (pool[i].number, pool[i].position))
     out: list[tuple[int, str]] = []
-    led: set[tuple[int, str]] = set()
+    said: set[tuple[int, str]] = set()
     for i in chosen:
         u = pool[i]
-        if u.lead and (u.number, u.lead) not in led and not _LIST_ITEM.match(u.text):
-            out.append((u.number, f"{u.lead} {u.text}"))  # a definition's sentence with its term
-        elif u.lead and (u.number, u.lead) not in led:
-            led.add((u.number, u.lead))
-            out += [(u.number, u.lead), (u.number, u.text)]  # the list's intro, then the item
+        if u.lead and not _LIST_ITEM.match(u.text):
+            quoted = [f"{u.lead} {u.text}"]  # a definition's sentence with its term
+        elif u.lead:
+            quoted = [u.lead, u.text]  # the list's intro (once), then the item
         else:
-            out.append((u.number, u.text))
+            quoted = [u.text]
+        for text in quoted:
+            if (u.number, text) not in said:
+                said.add((u.number, text))
+                out.append((u.number, text))
     return out
+
+
+def _parallel(a: Unit, b: Unit) -> bool:
+    """Two items of one list: alike by design, neither repeats the other."""
+    return a.number == b.number and a.lead == b.lead and bool(_LIST_ITEM.match(a.text)) \
+        and bool(_LIST_ITEM.match(b.text))
 
 
 def _repeats(words: set[str], seen: list[set[str]]) -> bool:
