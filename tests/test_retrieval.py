@@ -76,6 +76,18 @@ def test_a_heading_match_outranks_a_stray_word_and_sources_carry_their_section(d
     assert sources == sorted(sources, key=lambda s: -s["rank"]) or sources[-1].get("related")
 
 
+def test_the_grey_automation_counts_sources_as_generation_does(demo, people):
+    from r2k.core.services import grey
+
+    # The headcount section alone supports an answer (the rest is related context): the entry waits
+    # for a source instead of resolving into a work item that would escalate no_content straight back.
+    alone = grey.add(demo, people["root"], HEADCOUNT)
+    outcome = grey.process(demo, alone["id"], force=True)
+    assert (outcome["outcome"], outcome["sources"]) == ("retrying", 1)
+    answered = grey.add(demo, people["root"], PPE)
+    assert grey.process(demo, answered["id"], force=True)["outcome"] == "resolved"
+
+
 def test_odd_questions_retrieve_without_an_error(demo):
     for question in ["", "the of", "a' | b & !c <-> d:*", "'''", "\\' headcount:A & !", "x" * 6000,
                      "C:\\temp\\ /usr/lo\\cal foo\\ \\\\ a\\'b", "e-mail@x.org/\\ http://h/a\\b?c='d'"]:
