@@ -39,9 +39,9 @@ _DEFINITION = re.compile(r"^\s*((?:[^\s:]+\s+){0,5}?[^\s:]+):\s+(?=\S)")
 # A question after a figure, and a sentence that gives one.
 _QUANTITY_ASKED = re.compile(r"\bhow (?:much|many|long|often|large|big|fast|soon)\b|\bdefaults?\b|\bout of the box\b|"
                              r"\bunless (?:configured|told|set)\b|\bwhich (?:port|version)\b|\bminimum\b|\bmaximum\b|"
-                             r"\blimit\b|\bat (?:least|most)\b", re.I)
+                             r"\blimit\b|\bat (?:least|most)\b", re.IGNORECASE)
 _QUANTITY = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|hundred|thousand|"
-                       r"million|billion|twice|half|default)\b", re.I)
+                       r"million|billion|twice|half|default)\b", re.IGNORECASE)
 MAX_SENTENCES = 6
 QUANTITY_BONUS = 0.3  # what stating a figure adds to a unit's score, for a question after one
 KEEP = 0.3           # share of the best unit's score another must reach to be quoted beside it
