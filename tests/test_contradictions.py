@@ -150,3 +150,28 @@ def test_counts_of_one_noun_disagree_exactly_when_the_numbers_differ():
 
     check()
     assert compare("Wait 1.5 hours.", "Wait 2 hours.").detail == "1.5 hours vs 2 hours (wait)"
+
+
+# ----------------------------------------------------------------------------- answers near in meaning
+
+def test_detection_also_compares_the_answers_nearest_in_meaning(ctx, people):
+    from r2k.core.services import candidates, claims, conflicts, embeddings
+
+    def publish(question, text):
+        candidates.add(ctx, people["root"], question, text, "FACT")
+        claimed = claims.claim_next(ctx, people["alice"], "FACT")
+        return candidates.approve(ctx, people["alice"], claimed["id"])["answer"]
+
+    if embeddings.status(ctx)["retrieval"] != "hybrid":
+        pytest.skip("this PostgreSQL has no pgvector")
+    a = publish("How long are nightly backups kept?", "Nightly backups are kept for 30 days.")
+    b = publish("What is the retention of nightly backups?", "Backups taken nightly are retained for 14 days.")
+    far = publish("Where is the canteen?", "The canteen is on the second floor of building C.")
+    with ctx.db.read() as tx:
+        me = tx.one("SELECT id, question, text, horn_type FROM approved_answers WHERE id = %s", (a["id"],))
+        near = conflicts._near_in_meaning(ctx, tx, me, set(), [])
+        # One already compared by a shared subject is not compared twice.
+        assert conflicts._near_in_meaning(ctx, tx, me, {b["id"]}, []) == [
+            n for n in near if n["id"] != b["id"]]
+    assert [n["id"] for n in near] == [b["id"]]  # near enough; the canteen is not
+    assert far["id"] not in [n["id"] for n in near]

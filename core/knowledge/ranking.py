@@ -31,17 +31,18 @@ GENERIC = frozenset("establish rule appli forbidden regard step still unsettl ma
 class Ranking:
     """The constants of the ranking; bench/retrieval.py prints each one's measured effect."""
     generic_weight: float = 0.25   # a word of asking weighs a quarter
-    heading_weight: float = 1.0    # a question term in the section's heading path (1.3 lost a top-1 to it)
+    heading_weight: float = 1.3    # a question term in the section's heading path
     title_weight: float = 0.6      # in the document's title (true of every section of it)
     phrase_weight: float = 0.5     # adjacent question terms adjacent in the passage
     best_coverage: float = 0.5     # the best source covers half the question's weight …
-    other_coverage: float = 0.3    # … the others 0.3
+    other_coverage: float = 0.15   # … the others 0.15
     best_similarity: float = 0.45  # … or, by meaning: the best this cosine with the question,
-    other_similarity: float = 0.4  # the others this one
+    other_similarity: float = 0.3  # the others this one
     wide: int = 50                 # full-text candidates of each kind PostgreSQL ranks for scoring here
     nearest: int = 20              # vector candidates of each kind (HNSW, cosine)
     rrf_k: int = 60                # reciprocal rank fusion: 1 / (rrf_k + rank)
     fusion_weight: float = 0.5     # what the fused ranks count beside the lexical score
+    similarity_weight: float = 1.0  # what the cosine with the question counts beside them
     feedback_terms: int = 8        # pseudo-relevance feedback: the best passage's most telling terms
     vectors: bool = True           # retrieval by meaning at all (off: lexical only)
     changed: tuple = field(default=(), compare=False)  # names the bench set (for its rows)
@@ -139,7 +140,7 @@ def order(candidates: list[Candidate], ranking: Ranking = DEFAULT) -> list[Candi
     for c in candidates:
         rrf = sum(1 / (ranking.rrf_k + r) for r in (c.lexical_rank, c.vector_rank) if r is not None)
         c.fused = rrf * (ranking.rrf_k + 1) / lists
-        c.final = c.score + ranking.fusion_weight * c.fused
+        c.final = c.score + ranking.fusion_weight * c.fused + ranking.similarity_weight * (c.similarity or 0.0)
     return sorted(candidates, key=lambda c: (-c.final, -c.score, -c.rank, c.key))
 
 

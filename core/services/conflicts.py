@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STATUSES = ("OPEN", "ESCALATED", "DISMISSED", "CLOSED")
+# Answers compared by meaning besides those sharing a subject: the nearest, if this alike (cosine).
+NEAREST_COMPARED = 20
+NEAR_MEANING = 0.75
 MAX_COMPARED = 200   # answers compared per detection (those sharing the most subjects first)
 MAX_JUDGED = 5       # pairs the LLM judges per detection
 
@@ -122,6 +125,27 @@ def _subjects(tx: Tx, answer: dict) -> list[str]:
     return [r["subject"] for r in rows]
 
 
+def _near_in_meaning(ctx: Context, tx: Tx, me: dict, seen: set[int], subjects: list[str]) -> list[dict]:
+    """The APPROVED answers nearest in meaning to `me` (its vector against theirs, through the HNSW
+    index), at least NEAR_MEANING alike, that share no subject with it: an answer worded otherwise
+    ("the server's default port is 5433") is compared too. None without pgvector or a vector."""
+    recorded = ctx.embeddings.recorded(tx) if ctx.embeddings is not None else None
+    if recorded is None or recorded.dimension is None:
+        return []
+    d = int(recorded.dimension)
+    rows = tx.all(
+        f"WITH mine AS (SELECT embedding::vector({d}) AS v FROM answer_vectors WHERE answer_id = %s), "
+        f"near AS (SELECT n.answer_id, n.embedding::vector({d}) <=> mine.v AS distance FROM answer_vectors n, mine "
+        f"         WHERE n.answer_id <> %s ORDER BY n.embedding::vector({d}) <=> mine.v LIMIT %s) "
+        "SELECT a.id, a.question, a.text, a.horn_type, 1 - near.distance AS similarity FROM near "
+        "JOIN approved_answers a ON a.id = near.answer_id AND a.status = 'APPROVED' "
+        "WHERE 1 - near.distance >= %s ORDER BY near.distance, a.id",
+        (me["id"], me["id"], NEAREST_COMPARED, NEAR_MEANING))
+    subject = (subjects or ["meaning"])[0]
+    return [{**{k: r[k] for k in ("id", "question", "text", "horn_type")}, "shared": [subject]}
+            for r in rows if r["id"] not in seen]
+
+
 def _judge(ctx: Context, pairs: list[tuple[dict, dict]]) -> dict[tuple[int, int], Finding]:
     """The LLM's verdict on pairs the rules left, through the shared breaker; nothing when the
     breaker is open or the LLM fails (the rules' flags stand either way)."""
@@ -169,6 +193,7 @@ def detect(ctx: Context, answer_id) -> dict:
             "FROM answer_subjects s JOIN approved_answers a ON a.id = s.answer_id "
             "WHERE s.subject = ANY(%s) AND a.id <> %s AND a.status = 'APPROVED' "
             "GROUP BY a.id ORDER BY count(*) DESC, a.id LIMIT %s", (subjects, answer_id, MAX_COMPARED))
+        others += _near_in_meaning(ctx, tx, me, {r["id"] for r in others}, subjects)
         known = {(r["answer_id"], r["other_answer_id"]) for r in tx.all(
             "SELECT answer_id, other_answer_id FROM conflict_flags WHERE answer_id = %s OR other_answer_id = %s",
             (answer_id, answer_id))}

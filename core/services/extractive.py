@@ -1,34 +1,57 @@
-"""The built-in extractive generator: with no LLM configured, an answer is quoted from the best
-source (the first: retrieval ranks them), cited by its number, and kept on the question's topic.
-Pure logic.
+"""The built-in extractive generator: with no LLM configured, an answer is composed of the sentences
+that answer the question, picked across the sources retrieval found, each cited by its source's
+number (docs/architecture.md, "Retrieval and generation"). Pure logic: the sentences' nearness in
+meaning to the question, when the caller has an embedder, comes in as a function.
 
-The best source is a section. When its heading names what the question asks about (half of the
-question's telling words or more), the section is the answer and is quoted whole, up to
-`max_sentences`. Otherwise its sentences that share a telling word with the question (or with
-nothing to go on, its first) are. Another source adds one sentence at most, and only one that
-shares most of the question's telling words itself: a sentence that merely has one of them (a
-question on personal protective equipment, a rule on personal headphones and hearing protection) is off topic.
-A sentence that leaves its matter undecided ("It is not yet decided whether…") is never quoted: it
-restates a question, it does not answer one.
+- **Units.** Each source (never one marked `related`: context near another, not an answer) is cut
+  into units: its sentences, its list items (each with the sentence that introduces its list), and
+  its definitions ("term: what it is"), each later sentence of a definition kept with its term.
+- **Support.** A unit is scored by the question's telling words it has (each weighed by how rare it
+  is among the sources' units, the section's heading counting half), plus its nearness in meaning
+  to the question when given, plus a little for a better ranked source.
+- **Choice.** The best unit, then the others scoring at least `KEEP` of it, at most `max_sentences`,
+  from any source and from anywhere in a section; quoted in source order, then in their order
+  within it. A unit that repeats one already chosen, or that leaves its matter undecided ("It is
+  not yet decided whether…"), is never quoted: it restates a question, it answers none.
 """
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
+from typing import Callable
 
 from ..adapters.llm import Generation
 from ..classify import classify
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[a-z0-9_]+")
 # Function words, and the words of asking (r2k's question templates among them): not a topic.
 _STOP = set("a an and are as at be by for from has have how in is it its of on or that the this to was what when "
             "which who whom why will with does do did about can could should would may might must shall there their "
             "they them any all each many much long often get got need needs happen happens allowed allow "
-            "established rule rules applies apply forbidden regarding steps step still unsettled exactly".split())
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-ON_TOPIC = 0.75    # share of the question's telling words another source's sentence must have
-HEADING_NAMES = 0.5  # share of them the best source's heading must have to be quoted whole
+            "established rule rules applies apply forbidden regarding steps step still unsettled exactly "
+            "i me my we our you your if into than then so not no yes".split())
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(“\"'_])")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+# "shared_buffers (integer): Sets …", "hostssl: This record …": a term (a few words, no sentence
+# of its own) and what it is.
+_DEFINITION = re.compile(r"^\s*((?:[^\s:]+\s+){0,5}?[^\s:]+):\s+(?=\S)")
+# A question after a figure, and a sentence that gives one.
+_QUANTITY_ASKED = re.compile(r"\bhow (?:much|many|long|often|large|big|fast|soon)\b|\bdefaults?\b|\bout of the box\b|"
+                             r"\bunless (?:configured|told|set)\b|\bwhich (?:port|version)\b|\bminimum\b|\bmaximum\b|"
+                             r"\blimit\b|\bat (?:least|most)\b", re.IGNORECASE)
+_QUANTITY = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|hundred|thousand|"
+                       r"million|billion|twice|half|default)\b", re.IGNORECASE)
+MAX_SENTENCES = 6
+QUANTITY_BONUS = 0.3  # what stating a figure adds to a unit's score, for a question after one
+KEEP = 0.3           # share of the best unit's score another must reach to be quoted beside it
+HEADING_SHARE = 1.0  # a question word in the section's heading counts as one in the unit: the section is about it
+MEANING_WEIGHT = 0.25  # what the unit's cosine with the question adds to its word score
+RANK_STEP = 0.03     # what each step down the sources' ranking costs a unit
+CONTEXT_WEIGHT = 0.5  # what the best score in a unit's paragraph adds to its own
+HEADING_NAMES = 0.5  # share of the question's telling words a heading must have to name the question
+NAMED_OTHERS = 0.75  # share of them another source's sentence must have, beside a section so named
+ON_TOPIC = 0.3       # share of the best paragraph's hold on the question another must have to be quoted
 
 
 def stem(word: str) -> str:
@@ -40,13 +63,47 @@ def stem(word: str) -> str:
 
 
 def terms(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1}
+    """The telling words of a text, stemmed; a name like shared_buffers also as its words."""
+    out = set()
+    for w in _WORD.findall(text.lower()):
+        for part in ([w, *w.split("_")] if "_" in w.strip("_") else [w]):
+            if part not in _STOP and len(part) > 1:
+                out.add(stem(part))
+    return out
+
+
+def asks_quantity(question: str) -> bool:
+    """A question after an amount, a limit, a default or a version: a sentence that states one
+    (a figure, a number word) answers it better than one that only names the matter."""
+    return bool(_QUANTITY_ASKED.search(question))
+
+
+def lines(text: str) -> list[str]:
+    """A passage's logical lines: its paragraphs (a hard-wrapped paragraph joined again) and its list
+    items (each with its indented continuation), in order."""
+    out: list[str] = []
+    for block in re.split(r"\n\s*\n", text.strip()):
+        current = ""
+        for raw in block.splitlines():
+            line = raw.strip()
+            if not line:
+                continue
+            if _LIST_ITEM.match(raw) or not current or (_LIST_ITEM.match(current) and not raw[:1].isspace()) \
+                    or _DEFINITION.match(raw) and not raw[:1].isspace() and current.rstrip().endswith((".", ":")):
+                if current:
+                    out.append(current)
+                current = line
+            else:
+                current += " " + line
+        if current:
+            out.append(current)
+    return out
 
 
 def sentences(text: str) -> list[str]:
     """A passage's sentences; each list item counts as one."""
     out = []
-    for line in text.strip().splitlines():
+    for line in lines(text):
         parts = [line] if _LIST_ITEM.match(line) else _SENTENCE.split(line)  # "1. Stop …" is one item
         out += [part.strip() for part in parts if part.strip()]
     return out
@@ -67,48 +124,145 @@ def supports(question: str, source: dict) -> bool:
     return any(not undecided(p) and (not wanted or wanted & (terms(p) | heading)) for p in sentences(source["text"]))
 
 
-def select(question: str, sources: list[dict], max_sentences: int = 6) -> list[tuple[int, str]]:
-    """The (source number, sentence) pairs the answer quotes, in source order; never a sentence that
-    leaves its matter undecided."""
+@dataclass
+class Unit:
+    """One quotable piece of a source: a sentence, a list item, or a definition's sentence."""
+    number: int         # the source's number, 1 the best ranked
+    position: int       # its order within the source
+    text: str           # what is quoted
+    lead: str = ""      # what it is quoted with: its list's intro, or its definition's term
+    paragraph: int = 0  # which of the source's logical lines (a paragraph, a definition, a list) it is of
+    score: float = 0.0
+
+    @property
+    def said(self) -> str:
+        return f"{self.lead} {self.text}".strip()
+
+
+def units(number: int, text: str) -> list[Unit]:
+    """A source's units, in order: sentences; list items led by the sentence (or the item) that
+    introduces their list; a definition's sentences after its first led by its term."""
+    out: list[Unit] = []
+    intro, paragraph = "", 0
+    for line in lines(text):
+        if _LIST_ITEM.match(line):
+            item = line.strip()
+            out.append(Unit(number, len(out), item, lead=intro, paragraph=paragraph))
+            if item.endswith(":"):
+                intro = item  # an item that opens a list of its own
+            continue
+        paragraph += 1
+        defined = _DEFINITION.match(line)
+        if defined and re.search(r"[.!?]\s", defined.group(1) + " "):
+            defined = None  # a sentence before the colon, not a term
+        parts = [p.strip() for p in _SENTENCE.split(line.strip()) if p.strip()]
+        term = defined.group(1).strip() if defined else ""
+        for i, part in enumerate(parts):
+            out.append(Unit(number, len(out), part, lead=f"{term}:" if term and i else "", paragraph=paragraph))
+        intro = parts[-1] if parts and parts[-1].endswith(":") else ""
+    return out
+
+
+def select(question: str, sources: list[dict], max_sentences: int = MAX_SENTENCES,
+           meaning: Callable[[str, list[str]], list[float] | None] | None = None) -> list[tuple[int, str]]:
+    """The (source number, text) pairs the answer quotes, in source order: the units that best answer
+    `question` across the sources (a list item with its intro, a definition's sentence with its term
+    before it, once). `meaning(question, texts)` gives each text's cosine with the question, or None."""
     wanted = terms(question)
-    if not sources:
-        return []
-    best = sources[0]
-    parts = [p for p in sentences(best["text"]) if not undecided(p)]
-    if not parts:
-        return []
-    heading = terms(best.get("heading") or "")
-    if not wanted or len(wanted & heading) >= math.ceil(HEADING_NAMES * len(wanted)):
-        chosen = [(1, p) for p in parts[:max_sentences]]
-    else:
-        # A sentence is kept when it, or its section's heading, has a telling word of the question.
-        sharing = [(len(wanted & (terms(p) | heading)), i) for i, p in enumerate(parts)]
-        keep = sorted(i for n, i in sorted(sharing, key=lambda s: (-s[0], s[1]))[:max_sentences] if n > 0)
-        chosen = [(1, parts[i]) for i in keep] or [(1, parts[0])]
-    seen = [terms(p) for _, p in chosen]
-    need = max(2, math.ceil(ON_TOPIC * len(wanted)))
-    for number, source in enumerate(sources[1:], start=2):
+    pool: list[Unit] = []
+    headings: dict[int, set[str]] = {}
+    for number, source in enumerate(sources, start=1):
         if source.get("related"):
-            continue  # context near the best source, not an answer to the question
-        extra = next((p for p in sentences(source["text"]) if len(wanted & terms(p)) >= need
-                      and not _repeats(terms(p), seen) and not undecided(p)), None)
-        if extra:
-            return chosen + [(number, extra)]  # one sentence from the other sources, in all
-    return chosen
+            continue  # context near another source, not an answer to the question
+        headings[number] = terms(source.get("heading") or "")
+        pool += [u for u in units(number, source.get("text") or "") if not undecided(u.text)]
+    if not pool:
+        return []
+    own = [terms(u.said) for u in pool]
+    df: dict[str, int] = {}
+    for words in own:
+        for w in words & wanted:
+            df[w] = df.get(w, 0) + 1
+    weight = {w: math.log(1 + len(pool) / (1 + df.get(w, 0))) for w in wanted}
+    total = sum(weight.values()) or 1.0
+    near = meaning(question, [u.said for u in pool]) if meaning and wanted else None
+    figure = asks_quantity(question)
+    lexical, topic = [], []
+    for i, u in enumerate(pool):
+        heading = headings[u.number] - own[i]
+        lexical.append((sum(weight[w] for w in wanted & own[i])
+                        + HEADING_SHARE * sum(weight[w] for w in wanted & heading)) / total)
+        topic.append(sum(weight[w] for w in wanted & (own[i] | heading)) / total)
+    # A sentence is borne out by its paragraph: the best of its paragraph's words counts for it too.
+    context: dict[tuple[int, int], float] = {}
+    on_topic: dict[tuple[int, int], float] = {}
+    for i, u in enumerate(pool):
+        key = (u.number, u.paragraph)
+        context[key] = max(context.get(key, 0.0), lexical[i])
+        on_topic[key] = max(on_topic.get(key, 0.0), topic[i])
+    for i, u in enumerate(pool):
+        u.score = lexical[i] + CONTEXT_WEIGHT * context[(u.number, u.paragraph)] \
+            + (MEANING_WEIGHT * max(near[i], 0.0) if near else 0.0) - RANK_STEP * (u.number - 1) \
+            + (QUANTITY_BONUS if figure and _QUANTITY.search(u.text) else 0.0)
+    ranked = sorted(range(len(pool)), key=lambda i: (-pool[i].score, pool[i].number, pool[i].position))
+    best = pool[ranked[0]].score
+    lead_topic = on_topic[(pool[ranked[0]].number, pool[ranked[0]].paragraph)]
+    # The best unit's section named for the question (its heading has half its telling words): that
+    # section answers it, and another source adds only a sentence that has most of the question itself.
+    first = pool[ranked[0]].number
+    named = bool(wanted) and len(wanted & headings[first]) >= math.ceil(HEADING_NAMES * len(wanted))
+    chosen: list[int] = []
+    for i in ranked:
+        if len(chosen) >= max_sentences or (chosen and pool[i].score < KEEP * best):
+            break
+        if chosen and _repeats(own[i], [own[j] for j in chosen if not _parallel(pool[i], pool[j])]):
+            continue
+        if chosen and on_topic[(pool[i].number, pool[i].paragraph)] < ON_TOPIC * lead_topic:
+            continue  # a stray word of the question, in a paragraph about something else
+        if chosen and named and pool[i].number != first and len(wanted & own[i]) < NAMED_OTHERS * len(wanted):
+            continue  # a stray word beside the section the question names
+        chosen.append(i)
+    chosen.sort(key=lambda i: (pool[i].number, pool[i].position))
+    out: list[tuple[int, str]] = []
+    said: set[tuple[int, str]] = set()
+    for i in chosen:
+        u = pool[i]
+        if u.lead and not _LIST_ITEM.match(u.text):
+            quoted = [f"{u.lead} {u.text}"]  # a definition's sentence with its term
+        elif u.lead:
+            quoted = [u.lead, u.text]  # the list's intro (once), then the item
+        else:
+            quoted = [u.text]
+        for text in quoted:
+            if (u.number, text) not in said:
+                said.add((u.number, text))
+                out.append((u.number, text))
+    return out
+
+
+def _parallel(a: Unit, b: Unit) -> bool:
+    """Two items of one list: alike by design, neither repeats the other."""
+    return a.number == b.number and a.lead == b.lead and bool(_LIST_ITEM.match(a.text)) \
+        and bool(_LIST_ITEM.match(b.text))
 
 
 def _repeats(words: set[str], seen: list[set[str]]) -> bool:
     return any(len(words & other) >= 0.8 * max(len(words), 1) for other in seen)
 
 
-def extractive(question: str, sources: list[dict], max_sentences: int = 6) -> Generation:
-    """Compose an answer from the best source, on the question's topic, each sentence cited."""
-    chosen = select(question, sources, max_sentences)
+def extractive(question: str, sources: list[dict], max_sentences: int = MAX_SENTENCES,
+               meaning: Callable[[str, list[str]], list[float] | None] | None = None) -> Generation:
+    """Compose an answer from the sentences that answer `question`, across the sources, each cited."""
+    chosen = select(question, sources, max_sentences, meaning)
     lines: list[str] = []
     for i, (number, sentence) in enumerate(chosen):
         last_of_source = i + 1 == len(chosen) or chosen[i + 1][0] != number
         if _LIST_ITEM.match(sentence):
-            lines.append(sentence + (f" [{number}]" if last_of_source else ""))
+            lines.append(sentence + (f" [{number}]" if last_of_source or not _LIST_ITEM.match(chosen[i + 1][1])
+                                     else ""))
+        elif sentence.rstrip().endswith(":") and i + 1 < len(chosen) and chosen[i + 1][0] == number \
+                and _LIST_ITEM.match(chosen[i + 1][1]):
+            lines.append(sentence.rstrip())  # a list's intro: cited with its items
         else:
             lines.append(f"{sentence.rstrip()} [{number}]")
     text = ""

@@ -9,6 +9,7 @@ second GeneratedCandidate.
 """
 from __future__ import annotations
 
+import logging
 import re
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from .. import engine
 from ..domain import limits
 from ..adapters.breaker import CircuitBreaker
+from ..adapters.embeddings import EmbeddingsError
 from ..adapters.llm import ChatClient, Generation, LLMError, build_prompt
 from ..classify import classify
 from ..domain import SYSTEM
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 # half a minute (workers/main.py, HEARTBEAT_TTL); the sweep catches the rest (a lost Redis) after a
 # minute. A run that is only slow (an LLM taking its time) is not run twice: it holds its lock.
 STALE_GENERATING = timedelta(seconds=60)
+log = logging.getLogger(__name__)
 
 
 def breaker(ctx: Context) -> CircuitBreaker:
@@ -93,7 +96,7 @@ def _generate(ctx: Context, work_item_id: int, llm: ChatClient | None) -> dict:
     if reason and not undecided(reason):
         asks.append(question)
     for asked in asks:
-        sources = _grounding(asked, retrieve(ctx, asked, leave_out=leave_out))
+        sources = grounding(asked, retrieve(ctx, asked, leave_out=leave_out))
         if len(sources) >= 2:
             break
     if len(sources) < 2:
@@ -112,7 +115,7 @@ def _generate(ctx: Context, work_item_id: int, llm: ChatClient | None) -> dict:
             return _escalate(ctx, item, LLM_ERROR.format(detail=exc.detail), sources=len(sources))
         cb.record_success()
     else:
-        generation = extractive(asked, sources)
+        generation = extractive(asked, sources, meaning=meaning(ctx))
 
     generation = _storable(generation)
     too_long = limits.too_long("an answer", limits.ANSWER, len(generation.text.strip()))
@@ -148,13 +151,25 @@ def _escalate(ctx: Context, item: dict, reason: str, *, sources: int) -> dict:
     return {"work_item": item["id"], "outcome": "escalated", "reason": reason, "state": "ESCALATED"}
 
 
-def _grounding(asked: str, retrieved: list[dict]) -> list[dict]:
-    """The retrieved sources that may ground an answer: those that support one (`supports`), and the
-    context retrieval added around the best one (`related`) while the best stands."""
-    kept = [s for s in retrieved if not s.get("related") and supports(asked, s)]
-    if kept and kept[0] is retrieved[0]:
-        kept += [s for s in retrieved if s.get("related")]
-    return kept
+def grounding(asked: str, retrieved: list[dict]) -> list[dict]:
+    """The retrieved sources that may ground an answer: those that support one (`supports`). A
+    passage retrieval added only because it is near another (`related`) is context, never a source:
+    it neither counts toward the two an answer needs nor reaches the prompt or the extractive answer."""
+    return [s for s in retrieved if not s.get("related") and supports(asked, s)]
+
+
+def meaning(ctx: Context):
+    """How near in meaning each text is to the question (cosines), by the configured embedder; None
+    when it fails (the extractive answer is then composed by the question's words alone)."""
+    def near(question: str, texts: list[str]) -> list[float] | None:
+        try:
+            vectors = ctx.embeddings.embedder.embed([question, *texts])
+        except EmbeddingsError as exc:
+            log.warning("an answer composed by its words only (the embeddings endpoint: %s)", exc.detail)
+            return None
+        asked = vectors[0]
+        return [sum(a * b for a, b in zip(asked, v)) for v in vectors[1:]]
+    return near
 
 
 def _escalated_candidate(ctx: Context, item: dict) -> dict | None:

@@ -245,8 +245,12 @@ def process(ctx: Context, entry_id: int, *, force: bool = False) -> dict:
             return {"entry": entry_id, "outcome": "nothing to do", "state": state}
     # Retrieve for exactly the question a resolution hands to generation, so an entry never
     # resolves on sources its work item would not find (which would escalate it straight back here).
+    # The sources are counted as generation counts them (`generation.grounding`): a passage retrieval
+    # added only because it is near another (`related`) is no source.
+    from .generation import grounding
+
     question = _as_question(entry["subject"])
-    sources = retrieval.retrieve(ctx, question)
+    sources = grounding(question, retrieval.retrieve(ctx, question))
     with ctx.db.begin() as tx:
         current = engine.lock(tx, GREY, entry_id)
         if current["state"] != "Processing":

@@ -100,24 +100,31 @@ _SEARCH = (
     "lex_a AS (SELECT a.id, ts_rank_cd(a.search, q.q) AS rank FROM approved_answers a, q "
     "          WHERE %(answers)s AND a.search @@ q.q AND a.status = 'APPROVED' ORDER BY rank DESC, a.id LIMIT %(wide)s), "
     "near_a AS ({near_a}) "
-    "SELECT " + _PASSAGE + ", coalesce(l.rank, 0) AS rank, 1 - n.distance AS similarity "
+    "SELECT " + _PASSAGE + ", coalesce(l.rank, 0) AS rank, 1 - coalesce(n.distance, {exact_p}) AS similarity "
     "  FROM (SELECT id FROM lex_p UNION SELECT id FROM near_p WHERE %(passages)s) pool "
     "  JOIN source_passages p ON p.id = pool.id AND p.current "
     "  LEFT JOIN lex_p l ON l.id = p.id LEFT JOIN near_p n ON n.id = p.id, q "
     "UNION ALL "
-    "SELECT " + _ANSWER + ", coalesce(l.rank, 0), 1 - n.distance "
+    "SELECT " + _ANSWER + ", coalesce(l.rank, 0), 1 - coalesce(n.distance, {exact_a}) "
     "  FROM (SELECT id FROM lex_a UNION SELECT id FROM near_a WHERE %(answers)s) pool "
     "  JOIN approved_answers a ON a.id = pool.id AND a.status = 'APPROVED' "
     "  LEFT JOIN lex_a l ON l.id = a.id LEFT JOIN near_a n ON n.id = a.id, q")
-LEXICAL = "WITH " + _FROM_QUESTION + ", " + _SEARCH.format(near_p=_NONE, near_a=_NONE)
-LEXICAL_OF_TERMS = "WITH " + _FROM_LEXEMES + ", " + _SEARCH.format(near_p=_NONE, near_a=_NONE)
+# A candidate found by its words only gets its cosine too, from its own vector (one index lookup by
+# key): every candidate is then ranked by meaning, not only the `nearest`.
+_EXACT = "(SELECT v.embedding::vector({d}) <=> %(vector)s::vector({d}) FROM {table} v WHERE v.{key} = {row}.id)"
+LEXICAL = "WITH " + _FROM_QUESTION + ", " + _SEARCH.format(near_p=_NONE, near_a=_NONE, exact_p="NULL",
+                                                             exact_a="NULL")
+LEXICAL_OF_TERMS = "WITH " + _FROM_LEXEMES + ", " + _SEARCH.format(near_p=_NONE, near_a=_NONE, exact_p="NULL",
+                                                                   exact_a="NULL")
 
 
 def hybrid_sql(dimension: int) -> str:
     """The search by words and by meaning, for vectors of `dimension`."""
     return "WITH " + _FROM_QUESTION + ", " + _SEARCH.format(
         near_p=_NEAR.format(key="passage_id", table="passage_vectors", d=int(dimension)),
-        near_a=_NEAR.format(key="answer_id", table="answer_vectors", d=int(dimension)))
+        near_a=_NEAR.format(key="answer_id", table="answer_vectors", d=int(dimension)),
+        exact_p=_EXACT.format(key="passage_id", table="passage_vectors", d=int(dimension), row="p"),
+        exact_a=_EXACT.format(key="answer_id", table="answer_vectors", d=int(dimension), row="a"))
 
 
 # Registry search (core/services/registry.py): the answers of the statuses asked for, by words (the
