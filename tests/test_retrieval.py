@@ -262,7 +262,7 @@ def test_plain_text_and_json_lines_sections():
 
 
 def test_a_long_section_is_split_and_each_part_keeps_the_heading():
-    paragraph = "Each paragraph of this long section says something about the dock rules. " * 6
+    paragraph = "Every dock door is inspected by the dock supervisor at the start of a shift. " * 6
     doc = extract(Path("long.md"), "# Long\n\n## Docks\n\n" + "\n\n".join([paragraph.strip()] * 6) + "\n")
     parts = sections_of(doc)
     assert len(parts) > 1 and {p.heading for p in parts} == {"Docks"}
