@@ -1,122 +1,164 @@
-"""Keys typed ahead of a modal or an editor reach it, in order, whatever their timing.
+"""Nothing typed is lost: keys are handled one at a time, each to its end, whatever their timing.
 
-Textual routes each key as it reads it: the app posts it to the focused widget (or the screen),
-and a key binding runs only once the key has bubbled back up to the app. Keys that arrive
-together (a fast typist, a key macro, keys bundled over SSH) are therefore all posted to the
-screen below before the first key's action has pushed its modal; the text goes nowhere and the
-modal's ctrl+s, bubbling up last, saves the text as it was.
+Textual routes each key as soon as it reads it: the app posts it to the focused widget, and the
+bindings (an editor's backspace and ctrl+end, a screen's `e`, a dialog's ctrl+s) run only once the
+key has bubbled back up to the app. Keys that arrive together (a fast typist, a key macro, keys
+bundled over SSH) therefore overtake one another: a letter an editor inserts at once lands before
+the backspace ahead of it, which is still on its way up; the keys after `e` reach the screen below
+before the editor is open; the text after an enter lands in the field the enter was leaving.
 
-So the app holds the keys that follow a key bound on a screen (or on the app) until that key's
-action has run and the screen it opened, if any, is mounted and focused; then it routes them
-one by one as if they had just arrived. A key a focused text box takes for itself (a letter in
-an editor) is not held behind: it is typed, in order. A held key that something on its way up
-stops (it never reaches the app's bindings) lets the others through as soon as it is stopped: a
-callback follows it through each queue it passes. A hold never lasts more than HOLD_LIMIT
-seconds: a key nobody answers still reaches the screen on top.
+So the app routes the keys it reads (and pastes) strictly one at a time (docs/architecture.md,
+"Keys"): a key is routed as Textual would route it, and the next only once
+
+1. the key has been stopped on its way up, or has come back to the app and its binding has run;
+2. everything it set off has been handled: the messages it posted (an Input's Submitted, a
+   screen's dismiss), the screen it pushed, mounted, and the focus that screen asked for.
+
+A key is thus handled exactly as it would be typed slowly, and `ctrl+s` saves the text the editor
+shows once every key before it has been applied. A key nobody answers within HOLD_LIMIT seconds
+(an action that never returns) lets the others go on rather than freeze the keyboard.
 """
 from __future__ import annotations
 
-import time
-from functools import partial
+import asyncio
+import logging
+from collections import deque
 
 from textual import events
-from textual.app import App
-from textual.screen import Screen
-from textual.widgets import Input, TextArea
 
-HOLD_LIMIT = 1.0  # seconds
-TYPING_KEYS = {"enter", "tab", "backspace", "delete", "space", "left", "right", "up", "down", "home", "end"}
+log = logging.getLogger(__name__)
+
+HOLD_LIMIT = 2.0  # seconds
+SETTLE_ROUNDS = 12  # passes over the queues before a key counts as handled (one or two are the rule)
 
 
 class TypeAhead:
-    """An App mixin (first in the bases): keys typed ahead of a key's action wait for it."""
+    """An App mixin (first in the bases): the keys read are handled one at a time, in order."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._held_for: events.Key | None = None  # the key whose action runs now
-        self._held_since = 0.0
-        self._hold_timer = None
-        self._screen_before = None
-        self._typed_ahead: list[events.Key] = []  # the keys read since, in order
+        self._keys_read: deque[events.Event] = deque()  # read from the terminal, not yet routed
+        self._key_arrived = asyncio.Event()
+        self._routing: events.Event | None = None  # the key being handled now
+        self._routed: asyncio.Future | None = None  # done once that key's handling has ended
+        self._dispatcher = None
+        self._unhandled = 0  # keys read whose handling has not yet ended
+
+    @property
+    def keys_waiting(self) -> int:
+        """How many keys read from the terminal are not yet handled to their end (0: all are)."""
+        return self._unhandled
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key):
-            if not event.is_forwarded:  # as read from the terminal
-                if self._held_for is not None:
-                    self._typed_ahead.append(event)
-                    return
-                if self._acts(event):
-                    target = self.focused or self.screen  # where App.on_event forwards it
-                    self._hold(event)
-                    await super().on_event(event)
-                    # Behind the key in each queue it passes through: a key stopped on its way up
-                    # (a widget took it) lets the others through at once, not after HOLD_LIMIT.
-                    target.call_later(self._follow, event, target)
-                    return
-            elif event is self._held_for:  # back from the screen: its binding runs now
+        if isinstance(event, (events.Key, events.Paste)):
+            if not event.is_forwarded:  # as read from the terminal: in line behind the others
+                self._keys_read.append(event)
+                self._unhandled += 1
+                self._key_arrived.set()
+                if self._dispatcher is None:
+                    self._dispatcher = self.run_worker(self._dispatch(), name="keys in order", group="keys")
+                return
+            if event is self._routing:  # back from the focused widget: the bindings run now
                 await super().on_event(event)
-                self._settle(event)
+                self._ended(event)
                 return
         await super().on_event(event)
 
-    # -- which keys hold the ones after them ---------------------------------------------------
+    # -- one key at a time ----------------------------------------------------------------------
 
-    def _acts(self, event: events.Key) -> bool:
-        """Whether the key runs a screen's or the app's binding once it bubbles back (and so may
-        open a modal the next keys are meant for)."""
-        app: App = self  # type: ignore[assignment]
-        focused = app.focused
-        if isinstance(focused, (Input, TextArea)) and (event.is_printable or event.key in TYPING_KEYS):
-            return False  # the box takes it: it is typed, in order with the keys after it
-        screen = app.screen
-        if any(event.key in bindings.key_to_bindings and any(b.priority for b in bindings.key_to_bindings[event.key])
-               for _, bindings in screen._binding_chain):
-            return False  # a priority binding runs at once, before the key goes anywhere
-        for namespace, bindings in screen._modal_binding_chain:
-            if event.key in bindings.key_to_bindings:
-                return isinstance(namespace, (Screen, App))
-        return False
+    async def _dispatch(self) -> None:
+        """The app's keys, each routed once the one before has been handled to its end."""
+        while True:
+            await self._key_arrived.wait()
+            self._key_arrived.clear()
+            while self._keys_read:
+                key = self._keys_read.popleft()
+                try:
+                    await self._handle(key)
+                except Exception:  # noqa: BLE001 - one key gone wrong never stops the keyboard
+                    log.exception("handling the key %r", getattr(key, "key", key))
+                finally:
+                    self._routing = None
+                    self._unhandled -= 1
 
-    def _hold(self, event: events.Key) -> None:
-        app: App = self  # type: ignore[assignment]
-        self._held_for = event
-        self._held_since = time.monotonic()
-        self._screen_before = app.screen
-        self._hold_timer = app.set_timer(HOLD_LIMIT, partial(self._settle, event, True))
+    async def _handle(self, key: events.Event) -> None:
+        """Route `key`, wait until its handling has ended, then until what it set off has settled."""
+        self._routing, self._routed = key, asyncio.get_running_loop().create_future()
+        if self.call_later(self._route, key):  # in the app's own queue, as Textual routes it
+            try:
+                await asyncio.wait_for(self._routed, HOLD_LIMIT)
+            except asyncio.TimeoutError:
+                log.debug("the key %r held the keys after it for %ss", getattr(key, "key", key), HOLD_LIMIT)
+        self._routing = None
+        await self._settle()
 
-    # -- letting them through ------------------------------------------------------------------
-
-    def _follow(self, held: events.Key, node) -> None:
-        """Runs in `node`'s queue once it has handled the held key (and posted it to its parent,
-        unless it stopped it): follow the key one step up, and at the app settle unless it is back."""
-        if self._held_for is not held:
+    async def _route(self, key: events.Event) -> None:
+        app = self
+        try:
+            target = app.focused or app.screen  # where App.on_event forwards it
+        except Exception:  # noqa: BLE001 - no screen yet: nothing to route to
+            self._ended(key)
             return
-        parent = node.parent
-        if parent is None or parent is self:
-            self.call_later(self._settle, held)  # behind the key, if it bubbled: it will have settled first
+        await super().on_event(key)  # a priority binding runs here; else the key is posted on
+        if key.is_forwarded:
+            self._behind(key, target)
         else:
-            parent.call_later(self._follow, held, parent)
+            self._ended(key)  # taken by a priority binding: handled
 
-    def _settle(self, held: events.Key, timed_out: bool = False) -> None:
-        """The held key's action ran (or the hold timed out): once the screen on top is ready for
-        keys, route the keys typed meanwhile."""
-        if self._held_for is not held:
-            return  # that hold is over
-        app: App = self  # type: ignore[assignment]
-        screen = app.screen
-        timed_out = timed_out or time.monotonic() - self._held_since >= HOLD_LIMIT
-        if screen is not self._screen_before and not screen.is_mounted and not timed_out:
-            app.set_timer(0.005, partial(self._settle, held))  # a screen just pushed: wait for it to mount
-            return
-        # After the focus the new screen asked for on mount (a call queued on the app before this one).
-        app.call_later(self._release, held)
+    def _behind(self, key: events.Event, node) -> None:
+        """Once `node` has handled the key, follow it one step up (a callback queued behind it in
+        each queue it passes through): a key stopped on its way (a widget took it) has ended once
+        the node that stopped it is done with it."""
+        if node is None or node is self:
+            # Behind the key in the app's queue: if it bubbled back it has ended already (on_event).
+            if not self.call_later(self._ended, key):
+                self._ended(key)
+        elif not node.call_later(self._step, key, node):
+            self._ended(key)  # that node is gone, and the key with it
 
-    async def _release(self, held: events.Key) -> None:
-        if self._held_for is not held:
-            return  # released already (the timeout and the key's return both asked)
-        self._held_for = None
-        if self._hold_timer is not None:
-            self._hold_timer.stop()
-        waiting = self._typed_ahead
-        while waiting and self._held_for is None:  # until one of them holds the rest in its turn
-            await self.on_event(waiting.pop(0))
+    def _step(self, key: events.Event, node) -> None:
+        if key is self._routing:
+            self._behind(key, node.parent)
+
+    def _ended(self, key: events.Event) -> None:
+        if key is self._routing and self._routed is not None and not self._routed.done():
+            self._routed.set_result(None)
+
+    async def _settle(self) -> None:
+        """Until the app, its screens and the widgets of the screen on top have handled everything
+        queued for them (the messages the key posted, the screen it pushed, mounted and focused)."""
+        for _ in range(SETTLE_ROUNDS):
+            try:
+                screen = self.screen
+            except Exception:  # noqa: BLE001 - leaving: no screen
+                return
+            if not screen.is_mounted:
+                try:
+                    await asyncio.wait_for(screen._mounted_event.wait(), HOLD_LIMIT)
+                except asyncio.TimeoutError:
+                    return
+            nodes = [self, *self.screen_stack, *screen.walk_children()]
+            await self._one_round(nodes)
+            if self.screen is screen and screen.is_mounted and all(node._message_queue.empty() for node in nodes):
+                return
+
+    @staticmethod
+    async def _one_round(nodes) -> None:
+        """Once every node has handled what was queued for it when the round began."""
+        waiting = 0
+        all_done = asyncio.Event()
+
+        def done() -> None:
+            nonlocal waiting
+            waiting -= 1
+            if waiting == 0:
+                all_done.set()
+
+        for node in nodes:
+            if node.call_later(done):
+                waiting += 1
+        if waiting:
+            try:
+                await asyncio.wait_for(all_done.wait(), HOLD_LIMIT)
+            except asyncio.TimeoutError:
+                log.debug("%d queues did not answer within %ss", waiting, HOLD_LIMIT)

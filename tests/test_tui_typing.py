@@ -2,6 +2,7 @@
 what is published is what was typed (checked in the registry, not only on the screen)."""
 from __future__ import annotations
 
+import pytest
 from textual.widgets import TextArea
 
 from r2k.app.widgets.modals import ChoiceModal, TextModal
@@ -389,3 +390,121 @@ async def test_a_key_stopped_on_its_way_holds_up_nothing(monkeypatch):
         await one_write(pilot, "brxy")
         await wait_for(pilot, lambda: isinstance(app.screen, Ask) and app.screen.query_one(Input).value == "xy",
                        what="the typed-ahead keys in the box")
+
+
+# --------------------------------------------------------------------------- bursts with editing keys
+
+LONG = ("Dock 4 of the Rotterdam warehouse takes reefer trailers only; the night shift checks the seals, "
+        "and the Stowage backup starts at noon.")
+
+
+def seed_long(ctx, people) -> int:
+    """One FACT candidate whose text is longer than eighty characters (and a second to carry on with)."""
+    from r2k.core.services import candidates
+
+    first = candidates.add(ctx, people["root"], "Which trailers does dock 4 take?", LONG, "FACT")["id"]
+    candidates.add(ctx, people["root"], "Fact question 2?", "A plain fact number 2.", "FACT")
+    return first
+
+
+async def test_editing_keys_typed_in_one_burst_publish_the_text_typed(ctx, people):
+    """The issue's bursts, each queued whole before the app handles its first key: what is published
+    is the text the editor shows after every key, in order."""
+    first = seed_long(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        assert candidate_on(screen) == first
+        await keys_together(pilot, "e", *["backspace"] * 3, "X", "Y", "Z", "ctrl+s")
+        await wait_for(pilot, lambda: published_text(ctx, first) is not None, what="the revision published")
+        assert published_text(ctx, first) == LONG[:-3] + "XYZ"
+        assert not isinstance(app.screen, TextModal)
+
+
+async def test_ctrl_end_and_backspaces_in_one_burst(ctx, people):
+    first = seed_long(ctx, people)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_review(pilot)
+        await keys_together(pilot, "e", "ctrl+home", "ctrl+end", *["backspace"] * 10, "X", "Y", "Z", "ctrl+s")
+        await wait_for(pilot, lambda: published_text(ctx, first) is not None, what="the revision published")
+        assert published_text(ctx, first) == LONG[:-10] + "XYZ"
+
+
+async def test_eighty_backspaces_and_a_new_sentence_in_one_burst(ctx, people):
+    first = seed_long(ctx, people)
+    sentence = " The seals are checked at six."
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_review(pilot)
+        await keys_together(pilot, "e", "ctrl+end", *["backspace"] * 80,
+                            *[{" ": "space", ".": "full_stop"}.get(c, c) for c in sentence], "ctrl+s")
+        await wait_for(pilot, lambda: published_text(ctx, first) is not None, what="the revision published")
+        assert published_text(ctx, first) == LONG[:-80] + sentence
+
+
+async def test_the_grey_add_dialog_keeps_its_fields_apart_in_a_burst(ctx, people):
+    from r2k.app.screens.grey import GreyQueueScreen
+    from tests.tui import open_screen
+
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_screen(pilot, "Y", GreyQueueScreen)
+        await keys_together(pilot, "plus", *"Aisle", "space", *"heat", "enter", *"27", "space", *"or", "space",
+                            *"32", "enter")
+        await wait_for(pilot, lambda: grey.list_entries(ctx), what="the entry added")
+        entry = grey.get(ctx, 1)
+        assert (entry["subject"], entry["detail"]) == ("Aisle heat", "27 or 32")
+
+
+# --------------------------------------------------------------------------- the dialogs drawn whole
+
+def drawn(app) -> str:
+    """The screen on top as the terminal shows it, line by line."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+@pytest.mark.parametrize("width", [200, 80])
+async def test_the_quit_question_draws_every_answer_whole(ctx, people, width):
+    seed_facts(ctx, people, 1)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(width, 45)) as pilot:
+        await open_review(pilot)
+        modal = await quit_asking(pilot)
+        await pilot.pause()
+        shown = drawn(app)
+        for choice in modal.choices:
+            label = f"{choice.label} ({choice.key})"
+            assert label in shown, f"{label!r} cut at {width} columns"
+            button = modal.query_one(f"#choice-{choice.value}")
+            assert button.region.right <= width and button.content_region.width >= len(label)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ChoiceModal), what="the question gone")
+
+
+async def test_nothing_to_revise_goes_once_the_text_is_changed(ctx, people):
+    ids = seed_facts(ctx, people, 1)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(140, 45)) as pilot:
+        await open_review(pilot)
+        await keys_together(pilot, "e", "ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal) and "nothing to revise" in
+                       text_of(app, "#modal-error"), what="the refusal")
+        await keys_together(pilot, "space")  # the same text once trimmed: still nothing to revise
+        assert "nothing to revise" in text_of(app, "#modal-error")
+        await keys_together(pilot, "backspace", "backspace", "X")
+        assert app.screen.query_one("#text", TextArea).text == "A plain fact number 1X"
+        assert text_of(app, "#modal-error") == ""
+        await keys_together(pilot, "backspace", "full_stop")  # as it stands again: said only once saved
+        assert text_of(app, "#modal-error") == ""
+        await keys_together(pilot, "ctrl+s")
+        assert "nothing to revise" in text_of(app, "#modal-error")
+        # A reason left out is said until one is typed.
+        await keys_together(pilot, "escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, TextModal), what="the editor closed")
+        await keys_together(pilot, "r", "ctrl+s")
+        await wait_for(pilot, lambda: "A reason is needed" in text_of(app, "#modal-error"), what="the reason asked")
+        assert "or esc to cancel" in text_of(app, "#modal-error")
+        await keys_together(pilot, "W")
+        assert text_of(app, "#modal-error") == ""
+        untouched(ctx, ids[0], candidate_views.get(ctx, ids[0])["version"])

@@ -154,15 +154,33 @@ async def type_text(pilot, text: str):
 
 async def keys_together(pilot, *keys: str):
     """Keys that arrive at once, as typed-ahead keys or a paste do over SSH: all are queued before
-    the app handles the first (Pilot's `press` lets the app go idle after each key)."""
-    from textual import events
-
-    chars = {"space": " ", "enter": "\r", "tab": "\t"}
-    for key in keys:
-        event = events.Key(key, chars.get(key, key if len(key) == 1 else None))
+    the app handles the first (Pilot's `press` lets the app go idle after each key). Each key is
+    named, and given its character, as Pilot's `press` names it ("space", "full_stop", "X", "@")."""
+    for event in key_events(*keys):
         event.set_sender(pilot.app)
         pilot.app._driver.send_message(event)
     await pilot.pause()
+    # Until the workstation has handled every one of them (app/typeahead.py takes them one at a time).
+    await wait_for(pilot, lambda: getattr(pilot.app, "keys_waiting", 0) == 0, what="the keys handled")
+
+
+def key_events(*keys: str):
+    """Key events as the terminal's parser makes them, each with its character (as App._press_keys)."""
+    import unicodedata
+
+    from textual import events
+    from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
+
+    made = []
+    for key in keys:
+        if len(key) == 1 and not key.isalnum():
+            key = _character_to_key(key)
+        try:
+            char = unicodedata.lookup(_get_unicode_name_from_key(REPLACED_KEYS.get(key, key)))
+        except KeyError:
+            char = {"enter": "\r"}.get(key, key if len(key) == 1 else None)  # as the terminal's parser
+        made.append(events.Key(key, char))
+    return made
 
 
 async def open_modal(pilot, key: str, modal_type):

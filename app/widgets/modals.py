@@ -6,6 +6,7 @@ line, with the box focused, and the modal stays.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual.app import ComposeResult
@@ -16,10 +17,21 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, Static, TextArea
 
+from r2k.app.keymap import in_force, key_of
 from r2k.app.safe import visible
 
-REASON_NEEDED = "A reason is needed: type one, or escape to cancel."
-UNCHANGED = "The text is as it stands: change it, or escape to cancel."
+# Words naming a key take it from the bindings in force ({cancel}: the dialog's cancel key, a
+# keymap file's if it moves it), as every screen's do (docs/architecture.md, "Keys").
+REASON_NEEDED = "A reason is needed: type one, or {cancel} to cancel."
+UNCHANGED = "The text is as it stands: change it, or {cancel} to cancel."
+
+
+def action_key(app, node, action: str) -> str | None:
+    """The key that runs `action` on `node` (a widget's binding without an id: an Input's submit)."""
+    for _key, binding in in_force(app, node):
+        if binding.action == action:
+            return app.get_key_display(binding)
+    return None
 
 
 class FormModal(ModalScreen):
@@ -43,9 +55,29 @@ class FormModal(ModalScreen):
         """Enter in `box`."""
         self.action_submit()
 
-    def refuse(self, message: str, box: Widget) -> None:
-        self.query_one(self.ERROR, Static).update(message)
+    def refuse(self, message: str, box: Widget, *, holds: Callable[[], bool] | None = None) -> None:
+        """Say in place why the dialog stays, and focus `box`. The words last only while they are
+        true: `holds` says whether the refusal still stands, asked after each change to a box (by
+        default any change ends it), so "nothing to revise" goes once the text is changed."""
+        self._refusal_holds = holds or (lambda: False)
+        self.query_one(self.ERROR, Static).update(Content(message.replace("{cancel}", self.cancel_key() or "")))
         box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.boxes_changed()
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.boxes_changed()
+
+    def boxes_changed(self) -> None:
+        holds = getattr(self, "_refusal_holds", None)
+        if holds is not None and not holds():
+            self._refusal_holds = None
+            self.query_one(self.ERROR, Static).update("")
+
+    def cancel_key(self) -> str | None:
+        """The key that cancels this dialog now (escape, unless a keymap file moves it)."""
+        return key_of(self.app, self, "cancel")
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -85,7 +117,8 @@ class FieldsModal(FormModal):
                 yield Static(f"{f.label} {'(required)' if f.required else '(optional)'}", classes="fields-label")
                 yield Input(value=f.value, placeholder=f.placeholder, id=f"field-{f.name}")
             yield Static("", classes="fields-error")
-            yield Static("Enter: next field / confirm  ·  Escape: cancel, nothing changes", classes="fields-keys")
+            yield Static(Content(f"{action_key(self.app, Input, 'submit')}: next field / confirm  ·  "
+                                 f"{self.cancel_key()}: cancel, nothing changes"), classes="fields-keys")
 
     def submitted(self, box: Input) -> None:
         inputs = list(self.query(Input))
@@ -101,7 +134,7 @@ class FieldsModal(FormModal):
             box = self.query_one(f"#field-{f.name}", Input)
             text = box.value.strip()
             if f.required and not text:
-                self.refuse(f"{f.label} is required (escape cancels).", box)
+                self.refuse(f"{f.label} is required ({{cancel}} cancels).", box, holds=lambda: not box.value.strip())
                 return
             values[f.name] = text or None
         self.dismiss(values)
@@ -139,7 +172,7 @@ class DialogModal(FormModal):
         box = self.query_one("#reason", Input)
         reason = box.value.strip()
         if not reason:
-            self.refuse(REASON_NEEDED, box)
+            self.refuse(REASON_NEEDED, box, holds=lambda: not box.value.strip())
             return None
         return reason
 
@@ -209,13 +242,14 @@ class TextModal(DialogModal):
         area = self.query_one("#text", TextArea)
         text = area.text.strip()
         if not text:
-            self.refuse("The text cannot be empty: type it, or escape to cancel.", area)
+            self.refuse("The text cannot be empty: type it, or {cancel} to cancel.", area,
+                        holds=lambda: not area.text.strip())
             return
         reason = self.reason() if self.with_reason else None
         if self.with_reason and reason is None:
             return  # said in place
         if text == visible(self.text).strip():
-            self.refuse(self.unchanged, area)
+            self.refuse(self.unchanged, area, holds=lambda: area.text.strip() == visible(self.text).strip())
             return
         self.dismiss((text, reason) if self.with_reason else text)
 
