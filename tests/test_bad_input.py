@@ -650,7 +650,20 @@ FILE_ARGUMENTS = {
                "an anchor file is at most 16 MB (16,777,216 bytes)"),
     "serve-ssh": (["--as", "root", "serve", "ssh", "--port", "0", "--authorized-keys", "X"], "--authorized-keys X",
                   None),  # a large regular file is the server's to refuse at a login (below)
+    "guidelines": (["--as", "root", "queue", "guidelines", "FACT", "--file", "X"], "--file X",
+                   "an article file is at most 512 KB (524,288 bytes)"),
 }
+# Every bulk action's list of ids (docs/architecture.md, "Bulk actions"), with what each requires.
+IDS_SAID = "an ids file is at most 4 MB (4,194,304 bytes)"
+for _group, _move, _extra in [("registry", "dispute", ["--reason", "R"]), ("registry", "retire", ["--reason", "R"]),
+                              ("grey", "assign", ["--assignee", "sam"]), ("grey", "unassign", []),
+                              ("grey", "escalate", ["--reason", "R"]), ("grey", "deescalate", []),
+                              ("grey", "reject", ["--reason", "R"]), ("grey", "reopen", []), ("grey", "resolve", []),
+                              ("grey", "dismiss", []), ("grey", "reset", []), ("workitems", "close", [])]:
+    FILE_ARGUMENTS[f"{_group}-{_move}-ids"] = (["--as", "root", _group, _move, "1", *_extra, "--from-file", "X"],
+                                               "--from-file X", IDS_SAID)
+# Written, not read: an export refuses a target that is no regular file (tests/test_export.py).
+OUTPUTS = {("export", kind, "--output") for kind in ("registry", "decisions", "tasks")}
 
 
 @pytest.mark.parametrize("argument,kind", [(a, k) for a in sorted(FILE_ARGUMENTS) for k in KIND_SAID
@@ -693,7 +706,7 @@ def test_every_file_option_of_the_command_line_is_refused_here_when_no_regular_f
              or action.metavar in ("FILE", "F", "PATH")}
     covered = {(*argv[argv.index("--as") + 2:][:2], argv[argv.index("X") - 1])
                for argv, _, _ in FILE_ARGUMENTS.values()}
-    assert named == covered | {("ingest", "paths")}  # ingest's: test_ingest_passes_by_what_is_no_regular_file…
+    assert named == covered | {("ingest", "paths")} | OUTPUTS  # ingest's: test_ingest_passes_by_what_is_no_regular_file…
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device", "socket", "huge"])

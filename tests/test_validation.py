@@ -806,7 +806,7 @@ def test_workstations_offer_to_sweep_and_one_does_per_interval(ctx, people):
     from r2k.core.services import sweeps
 
     first = sweeps.sweep_if_unattended(ctx, interval=30)  # no worker is running here
-    assert set(first) == {"claims", "grey", "work_items", "tasks", "graph"}
+    assert set(first) == {"claims", "grey", "work_items", "tasks", "graph", "webhooks"}
     assert sweeps.sweep_if_unattended(ctx, interval=30) is None  # another within the interval: not needed
 
 

@@ -274,3 +274,11 @@ def extractive(question: str, sources: list[dict], max_sentences: int = MAX_SENT
         else:
             text += " " + line
     return Generation(text=text, model="extractive")
+
+
+def grounding(asked: str, retrieved: list[dict]) -> list[dict]:
+    """The retrieved sources that may ground an answer: those that support one (`supports`). A
+    passage retrieval added only because it is near another (`related`) is context, never a source:
+    it neither counts toward the two an answer needs nor reaches the prompt or the extractive answer.
+    Generation and the grey queue's automation count sources by it alike."""
+    return [s for s in retrieved if not s.get("related") and supports(asked, s)]

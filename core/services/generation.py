@@ -24,7 +24,7 @@ from ..domain import SYSTEM
 from ..events import now
 from ..machines.work_item import CIRCUIT_OPEN, LLM_ERROR, NO_CONTENT, WORK_ITEM
 from . import candidates, workitems
-from .extractive import extractive, sentences, supports, undecided
+from .extractive import extractive, grounding, sentences, supports, undecided  # noqa: F401 - grounding: this module's API too
 from .retrieval import retrieve
 
 if TYPE_CHECKING:
@@ -149,13 +149,6 @@ def _escalate(ctx: Context, item: dict, reason: str, *, sources: int) -> dict:
         engine.apply(tx, WORK_ITEM, current, "escalate", SYSTEM, fields={"reason": reason},
                      changes={"reason": reason, "source_count": sources})
     return {"work_item": item["id"], "outcome": "escalated", "reason": reason, "state": "ESCALATED"}
-
-
-def grounding(asked: str, retrieved: list[dict]) -> list[dict]:
-    """The retrieved sources that may ground an answer: those that support one (`supports`). A
-    passage retrieval added only because it is near another (`related`) is context, never a source:
-    it neither counts toward the two an answer needs nor reaches the prompt or the extractive answer."""
-    return [s for s in retrieved if not s.get("related") and supports(asked, s)]
 
 
 def meaning(ctx: Context):

@@ -245,9 +245,9 @@ def process(ctx: Context, entry_id: int, *, force: bool = False) -> dict:
             return {"entry": entry_id, "outcome": "nothing to do", "state": state}
     # Retrieve for exactly the question a resolution hands to generation, so an entry never
     # resolves on sources its work item would not find (which would escalate it straight back here).
-    # The sources are counted as generation counts them (`generation.grounding`): a passage retrieval
+    # The sources are counted as generation counts them (`extractive.grounding`): a passage retrieval
     # added only because it is near another (`related`) is no source.
-    from .generation import grounding
+    from .extractive import grounding
 
     question = _as_question(entry["subject"])
     sources = grounding(question, retrieval.retrieve(ctx, question))
