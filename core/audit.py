@@ -47,6 +47,7 @@ BUCKETS = 4096            # 2^12: a perfect top tree of 8191 nodes; ~25 chains a
 LOCK_KEY = 72731003       # pg_advisory_xact_lock: one checkpoint writer at a time (migrations take 72731001)
 CHECK_INTERVAL = 1.0      # seconds: a process looks whether a checkpoint is due at most this often
 WATERMARK_WAIT = "200ms"  # the longest the writer waits for in-flight inserts (new ones queue behind it)
+FORCED_PATIENCE = 10.0    # seconds `audit anchor` keeps trying while writers are busy
 
 HEADER = ("number", "watermark", "events", "chains", "buckets", "root", "prev_hash", "delta_digest",
           "created_at", "key_id")
@@ -272,17 +273,24 @@ def write_checkpoint(ctx, *, force: bool = False, db: Database | None = None) ->
     # The exact watermark: SHARE waits for every transaction still inserting events (they hold
     # ROW EXCLUSIVE from before their ids were drawn), so every event up to max(id) is committed.
     # Held for one statement; inserts that arrive meanwhile wait at most WATERMARK_WAIT.
-    # Asked for (`audit anchor`), it tries a few times: writers in a busy moment are not a failure.
-    for attempt in range(6 if force else 1):
+    # Asked for (`audit anchor`), it tries again for up to FORCED_PATIENCE seconds: writers in a busy
+    # moment are not a failure (a writer's unit may hold its insert while it embeds the text it
+    # wrote, longer on a loaded machine). Each try waits WATERMARK_WAIT only, so inserts queued
+    # behind the lock it asks for never wait longer than that.
+    deadline = time.monotonic() + (FORCED_PATIENCE if force else 0)
+    attempt = 0
+    while True:
         try:
             with db.begin() as tx:
                 tx.execute(f"SET LOCAL lock_timeout = '{WATERMARK_WAIT}'")
                 watermark = tx.scalar("SELECT r2k_events_watermark()")
             break
         except Conflict:
-            if attempt == (5 if force else 0):
-                return Outcome(skipped=f"events were still being written after {WATERMARK_WAIT}; try again")
-            time.sleep(0.1 * (attempt + 1))
+            attempt += 1
+            if time.monotonic() >= deadline:
+                return Outcome(skipped=f"events were still being written after {WATERMARK_WAIT}"
+                                       f"{f' (tried for {FORCED_PATIENCE:g} s)' if force else ''}; try again")
+            time.sleep(min(0.1 * attempt, 0.5))
     trust = trust_store(settings)
     with db.begin() as tx:
         if force:
