@@ -1,0 +1,73 @@
+"""Review features on the workstation (docs/architecture.md, "Guidelines", "Comments", "Bulk actions"):
+the queue's guidelines beside the candidate, mentions told live, comments on a candidate, bulk marks."""
+from __future__ import annotations
+
+from textual.widgets import Markdown
+from textual.widgets._markdown import MarkdownBlock
+
+from r2k.core.services import guidelines
+from r2k.core.services.session import CHANNEL
+from tests.test_tui_validation import open_review, seed_facts
+from tests.tui import candidate_on, make_app, message, text_of, wait_for
+
+# A terminal title change (OSC 0) and a bell, as an admin's file might carry them.
+HOSTILE = "\x1b]0;pwned\x07"
+
+
+def guidelines_text(app) -> str:
+    """What the guidelines pane draws: its head line, then the Markdown's blocks as text."""
+    screen = app.screen
+    if not screen.has_class("guidelines-open"):
+        return ""
+    blocks = [str(block.render()) for block in screen.query_one("#guidelines", Markdown).query(MarkdownBlock)]
+    return "\n".join([text_of(app, "#guidelines-head"), *[b for b in blocks if b]])
+
+
+async def listening(pilot, count: int = 1) -> None:
+    """Wait until the app hears notices (a pub/sub notice is not stored)."""
+    redis = pilot.app.ctx.redis
+    await wait_for(pilot, lambda: dict(redis.pubsub_numsub(CHANNEL)).get(CHANNEL.encode(), 0) >= count,
+                   what="the app subscribed")
+
+
+# --------------------------------------------------------------------------- guidelines
+
+async def test_h_shows_the_queues_guidelines_as_markdown_and_follows_a_new_version(ctx, people):
+    ids = seed_facts(ctx, people, 1)
+    guidelines.set_guidelines(ctx, people["root"], "FACT",
+                              f"# Judging facts\n\nA fact names **one** number.{HOSTILE}\n\n- check the unit\n")
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await open_review(pilot)
+        await listening(pilot)
+        assert candidate_on(screen) == ids[0]
+        assert guidelines_text(app) == ""  # hidden until asked for
+        await pilot.press("h")
+        text = await wait_for(pilot, lambda: "version 1" in (t := guidelines_text(app)) and t, what="the guidelines")
+        assert "FACT guidelines, version 1 by root" in text
+        assert "Judging facts" in text and "check the unit" in text
+        assert "# Judging" not in text and "**" not in text  # drawn as Markdown, not as its source
+        # The stored controls are shown as escapes, never sent to the terminal.
+        assert "\\x1b]0;pwned\\x07" in text and "\x1b" not in text and "\x07" not in text
+        assert candidate_on(screen) == ids[0]  # the candidate stays claimed and shown
+
+        # An admin writes a new version elsewhere: the open pane shows it.
+        guidelines.set_guidelines(ctx, people["root"], "FACT", "A fact is checked against **two** sources.")
+        text = await wait_for(pilot, lambda: "version 2" in (t := guidelines_text(app)) and t, what="version 2")
+        assert "checked against two sources" in text and "Judging facts" not in text
+
+        await pilot.press("h")  # hides it again
+        assert guidelines_text(app) == ""
+        assert not screen.query_one("#review-guidelines").display
+
+
+async def test_a_queue_without_guidelines_says_so(ctx, people):
+    seed_facts(ctx, people, 1)
+    app = make_app(ctx, "alice", listen=False)
+    async with app.run_test(size=(120, 45)) as pilot:
+        await open_review(pilot)
+        await pilot.press("h")
+        text = await wait_for(pilot, lambda: "No guidelines yet" in (t := guidelines_text(app)) and t,
+                              what="the empty pane")
+        assert "No guidelines yet for the FACT queue" in text
+        assert message(app) == "" or "guidelines" not in message(app)
