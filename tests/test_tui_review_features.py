@@ -71,3 +71,29 @@ async def test_a_queue_without_guidelines_says_so(ctx, people):
                               what="the empty pane")
         assert "No guidelines yet for the FACT queue" in text
         assert message(app) == "" or "guidelines" not in message(app)
+
+
+# --------------------------------------------------------------------------- mentions
+
+def toasts(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+async def test_a_mention_by_someone_else_is_told_at_once_and_terminal_safe(ctx, people):
+    from r2k.core.services import comments
+
+    (cid,) = seed_facts(ctx, people, 1)
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(120, 45)) as pilot:
+        await wait_for(pilot, lambda: app.actor is not None, what="the acting user")
+        await listening(pilot)
+        # Not news for alice: her own comment naming herself, and bob's naming sam alone.
+        comments.add(ctx, people["alice"], "candidate", cid, "note to self @alice")
+        comments.add(ctx, people["bob"], "candidate", cid, "@sam have a look")
+        comments.add(ctx, people["bob"], "candidate", cid, f"@alice is this right?{HOSTILE}")
+        said = await wait_for(pilot, lambda: [t for t in toasts(app) if "mentioned you" in t], what="the mention")
+        await wait_for(pilot, lambda: all(w.is_finished for w in app.workers if w.group == "mentions"),
+                       what="every comment read")
+        assert toasts(app).count(said[0]) == 1 and len([t for t in toasts(app) if "mentioned" in t]) == 1
+        assert said[0] == f"bob mentioned you on candidate {cid}: @alice is this right?\\x1b]0;pwned\\x07"
+        assert "\x1b" not in said[0]
