@@ -97,3 +97,49 @@ async def test_a_mention_by_someone_else_is_told_at_once_and_terminal_safe(ctx, 
         assert toasts(app).count(said[0]) == 1 and len([t for t in toasts(app) if "mentioned" in t]) == 1
         assert said[0] == f"bob mentioned you on candidate {cid}: @alice is this right?\\x1b]0;pwned\\x07"
         assert "\x1b" not in said[0]
+
+
+# --------------------------------------------------------------------------- comments
+
+async def test_comments_pane_lists_adds_and_follows_the_candidates_comments(ctx, people):
+    from r2k.app.widgets.modals import ReasonModal
+    from r2k.core.services import comments
+    from tests.tui import after, open_modal, type_text
+
+    (cid,) = seed_facts(ctx, people, 1)
+    comments.add(ctx, people["bob"], "candidate", cid, f"Check the unit.{HOSTILE}")
+    app = make_app(ctx, "alice")
+    async with app.run_test(size=(120, 45)) as pilot:
+        screen = await open_review(pilot)
+        await listening(pilot)
+        assert text_of(app, "#comments") == ""  # hidden until asked for
+        await pilot.press("M")
+        text = await wait_for(pilot, lambda: "Check the unit" in (t := text_of(app, "#comments")) and t,
+                              what="the comments")
+        assert "bob" in text and "UTC" in text
+        assert "\\x1b]0;pwned\\x07" in text and "\x1b" not in text
+        assert f"Comments on candidate {cid} (1)" in str(screen.query_one("#review-comments").border_title)
+
+        # escape cancels: nothing is added
+        await open_modal(pilot, "L", ReasonModal)
+        await type_text(pilot, "never mind")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, what="the modal closed")
+        assert len(comments.list_comments(ctx, "candidate", cid)) == 1
+
+        await open_modal(pilot, "L", ReasonModal)
+        await type_text(pilot, "Looks right to me @bob")
+        await pilot.press("ctrl+s")
+        await after(pilot, f"Comment added to candidate {cid}.")
+        await wait_for(pilot, lambda: "Looks right to me @bob" in text_of(app, "#comments"), what="the new comment")
+        stored = comments.list_comments(ctx, "candidate", cid)
+        assert [(c["author"], c["body"], c["mentions"]) for c in stored][1:] == [("alice", "Looks right to me @bob", ["bob"])]
+        assert candidate_on(screen) == cid  # still claimed and shown
+
+        # someone else comments: the open pane shows it live
+        comments.add(ctx, people["sam"], "candidate", cid, "Agreed.")
+        await wait_for(pilot, lambda: "Agreed." in text_of(app, "#comments"), what="sam's comment, live")
+        assert f"Comments on candidate {cid} (3)" in str(screen.query_one("#review-comments").border_title)
+
+        await pilot.press("M")
+        assert text_of(app, "#comments") == ""

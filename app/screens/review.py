@@ -32,7 +32,7 @@ from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notic
 SAME_TEXT = ("This is the answer as it stands: nothing to revise. To publish it as it is, approve it "
              "({cancel}, then {approve}); or change the text.")  # the keys in force, filled in by action_revise
 BLANK_LINES = re.compile(r"\n[ \t]*(\n[ \t]*)+")
-SIDE_READS = ("guidelines",)  # reads for a pane beside the candidate, never in the review group
+SIDE_CALLS = ("guidelines", "comments", "comment")  # a pane's read or a comment: never the review group's
 DECISIONS = ("approve", "revise", "reject", "escalate")
 DOING = {"approve": "Approving", "revise": "Revising", "reject": "Rejecting", "escalate": "Escalating",
          "release": "Releasing", "claim": "Claiming", "refresh": "Reading it again",
@@ -106,6 +106,24 @@ def history_text(history: list[dict], now: datetime) -> Text:
     return out or Text("No history.", style="dim")
 
 
+def comments_text(rows: list[dict], now: datetime) -> Text:
+    """Each comment: its author and when, then its text (stored text: controls shown as escapes)."""
+    if not rows:
+        return Text("No comments yet.", style="dim")
+    out = Text()
+    for i, row in enumerate(rows):
+        if i:
+            out.append("\n\n")
+        at = parse_time(row.get("created_at"))
+        out.append(visible(row.get("author"), multiline=False) or "someone", style="bold cyan")
+        if at is not None:
+            out.append(f"  {at.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC · {ago(row.get('created_at'), now)}",
+                       style="dim")
+        out.append("\n")
+        out.append(visible(row.get("body")))
+    return out
+
+
 # --------------------------------------------------------------------------- what the workers say
 
 class Claimed(Reply):
@@ -135,6 +153,23 @@ class GuidelinesRead(Reply):
     def __init__(self, guidelines: dict | None):
         super().__init__()
         self.guidelines = guidelines
+
+
+class CommentsRead(Reply):
+    """One candidate's comments, oldest first."""
+
+    def __init__(self, candidate_id: int, rows: list[dict]):
+        super().__init__()
+        self.candidate_id = candidate_id
+        self.rows = rows
+
+
+class Commented(Reply):
+    """A comment was added (the core's row)."""
+
+    def __init__(self, row: dict):
+        super().__init__()
+        self.row = row
 
 
 class Undone(Reply):
@@ -169,6 +204,8 @@ class ReviewScreen(WorkstationScreen):
         Binding("s", "skip", "Skip", show=False, id="skip"),
         Binding("z", "undo", "Undo", show=False, id="undo"),
         Binding("h", "guidelines", "Guidelines", show=False, id="guidelines"),
+        Binding("M", "comments", "Comments", show=False, id="comments"),
+        Binding("L", "comment", "Comment…", show=False, id="comment"),
         Binding("escape", "back", "Back", id="back"),
     ]
     # The keys that act on the candidate -> the candidate's move each makes (skip: as its release; undo:
@@ -211,6 +248,9 @@ class ReviewScreen(WorkstationScreen):
         with VerticalScroll(id="review-guidelines"):
             yield Static("", id="guidelines-head")
             yield Markdown("", id="guidelines", open_links=False)
+        # The candidate's comments (docs/architecture.md, "Comments"), shown while toggled on.
+        with VerticalScroll(id="review-comments"):
+            yield Static("", id="comments")
         yield Static("", id="idle")
         yield Static("", id="message")
         yield Footer(compact=True, show_command_palette=False)  # ctrl+p is listed in ? (80 columns: README, Keys)
@@ -221,6 +261,7 @@ class ReviewScreen(WorkstationScreen):
                                  ("sources", "Sources"), ("history", "History")):
             self.query_one(f"#{widget_id}", Static).border_title = title
         self.query_one("#review-guidelines", VerticalScroll).border_title = "Guidelines"
+        self.query_one("#review-comments", VerticalScroll).border_title = "Comments"
         self.add_class("idle")
         self.idle_text = f"Claiming the next {self.horn} candidate…"
         # The countdown only redraws one label from the lease already read: no database call.
@@ -470,6 +511,70 @@ class ReviewScreen(WorkstationScreen):
         if notice_entity(event) == "guidelines" and event.get("action") == "write" and self.has_class("guidelines-open"):
             self.read_guidelines()
 
+    # -- the candidate's comments (docs/architecture.md, "Comments") ---------------------------
+
+    def action_comments(self) -> None:
+        """Show or hide the comments on the candidate shown; each show reads them again."""
+        self.toggle_class("comments-open")
+        if self.has_class("comments-open"):
+            self.load_comments()
+
+    def load_comments(self) -> None:
+        pane = self.query_one("#comments", Static)
+        if self.current is None:
+            pane.update(Text("No candidate shown: its comments show here.", style="dim"))
+            return
+        self.read_comments(self.current["id"])
+
+    @work(thread=True, exclusive=True, group="comments", exit_on_error=False)
+    def read_comments(self, candidate_id: int) -> None:
+        from r2k.core.services import comments
+
+        with self.reporting("comments"):
+            self.reply(CommentsRead(candidate_id, comments.list_comments(self.ctx, "candidate", candidate_id)))
+
+    @on(CommentsRead)
+    def comments_read(self, message: CommentsRead) -> None:
+        if self.current is None or self.current["id"] != message.candidate_id:
+            return  # another candidate is shown now: its own read follows
+        rows = message.rows
+        self.query_one("#review-comments", VerticalScroll).border_title = (
+            f"Comments on candidate {message.candidate_id} ({len(rows)}) · {self.key('comment')} adds one")
+        self.query_one("#comments", Static).update(comments_text(rows, datetime.now(timezone.utc)))
+
+    def action_comment(self) -> None:
+        """Add a comment on the candidate shown (`@name` tells that user); escape adds nothing."""
+        if self.current is None:
+            self.show_info(f"No candidate shown to comment on: {self.key('claim_next')} claims the next one.")
+            return
+        from r2k.app.widgets.modals import ReasonModal
+
+        cid = self.current["id"]
+        self.app.push_screen(ReasonModal(f"Comment on candidate {cid}", "Comment", "@name tells that user"),
+                             lambda body: body is not None and self.send_comment(self.actor, cid, body, new_key()))
+
+    @work(thread=True, group="comment", exit_on_error=False)
+    def send_comment(self, actor, candidate_id: int, body: str, key: str) -> None:
+        from r2k.core.services import comments
+
+        with self.reporting("comment"):
+            self.reply(Commented(comments.add(self.ctx, actor, "candidate", candidate_id, body, idempotency_key=key)))
+
+    @on(Commented)
+    def commented(self, message: Commented) -> None:
+        row = message.row
+        self.show_info(f"Comment added to candidate {row['entity_id']}.")
+        self.add_class("comments-open")
+        self.load_comments()
+
+    @on(Changed)
+    def _follow_comments(self, message: Changed) -> None:
+        """A comment was added somewhere: the open pane reads its candidate's again (a notice names
+        the comment, not what it is on)."""
+        event = message.event
+        if notice_entity(event) == "comment" and event.get("action") == "add" and self.has_class("comments-open"):
+            self.load_comments()
+
     @on(Changed)
     def _follow_claim(self, message: Changed) -> None:
         """The lease sweeper (or an admin) took back the candidate on screen: show where it stands."""
@@ -634,7 +739,7 @@ class ReviewScreen(WorkstationScreen):
         self.show_info(f"{DOING[action]}…")
 
     def show_failure(self, failed: Failed) -> None:
-        if failed.call in SIDE_READS:  # a pane's read: the candidate and any call in flight stay as they are
+        if failed.call in SIDE_CALLS:  # a pane's read: the candidate and any call in flight stay as they are
             self.show_error(failed.message, failed.status)
             return
         self.busy = False
@@ -687,6 +792,8 @@ class ReviewScreen(WorkstationScreen):
             self.lease_expires = None
             self.query_one("#review-head", Static).update(Text(f"{self.horn} queue", style="bold"))
             self.add_class("idle")
+            if self.has_class("comments-open"):
+                self.load_comments()
             return
         now = datetime.now(timezone.utc)
         mine = data["state"] == "IN_REVIEW" and self.actor is not None and data.get("claimed_by") == self.actor.name
@@ -717,6 +824,8 @@ class ReviewScreen(WorkstationScreen):
         self.query_one("#history", Static).update(history_text(data.get("history") or [], now))
         self.query_one("#review-body", VerticalScroll).scroll_home(animate=False)
         self.remove_class("idle")
+        if self.has_class("comments-open"):  # the pane follows the candidate shown
+            self.load_comments()
 
     def watch_lease_expires(self, expires: datetime | None) -> None:
         self.query_one("#lease", Static).update(lease_text(expires, datetime.now(timezone.utc)))
