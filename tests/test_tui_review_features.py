@@ -143,3 +143,67 @@ async def test_comments_pane_lists_adds_and_follows_the_candidates_comments(ctx,
 
         await pilot.press("M")
         assert text_of(app, "#comments") == ""
+
+
+# --------------------------------------------------------------------------- bulk marks (grey queue)
+
+def id_cells(app) -> dict[int, str]:
+    """entry id -> its id cell as drawn (a mark shows before a marked entry's id)."""
+    from tests.tui import cell_text
+
+    table = app.screen.query_one("#grey-table")
+    return {int(key.value): cell_text(table.get_row(key)[0]) for key in table.rows}
+
+
+async def test_marked_grey_entries_take_one_move_each_after_a_confirmation_naming_the_count(ctx, people):
+    from r2k.app.screens.grey import GreyQueueScreen
+    from r2k.app.widgets.modals import ChoiceModal, FieldsModal
+    from r2k.core.services import grey
+    from tests.tui import after, answer_modal, highlight, open_modal, open_screen
+
+    root = people["root"]
+    e1, e2, e3, e4 = [grey.add(ctx, root, f"Unknown number {i}", "")["id"] for i in range(1, 5)]
+    grey.transition(ctx, root, e3, "assign", assignee="root")  # UnderReview: it cannot be dismissed
+    app = make_app(ctx, "sam", listen=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_screen(pilot, "Y", GreyQueueScreen)
+        await highlight(pilot, e1)
+        await pilot.press("space")
+        await highlight(pilot, e3)
+        await pilot.press("space")
+        assert id_cells(app) == {e1: f"●{e1}", e2: str(e2), e3: f"●{e3}", e4: str(e4)}
+        assert "2 entries marked" in message(app)
+
+        # The confirmation names the count; escape there changes nothing.
+        modal = await open_modal(pilot, "b", FieldsModal)
+        assert "Dismiss 2 marked entries?" in modal.form_title
+        await pilot.press("escape")
+        await after(pilot, "Cancelled: nothing changed.")
+        assert {e: grey.get(ctx, e)["state"] for e in (e1, e3)} == {e1: "Pending", e3: "UnderReview"}
+        assert screen.marked == {e1, e3}
+
+        await pilot.press("b")
+        await answer_modal(pilot, "duplicates")
+        said = await after(pilot, "Dismiss: 1 done, 1 failed.")
+        assert f"entry {e3}:" in said and f"entry {e1}:" not in said  # the failure, by item
+        states = {e: grey.get(ctx, e)["state"] for e in (e1, e2, e3, e4)}
+        assert states == {e1: "Dismissed", e2: "Pending", e3: "UnderReview", e4: "Pending"}
+        assert grey.get(ctx, e1)["reason"] == "duplicates"
+        await wait_for(pilot, lambda: all("●" not in c for c in id_cells(app).values()), what="the marks cleared")
+
+        # * marks every entry shown, and again unmarks them; a move without questions still confirms.
+        await pilot.press("asterisk")
+        assert screen.marked == {e1, e2, e3, e4} and "4 entries marked" in message(app)
+        await pilot.press("asterisk")
+        assert screen.marked == set()
+        await pilot.press("asterisk")
+        choice = await open_modal(pilot, "i", ChoiceModal)
+        assert choice.title_text == "Assign 4 marked entries?"
+        await pilot.press("n")
+        await after(pilot, "Cancelled: nothing changed.")
+        assert grey.get(ctx, e2)["state"] == "Pending"
+        await open_modal(pilot, "i", ChoiceModal)
+        await pilot.press("y")
+        said = await after(pilot, "Assign: 2 done, 2 failed.")
+        assert f"entry {e1}:" in said and f"entry {e3}:" in said
+        assert {e: grey.get(ctx, e)["assignee"] for e in (e2, e4)} == {e2: "sam", e4: "sam"}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from functools import partial
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -25,13 +25,13 @@ from textual.widgets import DataTable, Header, Input, Select, Static
 from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
 from r2k.app.widgets.format import age, clip, new_key, parse_time, plural, until
-from r2k.app.widgets.modals import Field, FieldsModal
+from r2k.app.widgets.modals import Choice, ChoiceModal, Field, FieldsModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.core.errors import ValidationStateError
 from r2k.core.services.common import refusal
 from r2k.core.services.grey import GREY
 
-from .base import Changed, ListDetailScreen, Moved, notice_entity
+from .base import Changed, ListDetailScreen, Listed, Moved, Reply, notice_entity, plain_words
 
 SEARCH_DEBOUNCE = 0.3
 SUBJECT_WIDTH = 26
@@ -41,6 +41,19 @@ _FILTER_ORDER = ["Pending", "Processing", "Retrying", "UnderReview", "Escalated"
                "Expired", "Dismissed"]
 GREY_STATES = [s for s in _FILTER_ORDER if s in GREY.states] + sorted(GREY.states - set(_FILTER_ORDER))
 EXPIRING = {m_source for m in GREY.moves if m.action == "expire" for m_source in m.sources}
+
+
+MARK = "●"  # before a marked row's id
+SAID_FAILURES = 5  # failed items named in the message line; the rest counted
+
+
+class BulkDone(Reply):
+    """A move made on every marked entry (core/services/bulk.py): the per-item report."""
+
+    def __init__(self, action: str, report: dict):
+        super().__init__()
+        self.action = action
+        self.report = report
 
 
 # ----------------------------------------------------------------------------- the screen
@@ -75,6 +88,8 @@ class GreyQueueScreen(ListDetailScreen):
         Binding("l", "toggle_mine", "Mine only", show=False, id="mine_only"),
         Binding("slash", "focus_search", "Search", key_display="/", show=False, id="search"),
         Binding("f", "focus_state", "State filter", show=False, id="state_filter"),
+        Binding("space", "mark", "Mark", show=False, id="mark"),
+        Binding("asterisk", "mark_all", "Mark all shown", key_display="*", show=False, id="mark_all"),
         Binding("escape", "back", "Back", id="back"),
     ]
 
@@ -89,6 +104,8 @@ class GreyQueueScreen(ListDetailScreen):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._left = True                  # away from the screen (not just under a modal)
+        # Entries marked for a bulk move (docs/architecture.md, "Bulk actions"): only rows shown.
+        self.marked: set[int] = set()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -203,7 +220,7 @@ class GreyQueueScreen(ListDetailScreen):
                        limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
-        return (str(row["id"]), state_cell(row["state"]), cell(row["subject"], SUBJECT_WIDTH),
+        return (self.id_cell(row["id"]), state_cell(row["state"]), cell(row["subject"], SUBJECT_WIDTH),
                 cell(row["assignee"]), f"{row['attempts']}/{row['max_attempts']}",
                 until(row["expires_at"], now) if row["state"] in EXPIRING else "")
 
@@ -281,6 +298,8 @@ class GreyQueueScreen(ListDetailScreen):
     def why_not(self, action: str):
         if action not in self.MOVES or self.actor is None or not self.is_mounted:
             return None
+        if self.marked:  # a move on the marked entries: each takes it or says why not (bulk_done)
+            return None
         row = self.current_row()
         return refusal(GREY, self.MOVES[action], row, self.actor) if row is not None else self.none_selected()
 
@@ -342,6 +361,9 @@ class GreyQueueScreen(ListDetailScreen):
         state allows it), then send it. A move the state does not allow goes straight to the core,
         whose 422 is shown in place."""
         key = new_key()
+        if self.marked:
+            self.act_on_marked(action, ask or [], key, fields)
+            return
         if not self.ready() or (row := self.selected()) is None:
             return
         try:
@@ -378,6 +400,93 @@ class GreyQueueScreen(ListDetailScreen):
         self.show_info(f"Entry {entry['id']}: {message.action} → {entry['state']}"
                        + (f" (assignee {entry['assignee']})" if entry.get("assignee") else "") + ".")
         self.updated(entry)
+
+
+    # -- marks and bulk moves (docs/architecture.md, "Bulk actions") ------------------------
+    def id_cell(self, entry_id: int) -> str:
+        return f"{MARK}{entry_id}" if entry_id in self.marked else str(entry_id)
+
+    def redraw_marks(self) -> None:
+        table = self.table
+        for entry_id in self.rows:
+            if str(entry_id) in table.rows:
+                table.update_cell(str(entry_id), "id", self.id_cell(entry_id))
+        n = len(self.marked)
+        self.show_info(f"{plural(n, 'entry', 'entries')} marked: a move's key makes it on each, "
+                       f"{self.key('mark')} unmarks one." if n else "No entry marked.")
+        self.refresh_bindings()
+
+    def action_mark(self) -> None:
+        entry_id = self.current_id()
+        if entry_id is None:
+            self.show_error(self.none_selected())
+            return
+        self.marked ^= {entry_id}
+        self.redraw_marks()
+
+    def action_mark_all(self) -> None:
+        """Mark every entry shown; with all of them marked already, unmark them."""
+        shown = set(self.rows)
+        self.marked = set() if shown and shown <= self.marked else shown
+        self.redraw_marks()
+
+    @on(Listed)
+    def _keep_marks_shown(self, message: Listed) -> None:
+        """A mark stays only on a row still listed: a bulk move acts on what is shown."""
+        if not message.superseded and self.marked:
+            self.marked &= {row["id"] for row in message.rows}
+
+    def act_on_marked(self, action: str, ask: list[Field], key: str, fields: dict) -> None:
+        """Confirm with the count (and ask what the move needs, once for all), then make the move on
+        each marked entry, each with the version shown, its own event and its own key."""
+        if not self.ready():
+            return
+        versions = {entry_id: row["version"] for entry_id, row in self.rows.items() if entry_id in self.marked}
+        count = plural(len(versions), "marked entry", "marked entries")
+        title = f"{action.capitalize()} {count}?"
+        hint = plain("Each entry is its own move: one that cannot take it is listed and left as it is. Entries "
+                     + ", ".join(map(str, list(versions)[:20])) + (" …" if len(versions) > 20 else ""), 300)
+
+        def go(values: dict | None) -> None:
+            self.show_info(f"{action.capitalize()}: {count}…")
+            self.send_bulk(self.actor, action, versions, {**fields, **(values or {})}, key)
+
+        if ask:
+            self.ask(FieldsModal(title, [Field(f.name, f.label, required=f.required, placeholder=f.placeholder)
+                                         for f in ask], hint=hint), go)
+            return
+        question = Content(f"{action.capitalize()} {count}? Each is its own move.")
+        self.app.push_screen(ChoiceModal(title, question, [Choice("go", action.capitalize(), "y"),
+                                                           Choice("cancel", "Cancel", "n")], cancel="cancel"),
+                             lambda choice: go(None) if choice == "go" else self.show_info("Cancelled: nothing changed."))
+
+    @work(thread=True, group="bulk", exit_on_error=False)
+    def send_bulk(self, actor, action: str, versions: dict[int, int], fields: dict, key: str) -> None:
+        from r2k.core.services import bulk, grey
+
+        def one(entry_id: int, item_key: str | None) -> dict:
+            return grey.transition(self.ctx, actor, entry_id, action, expected_version=versions[entry_id],
+                                   idempotency_key=item_key, **{k: v for k, v in fields.items() if v is not None})
+
+        with self.reporting(action):
+            self.reply(BulkDone(action, bulk.each(list(versions), one, idempotency_key=key)))
+
+    @on(BulkDone)
+    def bulk_done(self, message: BulkDone) -> None:
+        report = message.report
+        self.marked = set()
+        said = f"{message.action.capitalize()}: {report['done']} done, {report['failed']} failed"
+        failures = [item for item in report["items"] if not item["ok"]]
+        if failures:
+            named = "; ".join(f"entry {item['id']}: {plain_words(item['error']['message'], item['error']['status'])}"
+                              for item in failures[:SAID_FAILURES])
+            more = f"; and {len(failures) - SAID_FAILURES} more" if len(failures) > SAID_FAILURES else ""
+            self.show_error(f"{said}. {named}{more}.")
+        else:
+            self.show_info(f"{said}.")
+        self.refresh_bindings()
+        self.detail = None
+        self.load()
 
 
 def state_cell(state: str) -> str:
