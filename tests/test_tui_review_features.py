@@ -207,3 +207,37 @@ async def test_marked_grey_entries_take_one_move_each_after_a_confirmation_namin
         said = await after(pilot, "Assign: 2 done, 2 failed.")
         assert f"entry {e1}:" in said and f"entry {e3}:" in said
         assert {e: grey.get(ctx, e)["assignee"] for e in (e2, e4)} == {e2: "sam", e4: "sam"}
+
+
+async def test_the_grey_detail_has_the_entrys_comments_and_follows_the_highlight(ctx, people):
+    from r2k.app.screens.grey import GreyQueueScreen
+    from r2k.app.widgets.modals import ReasonModal
+    from r2k.core.services import comments, grey
+    from tests.tui import after, highlight, open_modal, open_screen, type_text
+
+    root = people["root"]
+    e1, e2 = [grey.add(ctx, root, f"Unknown number {i}", "")["id"] for i in (1, 2)]
+    comments.add(ctx, root, "grey", e1, f"Ask the network team.{HOSTILE}")
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_screen(pilot, "Y", GreyQueueScreen)
+        await listening(pilot)
+        await highlight(pilot, e1)
+        await pilot.press("M")
+        text = await wait_for(pilot, lambda: "Ask the network team" in (t := text_of(app, "#comments")) and t,
+                              what="entry 1's comments")
+        assert f"Comments on entry {e1} (1)" in text and "\\x1b]0;pwned\\x07" in text and "\x1b" not in text
+        await highlight(pilot, e2)  # the pane follows the highlighted entry
+        await wait_for(pilot, lambda: "No comments yet." in text_of(app, "#comments"), what="entry 2's (none)")
+        assert f"Comments on entry {e2} (0)" in text_of(app, "#comments")
+
+        await open_modal(pilot, "L", ReasonModal)
+        await type_text(pilot, "Mine now")
+        await pilot.press("ctrl+s")
+        await after(pilot, f"Comment added to entry {e2}.")
+        await wait_for(pilot, lambda: "Mine now" in text_of(app, "#comments"), what="the new comment")
+        assert [(c["author"], c["body"]) for c in comments.list_comments(ctx, "grey", e2)] == [("sam", "Mine now")]
+        assert screen.marked == set()  # a comment marks nothing
+
+        comments.add(ctx, root, "grey", e2, "Thanks.")  # from elsewhere: shown live
+        await wait_for(pilot, lambda: "Thanks." in text_of(app, "#comments"), what="root's comment, live")

@@ -32,6 +32,7 @@ from r2k.core.services.common import refusal
 from r2k.core.services.grey import GREY
 
 from .base import Changed, ListDetailScreen, Listed, Moved, Reply, notice_entity, plain_words
+from .comments import CommentsPane
 
 SEARCH_DEBOUNCE = 0.3
 SUBJECT_WIDTH = 26
@@ -58,7 +59,8 @@ class BulkDone(Reply):
 
 # ----------------------------------------------------------------------------- the screen
 
-class GreyQueueScreen(ListDetailScreen):
+class GreyQueueScreen(CommentsPane, ListDetailScreen):
+    COMMENT_KIND, COMMENT_NOUN = "grey", "entry"
     TITLE = "Grey queue"
     RELOAD_ON = ("grey_entry",)
     AUTO_FOCUS = "#grey-table"
@@ -89,6 +91,8 @@ class GreyQueueScreen(ListDetailScreen):
         Binding("slash", "focus_search", "Search", key_display="/", show=False, id="search"),
         Binding("f", "focus_state", "State filter", show=False, id="state_filter"),
         Binding("space", "mark", "Mark", show=False, id="mark"),
+        Binding("M", "comments", "Comments", show=False, id="comments"),
+        Binding("L", "comment", "Comment…", show=False, id="comment"),
         Binding("asterisk", "mark_all", "Mark all shown", key_display="*", show=False, id="mark_all"),
         Binding("escape", "back", "Back", id="back"),
     ]
@@ -121,6 +125,7 @@ class GreyQueueScreen(ListDetailScreen):
                 yield Static("", id="grey-count")
             with VerticalScroll(id="grey-detail-pane"):
                 yield Static("Loading…", id="grey-detail")
+                yield Static("", id="comments")  # the entry's comments (app/screens/comments.py)
         yield Static("", id="message")
         yield Footer(compact=True, show_command_palette=False)  # ctrl+p is listed in ?
 
@@ -287,6 +292,11 @@ class GreyQueueScreen(ListDetailScreen):
         super().watch_detail(entry)
         if entry is not None:
             self.query_one("#grey-detail-pane").set_class(entry["state"] == "Escalated", "escalated")
+            if self.has_class("comments-open"):  # the pane follows the entry highlighted
+                self.load_comments()
+
+    def comment_target(self) -> int | None:
+        return self.current_id()
 
     # -- actions -----------------------------------------------------------------------------
     # The binding's action -> the grey entry's move: keys of moves the highlighted entry cannot take

@@ -28,11 +28,12 @@ from r2k.app.wording import decision_said, release_said
 from r2k.core.domain import HORN_MEANING
 
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
+from .comments import CALLS as COMMENT_CALLS, CommentsPane
 
 SAME_TEXT = ("This is the answer as it stands: nothing to revise. To publish it as it is, approve it "
              "({cancel}, then {approve}); or change the text.")  # the keys in force, filled in by action_revise
 BLANK_LINES = re.compile(r"\n[ \t]*(\n[ \t]*)+")
-SIDE_CALLS = ("guidelines", "comments", "comment")  # a pane's read or a comment: never the review group's
+SIDE_CALLS = ("guidelines", *COMMENT_CALLS)  # a pane's read or a comment: never the review group's
 DECISIONS = ("approve", "revise", "reject", "escalate")
 DOING = {"approve": "Approving", "revise": "Revising", "reject": "Rejecting", "escalate": "Escalating",
          "release": "Releasing", "claim": "Claiming", "refresh": "Reading it again",
@@ -106,24 +107,6 @@ def history_text(history: list[dict], now: datetime) -> Text:
     return out or Text("No history.", style="dim")
 
 
-def comments_text(rows: list[dict], now: datetime) -> Text:
-    """Each comment: its author and when, then its text (stored text: controls shown as escapes)."""
-    if not rows:
-        return Text("No comments yet.", style="dim")
-    out = Text()
-    for i, row in enumerate(rows):
-        if i:
-            out.append("\n\n")
-        at = parse_time(row.get("created_at"))
-        out.append(visible(row.get("author"), multiline=False) or "someone", style="bold cyan")
-        if at is not None:
-            out.append(f"  {at.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC · {ago(row.get('created_at'), now)}",
-                       style="dim")
-        out.append("\n")
-        out.append(visible(row.get("body")))
-    return out
-
-
 # --------------------------------------------------------------------------- what the workers say
 
 class Claimed(Reply):
@@ -155,23 +138,6 @@ class GuidelinesRead(Reply):
         self.guidelines = guidelines
 
 
-class CommentsRead(Reply):
-    """One candidate's comments, oldest first."""
-
-    def __init__(self, candidate_id: int, rows: list[dict]):
-        super().__init__()
-        self.candidate_id = candidate_id
-        self.rows = rows
-
-
-class Commented(Reply):
-    """A comment was added (the core's row)."""
-
-    def __init__(self, row: dict):
-        super().__init__()
-        self.row = row
-
-
 class Undone(Reply):
     """The last decision was undone: `result` is the core's (`undone`, the new candidate `shown`,
     the claim on screen `released`, or the `error` that kept it from being released)."""
@@ -192,7 +158,8 @@ class Skipped(Reply):
 
 # --------------------------------------------------------------------------- the screen
 
-class ReviewScreen(WorkstationScreen):
+class ReviewScreen(CommentsPane, WorkstationScreen):
+    COMMENT_KIND, COMMENT_NOUN = "candidate", "candidate"
     TITLE = "Review"
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approve"),
@@ -511,69 +478,13 @@ class ReviewScreen(WorkstationScreen):
         if notice_entity(event) == "guidelines" and event.get("action") == "write" and self.has_class("guidelines-open"):
             self.read_guidelines()
 
-    # -- the candidate's comments (docs/architecture.md, "Comments") ---------------------------
+    # -- the candidate's comments (app/screens/comments.py) ------------------------------------
 
-    def action_comments(self) -> None:
-        """Show or hide the comments on the candidate shown; each show reads them again."""
-        self.toggle_class("comments-open")
-        if self.has_class("comments-open"):
-            self.load_comments()
+    def comment_target(self) -> int | None:
+        return self.current["id"] if self.current is not None else None
 
-    def load_comments(self) -> None:
-        pane = self.query_one("#comments", Static)
-        if self.current is None:
-            pane.update(Text("No candidate shown: its comments show here.", style="dim"))
-            return
-        self.read_comments(self.current["id"])
-
-    @work(thread=True, exclusive=True, group="comments", exit_on_error=False)
-    def read_comments(self, candidate_id: int) -> None:
-        from r2k.core.services import comments
-
-        with self.reporting("comments"):
-            self.reply(CommentsRead(candidate_id, comments.list_comments(self.ctx, "candidate", candidate_id)))
-
-    @on(CommentsRead)
-    def comments_read(self, message: CommentsRead) -> None:
-        if self.current is None or self.current["id"] != message.candidate_id:
-            return  # another candidate is shown now: its own read follows
-        rows = message.rows
-        self.query_one("#review-comments", VerticalScroll).border_title = (
-            f"Comments on candidate {message.candidate_id} ({len(rows)}) · {self.key('comment')} adds one")
-        self.query_one("#comments", Static).update(comments_text(rows, datetime.now(timezone.utc)))
-
-    def action_comment(self) -> None:
-        """Add a comment on the candidate shown (`@name` tells that user); escape adds nothing."""
-        if self.current is None:
-            self.show_info(f"No candidate shown to comment on: {self.key('claim_next')} claims the next one.")
-            return
-        from r2k.app.widgets.modals import ReasonModal
-
-        cid = self.current["id"]
-        self.app.push_screen(ReasonModal(f"Comment on candidate {cid}", "Comment", "@name tells that user"),
-                             lambda body: body is not None and self.send_comment(self.actor, cid, body, new_key()))
-
-    @work(thread=True, group="comment", exit_on_error=False)
-    def send_comment(self, actor, candidate_id: int, body: str, key: str) -> None:
-        from r2k.core.services import comments
-
-        with self.reporting("comment"):
-            self.reply(Commented(comments.add(self.ctx, actor, "candidate", candidate_id, body, idempotency_key=key)))
-
-    @on(Commented)
-    def commented(self, message: Commented) -> None:
-        row = message.row
-        self.show_info(f"Comment added to candidate {row['entity_id']}.")
-        self.add_class("comments-open")
-        self.load_comments()
-
-    @on(Changed)
-    def _follow_comments(self, message: Changed) -> None:
-        """A comment was added somewhere: the open pane reads its candidate's again (a notice names
-        the comment, not what it is on)."""
-        event = message.event
-        if notice_entity(event) == "comment" and event.get("action") == "add" and self.has_class("comments-open"):
-            self.load_comments()
+    def comments_box(self):
+        return self.query_one("#review-comments", VerticalScroll)
 
     @on(Changed)
     def _follow_claim(self, message: Changed) -> None:
