@@ -241,3 +241,31 @@ async def test_the_grey_detail_has_the_entrys_comments_and_follows_the_highlight
 
         comments.add(ctx, root, "grey", e2, "Thanks.")  # from elsewhere: shown live
         await wait_for(pilot, lambda: "Thanks." in text_of(app, "#comments"), what="root's comment, live")
+
+
+async def test_the_registry_detail_has_the_answers_comments(ctx, people):
+    from r2k.app.widgets.modals import ReasonModal
+    from r2k.core.services import comments
+    from tests.test_tui_registry import highlight_answer, open_registry, publish
+    from tests.tui import after, open_modal, type_text
+
+    answers = publish(ctx, people)
+    first, second = answers[0]["id"], answers[1]["id"]
+    comments.add(ctx, people["bob"], "answer", first, "Still 14 docks after the move?")
+    app = make_app(ctx, "alice", listen=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_registry(pilot)
+        await highlight_answer(pilot, screen, first)
+        await pilot.press("M")
+        text = await wait_for(pilot, lambda: "Still 14 docks" in (t := text_of(app, "#comments")) and t,
+                              what="the answer's comments")
+        assert f"Comments on answer {first} (1)" in text and "bob" in text
+        await open_modal(pilot, "L", ReasonModal)
+        await type_text(pilot, "Yes, checked")
+        await pilot.press("enter")
+        await after(pilot, f"Comment added to answer {first}.")
+        await wait_for(pilot, lambda: "Yes, checked" in text_of(app, "#comments"), what="the new comment")
+        assert [c["body"] for c in comments.list_comments(ctx, "answer", first)][-1] == "Yes, checked"
+        await highlight_answer(pilot, screen, second)
+        await wait_for(pilot, lambda: f"Comments on answer {second} (0)" in text_of(app, "#comments"),
+                       what="the next answer's (none)")

@@ -26,6 +26,7 @@ from r2k.app.wording import registry_move_said
 from r2k.app.widgets.text import cell
 
 from .base import Listed, Moved, Reply, WorkstationScreen
+from .comments import CommentsPane
 
 LIMIT = 50
 QUESTION_WIDTH = 40
@@ -175,7 +176,8 @@ class ResultsTable(DataTable):
         self.notify_style_update()  # clears the cell and line caches, and refreshes
 
 
-class RegistryScreen(WorkstationScreen):
+class RegistryScreen(CommentsPane, WorkstationScreen):
+    COMMENT_KIND, COMMENT_NOUN = "answer", "answer"
     TITLE = "Registry"
     # The chain's word diff: styled in styles/registry.tcss.
     COMPONENT_CLASSES = {"registry--added", "registry--removed"}
@@ -189,6 +191,8 @@ class RegistryScreen(WorkstationScreen):
         Binding("down", "focus_results", "Results", show=False, id="results"),  # from the search box (the table has its own)
         Binding("right_square_bracket", "next_page", "Next 50", key_display="]", id="next_page"),
         Binding("left_square_bracket", "previous_page", "Previous 50", key_display="[", show=False, id="previous_page"),
+        Binding("M", "comments", "Comments", show=False, id="comments"),
+        Binding("L", "comment", "Comment…", show=False, id="comment"),
         Binding("escape", "back", "Back", id="back"),
     ]
 
@@ -216,6 +220,7 @@ class RegistryScreen(WorkstationScreen):
         with Horizontal(id="registry-detail"):
             with VerticalScroll(id="detail"):
                 yield Static("", id="detail-body")
+                yield Static("", id="comments")  # the answer's comments (app/screens/comments.py)
             with VerticalScroll(id="chain-pane"):
                 yield Static("", id="chain")
             with VerticalScroll(id="neighbours-pane"):
@@ -343,6 +348,11 @@ class RegistryScreen(WorkstationScreen):
             self.query_one("#neighbours", Static).update(Text("…", style="dim"))
         self.read_chain(answer_id)
         self.read_neighbours(answer_id)
+        if self.has_class("comments-open"):  # the pane follows the answer highlighted
+            self.load_comments()
+
+    def comment_target(self) -> int | None:
+        return self.selected_id if self.selected_id in self.rows else None
 
     @work(thread=True, exclusive=True, group="neighbours", exit_on_error=False)
     def read_neighbours(self, answer_id: int) -> None:
