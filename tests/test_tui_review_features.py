@@ -269,3 +269,36 @@ async def test_the_registry_detail_has_the_answers_comments(ctx, people):
         await highlight_answer(pilot, screen, second)
         await wait_for(pilot, lambda: f"Comments on answer {second} (0)" in text_of(app, "#comments"),
                        what="the next answer's (none)")
+
+
+async def test_marked_answers_are_retired_each_on_its_own_with_failures_listed(ctx, people):
+    from r2k.app.widgets.modals import ReasonModal
+    from r2k.core.services import registry
+    from tests.test_tui_registry import highlight_answer, open_registry, publish
+    from tests.tui import after, cell_text, open_modal, type_text
+
+    a1, a2, a3 = [a["id"] for a in publish(ctx, people)]
+    app = make_app(ctx, "alice", listen=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_registry(pilot)
+        table = screen.query_one("#results")
+        await highlight_answer(pilot, screen, a1)
+        await pilot.press("space")
+        await highlight_answer(pilot, screen, a2)
+        await pilot.press("space")
+        assert {int(k.value): cell_text(table.get_row(k)[0]) for k in table.rows} == {a1: f"●{a1}", a2: f"●{a2}",
+                                                                                       a3: str(a3)}
+        modal = await open_modal(pilot, "t", ReasonModal)
+        assert modal.title_text == "Retire 2 marked answers? Each is its own move"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, what="back on the registry")
+        assert {registry.show(ctx, a)["status"] for a in (a1, a2, a3)} == {"APPROVED"}
+
+        registry.dispute(ctx, people["root"], a2, "someone got there first")  # its version as shown is stale now
+        await open_modal(pilot, "t", ReasonModal)
+        await type_text(pilot, "moved to the handbook")
+        await pilot.press("enter")
+        said = await after(pilot, "Retire: 1 done, 1 failed.")
+        assert f"answer {a2}:" in said and f"answer {a1}:" not in said
+        assert [registry.show(ctx, a)["status"] for a in (a1, a2, a3)] == ["RETIRED", "DISPUTED", "APPROVED"]
+        assert screen.marked == set()

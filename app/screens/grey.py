@@ -31,8 +31,9 @@ from r2k.core.errors import ValidationStateError
 from r2k.core.services.common import refusal
 from r2k.core.services.grey import GREY
 
-from .base import Changed, ListDetailScreen, Listed, Moved, Reply, notice_entity, plain_words
+from .base import Changed, ListDetailScreen, Listed, Moved, notice_entity
 from .comments import CommentsPane
+from .marks import BulkDone, bulk_said, id_cell
 
 SEARCH_DEBOUNCE = 0.3
 SUBJECT_WIDTH = 26
@@ -42,19 +43,6 @@ _FILTER_ORDER = ["Pending", "Processing", "Retrying", "UnderReview", "Escalated"
                "Expired", "Dismissed"]
 GREY_STATES = [s for s in _FILTER_ORDER if s in GREY.states] + sorted(GREY.states - set(_FILTER_ORDER))
 EXPIRING = {m_source for m in GREY.moves if m.action == "expire" for m_source in m.sources}
-
-
-MARK = "●"  # before a marked row's id
-SAID_FAILURES = 5  # failed items named in the message line; the rest counted
-
-
-class BulkDone(Reply):
-    """A move made on every marked entry (core/services/bulk.py): the per-item report."""
-
-    def __init__(self, action: str, report: dict):
-        super().__init__()
-        self.action = action
-        self.report = report
 
 
 # ----------------------------------------------------------------------------- the screen
@@ -414,7 +402,7 @@ class GreyQueueScreen(CommentsPane, ListDetailScreen):
 
     # -- marks and bulk moves (docs/architecture.md, "Bulk actions") ------------------------
     def id_cell(self, entry_id: int) -> str:
-        return f"{MARK}{entry_id}" if entry_id in self.marked else str(entry_id)
+        return id_cell(entry_id, self.marked)
 
     def redraw_marks(self) -> None:
         table = self.table
@@ -483,17 +471,12 @@ class GreyQueueScreen(CommentsPane, ListDetailScreen):
 
     @on(BulkDone)
     def bulk_done(self, message: BulkDone) -> None:
-        report = message.report
         self.marked = set()
-        said = f"{message.action.capitalize()}: {report['done']} done, {report['failed']} failed"
-        failures = [item for item in report["items"] if not item["ok"]]
-        if failures:
-            named = "; ".join(f"entry {item['id']}: {plain_words(item['error']['message'], item['error']['status'])}"
-                              for item in failures[:SAID_FAILURES])
-            more = f"; and {len(failures) - SAID_FAILURES} more" if len(failures) > SAID_FAILURES else ""
-            self.show_error(f"{said}. {named}{more}.")
+        said, failed = bulk_said(message.action, message.report, "entry")
+        if failed:
+            self.show_error(said)
         else:
-            self.show_info(f"{said}.")
+            self.show_info(said)
         self.refresh_bindings()
         self.detail = None
         self.load()
