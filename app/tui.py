@@ -177,6 +177,14 @@ class Escalated(Message):
         self.entry = entry
 
 
+class Mentioned(Message):
+    """A comment that mentions the workstation's user, by someone else, as the core reads it."""
+
+    def __init__(self, comment: dict):
+        super().__init__()
+        self.comment = comment
+
+
 class ClaimsHeld(Message):
     """Quitting: the claims the user holds now (none: nothing to ask)."""
 
@@ -453,6 +461,41 @@ class R2KApp(TypeAhead, App):
             screen.post_message(Changed(event))
         if notice_entity(event) == "grey_entry" and event.get("action") == "escalate":
             self._grey_escalated(event)
+        if notice_entity(event) == "comment" and event.get("action") == "add":
+            self._commented(event)
+
+    # -- mentions (docs/architecture.md, "Comments") --------------------------------------------
+
+    def _commented(self, event: dict) -> None:
+        """A comment was added: one by someone else may mention this user (a notice carries no text)."""
+        if self.actor is None or event.get("actor") == self.actor.name:
+            return
+        self.read_mention(event.get("id"), self.actor.name)
+
+    @work(thread=True, group="mentions", exit_on_error=False)
+    def read_mention(self, comment_id, user: str) -> None:
+        from r2k.core.services import comments
+
+        try:
+            comment = comments.show(self.ctx, comment_id)
+        except Exception as exc:  # noqa: BLE001 - gone, or a service down: nothing to tell
+            log_failure(self.ctx, f"reading comment {comment_id}", exc)
+            return
+        if user in (comment.get("mentions") or []) and comment.get("author") != user:
+            self.post_message(Mentioned(comment))
+
+    @on(Mentioned)
+    def _tell_mention(self, message: Mentioned) -> None:
+        from r2k.core.services.comments import ENTITIES
+
+        comment = message.comment
+        what = {aggregate: word for aggregate, _, word in ENTITIES.values()}.get(comment["entity_type"],
+                                                                                 comment["entity_type"])
+        said = f"{comment['author']} mentioned you on {what} {comment['entity_id']}: {comment['body']}"
+        if len(said) > 300:
+            said = said[:299] + "…"
+        # Stored text (the author's name, the comment): plain, not markup, controls made visible.
+        self.notify(visible(said), title="Mention", timeout=10, markup=False)
 
     def _grey_escalated(self, event: dict) -> None:
         """Specialists hear about an escalation at once, wherever they are."""

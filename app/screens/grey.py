@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from functools import partial
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -25,13 +25,15 @@ from textual.widgets import DataTable, Header, Input, Select, Static
 from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
 from r2k.app.widgets.format import age, clip, new_key, parse_time, plural, until
-from r2k.app.widgets.modals import Field, FieldsModal
+from r2k.app.widgets.modals import Choice, ChoiceModal, Field, FieldsModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.core.errors import ValidationStateError
 from r2k.core.services.common import refusal
 from r2k.core.services.grey import GREY
 
-from .base import Changed, ListDetailScreen, Moved, notice_entity
+from .base import Changed, ListDetailScreen, Listed, Moved, notice_entity
+from .comments import CommentsPane
+from .marks import BulkDone, bulk_said, id_cell
 
 SEARCH_DEBOUNCE = 0.3
 SUBJECT_WIDTH = 26
@@ -45,7 +47,8 @@ EXPIRING = {m_source for m in GREY.moves if m.action == "expire" for m_source in
 
 # ----------------------------------------------------------------------------- the screen
 
-class GreyQueueScreen(ListDetailScreen):
+class GreyQueueScreen(CommentsPane, ListDetailScreen):
+    COMMENT_KIND, COMMENT_NOUN = "grey", "entry"
     TITLE = "Grey queue"
     RELOAD_ON = ("grey_entry",)
     AUTO_FOCUS = "#grey-table"
@@ -75,6 +78,10 @@ class GreyQueueScreen(ListDetailScreen):
         Binding("l", "toggle_mine", "Mine only", show=False, id="mine_only"),
         Binding("slash", "focus_search", "Search", key_display="/", show=False, id="search"),
         Binding("f", "focus_state", "State filter", show=False, id="state_filter"),
+        Binding("space", "mark", "Mark", show=False, id="mark"),
+        Binding("M", "comments", "Comments", show=False, id="comments"),
+        Binding("L", "comment", "Comment…", show=False, id="comment"),
+        Binding("asterisk", "mark_all", "Mark all shown", key_display="*", show=False, id="mark_all"),
         Binding("escape", "back", "Back", id="back"),
     ]
 
@@ -89,6 +96,8 @@ class GreyQueueScreen(ListDetailScreen):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._left = True                  # away from the screen (not just under a modal)
+        # Entries marked for a bulk move (docs/architecture.md, "Bulk actions"): only rows shown.
+        self.marked: set[int] = set()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -104,6 +113,7 @@ class GreyQueueScreen(ListDetailScreen):
                 yield Static("", id="grey-count")
             with VerticalScroll(id="grey-detail-pane"):
                 yield Static("Loading…", id="grey-detail")
+                yield Static("", id="comments")  # the entry's comments (app/screens/comments.py)
         yield Static("", id="message")
         yield Footer(compact=True, show_command_palette=False)  # ctrl+p is listed in ?
 
@@ -203,7 +213,7 @@ class GreyQueueScreen(ListDetailScreen):
                        limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
-        return (str(row["id"]), state_cell(row["state"]), cell(row["subject"], SUBJECT_WIDTH),
+        return (self.id_cell(row["id"]), state_cell(row["state"]), cell(row["subject"], SUBJECT_WIDTH),
                 cell(row["assignee"]), f"{row['attempts']}/{row['max_attempts']}",
                 until(row["expires_at"], now) if row["state"] in EXPIRING else "")
 
@@ -270,6 +280,11 @@ class GreyQueueScreen(ListDetailScreen):
         super().watch_detail(entry)
         if entry is not None:
             self.query_one("#grey-detail-pane").set_class(entry["state"] == "Escalated", "escalated")
+            if self.has_class("comments-open"):  # the pane follows the entry highlighted
+                self.load_comments()
+
+    def comment_target(self) -> int | None:
+        return self.current_id()
 
     # -- actions -----------------------------------------------------------------------------
     # The binding's action -> the grey entry's move: keys of moves the highlighted entry cannot take
@@ -280,6 +295,8 @@ class GreyQueueScreen(ListDetailScreen):
 
     def why_not(self, action: str):
         if action not in self.MOVES or self.actor is None or not self.is_mounted:
+            return None
+        if self.marked:  # a move on the marked entries: each takes it or says why not (bulk_done)
             return None
         row = self.current_row()
         return refusal(GREY, self.MOVES[action], row, self.actor) if row is not None else self.none_selected()
@@ -342,6 +359,9 @@ class GreyQueueScreen(ListDetailScreen):
         state allows it), then send it. A move the state does not allow goes straight to the core,
         whose 422 is shown in place."""
         key = new_key()
+        if self.marked:
+            self.act_on_marked(action, ask or [], key, fields)
+            return
         if not self.ready() or (row := self.selected()) is None:
             return
         try:
@@ -378,6 +398,88 @@ class GreyQueueScreen(ListDetailScreen):
         self.show_info(f"Entry {entry['id']}: {message.action} → {entry['state']}"
                        + (f" (assignee {entry['assignee']})" if entry.get("assignee") else "") + ".")
         self.updated(entry)
+
+
+    # -- marks and bulk moves (docs/architecture.md, "Bulk actions") ------------------------
+    def id_cell(self, entry_id: int) -> str:
+        return id_cell(entry_id, self.marked)
+
+    def redraw_marks(self) -> None:
+        table = self.table
+        for entry_id in self.rows:
+            if str(entry_id) in table.rows:
+                table.update_cell(str(entry_id), "id", self.id_cell(entry_id))
+        n = len(self.marked)
+        self.show_info(f"{plural(n, 'entry', 'entries')} marked: a move's key makes it on each, "
+                       f"{self.key('mark')} unmarks one." if n else "No entry marked.")
+        self.refresh_bindings()
+
+    def action_mark(self) -> None:
+        entry_id = self.current_id()
+        if entry_id is None:
+            self.show_error(self.none_selected())
+            return
+        self.marked ^= {entry_id}
+        self.redraw_marks()
+
+    def action_mark_all(self) -> None:
+        """Mark every entry shown; with all of them marked already, unmark them."""
+        shown = set(self.rows)
+        self.marked = set() if shown and shown <= self.marked else shown
+        self.redraw_marks()
+
+    @on(Listed)
+    def _keep_marks_shown(self, message: Listed) -> None:
+        """A mark stays only on a row still listed: a bulk move acts on what is shown."""
+        if not message.superseded and self.marked:
+            self.marked &= {row["id"] for row in message.rows}
+
+    def act_on_marked(self, action: str, ask: list[Field], key: str, fields: dict) -> None:
+        """Confirm with the count (and ask what the move needs, once for all), then make the move on
+        each marked entry, each with the version shown, its own event and its own key."""
+        if not self.ready():
+            return
+        versions = {entry_id: row["version"] for entry_id, row in self.rows.items() if entry_id in self.marked}
+        count = plural(len(versions), "marked entry", "marked entries")
+        title = f"{action.capitalize()} {count}?"
+        hint = plain("Each entry is its own move: one that cannot take it is listed and left as it is. Entries "
+                     + ", ".join(map(str, list(versions)[:20])) + (" …" if len(versions) > 20 else ""), 300)
+
+        def go(values: dict | None) -> None:
+            self.show_info(f"{action.capitalize()}: {count}…")
+            self.send_bulk(self.actor, action, versions, {**fields, **(values or {})}, key)
+
+        if ask:
+            self.ask(FieldsModal(title, [Field(f.name, f.label, required=f.required, placeholder=f.placeholder)
+                                         for f in ask], hint=hint), go)
+            return
+        question = Content(f"{action.capitalize()} {count}? Each is its own move.")
+        self.app.push_screen(ChoiceModal(title, question, [Choice("go", action.capitalize(), "y"),
+                                                           Choice("cancel", "Cancel", "n")], cancel="cancel"),
+                             lambda choice: go(None) if choice == "go" else self.show_info("Cancelled: nothing changed."))
+
+    @work(thread=True, group="bulk", exit_on_error=False)
+    def send_bulk(self, actor, action: str, versions: dict[int, int], fields: dict, key: str) -> None:
+        from r2k.core.services import bulk, grey
+
+        def one(entry_id: int, item_key: str | None) -> dict:
+            return grey.transition(self.ctx, actor, entry_id, action, expected_version=versions[entry_id],
+                                   idempotency_key=item_key, **{k: v for k, v in fields.items() if v is not None})
+
+        with self.reporting(action):
+            self.reply(BulkDone(action, bulk.each(list(versions), one, idempotency_key=key)))
+
+    @on(BulkDone)
+    def bulk_done(self, message: BulkDone) -> None:
+        self.marked = set()
+        said, failed = bulk_said(message.action, message.report, "entry")
+        if failed:
+            self.show_error(said)
+        else:
+            self.show_info(said)
+        self.refresh_bindings()
+        self.detail = None
+        self.load()
 
 
 def state_cell(state: str) -> str:

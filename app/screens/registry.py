@@ -26,6 +26,8 @@ from r2k.app.wording import registry_move_said
 from r2k.app.widgets.text import cell
 
 from .base import Listed, Moved, Reply, WorkstationScreen
+from .comments import CommentsPane
+from .marks import BulkDone, bulk_said, id_cell
 
 LIMIT = 50
 QUESTION_WIDTH = 40
@@ -175,7 +177,11 @@ class ResultsTable(DataTable):
         self.notify_style_update()  # clears the cell and line caches, and refreshes
 
 
-class RegistryScreen(WorkstationScreen):
+BULK = ("dispute", "retire")  # the moves made on marked answers (supersede is one answer's new text)
+
+
+class RegistryScreen(CommentsPane, WorkstationScreen):
+    COMMENT_KIND, COMMENT_NOUN = "answer", "answer"
     TITLE = "Registry"
     # The chain's word diff: styled in styles/registry.tcss.
     COMPONENT_CLASSES = {"registry--added", "registry--removed"}
@@ -189,6 +195,10 @@ class RegistryScreen(WorkstationScreen):
         Binding("down", "focus_results", "Results", show=False, id="results"),  # from the search box (the table has its own)
         Binding("right_square_bracket", "next_page", "Next 50", key_display="]", id="next_page"),
         Binding("left_square_bracket", "previous_page", "Previous 50", key_display="[", show=False, id="previous_page"),
+        Binding("space", "mark", "Mark", show=False, id="mark"),
+        Binding("asterisk", "mark_all", "Mark all shown", key_display="*", show=False, id="mark_all"),
+        Binding("M", "comments", "Comments", show=False, id="comments"),
+        Binding("L", "comment", "Comment…", show=False, id="comment"),
         Binding("escape", "back", "Back", id="back"),
     ]
 
@@ -204,6 +214,8 @@ class RegistryScreen(WorkstationScreen):
 
     def __init__(self):
         super().__init__()
+        # Answers marked for a bulk dispute or retire (app/screens/marks.py): only rows shown.
+        self.marked: set[int] = set()
         self.rows: dict[int, dict] = {}
 
     def compose(self) -> ComposeResult:
@@ -216,6 +228,7 @@ class RegistryScreen(WorkstationScreen):
         with Horizontal(id="registry-detail"):
             with VerticalScroll(id="detail"):
                 yield Static("", id="detail-body")
+                yield Static("", id="comments")  # the answer's comments (app/screens/comments.py)
             with VerticalScroll(id="chain-pane"):
                 yield Static("", id="chain")
             with VerticalScroll(id="neighbours-pane"):
@@ -290,11 +303,12 @@ class RegistryScreen(WorkstationScreen):
         table = self.query_one("#results", DataTable)
         keep = self.selected_id
         self.rows = {row["id"]: row for row in rows}
+        self.marked &= set(self.rows)  # a bulk move acts on what is shown
         table.clear()
         # The text takes what the other columns leave of the table's width (cells, padding, scrollbar).
         text_width = max(20, table.size.width - 2 * 5 - (6 + 10 + 10 + QUESTION_WIDTH) - 4)
         for row in rows:  # a string cell is read as markup: stored text is escaped
-            table.add_row(str(row["id"]), Text(visible(row["status"]), style=STATUS_STYLE.get(row["status"], "")),
+            table.add_row(id_cell(row["id"], self.marked), Text(visible(row["status"]), style=STATUS_STYLE.get(row["status"], "")),
                           cell(row["horn_type"]), cell(row["question"], QUESTION_WIDTH),
                           cell(row["text"], text_width), key=str(row["id"]))
         table.border_title = self.page_title(len(rows))
@@ -343,6 +357,11 @@ class RegistryScreen(WorkstationScreen):
             self.query_one("#neighbours", Static).update(Text("…", style="dim"))
         self.read_chain(answer_id)
         self.read_neighbours(answer_id)
+        if self.has_class("comments-open"):  # the pane follows the answer highlighted
+            self.load_comments()
+
+    def comment_target(self) -> int | None:
+        return self.selected_id if self.selected_id in self.rows else None
 
     @work(thread=True, exclusive=True, group="neighbours", exit_on_error=False)
     def read_neighbours(self, answer_id: int) -> None:
@@ -419,6 +438,8 @@ class RegistryScreen(WorkstationScreen):
 
         if action not in self.MOVES or self.actor is None or not self.is_mounted:
             return None
+        if self.marked and action in BULK:  # each marked answer takes it or says why not (bulk_done)
+            return None
         answer = self.rows.get(self.selected_id) if self.selected_id is not None else None
         if answer is None:
             return HIGHLIGHT_FIRST
@@ -446,6 +467,9 @@ class RegistryScreen(WorkstationScreen):
         self.ask_reason("retire", "Retire", "Why take it out of the registry for good?")
 
     def ask_reason(self, action: str, verb: str, placeholder: str) -> None:
+        if self.marked and action in BULK:
+            self.act_on_marked(action, verb, placeholder)
+            return
         answer = self.target()
         if answer is None:
             return
@@ -460,6 +484,68 @@ class RegistryScreen(WorkstationScreen):
         self.show_info(f"{action.title()} answer {answer['id']}…")
         self.move(action, partial(getattr(registry, action), self.ctx, self.actor, answer["id"], *args,
                                   expected_version=answer["version"], idempotency_key=new_key()), answer)
+
+    # -- marks and bulk moves (app/screens/marks.py) -------------------------------------------
+    def redraw_marks(self) -> None:
+        table = self.query_one("#results", DataTable)
+        for answer_id in self.rows:
+            if str(answer_id) in table.rows:
+                table.update_cell(str(answer_id), "id", id_cell(answer_id, self.marked))
+        n = len(self.marked)
+        self.show_info(f"{plural(n, 'answer')} marked: {self.key('dispute')} or {self.key('retire')} acts on each, "
+                       f"{self.key('mark')} unmarks one." if n else "No answer marked.")
+        self.refresh_bindings()
+
+    def action_mark(self) -> None:
+        if self.selected_id not in self.rows:
+            self.show_info(HIGHLIGHT_FIRST)
+            return
+        self.marked ^= {self.selected_id}
+        self.redraw_marks()
+
+    def action_mark_all(self) -> None:
+        """Mark every answer shown; with all of them marked already, unmark them."""
+        shown = set(self.rows)
+        self.marked = set() if shown and shown <= self.marked else shown
+        self.redraw_marks()
+
+    def act_on_marked(self, action: str, verb: str, placeholder: str) -> None:
+        """One reason for all, asked with the count; then the move on each marked answer."""
+        if self.actor is None:
+            self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
+            return
+        from r2k.app.widgets.modals import ReasonModal
+
+        versions = {answer_id: row["version"] for answer_id, row in self.rows.items() if answer_id in self.marked}
+        key = new_key()
+        title = f"{verb} {plural(len(versions), 'marked answer')}? Each is its own move"
+        self.app.push_screen(ReasonModal(title, "Reason", placeholder),
+                             lambda reason: reason is not None and self.send_bulk(self.actor, action, versions,
+                                                                                   reason, key))
+
+    @work(thread=True, group="bulk", exit_on_error=False)
+    def send_bulk(self, actor, action: str, versions: dict[int, int], reason: str, key: str) -> None:
+        from r2k.core.services import bulk, registry
+
+        move = getattr(registry, action)
+
+        def one(answer_id: int, item_key: str | None) -> dict:
+            return move(self.ctx, actor, answer_id, reason, expected_version=versions[answer_id],
+                        idempotency_key=item_key)
+
+        with self.reporting(action):
+            self.reply(BulkDone(action, bulk.each(list(versions), one, idempotency_key=key)))
+
+    @on(BulkDone)
+    def bulk_done(self, message: BulkDone) -> None:
+        self.marked = set()
+        said, failed = bulk_said(message.action, message.report, "answer")
+        if failed:
+            self.show_error(said)
+        else:
+            self.show_info(said)
+        self.refresh_bindings()
+        self.load()
 
     @on(Moved)
     def mutated(self, message: Moved) -> None:

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import var
-from textual.widgets import Header, Static
+from textual.widgets import Header, Markdown, Static
 
 from r2k.app.keymap import key_of
 from r2k.app.widgets.footer import Footer
@@ -28,10 +28,12 @@ from r2k.app.wording import decision_said, release_said
 from r2k.core.domain import HORN_MEANING
 
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
+from .comments import CALLS as COMMENT_CALLS, CommentsPane
 
 SAME_TEXT = ("This is the answer as it stands: nothing to revise. To publish it as it is, approve it "
              "({cancel}, then {approve}); or change the text.")  # the keys in force, filled in by action_revise
 BLANK_LINES = re.compile(r"\n[ \t]*(\n[ \t]*)+")
+SIDE_CALLS = ("guidelines", *COMMENT_CALLS)  # a pane's read or a comment: never the review group's
 DECISIONS = ("approve", "revise", "reject", "escalate")
 DOING = {"approve": "Approving", "revise": "Revising", "reject": "Rejecting", "escalate": "Escalating",
          "release": "Releasing", "claim": "Claiming", "refresh": "Reading it again",
@@ -128,6 +130,14 @@ class Decided(Reply):
         self.result = result
 
 
+class GuidelinesRead(Reply):
+    """The guidelines in force for the queue (None: it has none yet)."""
+
+    def __init__(self, guidelines: dict | None):
+        super().__init__()
+        self.guidelines = guidelines
+
+
 class Undone(Reply):
     """The last decision was undone: `result` is the core's (`undone`, the new candidate `shown`,
     the claim on screen `released`, or the `error` that kept it from being released)."""
@@ -148,7 +158,8 @@ class Skipped(Reply):
 
 # --------------------------------------------------------------------------- the screen
 
-class ReviewScreen(WorkstationScreen):
+class ReviewScreen(CommentsPane, WorkstationScreen):
+    COMMENT_KIND, COMMENT_NOUN = "candidate", "candidate"
     TITLE = "Review"
     BINDINGS = [
         Binding("a", "approve", "Approve", id="approve"),
@@ -159,6 +170,9 @@ class ReviewScreen(WorkstationScreen):
         Binding("n", "claim_next", "Claim next", id="claim_next"),
         Binding("s", "skip", "Skip", show=False, id="skip"),
         Binding("z", "undo", "Undo", show=False, id="undo"),
+        Binding("h", "guidelines", "Guidelines", show=False, id="guidelines"),
+        Binding("M", "comments", "Comments", show=False, id="comments"),
+        Binding("L", "comment", "Comment…", show=False, id="comment"),
         Binding("escape", "back", "Back", id="back"),
     ]
     # The keys that act on the candidate -> the candidate's move each makes (skip: as its release; undo:
@@ -197,6 +211,13 @@ class ReviewScreen(WorkstationScreen):
             yield Static("", id="answer-text")
             yield Static("", id="sources")
             yield Static("", id="history")
+        # The queue's guidelines (docs/architecture.md, "Guidelines"), shown while toggled on, idle too.
+        with VerticalScroll(id="review-guidelines"):
+            yield Static("", id="guidelines-head")
+            yield Markdown("", id="guidelines", open_links=False)
+        # The candidate's comments (docs/architecture.md, "Comments"), shown while toggled on.
+        with VerticalScroll(id="review-comments"):
+            yield Static("", id="comments")
         yield Static("", id="idle")
         yield Static("", id="message")
         yield Footer(compact=True, show_command_palette=False)  # ctrl+p is listed in ? (80 columns: README, Keys)
@@ -206,6 +227,8 @@ class ReviewScreen(WorkstationScreen):
         for widget_id, title in (("horn", "Horn type"), ("question", "Question"), ("answer-text", "Answer"),
                                  ("sources", "Sources"), ("history", "History")):
             self.query_one(f"#{widget_id}", Static).border_title = title
+        self.query_one("#review-guidelines", VerticalScroll).border_title = "Guidelines"
+        self.query_one("#review-comments", VerticalScroll).border_title = "Comments"
         self.add_class("idle")
         self.idle_text = f"Claiming the next {self.horn} candidate…"
         # The countdown only redraws one label from the lease already read: no database call.
@@ -413,6 +436,56 @@ class ReviewScreen(WorkstationScreen):
         if note and hasattr(screen, "show_info"):
             screen.show_info(note)
 
+    # -- the queue's guidelines (docs/architecture.md, "Guidelines") ---------------------------
+
+    def action_guidelines(self) -> None:
+        """Show or hide the guidelines in force for this queue; each show reads them again."""
+        self.toggle_class("guidelines-open")
+        if self.has_class("guidelines-open"):
+            self.query_one("#guidelines-head", Static).update(Text(f"Reading the {self.horn} guidelines…", style="dim"))
+            self.read_guidelines()
+
+    @work(thread=True, exclusive=True, group="guidelines", exit_on_error=False)
+    def read_guidelines(self) -> None:
+        from r2k.core.services import guidelines
+
+        with self.reporting("guidelines"):
+            self.reply(GuidelinesRead(guidelines.show(self.ctx, self.horn)))
+
+    @on(GuidelinesRead)
+    def guidelines_read(self, message: GuidelinesRead) -> None:
+        found = message.guidelines
+        head = self.query_one("#guidelines-head", Static)
+        pane = self.query_one("#guidelines", Markdown)
+        close = self.key("guidelines")
+        if found is None:
+            head.update(Text(f"No guidelines yet for the {self.horn} queue (an admin writes them: "
+                             f"r2k queue guidelines {self.horn} --file F). {close} hides this pane.", style="dim"))
+            pane.update("")
+            return
+        head.update(Text.assemble((f"{self.horn} guidelines, version {found['number']}", "bold"),
+                                  f" by {visible(found.get('author'), multiline=False)}",
+                                  (f" · {close} hides them", "dim")))
+        # Stored Markdown: its controls shown as visible escapes before the widget parses it, and no
+        # link it holds is opened on a click (open_links=False).
+        pane.update(visible(found["body"]))
+        self.query_one("#review-guidelines", VerticalScroll).scroll_home(animate=False)
+
+    @on(Changed)
+    def _follow_guidelines(self, message: Changed) -> None:
+        """An admin wrote a new version: the open pane shows it (the notice carries no text)."""
+        event = message.event
+        if notice_entity(event) == "guidelines" and event.get("action") == "write" and self.has_class("guidelines-open"):
+            self.read_guidelines()
+
+    # -- the candidate's comments (app/screens/comments.py) ------------------------------------
+
+    def comment_target(self) -> int | None:
+        return self.current["id"] if self.current is not None else None
+
+    def comments_box(self):
+        return self.query_one("#review-comments", VerticalScroll)
+
     @on(Changed)
     def _follow_claim(self, message: Changed) -> None:
         """The lease sweeper (or an admin) took back the candidate on screen: show where it stands."""
@@ -577,6 +650,9 @@ class ReviewScreen(WorkstationScreen):
         self.show_info(f"{DOING[action]}…")
 
     def show_failure(self, failed: Failed) -> None:
+        if failed.call in SIDE_CALLS:  # a pane's read: the candidate and any call in flight stay as they are
+            self.show_error(failed.message, failed.status)
+            return
         self.busy = False
         if failed.call == "undo" and failed.status in (403, 404, 409):
             self.undo_refused(failed)
@@ -627,6 +703,8 @@ class ReviewScreen(WorkstationScreen):
             self.lease_expires = None
             self.query_one("#review-head", Static).update(Text(f"{self.horn} queue", style="bold"))
             self.add_class("idle")
+            if self.has_class("comments-open"):
+                self.load_comments()
             return
         now = datetime.now(timezone.utc)
         mine = data["state"] == "IN_REVIEW" and self.actor is not None and data.get("claimed_by") == self.actor.name
@@ -657,6 +735,8 @@ class ReviewScreen(WorkstationScreen):
         self.query_one("#history", Static).update(history_text(data.get("history") or [], now))
         self.query_one("#review-body", VerticalScroll).scroll_home(animate=False)
         self.remove_class("idle")
+        if self.has_class("comments-open"):  # the pane follows the candidate shown
+            self.load_comments()
 
     def watch_lease_expires(self, expires: datetime | None) -> None:
         self.query_one("#lease", Static).update(lease_text(expires, datetime.now(timezone.utc)))
