@@ -81,7 +81,9 @@ def test_the_jsonl_export_reads_back_through_ingest(ctx, people, decided, tmp_pa
 
 
 def test_decisions_list_every_decision_with_what_it_decided(ctx, people, decided):
-    rows = lines(r2k("--as", "bob", "export", "decisions").stdout)
+    refused = r2k("--as", "bob", "export", "decisions")
+    assert refused.returncode == 7 and refused.stdout == "" and "only an admin may" in error_of(refused)["message"]
+    rows = lines(r2k("--as", "root", "export", "decisions").stdout)
     assert [(r["action"], r["actor"]) for r in rows] == [
         ("approve", "alice"), ("revise", "alice"), ("approve", "alice"), ("reject", "alice")]
     revise = rows[1]
@@ -159,14 +161,14 @@ def test_bad_input_is_a_clear_400_and_leaves_the_file_as_it_was(ctx, people, dec
         (["export", "registry", "-o", str(tmp_path)], "is a folder"),
         (["export", "registry", "-o", str(tmp_path / "nowhere" / "x.jsonl")], "its folder does not exist"),
         (["export", "registry", "--json"], "--json prints a summary"),
-        (["export", "decisions", "--status", "ALL"], "unrecognized arguments: --status"),
+        (["export", "registry", "--status", "ALL", "--format", "tsv"], "invalid choice: 'tsv'"),
     ]:
         result = r2k("--as", "bob", *args)
         assert result.returncode == 6 and words in error_of(result)["message"], result.stderr
     result = r2k("--as", "nobody", "export", "registry")
     assert result.returncode == 7 and result.stdout == ""
     with pytest.raises(Exception, match="unknown export"):
-        export.export(ctx, "answers", "jsonl", print)
+        export.export(ctx, people["root"], "answers", "jsonl", print)
 
 
 def test_only_a_regular_file_is_replaced_and_a_link_keeps_pointing_at_it(ctx, people, decided, tmp_path):
@@ -190,6 +192,6 @@ def test_a_large_export_streams_in_batches_with_progress(ctx, people, monkeypatc
         publish(ctx, people, f"How many pallets fit in bay {n}?", f"Bay {n} holds {n + 10} pallets.")
     monkeypatch.setattr(export, "BATCH", 2)
     seen, written = [], []
-    summary = export.export(ctx, "registry", "jsonl", written.append, progress=lambda d, t: seen.append((d, t)))
+    summary = export.export(ctx, people["bob"], "registry", "jsonl", written.append, progress=lambda d, t: seen.append((d, t)))
     assert summary.rows == 5 and len(written) == 5
     assert seen == [(2, 5), (4, 5), (5, 5)]

@@ -16,7 +16,8 @@ def register(commands) -> None:
                            "the article tasks")
     for kind, what in [("registry", "the registry's answers (APPROVED and DISPUTED unless --status), each with "
                                     "its version chain, sources, status and deciding reviewers"),
-                       ("decisions", "every validator decision: who, what, when, from and to which state, why"),
+                       ("decisions", "every validator decision: who, what, when, from and to which state, why "
+                                     "(an admin)"),
                        ("tasks", "every article task with its state, reviewers, approvals and each source's "
                                  "status now")]:
         p = group.command(kind, what, run)
@@ -35,7 +36,7 @@ def run(cli, args):
     from r2k.core.errors import InvalidInput
     from r2k.core.services import export
 
-    cli.actor
+    actor = cli.actor
     status = getattr(args, "status", None)
     if args.output is None:
         if getattr(args, "json", False):
@@ -45,7 +46,7 @@ def run(cli, args):
         shown = (lambda line: visible(line)) if tty and args.format == "csv" else safe_json
         with cli.progress() as bar:
             bar.start(f"export {args.kind}", None)
-            export.export(cli.ctx, args.kind, args.format, lambda line: sys.stdout.write(shown(line)),
+            export.export(cli.ctx, actor, args.kind, args.format, lambda line: sys.stdout.write(shown(line)),
                           status=status, progress=lambda done, total: bar.update(done, total))
         sys.stdout.flush()
         return None
@@ -60,7 +61,7 @@ def run(cli, args):
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out, cli.progress() as bar:
             bar.start(f"export {args.kind}", None)
             line_of = safe_json if args.format == "jsonl" else (lambda line: line)
-            summary = export.export(cli.ctx, args.kind, args.format, lambda line: out.write(line_of(line)),
+            summary = export.export(cli.ctx, actor, args.kind, args.format, lambda line: out.write(line_of(line)),
                                     status=status, progress=lambda done, total: bar.update(done, total))
             out.flush()
             os.fsync(out.fileno())

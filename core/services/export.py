@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..domain import jsonable
-from ..errors import InvalidInput
+from ..errors import Forbidden, InvalidInput
 from .common import status_filter
 from .registry import STATUSES
 
 if TYPE_CHECKING:
     from ..adapters.postgres import Tx
     from ..context import Context
+    from ..domain import Actor
 
 KINDS = ("registry", "decisions", "tasks")
 FORMATS = ("jsonl", "csv")
@@ -126,11 +127,15 @@ def _records(tx: "Tx", sql: str, params: dict) -> Iterator[dict]:
             yield {k: jsonable(v) for k, v in row.items()}
 
 
-def export(ctx: "Context", kind: str, fmt: str, write: Callable[[str], None], *, status=None,
+def export(ctx: "Context", actor: "Actor", kind: str, fmt: str, write: Callable[[str], None], *, status=None,
            progress: Callable[[int, int], None] | None = None) -> Summary:
     """Write every record of `kind` through `write`, as `fmt` text (one line a record for JSON
-    Lines; a header, then one row a record, for CSV); `progress(done, total)` after each batch."""
+    Lines; a header, then one row a record, for CSV); `progress(done, total)` after each batch.
+    The registry and the tasks are anyone's to read; every validator's decisions side by side are
+    an admin's, as the team's figures are (`stats`)."""
     kind, fmt = kind_of(kind), format_of(fmt)
+    if kind == "decisions" and actor.role != "admin":
+        raise Forbidden(f"{actor.name} ({actor.role}) may not export every validator's decisions: only an admin may")
     sql, count_sql, params, statuses = _query(kind, status)
     encode = encoder(kind, fmt)
     done = 0
