@@ -600,3 +600,22 @@ def test_claims_that_rebuild_a_partition_at_once_do_not_trip_over_each_other(ctx
         list(pool.map(lambda _: queue_index.reconcile(ctx, ["FACT"]), range(24)))
     assert queue_index.queue(ctx).ids("FACT") == ids
     assert [k for k in ctx.redis.keys("*rebuild*")] == []
+
+
+def test_the_job_scheduler_ends_in_one_line_when_redis_is_gone(tmp_path, caplog):
+    """Found in CI: Redis killed under a running worker while its RQ scheduler sent its heartbeat;
+    the scheduler's process died with three tracebacks in the worker's log. It ends in one line now
+    (the worker starts a scheduler again at its next maintenance, once Redis answers)."""
+    import logging
+
+    import redis
+
+    from r2k.workers.main import R2KScheduler
+
+    gone = redis.Redis(unix_socket_path=str(tmp_path / "no-redis.sock"), socket_connect_timeout=0.5)
+    scheduler = R2KScheduler(["generation"], connection=gone)
+    scheduler._acquired_locks = {"generation"}  # as one that took its lock before Redis went away
+    with caplog.at_level(logging.WARNING):
+        scheduler.work()  # returns: no exception reaches RQ's run(), which would print the traceback
+    assert "the job scheduler stops: Redis does not answer" in caplog.text
+    assert "Traceback" not in caplog.text

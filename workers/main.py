@@ -150,7 +150,14 @@ class R2KScheduler(RQScheduler):
             self._stop_requested = True
 
         threading.Thread(target=watch, name="r2k scheduler parent watch", daemon=True).start()
-        super().work()
+        try:
+            super().work()
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            # Redis went away under it (killed, restarting): it ends in one line, not a traceback,
+            # and the worker starts a scheduler again at its next maintenance once Redis answers
+            # (RQ's worker starts one whenever its scheduler's process is gone).
+            self.log.warning("the job scheduler stops: Redis does not answer (%s); the worker starts it again "
+                             "once Redis is back", exc)
 
 
 class R2KWorker(SimpleWorker):
