@@ -33,7 +33,7 @@ from r2k.core.services.grey import GREY
 
 from .base import Changed, ListDetailScreen, Listed, Moved, notice_entity
 from .comments import CommentsPane
-from .marks import BulkDone, bulk_said, id_cell
+from .marks import BulkDone, id_cell, show_bulk_done
 
 SEARCH_DEBOUNCE = 0.3
 SUBJECT_WIDTH = 26
@@ -471,13 +471,7 @@ class GreyQueueScreen(CommentsPane, ListDetailScreen):
 
     @on(BulkDone)
     def bulk_done(self, message: BulkDone) -> None:
-        self.marked = set()
-        said, failed = bulk_said(message.action, message.report, "entry")
-        if failed:
-            self.show_error(said)
-        else:
-            self.show_info(said)
-        self.refresh_bindings()
+        show_bulk_done(self, message, "entry")
         self.detail = None
         self.load()
 

@@ -34,3 +34,15 @@ def bulk_said(action: str, report: dict, noun: str) -> tuple[str, bool]:
                       for item in failures[:SAID_FAILURES])
     more = f"; and {len(failures) - SAID_FAILURES} more" if len(failures) > SAID_FAILURES else ""
     return f"{said}. {named}{more}.", True
+
+
+def show_bulk_done(screen, message: BulkDone, noun: str) -> None:
+    """What a screen does when its bulk action ends: the marks go, the report is shown (as an error
+    when an item failed), the footer and the list are read again."""
+    screen.marked = set()
+    said, failed = bulk_said(message.action, message.report, noun)
+    if failed:
+        screen.show_error(said)
+    else:
+        screen.show_info(said)
+    screen.refresh_bindings()

@@ -27,7 +27,7 @@ from r2k.app.widgets.text import cell
 
 from .base import Listed, Moved, Reply, WorkstationScreen
 from .comments import CommentsPane
-from .marks import BulkDone, bulk_said, id_cell
+from .marks import BulkDone, id_cell, show_bulk_done
 
 LIMIT = 50
 QUESTION_WIDTH = 40
@@ -538,13 +538,7 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
 
     @on(BulkDone)
     def bulk_done(self, message: BulkDone) -> None:
-        self.marked = set()
-        said, failed = bulk_said(message.action, message.report, "answer")
-        if failed:
-            self.show_error(said)
-        else:
-            self.show_info(said)
-        self.refresh_bindings()
+        show_bulk_done(self, message, "answer")
         self.load()
 
     @on(Moved)
