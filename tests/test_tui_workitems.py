@@ -253,3 +253,41 @@ def test_snapshot_work_items(ctx, people, tmp_path, snap_compare):
         await pilot.pause()
 
     assert snap_compare(make_app(ctx, "sam", listen=False), terminal_size=(140, 45), run_before=open_it)
+
+
+async def test_marked_items_are_closed_each_on_its_own_after_one_question_naming_the_count(ctx, people):
+    from tests.tui import cell_text
+
+    root = people["root"]
+    i1, i2, i3 = [workitems.create(ctx, root, f"What is timeout number {n}?")["id"] for n in (1, 2, 3)]
+    workitems.close(ctx, root, i2, reason="asked twice")  # CLOSED is terminal: it cannot be closed again
+    app = make_app(ctx, "sam")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_items(pilot)
+        table = screen.query_one("#wi-table", DataTable)
+        for item_id in (i1, i2, i3):
+            await highlight(pilot, item_id)
+            await pilot.press("space")
+        assert {int(k.value): cell_text(table.get_row(k)[0]) for k in table.rows} == {
+            i1: f"●{i1}", i2: f"●{i2}", i3: f"●{i3}"}
+        assert "3 work items marked: c closes each" in text_of(app, "#message")
+
+        await pilot.press("k")  # only close acts on marked items: rework says so and changes nothing
+        await after(pilot, "3 work items marked")
+        assert not isinstance(app.screen, FieldsModal)
+
+        modal = await open_modal(pilot, "c", FieldsModal)
+        assert modal.form_title == "Close 3 marked work items? (final)"
+        await pilot.press("escape")
+        await after(pilot, "Cancelled: nothing changed.")
+        assert [workitems.get(ctx, i)["state"] for i in (i1, i3)] == ["NEW", "NEW"]
+
+        await pilot.press("c")
+        await answer_modal(pilot, "duplicates")
+        said = await after(pilot, "Close: 2 done, 1 failed.")
+        assert f"work item {i2}:" in said and f"work item {i1}:" not in said
+        assert [workitems.get(ctx, i)["state"] for i in (i1, i2, i3)] == ["CLOSED", "CLOSED", "CLOSED"]
+        assert workitems.get(ctx, i1)["reason"] == "duplicates"
+        assert screen.marked == set()
+        await wait_for(pilot, lambda: all("●" not in cell_text(table.get_row(k)[0]) for k in table.rows),
+                       what="the marks cleared")

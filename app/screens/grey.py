@@ -31,9 +31,9 @@ from r2k.core.errors import ValidationStateError
 from r2k.core.services.common import refusal
 from r2k.core.services.grey import GREY
 
-from .base import Changed, ListDetailScreen, Listed, Moved, notice_entity
+from .base import Changed, Moved, notice_entity
 from .comments import CommentsPane
-from .marks import BulkDone, id_cell, show_bulk_done
+from .marks import BulkDone, MarkingListScreen, show_bulk_done
 
 SEARCH_DEBOUNCE = 0.3
 SUBJECT_WIDTH = 26
@@ -47,7 +47,7 @@ EXPIRING = {m_source for m in GREY.moves if m.action == "expire" for m_source in
 
 # ----------------------------------------------------------------------------- the screen
 
-class GreyQueueScreen(CommentsPane, ListDetailScreen):
+class GreyQueueScreen(CommentsPane, MarkingListScreen):
     COMMENT_KIND, COMMENT_NOUN = "grey", "entry"
     TITLE = "Grey queue"
     RELOAD_ON = ("grey_entry",)
@@ -96,8 +96,6 @@ class GreyQueueScreen(CommentsPane, ListDetailScreen):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._left = True                  # away from the screen (not just under a modal)
-        # Entries marked for a bulk move (docs/architecture.md, "Bulk actions"): only rows shown.
-        self.marked: set[int] = set()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -400,46 +398,13 @@ class GreyQueueScreen(CommentsPane, ListDetailScreen):
         self.updated(entry)
 
 
-    # -- marks and bulk moves (docs/architecture.md, "Bulk actions") ------------------------
-    def id_cell(self, entry_id: int) -> str:
-        return id_cell(entry_id, self.marked)
-
-    def redraw_marks(self) -> None:
-        table = self.table
-        for entry_id in self.rows:
-            if str(entry_id) in table.rows:
-                table.update_cell(str(entry_id), "id", self.id_cell(entry_id))
-        n = len(self.marked)
-        self.show_info(f"{plural(n, 'entry', 'entries')} marked: a move's key makes it on each, "
-                       f"{self.key('mark')} unmarks one." if n else "No entry marked.")
-        self.refresh_bindings()
-
-    def action_mark(self) -> None:
-        entry_id = self.current_id()
-        if entry_id is None:
-            self.show_error(self.none_selected())
-            return
-        self.marked ^= {entry_id}
-        self.redraw_marks()
-
-    def action_mark_all(self) -> None:
-        """Mark every entry shown; with all of them marked already, unmark them."""
-        shown = set(self.rows)
-        self.marked = set() if shown and shown <= self.marked else shown
-        self.redraw_marks()
-
-    @on(Listed)
-    def _keep_marks_shown(self, message: Listed) -> None:
-        """A mark stays only on a row still listed: a bulk move acts on what is shown."""
-        if not message.superseded and self.marked:
-            self.marked &= {row["id"] for row in message.rows}
-
+    # -- bulk moves on the marked entries (marks.py; docs/architecture.md, "Bulk actions") ----
     def act_on_marked(self, action: str, ask: list[Field], key: str, fields: dict) -> None:
         """Confirm with the count (and ask what the move needs, once for all), then make the move on
         each marked entry, each with the version shown, its own event and its own key."""
         if not self.ready():
             return
-        versions = {entry_id: row["version"] for entry_id, row in self.rows.items() if entry_id in self.marked}
+        versions = self.marked_versions()
         count = plural(len(versions), "marked entry", "marked entries")
         title = f"{action.capitalize()} {count}?"
         hint = plain("Each entry is its own move: one that cannot take it is listed and left as it is. Entries "

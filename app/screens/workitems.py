@@ -26,7 +26,8 @@ from r2k.app.widgets.modals import Field, FieldsModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.core.services.workitems import WORK_ITEM
 
-from .base import Changed, Failed, ListDetailScreen, Moved, Reply, notice_entity
+from .base import Changed, Failed, Moved, Reply, notice_entity
+from .marks import BulkDone, MarkingListScreen, show_bulk_done
 
 STATUS_EVERY = 5.0     # the breaker and the worker count live in Redis: a cheap, slow poll
 PROMPT_SHOWN = 1500
@@ -71,7 +72,7 @@ class EscalatedFound(Reply):
 RESUBMITS_FROM = ("NEW", "NEEDS_REWORK", "ESCALATED")
 
 
-class WorkItemsScreen(ListDetailScreen):
+class WorkItemsScreen(MarkingListScreen):
     TITLE = "Work items"
     RELOAD_ON = ("work_item",)
     AUTO_FOCUS = "#wi-table"
@@ -87,6 +88,8 @@ class WorkItemsScreen(ListDetailScreen):
         Binding("c", "close_item", "Close", id="close"),
         Binding("R", "resubmit", "Resubmit", id="resubmit"),
         Binding("f", "focus_state", "State filter", show=False, id="state_filter"),
+        Binding("space", "mark", "Mark", show=False, id="mark"),
+        Binding("asterisk", "mark_all", "Mark all shown", key_display="*", show=False, id="mark_all"),
         Binding("ctrl+r", "reload", "Refresh", show=False, id="refresh"),
         Binding("escape", "back", "Back", id="back"),
     ]
@@ -186,7 +189,7 @@ class WorkItemsScreen(ListDetailScreen):
 
     def cells(self, row: dict, now: datetime) -> tuple:
         # The last move's reason (a rework's, `no_content`), else the validator's escalation reason.
-        return (str(row["id"]), cell(row["state"]), cell(row["reason"] or row.get("escalation_reason"), 18),
+        return (self.id_cell(row["id"]), cell(row["state"]), cell(row["reason"] or row.get("escalation_reason"), 18),
                 "" if row["source_count"] is None else str(row["source_count"]), str(row["attempts"]),
                 age(row["created_at"], now), cell(row["question"], QUESTION_WIDTH))
 
@@ -225,6 +228,8 @@ class WorkItemsScreen(ListDetailScreen):
 
         if action not in self.MOVES or self.actor is None or not self.is_mounted:
             return None
+        if self.marked:  # close is made on each marked item, which takes it or says why not (bulk_done)
+            return None if action == "close_item" else self.marks_said(len(self.marked))
         row = self.current_row()
         if row is None:
             return self.none_selected()
@@ -265,6 +270,9 @@ class WorkItemsScreen(ListDetailScreen):
         from r2k.core.services import workitems
 
         key = new_key()
+        if self.marked:
+            self.close_marked(key)
+            return
         if not self.ready() or (row := self.selected()) is None:
             return
 
@@ -336,6 +344,44 @@ class WorkItemsScreen(ListDetailScreen):
 
     def action_focus_state(self) -> None:
         self.query_one("#wi-state", Select).focus()
+
+    # -- close on the marked items (marks.py; docs/architecture.md, "Bulk actions") ------------
+    def marks_said(self, n: int) -> str:
+        return (f"{plural(n, *self.NOUN)} marked: {self.key('close')} closes each, {self.key('mark')} unmarks one."
+                if n else "No work item marked.")
+
+    def close_marked(self, key: str) -> None:
+        """One reason for all, asked with the count; then close on each marked item, each with the
+        version shown, its own event and its own key."""
+        if not self.ready():
+            return
+        versions = self.marked_versions()
+        count = plural(len(versions), "marked work item", "marked work items")
+        hint = plain("Each item is its own move: one that cannot take it is listed and left as it is. Items "
+                     + ", ".join(map(str, list(versions)[:20])) + (" …" if len(versions) > 20 else ""), 300)
+
+        def go(values: dict) -> None:
+            self.show_info(f"Close: {count}…")
+            self.send_close(self.actor, versions, values.get("reason"), key)
+
+        self.ask(FieldsModal(f"Close {count}? (final)", [Field("reason", "Why close")], hint=hint), go)
+
+    @work(thread=True, group="bulk", exit_on_error=False)
+    def send_close(self, actor, versions: dict[int, int], reason: str | None, key: str) -> None:
+        from r2k.core.services import bulk, workitems
+
+        def one(item_id: int, item_key: str | None) -> dict:
+            return workitems.close(self.ctx, actor, item_id, reason=reason, expected_version=versions[item_id],
+                                   idempotency_key=item_key)
+
+        with self.reporting("close"):
+            self.reply(BulkDone("close", bulk.each(list(versions), one, idempotency_key=key)))
+
+    @on(BulkDone)
+    def bulk_done(self, message: BulkDone) -> None:
+        show_bulk_done(self, message, "work item")
+        self.detail = None
+        self.load()
 
 
 def resubmit_refusal(actor, item: dict) -> str | None:
