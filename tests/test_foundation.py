@@ -120,6 +120,30 @@ def test_idempotency_key_returns_the_first_result_and_changes_nothing(ctx, peopl
     assert event_count(ctx) == count
 
 
+def test_an_idempotency_key_holds_for_24_hours_and_then_starts_a_new_window(ctx, people):
+    root = people["root"]
+    first = candidates.add(ctx, root, "Q?", "Fact.", "FACT", idempotency_key="k-day")
+
+    def aged(hours: float) -> None:  # the key's row as if it were used `hours` ago
+        with ctx.db.begin() as tx:
+            tx.execute("UPDATE idempotency_keys SET created_at = now() - make_interval(secs => %s) "
+                       "WHERE actor = 'root' AND key = 'k-day'", (hours * 3600,))
+
+    aged(23.9)  # within the window: the first result, nothing new, another request a 409
+    count = event_count(ctx)
+    assert candidates.add(ctx, root, "Q?", "Fact.", "FACT", idempotency_key="k-day") == first
+    with pytest.raises(Conflict, match="different request"):
+        candidates.add(ctx, root, "Other?", "Other fact.", "FACT", idempotency_key="k-day")
+    assert event_count(ctx) == count
+
+    aged(24.1)  # past it: the key is free again, and the request is made anew
+    again = candidates.add(ctx, root, "Q?", "Fact.", "FACT", idempotency_key="k-day")
+    assert again["id"] != first["id"] and event_count(ctx) > count
+    assert queue_index.queue(ctx).length("FACT") == 2
+    # The new window starts at that use: a repeat now returns the new result.
+    assert candidates.add(ctx, root, "Q?", "Fact.", "FACT", idempotency_key="k-day") == again
+
+
 def test_idempotent_decision_through_the_cli(ctx, people):
     candidates.add(ctx, people["root"], "Q?", "Fact.", "FACT")
     claims.claim_next(ctx, people["alice"], "FACT")

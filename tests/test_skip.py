@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -26,6 +27,24 @@ def test_a_skipped_candidate_goes_back_to_the_head_for_others_and_is_passed_by_f
     assert queue_index.queue(ctx).ids("FACT") == [ids[0], ids[2]]  # its place: the head, not the tail
     assert claims.claim_next(ctx, people["bob"], "FACT")["id"] == ids[0]  # others get it first
     assert ctx.redis.ttl(skipped_key("alice", "FACT")) > 0
+
+
+def test_a_skip_lapses_after_r2k_skip_seconds_and_the_candidate_is_served_first_again(ctx, people, monkeypatch):
+    monkeypatch.setattr(ctx.settings, "skip_seconds", 1)
+    ids = add(ctx, people, 3)
+    first = claims.claim_next(ctx, people["alice"], "FACT")
+    skip.skip(ctx, people["alice"], first["id"])
+    key = skipped_key("alice", "FACT")
+    assert 0 < ctx.redis.pttl(key) <= 1000  # the setting, not the default's eight hours
+    second = claims.claim_next(ctx, people["alice"], "FACT")
+    assert second["id"] == ids[1]  # passed by while the skip holds
+    candidates.decide(ctx, people["alice"], second["id"], "approve")
+    # Redis drops the set when its time is up; from then on alice's claims follow the queue again.
+    deadline = time.monotonic() + 10
+    while ctx.redis.exists(key) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not ctx.redis.exists(key), "the skip never lapsed"
+    assert claims.claim_next(ctx, people["alice"], "FACT")["id"] == ids[0]
 
 
 def test_the_skipped_candidate_comes_back_when_the_queue_has_nothing_else(ctx, people):

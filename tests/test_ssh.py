@@ -378,6 +378,25 @@ def test_an_exec_request_is_refused_and_logged(ctx, people, server, keys):
                   r"r2k user alice,")
 
 
+def test_file_transfer_is_refused_and_logged_and_copies_nothing(ctx, people, server, keys, tmp_path):
+    # sftp, and scp (which speaks SFTP since OpenSSH 9), ask for the `sftp` subsystem; `scp -O`, the
+    # old protocol, runs `scp` as an exec request. Each is refused: no file leaves or lands.
+    fp = re.escape(fingerprint(keys["alice"]))
+    options = ["-P", str(server.port), "-i", str(keys["alice"]), *SSH_OPTIONS, "-o", "BatchMode=yes"]
+    target = "alice@127.0.0.1"
+    result = ssh_run(["sftp", *options, "-b", "-", target])
+    assert result.returncode != 0 and "subsystem request failed" in result.stderr
+    server.logged(rf"refused subsystem request sftp \(key {fp}, r2k user alice,")
+
+    local = tmp_path / "local.txt"
+    local.write_text("secret")
+    result = ssh_run(["scp", *options, str(local), f"{target}:/tmp/r2k-scp-landed.txt"])
+    assert result.returncode != 0 and not Path("/tmp/r2k-scp-landed.txt").exists()
+    result = ssh_run(["scp", "-O", *options, f"{target}:/etc/hostname", str(tmp_path / "fetched")])
+    assert result.returncode != 0 and not (tmp_path / "fetched").exists()
+    server.logged(rf"refused exec request scp -f /etc/hostname \(key {fp}, r2k user alice,")
+
+
 def test_forwarding_is_refused_and_logged(ctx, people, server, keys, tmp_path, tmux):
     agent_socket = tmp_path / "agent.sock"
     agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(agent_socket)], stdout=subprocess.DEVNULL,
