@@ -73,6 +73,13 @@ def deliver_webhook_task(delivery: int) -> dict:
     return _riding_outages("generation", lambda ctx: webhooks.deliver(ctx, int(delivery)))
 
 
+def refine_candidates_task(document_id: int) -> dict:
+    """An LLM's proposals for a document's waiting candidates (core.services.refine), on the generation queue."""
+    from r2k.core.services import refine
+
+    return _riding_outages("generation", lambda ctx: refine.refine_document(ctx, int(document_id)))
+
+
 def sweep_task() -> dict:
     """The scheduled sweep (core.services.sweeps): one at a time across all schedulers."""
     from r2k.core.services import sweeps
