@@ -262,6 +262,32 @@ def test_an_unsupported_claim_keeps_its_candidate_and_the_others_are_refined(ctx
     assert listed(ctx) == lists  # no Horn type changed
 
 
+def test_two_statements_never_get_one_question(ctx, people, llm_context, tmp_path):
+    """A question another candidate of the document asks now (the keys one's, offered to the forklift
+    prohibition), or one proposed for two statements saying different things (both visitors' rules):
+    the first keeps it, the other keeps its own."""
+    vest = "Visitors must wear a high-visibility vest in the yard."
+    shared = "What must visitors do on site?"
+
+    def one_question(n, heading, text):
+        if text == KEYS:  # its own question kept, a Horn type of the LLM's
+            return {"n": n, "question": DETERMINISTIC[0][0], "claim": text, "horn_type": "RULE"}
+        if "never" in text:
+            return {"n": n, "question": DETERMINISTIC[0][0], "claim": text, "horn_type": "CONSTRAINT"}
+        return {"n": n, "question": shared, "claim": text, "horn_type": "RULE"}
+
+    with ChatServer(reply=llm_reply(one_question)) as llm:
+        context = llm_context(llm.url)
+        document = ingested(context, people, tmp_path, DOC + f"\n## Yard\n\n{vest}\n")
+        before = rows(ctx)
+        assert before[3]["text"] == vest
+        result = refine.refine_document(context, document)
+    assert (result["refined"], result["kept"]) == (2, {"unsupported": 2})
+    after = rows(ctx)
+    assert [r["question"] for r in after] == [before[0]["question"], shared, before[2]["question"], before[3]["question"]]
+    assert after[0]["horn_type"] == "RULE" and after[2:] == before[2:]
+
+
 def test_a_candidate_claimed_while_the_llm_thinks_is_left_to_its_validator(ctx, people, llm_context, tmp_path):
     """The claim lands between the statements' read and the proposal's arrival: the claim wins."""
     claimed = {}

@@ -113,17 +113,20 @@ def check_reply(reply: str, asked: list[Asked]) -> dict[int, dict]:
     return out
 
 
-def _waiting(ctx: Context, document_id: int) -> tuple[dict | None, list[dict]]:
-    """The document, and its candidates a refinement may still change, each with its section's heading."""
+def _waiting(ctx: Context, document_id: int) -> tuple[dict | None, list[dict], dict[str, int]]:
+    """The document, its candidates a refinement may still change (each with its section's heading),
+    and the questions its candidates ask now (casefolded, → candidate id)."""
     with ctx.db.read() as tx:
         document = tx.one("SELECT id, title FROM source_documents WHERE id = %s", (document_id,))
         if document is None:
-            return None, []
+            return None, [], {}
         rows = tx.all(
             "SELECT c.id, c.version, c.question, c.text, c.horn_type, c.source_refs FROM candidates c "
             "WHERE c.document_id = %s AND c.origin = 'extracted' AND c.state = 'PENDING' AND c.claimed_by IS NULL "
             "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.aggregate_type = 'candidate' "
             "AND e.aggregate_id = c.id::text AND e.type = 'refine') ORDER BY c.id", (document_id,))
+        asked = {" ".join(r["question"].split()).casefold(): r["id"] for r in tx.all(
+            "SELECT id, question FROM candidates WHERE document_id = %s ORDER BY id", (document_id,))}
         passages = tx.all("SELECT span_start, span_end, heading FROM source_passages WHERE document_id = %s "
                           "ORDER BY ordinal", (document_id,))
     for row in rows:
@@ -131,7 +134,7 @@ def _waiting(ctx: Context, document_id: int) -> tuple[dict | None, list[dict]]:
                      if isinstance(r, dict) and r.get("document_id") == document_id), None) or [0, 0]
         row["heading"] = next((p["heading"] or "" for p in passages
                                if p["span_start"] <= span[0] and span[1] <= p["span_end"]), "")
-    return document, rows
+    return document, rows, asked
 
 
 def refine_document(ctx: Context, document_id: int, *, llm=None) -> dict:
@@ -140,7 +143,7 @@ def refine_document(ctx: Context, document_id: int, *, llm=None) -> dict:
     result = {"document": document_id, "asked": 0, "refined": 0, "same": 0, "kept": {}}
     if not enabled(ctx):
         return {**result, "outcome": "no LLM configured"}
-    document, rows = _waiting(ctx, document_id)
+    document, rows, questions = _waiting(ctx, document_id)
     if document is None:
         return {**result, "outcome": "no such document"}
     size = ctx.settings.llm_extraction_batch
@@ -165,7 +168,7 @@ def refine_document(ctx: Context, document_id: int, *, llm=None) -> dict:
         except Rejected as exc:
             _keep(result, exc.reason, len(batch), f"document {document_id}: {exc.detail}")
             continue
-        _apply(ctx, batch, proposed, limits.clip(limits.scrub(str(reply.model)), 200), result)
+        _apply(ctx, batch, proposed, limits.clip(limits.scrub(str(reply.model)), 200), questions, result)
     return result
 
 
@@ -174,14 +177,19 @@ def _keep(result: dict, reason: str, count: int, detail: str) -> None:
     log.info("extraction kept %d deterministic candidate(s) (%s): %s", count, reason, detail)
 
 
-def _apply(ctx: Context, batch: list[dict], proposed: dict[int, dict], model: str, result: dict) -> None:
+def _apply(ctx: Context, batch: list[dict], proposed: dict[int, dict], model: str, questions: dict[str, int],
+           result: dict) -> None:
     """The accepted proposals of one batch, in one transaction: each a `refine` move, made only on a
-    row still as it was read (version, PENDING, unclaimed)."""
+    row still as it was read (version, PENDING, unclaimed). Two candidates of a document share a
+    question only when they answer the same thing: a proposed question another of its candidates
+    asks (now, or as proposed before it) is refused."""
     with ctx.db.begin() as tx:
         for read in batch:  # in id order, as every writer that locks several
             p = proposed[read["id"]]
-            if p["why_not"]:
-                _keep(result, "unsupported", 1, f"candidate {read['id']}: {p['why_not']}")
+            asker = questions.get(p["question"].casefold(), read["id"])
+            why_not = p["why_not"] or (f"candidate {asker} asks that question" if asker != read["id"] else None)
+            if why_not:
+                _keep(result, "unsupported", 1, f"candidate {read['id']}: {why_not}")
                 continue
             before = {"question": read["question"], "text": read["text"], "horn_type": read["horn_type"]}
             after = {"question": p["question"], "text": p["claim"], "horn_type": p["horn_type"]}
@@ -195,6 +203,8 @@ def _apply(ctx: Context, batch: list[dict], proposed: dict[int, dict], model: st
             changes = dict(after)
             if after["horn_type"] != before["horn_type"]:
                 changes["queue_rank"] = tail_rank()  # the tail of its new queue, as reconcile will order it
+            questions.pop(" ".join(read["question"].split()).casefold(), None)
+            questions[p["question"].casefold()] = read["id"]
             engine.apply(tx, CANDIDATE, row, "refine", SYSTEM, changes=changes, expected_version=read["version"],
                          fields={**after, "before": before, "model": model})
             result["refined"] += 1
