@@ -7,6 +7,8 @@ import json
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from r2k.core.adapters import jobs
 from r2k.core.adapters.redis_queues import queue_key
 from r2k.core.config import Settings, get_settings
@@ -445,3 +447,30 @@ def test_extraction_settings_out_of_range_are_refused_in_one_line(monkeypatch, n
 def test_extraction_by_llm_is_on_by_default_and_batches_eight_statements():
     defaults = Settings.model_fields
     assert (defaults["llm_extraction"].default, defaults["llm_extraction_batch"].default) == (True, 8)
+
+
+PURE = settings(max_examples=200, deadline=None, derandomize=True, database=None)
+STATEMENTS = [KEYS, "Visitors must sign in at the reception desk.", "Forklifts must never carry people on the forks.",
+              "Backups are kept for 30 days in region eu-2."]
+
+
+@PURE
+@given(which=st.sampled_from(STATEMENTS), data=st.data())
+def test_a_claim_of_the_statements_own_words_in_any_order_is_supported(which, data):
+    words = re.findall(r"[\w-]+", which)
+    picked = data.draw(st.lists(st.sampled_from(words), min_size=1, max_size=12), label="words")
+    claim = " ".join(w for w in picked if w.lower() not in ("never", "not"))
+    if "never" in which:
+        claim += " never"
+    assert proposals.unsupported(claim, which) == []
+    assert proposals.why_not(f"What about {words[0]}?", claim, which) is None
+
+
+@PURE
+@given(which=st.sampled_from(STATEMENTS), number=st.integers(min_value=31, max_value=10**6),
+       at=st.integers(min_value=0, max_value=20))
+def test_a_claim_with_a_number_the_statement_lacks_is_not_supported(which, number, at):
+    words = which.split()
+    claim = " ".join([*words[:at], str(number), *words[at:]])
+    assert proposals.unsupported(claim, which) == [str(number)]
+    assert "words the statement does not" in proposals.why_not(f"What about {words[0]}?", claim, which)
