@@ -323,6 +323,20 @@ def test_a_second_run_asks_nothing_for_a_refined_candidate(ctx, people, llm_cont
     assert len(refine_events(ctx)) == 1
 
 
+def test_a_job_past_its_budget_leaves_the_rest_of_the_document_to_a_job_of_its_own(ctx, people, llm_context, tmp_path):
+    with ChatServer(reply=llm_reply(keys_as_rule)) as llm:
+        context = llm_context(llm.url, llm_extraction_batch=1)
+        document = ingested(context, people, tmp_path)
+        first = refine.refine_document(context, document, budget=0)  # one batch, then the budget is gone
+        assert (first["asked"], first["refined"], first["continued"]) == (1, 1, 1)
+        job = jobs.job(ctx.redis, refine.job_id(document, 1))
+        assert (job.func_name, job.args) == (jobs.TASKS["refine_candidates_task"], [document, 1])
+        rest = refine.refine_document(context, document, *job.args[1:])  # what the worker runs
+        assert (rest["asked"], rest["same"], "continued" in rest) == (2, 2, False)
+        assert [t for p in llm.prompts for _, _, t in statements_of(p)] == [KEYS, *QUESTIONS]
+    assert len(refine_events(ctx)) == 1
+
+
 # ----------------------------------------------------------------------------- no LLM
 
 def test_without_an_llm_nothing_is_enqueued_and_ingest_is_as_ever(ctx, people, tmp_path):

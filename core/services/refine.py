@@ -23,9 +23,11 @@ changed or gone before the proposal arrived).
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from .. import engine
+from ..adapters.jobs import JOB_TIMEOUT
 from ..adapters.llm import LLMError
 from ..domain import SYSTEM, limits
 from ..knowledge import proposals
@@ -43,6 +45,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SCHEMA = "extraction_proposal"
+# A job asks no more batches once this much of its RQ timeout has gone: the rest of the document goes
+# on in a job of its own, from the next candidate (a big document at 30 s a call would outlive one job).
+BUDGET = JOB_TIMEOUT["generation"] * 0.5
 REASONS = ("circuit_open", "llm_error", "invalid_json", "schema", "unsupported", "moved")
 
 
@@ -50,8 +55,8 @@ def enabled(ctx: Context) -> bool:
     return bool(ctx.settings.llm_url) and ctx.settings.llm_extraction
 
 
-def job_id(document_id: int) -> str:
-    return f"refine-{document_id}"
+def job_id(document_id: int, after: int = 0) -> str:
+    return f"refine-{document_id}" + (f"-after-{after}" if after else "")
 
 
 def refine_later(ctx: Context, event: Event) -> None:
@@ -113,7 +118,7 @@ def check_reply(reply: str, asked: list[Asked]) -> dict[int, dict]:
     return out
 
 
-def _waiting(ctx: Context, document_id: int) -> tuple[dict | None, list[dict], dict[str, int]]:
+def _waiting(ctx: Context, document_id: int, after: int) -> tuple[dict | None, list[dict], dict[str, int]]:
     """The document, its candidates a refinement may still change (each with its section's heading),
     and the questions its candidates ask now (casefolded, → candidate id)."""
     with ctx.db.read() as tx:
@@ -124,7 +129,7 @@ def _waiting(ctx: Context, document_id: int) -> tuple[dict | None, list[dict], d
             "SELECT c.id, c.version, c.question, c.text, c.horn_type, c.source_refs FROM candidates c "
             "WHERE c.document_id = %s AND c.origin = 'extracted' AND c.state = 'PENDING' AND c.claimed_by IS NULL "
             "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.aggregate_type = 'candidate' "
-            "AND e.aggregate_id = c.id::text AND e.type = 'refine') ORDER BY c.id", (document_id,))
+            "AND e.aggregate_id = c.id::text AND e.type = 'refine') AND c.id > %s ORDER BY c.id", (document_id, after))
         asked = {" ".join(r["question"].split()).casefold(): r["id"] for r in tx.all(
             "SELECT id, question FROM candidates WHERE document_id = %s ORDER BY id", (document_id,))}
         passages = tx.all("SELECT span_start, span_end, heading FROM source_passages WHERE document_id = %s "
@@ -137,19 +142,26 @@ def _waiting(ctx: Context, document_id: int) -> tuple[dict | None, list[dict], d
     return document, rows, asked
 
 
-def refine_document(ctx: Context, document_id: int, *, llm=None) -> dict:
+def refine_document(ctx: Context, document_id: int, after: int = 0, *, llm=None, budget: float = BUDGET) -> dict:
     """The body of `refine_candidates_task`: what was asked, refined, left as it was (the proposal
-    said the same), and kept by each reason of REASONS."""
+    said the same), and kept by each reason of REASONS. Candidates after the id `after` only; once
+    `budget` seconds have gone, the rest is left to a job of its own (`continued`: the last id done)."""
     result = {"document": document_id, "asked": 0, "refined": 0, "same": 0, "kept": {}}
     if not enabled(ctx):
         return {**result, "outcome": "no LLM configured"}
-    document, rows, questions = _waiting(ctx, document_id)
+    document, rows, questions = _waiting(ctx, document_id, int(after))
     if document is None:
         return {**result, "outcome": "no such document"}
     size = ctx.settings.llm_extraction_batch
     cb = breaker(ctx)
     client = llm or ctx.llm
+    began = time.monotonic()
     for start in range(0, len(rows), size):
+        if start and time.monotonic() - began >= budget:
+            done = rows[start - 1]["id"]
+            jobs.enqueue(ctx, "generation", "refine_candidates_task", document_id, done,
+                         job_id=job_id(document_id, done))
+            return {**result, "continued": done}
         batch = rows[start:start + size]
         asked = [Asked(r["id"], r["text"], r["heading"]) for r in batch]
         if cb.allow(f"refine:{document_id}") == "refuse":
