@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
+from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 from .. import engine
@@ -134,11 +135,13 @@ def _waiting(ctx: Context, document_id: int, after: int) -> tuple[dict | None, l
             "SELECT id, question FROM candidates WHERE document_id = %s ORDER BY id", (document_id,))}
         passages = tx.all("SELECT span_start, span_end, heading FROM source_passages WHERE document_id = %s "
                           "ORDER BY ordinal", (document_id,))
+    starts = [p["span_start"] for p in passages]  # in order: the section holding a span by bisection
     for row in rows:
         span = next((r.get("span") for r in row["source_refs"] or []
                      if isinstance(r, dict) and r.get("document_id") == document_id), None) or [0, 0]
-        row["heading"] = next((p["heading"] or "" for p in passages
-                               if p["span_start"] <= span[0] and span[1] <= p["span_end"]), "")
+        at = bisect_right(starts, span[0]) - 1
+        holding = passages[at] if at >= 0 and span[1] <= passages[at]["span_end"] else None
+        row["heading"] = (holding or {}).get("heading") or ""
     return document, rows, asked
 
 
