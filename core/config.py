@@ -106,6 +106,12 @@ class Settings(BaseSettings):
     llm_retries: int = _whole(2, 0, 10)
     breaker_threshold: int = _whole(5, 1, 1000, "failures")
     breaker_cooldown: float = _finite(30.0, 0, DAY, "seconds")
+    # With an LLM URL, extraction's candidates are refined on a worker: the LLM proposes each one's
+    # question, claim and Horn type, checked, else the deterministic one stays (core/services/refine.py).
+    # On by default: whoever configures an LLM asks for its use, and the fallback keeps every
+    # candidate it cannot improve; off keeps extraction deterministic with an LLM still generating.
+    llm_extraction: bool = True
+    llm_extraction_batch: int = _whole(8, 1, 50, "statements")
 
     # Embeddings (docs/architecture.md, "Retrieval"): no URL means the static model shipped in the
     # wordllama wheel, run in process; a URL names any OpenAI-compatible /v1/embeddings endpoint,
@@ -153,6 +159,8 @@ def allowed(name: str) -> str:
     unit = field.description or ""
     if unit in ("a regular file", "a folder"):
         return f"the path of {unit}, at most {PATH_BYTES:,} bytes"
+    if field.annotation is bool:  # R2K_EMBEDDED_TCP, R2K_LLM_EXTRACTION
+        return "true or false (also 1 or 0, yes or no, on or off)"
     bounds = {type(m).__name__: m for m in field.metadata}
     kind = "a whole number" if field.annotation is int else "a finite number"
     high = _number(bounds["Le"].le)

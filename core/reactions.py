@@ -30,6 +30,7 @@ from .services import (
     graph_sync,
     grey,
     queue_index,
+    refine,
     registry,
     tasks,
     webhooks,
@@ -83,6 +84,7 @@ TABLE = [
     on("candidate",        "record_version",                    (embeddings.embed_candidate,),           (notice,)),
     on("candidate",        "withdraw",                          (),                                      (queue_index.pull, notice)),
     on("candidate",        "source_added",                      (),                                      (notice,)),
+    on("candidate",        "refine",                            (embeddings.embed_candidate,),           (queue_index.move_horn, notice)),
     # Every registry change reaches the graph (docs/architecture.md, "Graph"): one row each. A
     # re-review's outcome is one of these moves too: approve or revise supersedes the disputed
     # answer and publishes the new one, reject retires it.
@@ -102,7 +104,8 @@ TABLE = [
                                                                  workitems.open_for_resolved_grey),      (notice,)),
     on("grey_entry",       "process retry fail expire dismiss escalate deescalate reject",
                                                                 (grey.record_transition,),               (notice,)),
-    on("source_document",  "ingested",                          (),                                      (grey.retrigger_after_ingest, notice)),
+    on("source_document",  "ingested",                          (),                                      (grey.retrigger_after_ingest,
+                                                                                                          refine.refine_later, notice)),
     # Conflicts (docs/architecture.md, "Conflicts"): escalating disputes both answers; settling the
     # dispute (the answers' supersede or retire, above) closes the flag.
     on("conflict_flag",    "detect dismiss close",              (),                                      (notice,)),

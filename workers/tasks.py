@@ -73,6 +73,14 @@ def deliver_webhook_task(delivery: int) -> dict:
     return _riding_outages("generation", lambda ctx: webhooks.deliver(ctx, int(delivery)))
 
 
+def refine_candidates_task(document_id: int, after: int = 0) -> dict:
+    """An LLM's proposals for a document's waiting candidates after the id `after` (core.services.refine),
+    on the generation queue."""
+    from r2k.core.services import refine
+
+    return _riding_outages("generation", lambda ctx: refine.refine_document(ctx, int(document_id), int(after)))
+
+
 def sweep_task() -> dict:
     """The scheduled sweep (core.services.sweeps): one at a time across all schedulers."""
     from r2k.core.services import sweeps

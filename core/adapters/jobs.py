@@ -23,6 +23,7 @@ TASKS = {
     "process_grey_task": "r2k.workers.tasks.process_grey_task",
     "analyze_task_task": "r2k.workers.tasks.analyze_task_task",  # a durable task's AI analysis gate
     "deliver_webhook_task": "r2k.workers.tasks.deliver_webhook_task",  # one attempt at a webhook delivery
+    "refine_candidates_task": "r2k.workers.tasks.refine_candidates_task",  # an LLM's proposals for a document's candidates
     "sweep_task": "r2k.workers.tasks.sweep_task",  # enqueued by the workers' own scheduler
     "noop_task": "r2k.workers.tasks.noop_task",    # benches only: RQ's own cost for a job
 }

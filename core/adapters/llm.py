@@ -58,9 +58,11 @@ class ChatClient:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)), headers=headers)
 
-    def complete(self, prompt: str) -> Generation:
+    def complete(self, prompt: str, *, system: str = SYSTEM_PROMPT) -> Generation:
+        """One chat completion: `system` is generation's instructions unless a caller (extraction's
+        proposals, core/services/refine.py) gives its own."""
         body = {"model": self.model, "temperature": 0.2,
-                "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]}
+                "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}]}
         response = post_with_retries(self._http, self.endpoint, body, self.retries, LLMError)
         try:
             data = response.json()

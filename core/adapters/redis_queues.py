@@ -99,6 +99,19 @@ return ids
 """
 
 
+# A candidate's Horn type changed while it waited (an accepted LLM proposal, core/services/refine.py):
+# out of its old partition's list and read-ahead (KEYS[1], KEYS[2]), onto the tail of the new one's
+# (KEYS[3]) unless listed there already, in one step, so no pop sees it in both lists or in neither
+# list. An id a claimer popped meanwhile is in flight in the old partition: its claim finds the row
+# moved on (another version, another Horn type) and drops it, and it is claimable from the new list.
+_MOVE = """
+redis.call('LREM', KEYS[1], 0, ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+if not redis.call('LPOS', KEYS[3], ARGV[1]) then redis.call('RPUSH', KEYS[3], ARGV[1]) end
+return 1
+"""
+
+
 def queue_key(horn_type: str) -> str:
     return f"{PREFIX}{horn_type}"
 
@@ -326,6 +339,7 @@ class ValidationQueue:
         self._pop = redis.register_script(_POP)
         self._settle = redis.register_script(_SETTLE)
         self._rescue = redis.register_script(_RESCUE)
+        self._move = redis.register_script(_MOVE)
         self._line = ClaimLine(redis)
         self._settles = ClaimSettles(self._send_settles)
 
@@ -400,6 +414,12 @@ class ValidationQueue:
         pipe.lrem(queue_key(horn_type), 0, candidate_id)
         pipe.hdel(heads_key(horn_type), candidate_id)
         pipe.execute()
+
+    def move(self, old_horn: str, new_horn: str, candidate_id: int) -> None:
+        """A waiting id's Horn type changed: from its old partition to the tail of the new one, in one
+        step (_MOVE)."""
+        send_all_settles()
+        self._move(keys=[queue_key(old_horn), heads_key(old_horn), queue_key(new_horn)], args=[candidate_id])
 
     def remove_all(self, removals: list[tuple[str, int]]) -> None:
         """`remove` for many (Horn type, id), in one round trip."""

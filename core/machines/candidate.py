@@ -26,6 +26,9 @@ CANDIDATE = Machine("candidate", "candidates", "state", [
     # Extension: a document ingested again no longer holds the statement of a candidate still
     # waiting in its queue; it leaves the queue, reason `source_removed`.
     move("withdraw",   "PENDING",                           "REJECTED",   WHO.SYSTEM,                needs=("reason",)),
+    # Extension: with an LLM configured, a worker's accepted proposal for an extracted candidate that
+    # still waits unclaimed: a new question, claim or Horn type, the old ones in the event's fields.
+    move("refine",     "PENDING",                           "PENDING",    WHO.SYSTEM,                needs=("question", "text", "horn_type")),
     # Extension: a registry supersede publishes a new version; its candidate starts APPROVED so the
     # new answer can itself be disputed and re-reviewed like any other.
     move("record_version", NEW,                             "APPROVED",   WHO.SYSTEM),

@@ -67,6 +67,14 @@ def pull_all(ctx: Context, events: list) -> None:
     queue(ctx).remove_all([(event.row["horn_type"], event.aggregate_id) for event in events])
 
 
+def move_horn(ctx: Context, event) -> None:
+    """After commit (reactions): a waiting candidate was refined; when its Horn type changed, it leaves
+    the old partition for the tail of the new one in one Redis step (the event's `before` says the old)."""
+    before = (event.fields.get("before") or {}).get("horn_type")
+    if before and before != event.row["horn_type"]:
+        queue(ctx).move(before, event.row["horn_type"], event.aggregate_id)
+
+
 def push_head(ctx: Context, event) -> None:
     """After commit (reactions): a candidate went back (released, disputed); it goes to the head."""
     queue(ctx).push_head(event.row["horn_type"], event.aggregate_id)
