@@ -183,17 +183,21 @@ def test_a_failed_probe_opens_the_breaker_again(ctx):
 
 def test_the_breaker_closes_after_a_successful_probe_in_the_pipeline(ctx, people, corpus):
     with ChatServer() as llm:
-        fast = with_settings(ctx, llm_url=llm.url, breaker_threshold=1, breaker_cooldown=0.2, llm_retries=0)
-        cb = generation.breaker(fast)
+        # The breaker's state lives in Redis, its cooldown in each caller's settings: a caller whose
+        # cooldown is an hour finds it open, one whose cooldown is zero finds that time up (no sleep
+        # to race a loaded machine).
+        held = with_settings(ctx, llm_url=llm.url, breaker_threshold=1, breaker_cooldown=3600, llm_retries=0)
+        cb = generation.breaker(held)
         cb.record_failure("earlier outage")
         first = workitems.create(ctx, people["sam"], QUESTION)
-        assert generation.generate_answer(fast, first["id"])["reason"] == "LLM circuit open"
+        assert generation.generate_answer(held, first["id"])["reason"] == "LLM circuit open"
         assert llm.calls == 0  # not called while open
-        time.sleep(0.25)
+        elapsed = with_settings(ctx, llm_url=llm.url, breaker_threshold=1, breaker_cooldown=0, llm_retries=0)
         second = workitems.create(ctx, people["sam"], QUESTION)
-        assert generation.generate_answer(fast, second["id"])["outcome"] == "generated"
+        assert generation.generate_answer(elapsed, second["id"])["outcome"] == "generated"
         assert cb.status()["state"] == "closed" and llm.calls == 1
-        fast.close()
+        held.close()
+        elapsed.close()
 
 
 def test_a_worker_killed_mid_job_leaves_nothing_stuck_and_nothing_twice(ctx, people, corpus):
