@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from .subjects import singular
+from .subjects import singular, subjects_of
 
 __all__ = ["Finding", "compare", "quantities", "Quantity"]
 
@@ -104,6 +105,7 @@ _NUMBER_WORDS = {
 }
 # unit word -> (dimension, factor to the dimension's base unit)
 _UNITS = {
+    **{w: ("duration", 0.001) for w in ("ms", "millisecond", "milliseconds")},
     **{w: ("duration", 1) for w in ("second", "seconds", "sec", "secs", "s")},
     **{w: ("duration", 60) for w in ("minute", "minutes", "min", "mins")},
     **{w: ("duration", 3600) for w in ("hour", "hours", "hr", "hrs", "h")},
@@ -151,7 +153,8 @@ _LABELS = frozenset({"severity", "level", "zone", "priority", "tier", "class", "
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
 _NOT_COUNTED = _FUNCTION | _NEGATIONS | {"more", "less", "fewer", "least", "most", "other", "times", "time",
                                          "percent", "approximately", "about", "roughly", "around", "extra",
-                                         "additional", "further"} | set(_NUMBER_WORDS)
+                                         "additional", "further", "unless", "except", "because", "or",
+                                         "otherwise"} | set(_NUMBER_WORDS)
 
 
 @dataclass(frozen=True)
@@ -571,6 +574,222 @@ def _shown(value: str) -> str:
     return value[:60]
 
 
+# ----------------------------------------------------------------------------- aligned sentences
+#
+# Two people describing one setting rarely use the same words: "The default for shared_buffers is
+# 128MB" / "Out of the box PostgreSQL sets aside 256MB for shared buffers". The rules above need the
+# rest of the two sentences to agree; the rules below first align two sentences by what they are
+# about (the same thing named: a shared subject, or a configuration name and the words it is made
+# of) and then look for one disagreement between them. Each table row says what it matches and why.
+
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+=?|[A-Za-z]+=|[a-z]+(?:[A-Z][a-z0-9]+)+|"
+                    r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z]+[A-Za-z]*")
+# words that say nothing about which thing a sentence is about (each side of a pair uses them freely)
+_GENERIC = frozenset({"default", "value", "setting", "set", "option", "parameter", "number", "way", "thing", "use",
+                      "used", "case", "time", "unless", "except", "otherwise", "box", "typically", "usually",
+                      "normally", "also", "each", "every", "any", "all", "only", "one", "on", "off", "true",
+                      "false", "yes", "no", "min", "max", "sec", "enabled", "disabled", "kept", "keep", "run",
+                      "runs", "given", "least", "most", "more", "less", "other", "same"})
+# small synonym table: words people use for one another when they state a default or a bound
+_SYNONYMS = {"defaults": "default", "out-of-the-box": "default", "maximum": "max", "minimum": "min",
+             "limit": "max", "uids": "uid"}
+
+
+def _parts(identifier: str) -> list[str]:
+    """The words a configuration name is made of: shared_buffers -> shared, buffers;
+    NumberOfPasswordPrompts -> number, of, password, prompts; UID_MIN -> uid, min."""
+    out = []
+    for chunk in re.split(r"[_.=]+", identifier):
+        out += re.findall(r"[A-Z]{2,}(?=[A-Z][a-z]|\b|$)|[A-Z]?[a-z0-9]+|[A-Z]+", chunk)
+    return [w.lower() for w in out if w]
+
+
+@lru_cache(maxsize=4096)
+def _topic_stems(sentence: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the stems naming what a sentence is about, its configuration names). The stems come from its
+    subjects (core/subjects.py) and from the words its configuration names are made of."""
+    idents = frozenset(m.group(0).rstrip("=").lower() for m in _IDENT.finditer(sentence)
+                       if not re.fullmatch(r"\d[\d.]*", m.group(0)))
+    stems = set()
+    for term in subjects_of("", sentence):
+        for w in re.findall(r"[a-z][a-z0-9'-]*", term):
+            stems.add(_stem(_SYNONYMS.get(w, w)))
+    for ident in idents:
+        for w in _parts(ident):
+            stems.add(_stem(_SYNONYMS.get(w, w)))
+    for w in re.findall(r"[A-Za-z][A-Za-z0-9'-]*", sentence):  # every noun-like word that names the thing
+        low = w.lower()
+        if low not in _FUNCTION and low not in _NEGATIONS and low not in _MODAL_WORDS and len(low) > 2:
+            stems.add(_stem(_SYNONYMS.get(low, low)))
+    return frozenset(stems - {_stem(g) for g in _GENERIC}), idents
+
+
+@lru_cache(maxsize=4096)
+def _about(sentence: str) -> frozenset[str]:
+    """The stems of the sentence's subjects and configuration names only (not its every word)."""
+    stems = set()
+    for term in subjects_of("", sentence):
+        for w in re.findall(r"[a-z][a-z0-9'-]*", term):
+            stems.add(_stem(_SYNONYMS.get(w, w)))
+    for m in _IDENT.finditer(sentence):
+        for w in _parts(m.group(0)):
+            stems.add(_stem(_SYNONYMS.get(w, w)))
+    return frozenset(stems - {_stem(g) for g in _GENERIC})
+
+
+def _same_thing(sa: str, sb: str, least: int = 1) -> bool:
+    """Two sentences are about the same thing: at least `least` of the stems naming what one is about
+    are said by the other, and they do not each name a configuration name or a capitalised name of
+    their own (maintenance_work_mem / logical_decoding_work_mem are two settings)."""
+    words_a, ids_a = _topic_stems(sa)
+    words_b, ids_b = _topic_stems(sb)
+    own_a = {i for i in ids_a - ids_b if not set(map(_stem, _parts(i))) <= words_b}
+    own_b = {i for i in ids_b - ids_a if not set(map(_stem, _parts(i))) <= words_a}
+    if own_a and own_b:
+        return False
+    names_a, names_b = _names(sa) - ids_a, _names(sb) - ids_b
+    if names_a - names_b and names_b - names_a and not (names_a & names_b):
+        return False
+    shared = (_about(sa) & words_b) | (_about(sb) & words_a)
+    return len(shared) >= least
+
+
+_BARE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]*\w)")
+_LABEL_BEFORE = re.compile(r"([A-Za-z][\w-]*)\s+$")
+
+
+def _scalars(sentence: str, taken: list[Quantity]) -> list[Quantity]:
+    """Numbers that are not read as quantities with a unit or a counted noun: a value after a name
+    ("port 5432", "CPython 3.7", "TLS 1.0") is that name's; a value standing alone ("defaults to 5")
+    is a plain number."""
+    spans = []
+    for q in taken:
+        at = sentence.find(q.text)
+        if at >= 0:
+            spans.append((at, at + len(q.text)))
+    out = []
+    for m in _BARE.finditer(sentence):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
+        before = _LABEL_BEFORE.search(sentence[:m.start()])
+        label = before.group(1).lower() if before else ""
+        if label in _LABELS or label.rstrip("s") in _LABELS:
+            continue  # "severity 1", "zone 4", "version 2": names of classes, not values (as above)
+        if label in _FUNCTION or label in _GENERIC or label in _MODAL_WORDS or label in _NEGATIONS or \
+                label.endswith("s") and label[:-1] in _FUNCTION:
+            label = ""
+        dim = f"label:{_stem(label)}" if label else "number"
+        out.append(Quantity(dim, float(m.group(0)), m.group(0), frozenset(), frozenset(), False, sentence))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _words_of(sentence: str) -> frozenset[str]:
+    stems = set()
+    for w in re.findall(r"[A-Za-z][A-Za-z0-9'-]*", sentence):
+        stems.add(_stem(w.lower()))
+    for m in _IDENT.finditer(sentence):
+        stems |= {_stem(w) for w in _parts(m.group(0))}
+    return frozenset(stems)
+
+
+def _comparable(qa: Quantity, qb: Quantity, words_a: frozenset[str], words_b: frozenset[str]) -> bool:
+    """Two values measure the same thing's same dimension: one unit kind; for counts the same noun, or
+    a noun the other sentence says; a plain number beside a count of a noun its sentence names."""
+    da, db = qa.dimension, qb.dimension
+    if da == db:
+        return True
+    counted = ("count:", "label:", "number")
+    if not (da.startswith(counted) and db.startswith(counted)):
+        return False
+    noun_a = da.split(":", 1)[1] if ":" in da else ""
+    noun_b = db.split(":", 1)[1] if ":" in db else ""
+    if da.startswith("label:") and db.startswith("label:"):
+        return False  # "port 5432" / "version 3": two names' values
+    if noun_a and noun_b:  # "three worker processes" / "five autovacuum workers"
+        return _stem(noun_a) in _words_of(qb.text) or _stem(noun_b) in _words_of(qa.text)
+    noun = noun_a or noun_b  # "three password prompts" / "NumberOfPasswordPrompts defaults to 5"
+    plain = qb if noun_a else qa
+    return not noun or _stem(noun) in _local(plain, plain.sentence)
+
+
+_LOWER = re.compile(r"\b(?:at least|or more|above|over|more than|exceeding|beyond|a minimum of|no less than|not less than|minimum|and above|and later|"
+                    r"or later|or newer|or higher|starting at|from)\b", re.I)
+_UPPER = re.compile(r"\b(?:at most|up to|or less|or fewer|no more than|not more than|a maximum of|maximum|"
+                    r"within|or earlier|or older|or lower|until)\b", re.I)
+
+
+def _sense(sentence: str) -> str:
+    low, up = bool(_LOWER.search(sentence)), bool(_UPPER.search(sentence))
+    return "lower" if low and not up else "upper" if up and not low else ""
+
+
+def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
+    """One thing's quantity given two values by sentences worded differently: aligned by what they
+    are about, values of one dimension that differ, and neither sentence also giving the other's."""
+    sense_a, sense_b = _sense(sa), _sense(sb)
+    if sense_a and sense_b and sense_a != sense_b:
+        return None  # "at least 8" / "at most 16" bound one range from both ends
+    qas, qbs = quantities(sa), quantities(sb)
+    qas, qbs = qas + _scalars(sa, qas), qbs + _scalars(sb, qbs)
+    if not qas or not qbs or not _same_thing(sa, sb):
+        return None
+    words_a, words_b = _words_of(sa), _words_of(sb)
+    about_a, about_b = _about(sa), _about(sb)
+    names = {_stem(n) for n in _names(sa) | _names(sb)}
+    found: list[Finding] = []
+    dims: set[tuple[str, str]] = set()
+    for qa in qas:
+        for qb in qbs:
+            if not _comparable(qa, qb, words_a, words_b):
+                continue
+            la, lb = _local(qa, sa), _local(qb, sb)
+            shared = la & lb  # something said of both values, near them
+            if not shared - names and len(shared) < 2:
+                continue  # nothing said of both values but a system's name ("in Helm")  # the values measure other things of one subject ("a 45-minute break" / "11 hours' rest")
+            dim = qa.dimension if qa.dimension == qb.dimension else "count:"
+            if _same(qa.value, qb.value, dim):
+                continue
+            if any(_comparable(qa, o, words_a, words_b) and _same(qa.value, o.value, dim) for o in qbs) or \
+                    any(_comparable(o, qb, words_a, words_b) and _same(o.value, qb.value, dim) for o in qas):
+                continue
+            found.append(Finding("quantity", f"{qa.text} vs {qb.text}", (qa.text,), (qb.text,)))
+            dims.add((qa.dimension, qb.dimension))
+    if len({a for a, _ in dims}) > 1:
+        return None  # two measures differ at once ("80% within a day" / "95% within five days"): other measures
+    return found[0] if found else None
+
+
+def _local(q: Quantity, sentence: str, window: int = 4) -> frozenset[str]:
+    """The stems of the `window` content words on each side of a value (configuration names read
+    as the words they are made of): what the value is said of."""
+    tokens = re.findall(r"[A-Za-z][\w'-]*=?|\d(?:[\d.,:]*\d)?", sentence)
+    first = q.text.split()[0] if q.text.split() else q.text
+    at = next((i for i, t in enumerate(tokens) if t == first or first.startswith(t)), None)
+    if at is None:
+        return frozenset()
+    width = len(q.text.split())
+
+    def side(seq):
+        got = []
+        for t in seq:
+            if t.lower().rstrip("=") in _FUNCTION | _MODAL_WORDS | _NEGATIONS | _GENERIC or t[0].isdigit():
+                continue
+            got.append(t.rstrip("="))
+            if len(got) >= window:
+                break
+        return got
+
+    stems = set()
+    for w in side(reversed(tokens[:at])) + side(tokens[at + width:]) + tokens[at + 1:at + width]:
+        if not w[0].isalpha():
+            continue
+        stems.add(_stem(_SYNONYMS.get(w.lower(), w.lower())))
+        if _IDENT.fullmatch(w):
+            stems |= {_stem(p) for p in _parts(w)}
+    return frozenset(stems - {_stem(g) for g in _GENERIC} - set(_UNITS))
+
+
 # ----------------------------------------------------------------------------- entry point
 
 def compare(a: str, b: str) -> Finding | None:
@@ -580,7 +799,7 @@ def compare(a: str, b: str) -> Finding | None:
     sentences_a, sentences_b = _sentences(a), _sentences(b)
     if not sentences_a or not sentences_b:
         return None
-    for rule in (_quantity_rule, _polarity_rules, _attribute_rule):
+    for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)
