@@ -454,8 +454,13 @@ def _core(sentence: str) -> list[str]:
     return out
 
 
+# a trailing clause that qualifies the statement ("..., less if the kernel cannot support it"): its
+# negation is the qualification's, not the statement's
+_QUALIFYING = re.compile(r",\s*(?:less|more|or|and)?\s*(?:if|unless|when|because|though|although)\b.*$", re.I)
+
+
 def _negated(sentence: str) -> str | None:
-    m = _NEG_RE.search(_ALWAYS.sub(" ", sentence))
+    m = _NEG_RE.search(_ALWAYS.sub(" ", _QUALIFYING.sub("", sentence)))
     return m.group(0) if m else None
 
 
@@ -488,7 +493,7 @@ def _same_statement(ca: list[str], cb: list[str]) -> bool:
 
 def _polarity_rules(sa: str, sb: str) -> Finding | None:
     ca, cb = _core(sa), _core(sb)
-    if not _same_statement(ca, cb) or _bounds(sa) != _bounds(sb):
+    if not _same_statement(ca, cb) or _bounds(sa) != _bounds(sb) or _own_names(sa, sb):
         return None
     ma, wa = _modal(sa)
     mb, wb = _modal(sb)
@@ -637,15 +642,29 @@ def _about(sentence: str) -> frozenset[str]:
     return frozenset(stems - {_stem(g) for g in _GENERIC})
 
 
+def _own_names(sa: str, sb: str) -> bool:
+    """Each sentence names a configuration name or program of its own (pg_dump / pg_dumpall,
+    maintenance_work_mem / logical_decoding_work_mem): two things, whatever else they share. A name
+    the other sentence spells out in words ("shared_buffers" / "shared buffers") is not its own."""
+    ids_a, ids_b = _topic_stems(sa)[1], _topic_stems(sb)[1]
+
+    def spelled(ident: str, sentence: str) -> bool:
+        parts = " ".join(_stem(p) for p in _parts(ident))
+        words = " ".join(_stem(w.lower()) for w in re.findall(r"[A-Za-z][A-Za-z0-9']*", sentence))
+        return f" {parts} " in f" {words} "
+
+    own_a = {i for i in ids_a - ids_b if not spelled(i, sb)}
+    own_b = {i for i in ids_b - ids_a if not spelled(i, sa)}
+    return bool(own_a and own_b)
+
+
 def _same_thing(sa: str, sb: str, least: int = 1) -> bool:
     """Two sentences are about the same thing: at least `least` of the stems naming what one is about
     are said by the other, and they do not each name a configuration name or a capitalised name of
     their own (maintenance_work_mem / logical_decoding_work_mem are two settings)."""
     words_a, ids_a = _topic_stems(sa)
     words_b, ids_b = _topic_stems(sb)
-    own_a = {i for i in ids_a - ids_b if not set(map(_stem, _parts(i))) <= words_b}
-    own_b = {i for i in ids_b - ids_a if not set(map(_stem, _parts(i))) <= words_a}
-    if own_a and own_b:
+    if _own_names(sa, sb):
         return False
     names_a, names_b = _names(sa) - ids_a, _names(sb) - ids_b
     if names_a - names_b and names_b - names_a and not (names_a & names_b):
@@ -735,7 +754,6 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
     if not qas or not qbs or not _same_thing(sa, sb):
         return None
     words_a, words_b = _words_of(sa), _words_of(sb)
-    about_a, about_b = _about(sa), _about(sb)
     names = {_stem(n) for n in _names(sa) | _names(sb)}
     found: list[Finding] = []
     dims: set[tuple[str, str]] = set()
@@ -790,6 +808,93 @@ def _local(q: Quantity, sentence: str, window: int = 4) -> frozenset[str]:
     return frozenset(stems - {_stem(g) for g in _GENERIC} - set(_UNITS))
 
 
+# A dropped exception: one sentence states a rule with its exception or restriction, the other the
+# same rule for everything (rows: the words that say so, and why).
+_RESTRICTED = [
+    (r"\bexcept\b|\bexcepting\b|\bexcluding\b|\bexcluded\b|\bother than\b|\bapart from\b", "an exception named"),
+    (r"\bunless\b", "a condition that lifts the rule"),
+    (r"\bonly\b", "the rule limited to some cases"),
+    (r"\bnot always\b|\bnot all\b|\bnot every\b|\bnot any\b", "a rule that does not hold everywhere"),
+]
+_UNIVERSAL = [
+    (r"\bnever\b|\balways\b", "said to hold at all times"),
+    (r"\bany\b|\bevery\b|\ball\b|\beverything\b|\banything\b|\bwherever\b|\bwhatever\b", "said of everything"),
+    (r"\bno way\b|\bwithout exception\b|\bincluded\b", "no case left out"),
+]
+_RESTRICTED_RE = [(re.compile(p, re.IGNORECASE), why) for p, why in _RESTRICTED]
+_UNIVERSAL_RE = [(re.compile(p, re.IGNORECASE), why) for p, why in _UNIVERSAL]
+
+
+def _restriction(sentence: str) -> str | None:
+    for pattern, _ in _RESTRICTED_RE:
+        m = pattern.search(sentence)
+        if m:
+            return m.group(0)
+    return None
+
+
+def _universal(sentence: str) -> str | None:
+    s = re.sub(r"\bnot (?:always|all|every|any)\b", " ", sentence, flags=re.IGNORECASE)
+    for pattern, _ in _UNIVERSAL_RE:
+        m = pattern.search(s)
+        if m:
+            return m.group(0)
+    return None
+
+
+def _exception_rule(sa: str, sb: str) -> Finding | None:
+    """A rule stated with its exception ("does not return space, except when ...") against the same
+    rule said of everything ("never gives any space back"): aligned sentences, one restricted and not
+    universal, the other universal and not restricted, sharing at least two words of their subject."""
+    ra, rb = _restriction(sa), _restriction(sb)
+    ua, ub = _universal(sa), _universal(sb)
+    if ra and not rb and ub and not (ua and ua.lower() == ub.lower()):
+        said_a, said_b = ra, ub
+    elif rb and not ra and ua and not (ub and ub.lower() == ua.lower()):
+        said_a, said_b = ua, rb
+    else:
+        return None
+    if not _same_thing(sa, sb, least=2):
+        return None
+    return Finding("exception", f"{said_a.lower()} vs {said_b.lower()}", (said_a,), (said_b,))
+
+
+# A reversed obligation or recommendation, stated in other words: the stance each sentence takes on
+# doing the thing (rows: the words, the stance, why).
+_STANCES = [
+    (r"\bshould be avoided\b|\bavoid\b|\bdiscouraged\b|\bnot recommended\b|\bunsafe\b|\bnot safe\b|"
+     r"\bmust not\b|\bmustn't\b|\bshould not\b|\bshouldn't\b|\bmay not\b|\bcannot\b|\bprohibited\b|"
+     r"\bforbidden\b", "AGAINST", "advised or ruled against"),
+    (r"\bdoes not need\b|\bdo not need\b|\bdoesn't need\b|\bdon't need\b|\bneed not\b|\bnever need\b|"
+     r"\bis optional\b|\bare optional\b|\bnot required\b|\boptional\b", "NOT_NEEDED", "not needed"),
+    (r"\brecommended\b|\bencouraged\b|\bsafe to\b|\bis safe\b|\bmust\b|\bhas to\b|\bhave to\b|\brequired\b|"
+     r"\bneeds? to\b|\bshould\b|\bneeds?\b", "FOR", "advised or required"),
+]
+_STANCES_RE = [(re.compile(p, re.IGNORECASE), stance) for p, stance, _ in _STANCES]
+_STANCE_OPPOSED = {frozenset({"AGAINST", "FOR"}), frozenset({"NOT_NEEDED", "FOR"})}
+
+
+def _stance(sentence: str) -> tuple[str | None, str]:
+    for pattern, stance in _STANCES_RE:
+        m = pattern.search(sentence)
+        if m:
+            return stance, m.group(0)
+    return None, ""
+
+
+def _stance_rule(sa: str, sb: str) -> Finding | None:
+    """Opposite stances on one thing, worded independently ("should be avoided" / "is the recommended
+    way"; "has to be vacuumed" / "never need vacuuming"): aligned by at least two words of what they
+    are about, with no restriction on either side (a rule beside its exception is not a reversal)."""
+    ta, wa = _stance(sa)
+    tb, wb = _stance(sb)
+    if not ta or not tb or frozenset({ta, tb}) not in _STANCE_OPPOSED:
+        return None
+    if _restriction(sa) or _restriction(sb) or not _same_thing(sa, sb, least=2):
+        return None
+    return Finding("modal", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
+
+
 # ----------------------------------------------------------------------------- entry point
 
 def compare(a: str, b: str) -> Finding | None:
@@ -799,7 +904,8 @@ def compare(a: str, b: str) -> Finding | None:
     sentences_a, sentences_b = _sentences(a), _sentences(b)
     if not sentences_a or not sentences_b:
         return None
-    for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule):
+    for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule,
+                 _exception_rule, _stance_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)
