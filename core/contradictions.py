@@ -456,7 +456,8 @@ def _core(sentence: str) -> list[str]:
 
 # a trailing clause that qualifies the statement ("..., less if the kernel cannot support it"): its
 # negation is the qualification's, not the statement's
-_QUALIFYING = re.compile(r",\s*(?:less|more|or|and)?\s*(?:if|unless|when|because|though|although)\b.*$", re.I)
+_QUALIFYING = re.compile(r",\s*(?:less|more|or|and)?\s*(?:if|unless|when|because|though|although)\b.*$",
+                         re.IGNORECASE)
 
 
 def _negated(sentence: str) -> str | None:
@@ -733,9 +734,9 @@ def _comparable(qa: Quantity, qb: Quantity, words_a: frozenset[str], words_b: fr
 
 
 _LOWER = re.compile(r"\b(?:at least|or more|above|over|more than|exceeding|beyond|a minimum of|no less than|not less than|minimum|and above|and later|"
-                    r"or later|or newer|or higher|starting at|from)\b", re.I)
+                    r"or later|or newer|or higher|starting at|from)\b", re.IGNORECASE)
 _UPPER = re.compile(r"\b(?:at most|up to|or less|or fewer|no more than|not more than|a maximum of|maximum|"
-                    r"within|or earlier|or older|or lower|until)\b", re.I)
+                    r"within|or earlier|or older|or lower|until)\b", re.IGNORECASE)
 
 
 def _sense(sentence: str) -> str:
@@ -862,13 +863,13 @@ def _exception_rule(sa: str, sb: str) -> Finding | None:
 # A reversed obligation or recommendation, stated in other words: the stance each sentence takes on
 # doing the thing (rows: the words, the stance, why).
 _STANCES = [
-    (r"\bshould be avoided\b|\bavoid\b|\bdiscouraged\b|\bnot recommended\b|\bunsafe\b|\bnot safe\b|"
-     r"\bmust not\b|\bmustn't\b|\bshould not\b|\bshouldn't\b|\bmay not\b|\bcannot\b|\bprohibited\b|"
-     r"\bforbidden\b", "AGAINST", "advised or ruled against"),
-    (r"\bdoes not need\b|\bdo not need\b|\bdoesn't need\b|\bdon't need\b|\bneed not\b|\bnever need\b|"
-     r"\bis optional\b|\bare optional\b|\bnot required\b|\boptional\b", "NOT_NEEDED", "not needed"),
-    (r"\brecommended\b|\bencouraged\b|\bsafe to\b|\bis safe\b|\bmust\b|\bhas to\b|\bhave to\b|\brequired\b|"
-     r"\bneeds? to\b|\bshould\b|\bneeds?\b", "FOR", "advised or required"),
+    ((r"\bshould be avoided\b|\bavoid\b|\bdiscouraged\b|\bnot recommended\b|\bunsafe\b|\bnot safe\b|"
+      r"\bmust not\b|\bmustn't\b|\bshould not\b|\bshouldn't\b|\bmay not\b|\bcannot\b|\bprohibited\b|"
+      r"\bforbidden\b"), "AGAINST", "advised or ruled against"),
+    ((r"\bdoes not need\b|\bdo not need\b|\bdoesn't need\b|\bdon't need\b|\bneed not\b|\bnever need\b|"
+      r"\bis optional\b|\bare optional\b|\bnot required\b|\boptional\b"), "NOT_NEEDED", "not needed"),
+    ((r"\brecommended\b|\bencouraged\b|\bsafe to\b|\bis safe\b|\bmust\b|\bhas to\b|\bhave to\b|"
+      r"\brequired\b|\bneeds? to\b|\bshould\b|\bneeds?\b"), "FOR", "advised or required"),
 ]
 _STANCES_RE = [(re.compile(p, re.IGNORECASE), stance) for p, stance, _ in _STANCES]
 _STANCE_OPPOSED = {frozenset({"AGAINST", "FOR"}), frozenset({"NOT_NEEDED", "FOR"})}
@@ -895,6 +896,48 @@ def _stance_rule(sa: str, sb: str) -> Finding | None:
     return Finding("modal", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
 
 
+# A swapped order: "X before Y" against "X after Y" (or "Y before X") on aligned sentences.
+_ORDER = re.compile(r"\b(before|after|prior to|followed by|preceded by)\b", re.IGNORECASE)
+_ORDER_FORWARD = {"before", "prior to", "followed by"}  # X <word> Y: X comes first
+
+
+def _order(sentence: str) -> tuple[frozenset[str], frozenset[str], str] | None:
+    """(what comes first, what comes second, the order word) of a sentence's "X before/after Y"."""
+    m = _ORDER.search(sentence)
+    if not m:
+        return None
+
+    def stems(text: str, last: bool) -> frozenset[str]:
+        words = [w for w in re.findall(r"[A-Za-z][\w'-]*", text)
+                 if w.lower() not in _FUNCTION | _MODAL_WORDS | _NEGATIONS | _GENERIC]
+        words = words[-3:] if last else words[:3]
+        out = set()
+        for w in words:
+            out.add(_stem(w.lower()))
+            if _IDENT.fullmatch(w):
+                out |= {_stem(p) for p in _parts(w)}
+        return frozenset(out)
+
+    left, right = stems(sentence[:m.start()], True), stems(sentence[m.end():], False)
+    word = m.group(1).lower()
+    return (left, right, m.group(1)) if word in _ORDER_FORWARD else (right, left, m.group(1))
+
+
+def _order_rule(sa: str, sb: str) -> Finding | None:
+    """Two sentences putting the same two things in opposite orders ("ExecStartPre= runs before
+    ExecStart=" / "... after ExecStart="): what one puts first the other puts second, and the other
+    way round, with nothing put in the same place by both."""
+    oa, ob = _order(sa), _order(sb)
+    if not oa or not ob or not _same_thing(sa, sb):
+        return None
+    (first_a, second_a, wa), (first_b, second_b, wb) = oa, ob
+    crossed = (first_a & second_b) | (second_a & first_b)
+    agreed = (first_a & first_b) | (second_a & second_b)
+    if first_a & second_b and second_a & first_b and len(crossed) > len(agreed):
+        return Finding("order", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
+    return None
+
+
 # ----------------------------------------------------------------------------- entry point
 
 def compare(a: str, b: str) -> Finding | None:
@@ -905,7 +948,7 @@ def compare(a: str, b: str) -> Finding | None:
     if not sentences_a or not sentences_b:
         return None
     for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule,
-                 _exception_rule, _stance_rule):
+                 _exception_rule, _stance_rule, _order_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)
