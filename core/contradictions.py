@@ -863,7 +863,7 @@ def _exception_rule(sa: str, sb: str) -> Finding | None:
 # A reversed obligation or recommendation, stated in other words: the stance each sentence takes on
 # doing the thing (rows: the words, the stance, why).
 _STANCES = [
-    ((r"\bshould be avoided\b|\bavoid\b|\bdiscouraged\b|\bnot recommended\b|\bunsafe\b|\bnot safe\b|"
+    ((r"\bbe avoided\b|\bavoid (?:using|it|them|this)\b|\bdiscouraged\b|\bnot recommended\b|\bunsafe\b|\bnot safe\b|"
       r"\bmust not\b|\bmustn't\b|\bshould not\b|\bshouldn't\b|\bmay not\b|\bcannot\b|\bprohibited\b|"
       r"\bforbidden\b"), "AGAINST", "advised or ruled against"),
     ((r"\bdoes not need\b|\bdo not need\b|\bdoesn't need\b|\bdon't need\b|\bneed not\b|\bnever need\b|"
