@@ -756,6 +756,8 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
         return None
     words_a, words_b = _words_of(sa), _words_of(sb)
     names = {_stem(n) for n in _names(sa) | _names(sb)}
+    parts_a = {_stem(p) for i in _topic_stems(sa)[1] for p in _parts(i)}  # configuration names' words
+    parts_b = {_stem(p) for i in _topic_stems(sb)[1] for p in _parts(i)}
     found: list[Finding] = []
     dims: set[tuple[str, str]] = set()
     for qa in qas:
@@ -763,9 +765,12 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
             if not _comparable(qa, qb, words_a, words_b):
                 continue
             la, lb = _local(qa, sa), _local(qb, sb)
-            shared = la & lb  # something said of both values, near them
-            if not shared - names and len(shared) < 2:
-                continue  # nothing said of both values but a system's name ("in Helm")  # the values measure other things of one subject ("a 45-minute break" / "11 hours' rest")
+            shared = (la & lb) - names  # something said of both values, near them (not a system's name)
+            # a configuration name's word, or the counted or named noun itself ("100 client connections" /
+            # "200 concurrent connections", "port 5432" / "default port is 5433") says which thing
+            strong = shared & (parts_a | parts_b) or _noun(qa) or _noun(qb)
+            if len(shared) < 2 and not strong:
+                continue  # one word in common near two values ("in the cold room") is not one thing  # the values measure other things of one subject ("a 45-minute break" / "11 hours' rest")
             dim = qa.dimension if qa.dimension == qb.dimension else "count:"
             if _same(qa.value, qb.value, dim):
                 continue
@@ -777,6 +782,11 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
     if len({a for a, _ in dims}) > 1:
         return None  # two measures differ at once ("80% within a day" / "95% within five days"): other measures
     return found[0] if found else None
+
+
+def _noun(q: Quantity) -> str:
+    """The noun a count counts or a bare value is named by ("count:connection", "label:port")."""
+    return q.dimension.split(":", 1)[1] if q.dimension.startswith(("count:", "label:")) else ""
 
 
 def _local(q: Quantity, sentence: str, window: int = 4) -> frozenset[str]:
@@ -800,13 +810,14 @@ def _local(q: Quantity, sentence: str, window: int = 4) -> frozenset[str]:
         return got
 
     stems = set()
-    for w in side(reversed(tokens[:at])) + side(tokens[at + width:]) + tokens[at + 1:at + width]:
+    for w in side(reversed(tokens[:at])) + side(tokens[at + width:]):
         if not w[0].isalpha():
             continue
         stems.add(_stem(_SYNONYMS.get(w.lower(), w.lower())))
         if _IDENT.fullmatch(w):
             stems |= {_stem(p) for p in _parts(w)}
-    return frozenset(stems - {_stem(g) for g in _GENERIC} - set(_UNITS))
+    own = {_stem(w.lower()) for w in re.findall(r"[A-Za-z][\w'-]*", q.text)}  # "working days": the unit's
+    return frozenset(stems - own - {_stem(g) for g in _GENERIC} - set(_UNITS))
 
 
 # A dropped exception: one sentence states a rule with its exception or restriction, the other the
@@ -826,6 +837,19 @@ _RESTRICTED_RE = [(re.compile(p, re.IGNORECASE), why) for p, why in _RESTRICTED]
 _UNIVERSAL_RE = [(re.compile(p, re.IGNORECASE), why) for p, why in _UNIVERSAL]
 
 
+def _aligned(sa: str, sb: str) -> bool:
+    """Sentences close enough in what they say for a dropped exception or a reversed stance to be
+    one statement's: at least two shared words that are not names (system names are shared by many
+    statements), and a fifth of their words shared (real pairs worded independently share 0.2 to
+    0.4; unrelated rules about one place, 0.1)."""
+    if not _same_thing(sa, sb):
+        return False
+    a, b = _topic_stems(sa)[0], _topic_stems(sb)[0]
+    names = {_stem(n) for n in _names(sa) | _names(sb)}
+    shared = (a & b) - names
+    return len(shared) >= 2 and len(a & b) / max(len(a | b), 1) >= 0.2
+
+
 def _restriction(sentence: str) -> str | None:
     for pattern, _ in _RESTRICTED_RE:
         m = pattern.search(sentence)
@@ -834,8 +858,16 @@ def _restriction(sentence: str) -> str | None:
     return None
 
 
+# "every 36 months", "every Tuesday": how often, not "of everything"; "must not drive any forklift":
+# the "any" of a denial, not a universal claim
+_NOT_UNIVERSAL = re.compile(
+    r"\bnot (?:always|all|every|any)\b|\b(?:every|each)\s+(?:\d[\d.,]*|other|few|\w+day|week|month|quarter|"
+    r"year|hour|minute|second|night|morning|time|shift|one|two|three|four|five|six|ten|twelve)\w*\b|"
+    r"\b(?:not|n't|no|without)\s+(?:\w+\s+){0,3}?any\b", re.IGNORECASE)
+
+
 def _universal(sentence: str) -> str | None:
-    s = re.sub(r"\bnot (?:always|all|every|any)\b", " ", sentence, flags=re.IGNORECASE)
+    s = _NOT_UNIVERSAL.sub(" ", sentence)
     for pattern, _ in _UNIVERSAL_RE:
         m = pattern.search(s)
         if m:
@@ -855,7 +887,7 @@ def _exception_rule(sa: str, sb: str) -> Finding | None:
         said_a, said_b = ua, rb
     else:
         return None
-    if not _same_thing(sa, sb, least=2):
+    if not _aligned(sa, sb):
         return None
     return Finding("exception", f"{said_a.lower()} vs {said_b.lower()}", (said_a,), (said_b,))
 
@@ -863,7 +895,7 @@ def _exception_rule(sa: str, sb: str) -> Finding | None:
 # A reversed obligation or recommendation, stated in other words: the stance each sentence takes on
 # doing the thing (rows: the words, the stance, why).
 _STANCES = [
-    ((r"\bbe avoided\b|\bavoid (?:using|it|them|this)\b|\bdiscouraged\b|\bnot recommended\b|\bunsafe\b|\bnot safe\b|"
+    ((r"\bmust never\b|\bshould never\b|\bbe avoided\b|\bavoid (?:using|it|them|this)\b|\bdiscouraged\b|\bnot recommended\b|\bunsafe\b|\bnot safe\b|"
       r"\bmust not\b|\bmustn't\b|\bshould not\b|\bshouldn't\b|\bmay not\b|\bcannot\b|\bprohibited\b|"
       r"\bforbidden\b"), "AGAINST", "advised or ruled against"),
     ((r"\bdoes not need\b|\bdo not need\b|\bdoesn't need\b|\bdon't need\b|\bneed not\b|\bnever need\b|"
@@ -883,6 +915,20 @@ def _stance(sentence: str) -> tuple[str | None, str]:
     return None, ""
 
 
+_PLACE = re.compile(r"\b(?:in|at|on|inside|within)\s+(?:the\s+|a\s+|an\s+)?([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
+                    re.IGNORECASE)
+
+
+def _places(sentence: str) -> frozenset[str]:
+    """The stems of the places or cases a sentence restricts itself to ("in the cold room")."""
+    out = set()
+    for m in _PLACE.finditer(sentence):
+        for w in m.group(1).split():
+            if w.lower() not in _FUNCTION and w.lower() not in _UNITS and not w.lower() in _GENERIC:
+                out.add(_stem(w.lower()))
+    return frozenset(out)
+
+
 def _stance_rule(sa: str, sb: str) -> Finding | None:
     """Opposite stances on one thing, worded independently ("should be avoided" / "is the recommended
     way"; "has to be vacuumed" / "never need vacuuming"): aligned by at least two words of what they
@@ -891,8 +937,12 @@ def _stance_rule(sa: str, sb: str) -> Finding | None:
     tb, wb = _stance(sb)
     if not ta or not tb or frozenset({ta, tb}) not in _STANCE_OPPOSED:
         return None
-    if _restriction(sa) or _restriction(sb) or not _same_thing(sa, sb, least=2):
+    if _restriction(sa) or _restriction(sb) or not _aligned(sa, sb):
         return None
+    pa, pb = _places(sa), _places(sb)
+    if pa and pb and not pa & pb:
+        return None  # "in the cold room" / "in the office": a stance for each place
+
     return Finding("modal", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
 
 
