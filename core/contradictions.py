@@ -755,7 +755,7 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
     if not qas or not qbs or not _same_thing(sa, sb):
         return None
     words_a, words_b = _words_of(sa), _words_of(sb)
-    names = {_stem(n) for n in _names(sa) | _names(sb)}
+    names = {_stem(n) for n in (_names(sa) | _names(sb)) - _topic_stems(sa)[1] - _topic_stems(sb)[1]}
     parts_a = {_stem(p) for i in _topic_stems(sa)[1] for p in _parts(i)}  # configuration names' words
     parts_b = {_stem(p) for i in _topic_stems(sb)[1] for p in _parts(i)}
     found: list[Finding] = []
@@ -770,7 +770,10 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
             # "200 concurrent connections", "port 5432" / "default port is 5433") says which thing
             strong = shared & (parts_a | parts_b) or _noun(qa) or _noun(qb)
             if len(shared) < 2 and not strong:
-                continue  # one word in common near two values ("in the cold room") is not one thing  # the values measure other things of one subject ("a 45-minute break" / "11 hours' rest")
+                continue  # one word in common near two values ("in the cold room") is not one thing
+            if qa.every != qb.every and not shared & (parts_a | parts_b):
+                continue  # how often ("every 90 days") and how long ("for 12 months"): two measures, unless
+                # a configuration name ties them ("every five minutes" / "checkpoint_timeout 15 minutes")  # the values measure other things of one subject ("a 45-minute break" / "11 hours' rest")
             dim = qa.dimension if qa.dimension == qb.dimension else "count:"
             if _same(qa.value, qb.value, dim):
                 continue
@@ -844,8 +847,8 @@ def _aligned(sa: str, sb: str) -> bool:
     0.4; unrelated rules about one place, 0.1)."""
     if not _same_thing(sa, sb):
         return False
-    a, b = _topic_stems(sa)[0], _topic_stems(sb)[0]
-    names = {_stem(n) for n in _names(sa) | _names(sb)}
+    (a, ids_a), (b, ids_b) = _topic_stems(sa), _topic_stems(sb)
+    names = {_stem(n) for n in (_names(sa) | _names(sb)) - ids_a - ids_b}  # a configuration name is no system's
     shared = (a & b) - names
     return len(shared) >= 2 and len(a & b) / max(len(a | b), 1) >= 0.2
 
@@ -859,11 +862,12 @@ def _restriction(sentence: str) -> str | None:
 
 
 # "every 36 months", "every Tuesday": how often, not "of everything"; "must not drive any forklift":
-# the "any" of a denial, not a universal claim
+# the "any" of a denial, not a universal claim; "all three buildings": a count
 _NOT_UNIVERSAL = re.compile(
     r"\bnot (?:always|all|every|any)\b|\b(?:every|each)\s+(?:\d[\d.,]*|other|few|\w+day|week|month|quarter|"
     r"year|hour|minute|second|night|morning|time|shift|one|two|three|four|five|six|ten|twelve)\w*\b|"
-    r"\b(?:not|n't|no|without)\s+(?:\w+\s+){0,3}?any\b", re.IGNORECASE)
+    r"\b(?:not|n't|no|without)\s+(?:\w+\s+){0,3}?any\b|"
+    r"\ball\s+(?:\d[\d.,]*|two|three|four|five|six|seven|eight|nine|ten|twelve)\b", re.IGNORECASE)
 
 
 def _universal(sentence: str) -> str | None:
@@ -978,7 +982,7 @@ def _order_rule(sa: str, sb: str) -> Finding | None:
     ExecStart=" / "... after ExecStart="): what one puts first the other puts second, and the other
     way round, with nothing put in the same place by both."""
     oa, ob = _order(sa), _order(sb)
-    if not oa or not ob or not _same_thing(sa, sb):
+    if not oa or not ob or not _aligned(sa, sb):
         return None
     (first_a, second_a, wa), (first_b, second_b, wb) = oa, ob
     crossed = (first_a & second_b) | (second_a & first_b)
