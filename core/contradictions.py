@@ -992,6 +992,51 @@ def _order_rule(sa: str, sb: str) -> Finding | None:
     return None
 
 
+# A changed default: the same setting said to be on by default and off by default (rows: the words
+# that state a default, the words that say on or off).
+_DEFAULT = re.compile(r"\bby default\b|\bdefaults? to\b|\bthe default\b|\bdefault is\b|\bout of the box\b|"
+                      r"\bunless\b[^.;]*\b(?:turned|switched|set|enabled|disabled|on|off)\b", re.IGNORECASE)
+_LIFT = re.compile(r"\bunless\b(?P<rest>[^.;]*)", re.IGNORECASE)  # "unless it is turned on": off by default
+_OFF = re.compile(r"\b(?:off|disabled|false|no|not|never|n't|cannot)\b|n't\b", re.IGNORECASE)
+_ON = re.compile(r"\b(?:on|enabled|true|yes|active)\b", re.IGNORECASE)
+
+
+def _default_state(sentence: str) -> tuple[str, str] | None:
+    """("on" | "off", the words saying so) of a sentence that states a default, or None."""
+    if not _DEFAULT.search(sentence):
+        return None
+    if re.search(r"\d", sentence):
+        return None  # a default value ("defaults to 128MB") is the quantity rules'
+    lift = _LIFT.search(sentence)
+    main = sentence[:lift.start()] if lift else sentence
+    main = _QUALIFYING.sub("", main)  # "..., less if the kernel cannot support it"
+    main = re.sub(r",?\s*\bnot (?:the|a|an)\b[^,]*,|\brather than\b.*$", " ", main, flags=re.IGNORECASE)  # a contrast
+    main = re.sub(r"\b(?:by default|defaults? to|the default|default is)\b", " ", main, flags=re.IGNORECASE)
+    off = _OFF.search(main)
+    if off:
+        return "off", off.group(0)
+    on = _ON.search(main)
+    if on:
+        return "on", on.group(0)
+    if lift:  # "X unless Y is turned on": nothing said of the main clause but its condition
+        rest = lift.group("rest")
+        if _ON.search(rest) or re.search(r"\b(?:turned|switched|enabled)\b", rest, re.IGNORECASE):
+            return "off", lift.group(0).strip()
+    return "on", "affirmed"
+
+
+def _default_rule(sa: str, sb: str) -> Finding | None:
+    """One setting's default given as on and as off ("Compression is disabled by default" / "by
+    default the session is compressed"), on sentences aligned as for a dropped exception."""
+    da, db = _default_state(sa), _default_state(sb)
+    if not da or not db or da[0] == db[0] or not _aligned(sa, sb):
+        return None
+    if _restriction(_LIFT.sub(" ", sa)) or _restriction(_LIFT.sub(" ", sb)):
+        return None  # a default for some cases only is the exception rule's
+    return Finding("default", f"{da[0]} by default vs {db[0]} by default",
+                   (da[1],) if da[1] != "affirmed" else (), (db[1],) if db[1] != "affirmed" else ())
+
+
 # ----------------------------------------------------------------------------- entry point
 
 def compare(a: str, b: str) -> Finding | None:
@@ -1002,7 +1047,7 @@ def compare(a: str, b: str) -> Finding | None:
     if not sentences_a or not sentences_b:
         return None
     for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule,
-                 _exception_rule, _stance_rule, _order_rule):
+                 _exception_rule, _stance_rule, _order_rule, _default_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)

@@ -182,6 +182,11 @@ def test_counts_of_one_noun_disagree_exactly_when_the_numbers_differ():
     ("ExecStartPre= commands run before ExecStart=.",
      "Commands in ExecStartPre= are executed after the main ExecStart= process has started.", "order",
      "before vs after"),
+    # a changed default, said with other words
+    ("Transparent huge pages are disabled by default.", "By default the kernel enables transparent huge pages.",
+     "default", "off by default vs on by default"),
+    ("The query cache is on by default.", "The query cache is not used unless it is switched on.", "default",
+     "on by default vs off by default"),
 ])
 def test_contradictions_worded_independently_are_found(a, b, kind, words):
     found = compare(a, b)
@@ -216,6 +221,20 @@ def test_contradictions_worded_independently_are_found(a, b, kind, words):
     # one order in other words
     ("Backups are verified before they are shipped offsite.",
      "Backups are shipped offsite after they are verified."),
+    # one default in other words; a default value is not a default state; a contrast is not a denial
+    ("Transparent huge pages are disabled by default.",
+     "Transparent huge pages are off unless the administrator turns them on."),
+    ("The query cache is on by default.", "By default the query cache is enabled."),
+    ("pip uses certifi's bundled CA certificates, not the system store, by default.",
+     "By default pip verifies HTTPS with the CA bundle from certifi rather than the system certificate store."),
+    # a frequency and a retention of one thing's data are two measures
+    ("Download the vehicle unit data at least every 90 days.",
+     "Downloaded vehicle unit data is retained for 12 months."),
+    # "all three" counts; "must not ... any" denies: neither is a universal claim
+    ("The company delivers on Sundays only from the Rotterdam warehouse.",
+     "The company leases all three warehouse buildings, the Rotterdam warehouse among them."),
+    ("Only staff with a valid forklift certification may drive a forklift or reach truck.",
+     "Operators with an expired forklift certification must not drive any forklift or reach truck."),
 ])
 def test_consistent_pairs_worded_independently_are_not_flagged(a, b):
     assert compare(a, b) is None and compare(b, a) is None
