@@ -70,6 +70,7 @@ _MODAL_WORDS = frozenset({"must", "may", "might", "can", "could", "shall", "shou
 _TOKEN = re.compile(r"\d{1,2}:\d{2}\b|°[CF]|[A-Za-z][A-Za-z'’]*(?:-[A-Za-z]+)*|[-−]?\d[\d,]*(?:\.\d+)?|%|€|\$|£|[.;:!?,()]")
 
 
+@lru_cache(maxsize=16384)
 def _stem(word: str) -> str:
     w = singular(word.lower().replace("’", "'"))
     for suffix in ("ing", "ed"):
@@ -209,6 +210,12 @@ def _context(tokens: list[str], skip: set[int]) -> frozenset[str]:
 
 def quantities(sentence: str) -> list[Quantity]:
     """Every quantity in one sentence, with what it measures."""
+    return list(_quantities(sentence))
+
+
+@lru_cache(maxsize=4096)
+def _quantities(sentence: str) -> tuple[Quantity, ...]:
+    """`quantities`, read once per sentence (every rule and every other sentence asks again)."""
     matches = list(_TOKEN.finditer(sentence))
     tokens = [m.group(0) for m in matches]
     names = frozenset(_names(sentence))
@@ -329,7 +336,7 @@ def quantities(sentence: str) -> list[Quantity]:
         skip = set(range(start, end))
         written = sentence[matches[start].start():matches[end - 1].end()]  # as written, for highlighting
         out.append(Quantity(dim, float(value), written, _context(tokens, skip), names, every, sentence))
-    return out
+    return tuple(out)
 
 
 def _every(tokens: list[str], start: int) -> bool:
@@ -437,7 +444,8 @@ def _frequency(sentence: str) -> tuple[str | None, str]:
     return ("NEVER" if word in ("never", "at no time", "not always") else "ALWAYS"), m.group(0)
 
 
-def _core(sentence: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _core(sentence: str) -> tuple[str, ...]:
     """The sentence's content stems without its modals, negations and frequency words."""
     s = _ALWAYS.sub(" ", sentence)
     for pattern, _ in _MODALS_RE:
@@ -451,7 +459,7 @@ def _core(sentence: str) -> list[str]:
         if low in ("need", "needs", "required", "allowed", "permitted", "ever", "times", "time", "one"):
             continue
         out.append(_stem(low))
-    return out
+    return tuple(out)
 
 
 # a trailing clause that qualifies the statement ("..., less if the kernel cannot support it"): its
@@ -481,7 +489,7 @@ def _bounds(sentence: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _same_statement(ca: list[str], cb: list[str]) -> bool:
+def _same_statement(ca: tuple[str, ...], cb: tuple[str, ...]) -> bool:
     """Two statements say the same thing but for polarity: one's words contain the other's (an
     elaboration of the same statement), or nearly all words are shared."""
     a, b = set(ca), set(cb)
