@@ -752,6 +752,41 @@ def _sense(sentence: str) -> str:
     return "lower" if low and not up else "upper" if up and not low else ""
 
 
+# When a value holds: values for other days or seasons are two quantities ("three shifts on weekdays" /
+# "two shifts on Saturdays").
+_WHEN = re.compile(r"\b(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekdays?|"
+                   r"weekends?|nights?|days?time|holidays?|summer|winter|spring|autumn|peak|off-peak)\b", re.IGNORECASE)
+
+
+def _lead(sentence: str) -> tuple[str, ...]:
+    """The sentence's leading noun phrase as stems ("Cold-chain deliveries may wait" -> cold-chain,
+    delivery), after an opening article."""
+    words = re.findall(r"[A-Za-z][\w'-]*=?", sentence)
+    while words and words[0].lower() in ("the", "a", "an", "each", "every", "all", "our", "its"):
+        words = words[1:]
+    out = []
+    for w in words:
+        low = w.lower()
+        if low in _FUNCTION or low in _MODAL_WORDS or low in _NEGATIONS:
+            break
+        out.append(_stem(low))
+    return tuple(out)
+
+
+def _other_kinds(sa: str, sb: str) -> bool:
+    """Two sentences about other kinds or times of one thing: leading phrases with one head and
+    modifiers of their own that the other sentence never says ("cold-chain deliveries" / "ambient
+    deliveries"), or other days or seasons named."""
+    la, lb = _lead(sa), _lead(sb)
+    if len(la) >= 2 and len(lb) >= 2 and la[-1] == lb[-1]:
+        own_a, own_b = set(la[:-1]) - set(lb), set(lb[:-1]) - set(la)
+        if own_a and own_b and not own_a & _words_of(sb) and not own_b & _words_of(sa):
+            return True
+    wa = {m.group(0).lower() for m in _WHEN.finditer(sa)}
+    wb = {m.group(0).lower() for m in _WHEN.finditer(sb)}
+    return bool(wa and wb and not wa & wb)
+
+
 def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
     """One thing's quantity given two values by sentences worded differently: aligned by what they
     are about, values of one dimension that differ, and neither sentence also giving the other's."""
@@ -760,7 +795,7 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
         return None  # "at least 8" / "at most 16" bound one range from both ends
     qas, qbs = quantities(sa), quantities(sb)
     qas, qbs = qas + _scalars(sa, qas), qbs + _scalars(sb, qbs)
-    if not qas or not qbs or not _same_thing(sa, sb):
+    if not qas or not qbs or not _same_thing(sa, sb) or _other_kinds(sa, sb):
         return None
     words_a, words_b = _words_of(sa), _words_of(sb)
     names = {_stem(n) for n in (_names(sa) | _names(sb)) - _topic_stems(sa)[1] - _topic_stems(sb)[1]}

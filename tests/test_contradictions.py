@@ -227,6 +227,10 @@ def test_contradictions_worded_independently_are_found(a, b, kind, words):
     ("The query cache is on by default.", "By default the query cache is enabled."),
     ("pip uses certifi's bundled CA certificates, not the system store, by default.",
      "By default pip verifies HTTPS with the CA bundle from certifi rather than the system certificate store."),
+    # other kinds or days of one thing: their values are their own
+    ("Chilled deliveries may wait at most 20 minutes at the gate.",
+     "Frozen deliveries may wait up to 45 minutes at the gate."),
+    ("The Antwerp depot runs two shifts on weekdays.", "The Antwerp depot runs one shift on Sundays."),
     # a frequency and a retention of one thing's data are two measures
     ("Download the vehicle unit data at least every 90 days.",
      "Downloaded vehicle unit data is retained for 12 months."),
