@@ -24,6 +24,25 @@ Rules, tried in this order, sentence against sentence:
 A rule finds a contradiction only when the rest of the two sentences agree, so elaborations ("kept
 30 days" / "kept 30 days and 2 weeks"), restrictions to another place or thing, and negations that
 agree ("must not exceed 9 hours" / "may drive up to 9 hours") are not flagged.
+
+Then, for two sentences worded independently, rules that first align them by what they are about (a
+shared subject, or a configuration name and the words it is made of, "shared_buffers" / "shared
+buffers"; two sentences each naming a configuration name or program of their own are about two
+things) and then look for one disagreement:
+
+- **aligned quantity**: one dimension, values that differ, a word near both values shared (or a
+  configuration name's word, or the counted noun); not for other kinds or days of one thing, a
+  period beside a duration, two measures differing at once, or bounds pointing opposite ways;
+- **exception**: a rule with its exception or restriction ("except", "unless", "only") against the
+  same rule said of everything ("never", "any", "every");
+- **stance**: advised or ruled against ("be avoided", "must not") against advised or required
+  ("recommended", "has to"), or not needed ("never need") against required;
+- **order**: what one sentence puts before, the other puts after;
+- **default**: one setting on by default and off by default.
+
+Each rule's words are a table below with the reason. Sentence embeddings were measured as the
+alignment and do not separate the pairs (docs/architecture.md, "Conflicts"): the module stays
+lexical.
 """
 from __future__ import annotations
 
