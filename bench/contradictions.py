@@ -1,15 +1,21 @@
-"""Precision and recall of the deterministic contradiction rules (core/contradictions.py) on two
+"""Precision and recall of the deterministic contradiction rules (core/contradictions.py) on three
 labelled sets of answer pairs, each beside a word-overlap baseline computed in the same run:
 
 - bench/contradictions_set.json, written together with the rules it scores (in the demo corpus's
   style; most of its contradicting pairs are one-sentence edits of a token or two);
 - bench/contradictions_real_set.json, written from the real corpora's own statements before any
   change to the detector: each side worded independently, the contradictions as people make them
-  (another number, a reversed obligation, an exception dropped), consistent pairs sharing most words.
+  (another number, a reversed obligation, an exception dropped), consistent pairs sharing most words;
+  the set the rules are tuned on;
+- bench/contradictions_fresh_set.json, from other documentation (Debian's section-5 manual pages:
+  ssh_config, logind.conf, rsyncd.conf, systemd.service ...), written and frozen before the rules
+  were tuned on the real set, and never tuned on: its figure is the result. Also a changed default
+  and a swapped order among its contradictions; same values in other units, and a rule beside its
+  exception, among its consistent pairs.
 
 The baseline says "contradicts" when the two sides' word sets overlap (Jaccard) at least a threshold,
 the threshold that scores best on that set (so the baseline is given every advantage).
-Targets (the real set): precision >= 0.9, recall >= 0.8.
+Targets (the fresh set, held out): precision >= 0.9, recall >= 0.8.
 
 Also the median time to detect over one subject: every pair of answers that share a subject
 (core/subjects.py) compared, per subject, next to the floor of the same loop with a comparison that
@@ -35,6 +41,7 @@ from r2k.core.subjects import subjects_of  # noqa: E402
 
 SET = Path(__file__).resolve().parent / "contradictions_set.json"
 REAL_SET = Path(__file__).resolve().parent / "contradictions_real_set.json"
+FRESH_SET = Path(__file__).resolve().parent / "contradictions_fresh_set.json"
 WORD = __import__("re").compile(r"[a-z0-9]+")
 
 
@@ -83,8 +90,11 @@ def main() -> None:
     print("== the old set (bench/contradictions_set.json, written with the rules)")
     score_set(pairs, verbose)
     real = json.loads(REAL_SET.read_text())["pairs"]
-    print("\n== the real set (bench/contradictions_real_set.json, from the real corpora, written before the detector changed)")
+    print("\n== the real set (bench/contradictions_real_set.json, from the real corpora; the rules are tuned on it)")
     score_set(real, verbose)
+    fresh = json.loads(FRESH_SET.read_text())["pairs"]
+    print("\n== the fresh set (bench/contradictions_fresh_set.json, manual pages, frozen before tuning, held out)")
+    score_set(fresh, verbose)
     print()
     timing(pairs)
     corpus(verbose)

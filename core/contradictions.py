@@ -24,13 +24,33 @@ Rules, tried in this order, sentence against sentence:
 A rule finds a contradiction only when the rest of the two sentences agree, so elaborations ("kept
 30 days" / "kept 30 days and 2 weeks"), restrictions to another place or thing, and negations that
 agree ("must not exceed 9 hours" / "may drive up to 9 hours") are not flagged.
+
+Then, for two sentences worded independently, rules that first align them by what they are about (a
+shared subject, or a configuration name and the words it is made of, "shared_buffers" / "shared
+buffers"; two sentences each naming a configuration name or program of their own are about two
+things) and then look for one disagreement:
+
+- **aligned quantity**: one dimension, values that differ, a word near both values shared (or a
+  configuration name's word, or the counted noun); not for other kinds or days of one thing, a
+  period beside a duration, two measures differing at once, or bounds pointing opposite ways;
+- **exception**: a rule with its exception or restriction ("except", "unless", "only") against the
+  same rule said of everything ("never", "any", "every");
+- **stance**: advised or ruled against ("be avoided", "must not") against advised or required
+  ("recommended", "has to"), or not needed ("never need") against required;
+- **order**: what one sentence puts before, the other puts after;
+- **default**: one setting on by default and off by default.
+
+Each rule's words are a table below with the reason. Sentence embeddings were measured as the
+alignment and do not separate the pairs (docs/architecture.md, "Conflicts"): the module stays
+lexical.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from .subjects import singular
+from .subjects import singular, subjects_of
 
 __all__ = ["Finding", "compare", "quantities", "Quantity"]
 
@@ -69,6 +89,7 @@ _MODAL_WORDS = frozenset({"must", "may", "might", "can", "could", "shall", "shou
 _TOKEN = re.compile(r"\d{1,2}:\d{2}\b|°[CF]|[A-Za-z][A-Za-z'’]*(?:-[A-Za-z]+)*|[-−]?\d[\d,]*(?:\.\d+)?|%|€|\$|£|[.;:!?,()]")
 
 
+@lru_cache(maxsize=16384)
 def _stem(word: str) -> str:
     w = singular(word.lower().replace("’", "'"))
     for suffix in ("ing", "ed"):
@@ -104,6 +125,7 @@ _NUMBER_WORDS = {
 }
 # unit word -> (dimension, factor to the dimension's base unit)
 _UNITS = {
+    **{w: ("duration", 0.001) for w in ("ms", "millisecond", "milliseconds")},
     **{w: ("duration", 1) for w in ("second", "seconds", "sec", "secs", "s")},
     **{w: ("duration", 60) for w in ("minute", "minutes", "min", "mins")},
     **{w: ("duration", 3600) for w in ("hour", "hours", "hr", "hrs", "h")},
@@ -151,7 +173,8 @@ _LABELS = frozenset({"severity", "level", "zone", "priority", "tier", "class", "
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})$")
 _NOT_COUNTED = _FUNCTION | _NEGATIONS | {"more", "less", "fewer", "least", "most", "other", "times", "time",
                                          "percent", "approximately", "about", "roughly", "around", "extra",
-                                         "additional", "further"} | set(_NUMBER_WORDS)
+                                         "additional", "further", "unless", "except", "because", "or",
+                                         "otherwise"} | set(_NUMBER_WORDS)
 
 
 @dataclass(frozen=True)
@@ -206,6 +229,12 @@ def _context(tokens: list[str], skip: set[int]) -> frozenset[str]:
 
 def quantities(sentence: str) -> list[Quantity]:
     """Every quantity in one sentence, with what it measures."""
+    return list(_quantities(sentence))
+
+
+@lru_cache(maxsize=4096)
+def _quantities(sentence: str) -> tuple[Quantity, ...]:
+    """`quantities`, read once per sentence (every rule and every other sentence asks again)."""
     matches = list(_TOKEN.finditer(sentence))
     tokens = [m.group(0) for m in matches]
     names = frozenset(_names(sentence))
@@ -326,7 +355,7 @@ def quantities(sentence: str) -> list[Quantity]:
         skip = set(range(start, end))
         written = sentence[matches[start].start():matches[end - 1].end()]  # as written, for highlighting
         out.append(Quantity(dim, float(value), written, _context(tokens, skip), names, every, sentence))
-    return out
+    return tuple(out)
 
 
 def _every(tokens: list[str], start: int) -> bool:
@@ -434,7 +463,8 @@ def _frequency(sentence: str) -> tuple[str | None, str]:
     return ("NEVER" if word in ("never", "at no time", "not always") else "ALWAYS"), m.group(0)
 
 
-def _core(sentence: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _core(sentence: str) -> tuple[str, ...]:
     """The sentence's content stems without its modals, negations and frequency words."""
     s = _ALWAYS.sub(" ", sentence)
     for pattern, _ in _MODALS_RE:
@@ -448,11 +478,17 @@ def _core(sentence: str) -> list[str]:
         if low in ("need", "needs", "required", "allowed", "permitted", "ever", "times", "time", "one"):
             continue
         out.append(_stem(low))
-    return out
+    return tuple(out)
+
+
+# a trailing clause that qualifies the statement ("..., less if the kernel cannot support it"): its
+# negation is the qualification's, not the statement's
+_QUALIFYING = re.compile(r",\s*(?:less|more|or|and)?\s*(?:if|unless|when|because|though|although)\b.*$",
+                         re.IGNORECASE)
 
 
 def _negated(sentence: str) -> str | None:
-    m = _NEG_RE.search(_ALWAYS.sub(" ", sentence))
+    m = _NEG_RE.search(_ALWAYS.sub(" ", _QUALIFYING.sub("", sentence)))
     return m.group(0) if m else None
 
 
@@ -472,7 +508,7 @@ def _bounds(sentence: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _same_statement(ca: list[str], cb: list[str]) -> bool:
+def _same_statement(ca: tuple[str, ...], cb: tuple[str, ...]) -> bool:
     """Two statements say the same thing but for polarity: one's words contain the other's (an
     elaboration of the same statement), or nearly all words are shared."""
     a, b = set(ca), set(cb)
@@ -485,7 +521,7 @@ def _same_statement(ca: list[str], cb: list[str]) -> bool:
 
 def _polarity_rules(sa: str, sb: str) -> Finding | None:
     ca, cb = _core(sa), _core(sb)
-    if not _same_statement(ca, cb) or _bounds(sa) != _bounds(sb):
+    if not _same_statement(ca, cb) or _bounds(sa) != _bounds(sb) or _own_names(sa, sb):
         return None
     ma, wa = _modal(sa)
     mb, wb = _modal(sb)
@@ -571,6 +607,498 @@ def _shown(value: str) -> str:
     return value[:60]
 
 
+# ----------------------------------------------------------------------------- aligned sentences
+#
+# Two people describing one setting rarely use the same words: "The default for shared_buffers is
+# 128MB" / "Out of the box PostgreSQL sets aside 256MB for shared buffers". The rules above need the
+# rest of the two sentences to agree; the rules below first align two sentences by what they are
+# about (the same thing named: a shared subject, or a configuration name and the words it is made
+# of) and then look for one disagreement between them. Each table row says what it matches and why.
+
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+=?|[A-Za-z]+=|[a-z]+(?:[A-Z][a-z0-9]+)+|"
+                    r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]{2,}[a-z]+[A-Za-z]*")
+# words that say nothing about which thing a sentence is about (each side of a pair uses them freely)
+_GENERIC = frozenset({"default", "value", "setting", "set", "option", "parameter", "number", "way", "thing", "use",
+                      "used", "case", "time", "unless", "except", "otherwise", "box", "typically", "usually",
+                      "normally", "also", "each", "every", "any", "all", "only", "one", "on", "off", "true",
+                      "false", "yes", "no", "min", "max", "sec", "enabled", "disabled", "kept", "keep", "run",
+                      "runs", "given", "least", "most", "more", "less", "other", "same"})
+# small synonym table: words people use for one another when they state a default or a bound
+_SYNONYMS = {"defaults": "default", "out-of-the-box": "default", "maximum": "max", "minimum": "min",
+             "limit": "max", "uids": "uid"}
+
+
+def _parts(identifier: str) -> list[str]:
+    """The words a configuration name is made of: shared_buffers -> shared, buffers;
+    NumberOfPasswordPrompts -> number, of, password, prompts; UID_MIN -> uid, min."""
+    out = []
+    for chunk in re.split(r"[_.=]+", identifier):
+        out += re.findall(r"[A-Z]{2,}(?=[A-Z][a-z]|\b|$)|[A-Z]?[a-z0-9]+|[A-Z]+", chunk)
+    return [w.lower() for w in out if w]
+
+
+@lru_cache(maxsize=4096)
+def _topic_stems(sentence: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the stems naming what a sentence is about, its configuration names). The stems come from its
+    subjects (core/subjects.py) and from the words its configuration names are made of."""
+    idents = frozenset(m.group(0).rstrip("=").lower() for m in _IDENT.finditer(sentence)
+                       if not re.fullmatch(r"\d[\d.]*", m.group(0)))
+    stems = set()
+    for term in subjects_of("", sentence):
+        for w in re.findall(r"[a-z][a-z0-9'-]*", term):
+            stems.add(_stem(_SYNONYMS.get(w, w)))
+    for ident in idents:
+        for w in _parts(ident):
+            stems.add(_stem(_SYNONYMS.get(w, w)))
+    for w in re.findall(r"[A-Za-z][A-Za-z0-9'-]*", sentence):  # every noun-like word that names the thing
+        low = w.lower()
+        if low not in _FUNCTION and low not in _NEGATIONS and low not in _MODAL_WORDS and len(low) > 2:
+            stems.add(_stem(_SYNONYMS.get(low, low)))
+    return frozenset(stems - {_stem(g) for g in _GENERIC}), idents
+
+
+@lru_cache(maxsize=4096)
+def _about(sentence: str) -> frozenset[str]:
+    """The stems of the sentence's subjects and configuration names only (not its every word)."""
+    stems = set()
+    for term in subjects_of("", sentence):
+        for w in re.findall(r"[a-z][a-z0-9'-]*", term):
+            stems.add(_stem(_SYNONYMS.get(w, w)))
+    for m in _IDENT.finditer(sentence):
+        for w in _parts(m.group(0)):
+            stems.add(_stem(_SYNONYMS.get(w, w)))
+    return frozenset(stems - {_stem(g) for g in _GENERIC})
+
+
+def _own_names(sa: str, sb: str) -> bool:
+    """Each sentence names a configuration name or program of its own (pg_dump / pg_dumpall,
+    maintenance_work_mem / logical_decoding_work_mem): two things, whatever else they share. A name
+    the other sentence spells out in words ("shared_buffers" / "shared buffers") is not its own."""
+    ids_a, ids_b = _topic_stems(sa)[1], _topic_stems(sb)[1]
+
+    def spelled(ident: str, sentence: str) -> bool:
+        parts = " ".join(_stem(p) for p in _parts(ident))
+        words = " ".join(_stem(w.lower()) for w in re.findall(r"[A-Za-z][A-Za-z0-9']*", sentence))
+        return f" {parts} " in f" {words} "
+
+    own_a = {i for i in ids_a - ids_b if not spelled(i, sb)}
+    own_b = {i for i in ids_b - ids_a if not spelled(i, sa)}
+    return bool(own_a and own_b)
+
+
+def _same_thing(sa: str, sb: str, least: int = 1) -> bool:
+    """Two sentences are about the same thing: at least `least` of the stems naming what one is about
+    are said by the other, and they do not each name a configuration name or a capitalised name of
+    their own (maintenance_work_mem / logical_decoding_work_mem are two settings)."""
+    words_a, ids_a = _topic_stems(sa)
+    words_b, ids_b = _topic_stems(sb)
+    if _own_names(sa, sb):
+        return False
+    names_a, names_b = _names(sa) - ids_a, _names(sb) - ids_b
+    if names_a - names_b and names_b - names_a and not (names_a & names_b):
+        return False
+    shared = (_about(sa) & words_b) | (_about(sb) & words_a)
+    return len(shared) >= least
+
+
+_BARE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]*\w)")
+_LABEL_BEFORE = re.compile(r"([A-Za-z][\w-]*)\s+$")
+
+
+def _scalars(sentence: str, taken: list[Quantity]) -> list[Quantity]:
+    """Numbers that are not read as quantities with a unit or a counted noun: a value after a name
+    ("port 5432", "CPython 3.7", "TLS 1.0") is that name's; a value standing alone ("defaults to 5")
+    is a plain number."""
+    spans = []
+    for q in taken:
+        at = sentence.find(q.text)
+        if at >= 0:
+            spans.append((at, at + len(q.text)))
+    out = []
+    for m in _BARE.finditer(sentence):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
+        before = _LABEL_BEFORE.search(sentence[:m.start()])
+        label = before.group(1).lower() if before else ""
+        if label in _LABELS or label.rstrip("s") in _LABELS:
+            continue  # "severity 1", "zone 4", "version 2": names of classes, not values (as above)
+        if label in _FUNCTION or label in _GENERIC or label in _MODAL_WORDS or label in _NEGATIONS or \
+                label.endswith("s") and label[:-1] in _FUNCTION:
+            label = ""
+        dim = f"label:{_stem(label)}" if label else "number"
+        out.append(Quantity(dim, float(m.group(0)), m.group(0), frozenset(), frozenset(), False, sentence))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _words_of(sentence: str) -> frozenset[str]:
+    stems = set()
+    for w in re.findall(r"[A-Za-z][A-Za-z0-9'-]*", sentence):
+        stems.add(_stem(w.lower()))
+    for m in _IDENT.finditer(sentence):
+        stems |= {_stem(w) for w in _parts(m.group(0))}
+    return frozenset(stems)
+
+
+def _comparable(qa: Quantity, qb: Quantity, words_a: frozenset[str], words_b: frozenset[str]) -> bool:
+    """Two values measure the same thing's same dimension: one unit kind; for counts the same noun, or
+    a noun the other sentence says; a plain number beside a count of a noun its sentence names."""
+    da, db = qa.dimension, qb.dimension
+    if da == db:
+        return True
+    counted = ("count:", "label:", "number")
+    if not (da.startswith(counted) and db.startswith(counted)):
+        return False
+    noun_a = da.split(":", 1)[1] if ":" in da else ""
+    noun_b = db.split(":", 1)[1] if ":" in db else ""
+    if da.startswith("label:") and db.startswith("label:"):
+        return False  # "port 5432" / "version 3": two names' values
+    if noun_a and noun_b:  # "three worker processes" / "five autovacuum workers"
+        return _stem(noun_a) in _words_of(qb.text) or _stem(noun_b) in _words_of(qa.text)
+    noun = noun_a or noun_b  # "three password prompts" / "NumberOfPasswordPrompts defaults to 5"
+    plain = qb if noun_a else qa
+    return not noun or _stem(noun) in _local(plain, plain.sentence)
+
+
+_LOWER = re.compile(r"\b(?:at least|or more|above|over|more than|exceeding|beyond|a minimum of|no less than|not less than|minimum|and above|and later|"
+                    r"or later|or newer|or higher|starting at|from)\b", re.IGNORECASE)
+_UPPER = re.compile(r"\b(?:at most|up to|or less|or fewer|no more than|not more than|a maximum of|maximum|"
+                    r"within|or earlier|or older|or lower|until)\b", re.IGNORECASE)
+
+
+def _sense(sentence: str) -> str:
+    low, up = bool(_LOWER.search(sentence)), bool(_UPPER.search(sentence))
+    return "lower" if low and not up else "upper" if up and not low else ""
+
+
+# When a value holds: values for other days or seasons are two quantities ("three shifts on weekdays" /
+# "two shifts on Saturdays").
+_WHEN = re.compile(r"\b(?:mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekdays?|"
+                   r"weekends?|nights?|days?time|holidays?|summer|winter|spring|autumn|peak|off-peak)\b", re.IGNORECASE)
+
+
+def _lead(sentence: str) -> tuple[str, ...]:
+    """The sentence's leading noun phrase as stems ("Cold-chain deliveries may wait" -> cold-chain,
+    delivery), after an opening article."""
+    words = re.findall(r"[A-Za-z][\w'-]*=?", sentence)
+    while words and words[0].lower() in ("the", "a", "an", "each", "every", "all", "our", "its"):
+        words = words[1:]
+    out = []
+    for w in words:
+        low = w.lower()
+        if low in _FUNCTION or low in _MODAL_WORDS or low in _NEGATIONS:
+            break
+        out.append(_stem(low))
+    return tuple(out)
+
+
+def _other_kinds(sa: str, sb: str) -> bool:
+    """Two sentences about other kinds or times of one thing: leading phrases with one head and
+    modifiers of their own that the other sentence never says ("cold-chain deliveries" / "ambient
+    deliveries"), or other days or seasons named."""
+    la, lb = _lead(sa), _lead(sb)
+    if len(la) >= 2 and len(lb) >= 2 and la[-1] == lb[-1]:
+        own_a, own_b = set(la[:-1]) - set(lb), set(lb[:-1]) - set(la)
+        if own_a and own_b and not own_a & _words_of(sb) and not own_b & _words_of(sa):
+            return True
+    wa = {m.group(0).lower() for m in _WHEN.finditer(sa)}
+    wb = {m.group(0).lower() for m in _WHEN.finditer(sb)}
+    return bool(wa and wb and not wa & wb)
+
+
+def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
+    """One thing's quantity given two values by sentences worded differently: aligned by what they
+    are about, values of one dimension that differ, and neither sentence also giving the other's."""
+    sense_a, sense_b = _sense(sa), _sense(sb)
+    if sense_a and sense_b and sense_a != sense_b:
+        return None  # "at least 8" / "at most 16" bound one range from both ends
+    qas, qbs = quantities(sa), quantities(sb)
+    qas, qbs = qas + _scalars(sa, qas), qbs + _scalars(sb, qbs)
+    if not qas or not qbs or not _same_thing(sa, sb) or _other_kinds(sa, sb):
+        return None
+    words_a, words_b = _words_of(sa), _words_of(sb)
+    names = {_stem(n) for n in (_names(sa) | _names(sb)) - _topic_stems(sa)[1] - _topic_stems(sb)[1]}
+    parts_a = {_stem(p) for i in _topic_stems(sa)[1] for p in _parts(i)}  # configuration names' words
+    parts_b = {_stem(p) for i in _topic_stems(sb)[1] for p in _parts(i)}
+    found: list[Finding] = []
+    dims: set[tuple[str, str]] = set()
+    for qa in qas:
+        for qb in qbs:
+            if not _comparable(qa, qb, words_a, words_b):
+                continue
+            la, lb = _local(qa, sa), _local(qb, sb)
+            shared = (la & lb) - names  # something said of both values, near them (not a system's name)
+            # a configuration name's word, or the counted or named noun itself ("100 client connections" /
+            # "200 concurrent connections", "port 5432" / "default port is 5433") says which thing
+            strong = shared & (parts_a | parts_b) or _noun(qa) or _noun(qb)
+            if len(shared) < 2 and not strong:
+                continue  # one word in common near two values ("in the cold room") is not one thing
+            if qa.every != qb.every and not shared & (parts_a | parts_b):
+                continue  # how often ("every 90 days") and how long ("for 12 months"): two measures, unless
+                # a configuration name ties them ("every five minutes" / "checkpoint_timeout 15 minutes")  # the values measure other things of one subject ("a 45-minute break" / "11 hours' rest")
+            dim = qa.dimension if qa.dimension == qb.dimension else "count:"
+            if _same(qa.value, qb.value, dim):
+                continue
+            if any(_comparable(qa, o, words_a, words_b) and _same(qa.value, o.value, dim) for o in qbs) or \
+                    any(_comparable(o, qb, words_a, words_b) and _same(o.value, qb.value, dim) for o in qas):
+                continue
+            found.append(Finding("quantity", f"{qa.text} vs {qb.text}", (qa.text,), (qb.text,)))
+            dims.add((qa.dimension, qb.dimension))
+    if len({a for a, _ in dims}) > 1:
+        return None  # two measures differ at once ("80% within a day" / "95% within five days"): other measures
+    return found[0] if found else None
+
+
+def _noun(q: Quantity) -> str:
+    """The noun a count counts or a bare value is named by ("count:connection", "label:port")."""
+    return q.dimension.split(":", 1)[1] if q.dimension.startswith(("count:", "label:")) else ""
+
+
+def _local(q: Quantity, sentence: str, window: int = 4) -> frozenset[str]:
+    """The stems of the `window` content words on each side of a value (configuration names read
+    as the words they are made of): what the value is said of."""
+    tokens = re.findall(r"[A-Za-z][\w'-]*=?|\d(?:[\d.,:]*\d)?", sentence)
+    first = q.text.split()[0] if q.text.split() else q.text
+    at = next((i for i, t in enumerate(tokens) if t == first or first.startswith(t)), None)
+    if at is None:
+        return frozenset()
+    width = len(q.text.split())
+
+    def side(seq):
+        got = []
+        for t in seq:
+            if t.lower().rstrip("=") in _FUNCTION | _MODAL_WORDS | _NEGATIONS | _GENERIC or t[0].isdigit():
+                continue
+            got.append(t.rstrip("="))
+            if len(got) >= window:
+                break
+        return got
+
+    stems = set()
+    for w in side(reversed(tokens[:at])) + side(tokens[at + width:]):
+        if not w[0].isalpha():
+            continue
+        stems.add(_stem(_SYNONYMS.get(w.lower(), w.lower())))
+        if _IDENT.fullmatch(w):
+            stems |= {_stem(p) for p in _parts(w)}
+    own = {_stem(w.lower()) for w in re.findall(r"[A-Za-z][\w'-]*", q.text)}  # "working days": the unit's
+    return frozenset(stems - own - {_stem(g) for g in _GENERIC} - set(_UNITS))
+
+
+# A dropped exception: one sentence states a rule with its exception or restriction, the other the
+# same rule for everything (rows: the words that say so, and why).
+_RESTRICTED = [
+    (r"\bexcept\b|\bexcepting\b|\bexcluding\b|\bexcluded\b|\bother than\b|\bapart from\b", "an exception named"),
+    (r"\bunless\b", "a condition that lifts the rule"),
+    (r"\bonly\b", "the rule limited to some cases"),
+    (r"\bnot always\b|\bnot all\b|\bnot every\b|\bnot any\b", "a rule that does not hold everywhere"),
+]
+_UNIVERSAL = [
+    (r"\bnever\b|\balways\b", "said to hold at all times"),
+    (r"\bany\b|\bevery\b|\ball\b|\beverything\b|\banything\b|\bwherever\b|\bwhatever\b", "said of everything"),
+    (r"\bno way\b|\bwithout exception\b|\bincluded\b", "no case left out"),
+]
+_RESTRICTED_RE = [(re.compile(p, re.IGNORECASE), why) for p, why in _RESTRICTED]
+_UNIVERSAL_RE = [(re.compile(p, re.IGNORECASE), why) for p, why in _UNIVERSAL]
+
+
+def _aligned(sa: str, sb: str) -> bool:
+    """Sentences close enough in what they say for a dropped exception or a reversed stance to be
+    one statement's: at least two shared words that are not names (system names are shared by many
+    statements), and a fifth of their words shared (real pairs worded independently share 0.2 to
+    0.4; unrelated rules about one place, 0.1)."""
+    if not _same_thing(sa, sb):
+        return False
+    (a, ids_a), (b, ids_b) = _topic_stems(sa), _topic_stems(sb)
+    names = {_stem(n) for n in (_names(sa) | _names(sb)) - ids_a - ids_b}  # a configuration name is no system's
+    shared = (a & b) - names
+    return len(shared) >= 2 and len(a & b) / max(len(a | b), 1) >= 0.2
+
+
+def _restriction(sentence: str) -> str | None:
+    for pattern, _ in _RESTRICTED_RE:
+        m = pattern.search(sentence)
+        if m:
+            return m.group(0)
+    return None
+
+
+# "every 36 months", "every Tuesday": how often, not "of everything"; "must not drive any forklift":
+# the "any" of a denial, not a universal claim; "all three buildings": a count
+_NOT_UNIVERSAL = re.compile(
+    r"\bnot (?:always|all|every|any)\b|\b(?:every|each)\s+(?:\d[\d.,]*|other|few|\w+day|week|month|quarter|"
+    r"year|hour|minute|second|night|morning|time|shift|one|two|three|four|five|six|ten|twelve)\w*\b|"
+    r"\b(?:not|n't|no|without)\s+(?:\w+\s+){0,3}?any\b|"
+    r"\ball\s+(?:\d[\d.,]*|two|three|four|five|six|seven|eight|nine|ten|twelve)\b", re.IGNORECASE)
+
+
+def _universal(sentence: str) -> str | None:
+    s = _NOT_UNIVERSAL.sub(" ", sentence)
+    for pattern, _ in _UNIVERSAL_RE:
+        m = pattern.search(s)
+        if m:
+            return m.group(0)
+    return None
+
+
+def _exception_rule(sa: str, sb: str) -> Finding | None:
+    """A rule stated with its exception ("does not return space, except when ...") against the same
+    rule said of everything ("never gives any space back"): aligned sentences, one restricted and not
+    universal, the other universal and not restricted, sharing at least two words of their subject."""
+    ra, rb = _restriction(sa), _restriction(sb)
+    ua, ub = _universal(sa), _universal(sb)
+    if ra and not rb and ub and not (ua and ua.lower() == ub.lower()):
+        said_a, said_b = ra, ub
+    elif rb and not ra and ua and not (ub and ub.lower() == ua.lower()):
+        said_a, said_b = ua, rb
+    else:
+        return None
+    if not _aligned(sa, sb):
+        return None
+    return Finding("exception", f"{said_a.lower()} vs {said_b.lower()}", (said_a,), (said_b,))
+
+
+# A reversed obligation or recommendation, stated in other words: the stance each sentence takes on
+# doing the thing (rows: the words, the stance, why).
+_STANCES = [
+    ((r"\bmust never\b|\bshould never\b|\bbe avoided\b|\bavoid (?:using|it|them|this)\b|\bdiscouraged\b|\bnot recommended\b|\bunsafe\b|\bnot safe\b|"
+      r"\bmust not\b|\bmustn't\b|\bshould not\b|\bshouldn't\b|\bmay not\b|\bcannot\b|\bprohibited\b|"
+      r"\bforbidden\b"), "AGAINST", "advised or ruled against"),
+    ((r"\bdoes not need\b|\bdo not need\b|\bdoesn't need\b|\bdon't need\b|\bneed not\b|\bnever need\b|"
+      r"\bis optional\b|\bare optional\b|\bnot required\b|\boptional\b"), "NOT_NEEDED", "not needed"),
+    ((r"\brecommended\b|\bencouraged\b|\bsafe to\b|\bis safe\b|\bmust\b|\bhas to\b|\bhave to\b|"
+      r"\brequired\b|\bneeds? to\b|\bshould\b|\bneeds?\b"), "FOR", "advised or required"),
+]
+_STANCES_RE = [(re.compile(p, re.IGNORECASE), stance) for p, stance, _ in _STANCES]
+_STANCE_OPPOSED = {frozenset({"AGAINST", "FOR"}), frozenset({"NOT_NEEDED", "FOR"})}
+
+
+def _stance(sentence: str) -> tuple[str | None, str]:
+    for pattern, stance in _STANCES_RE:
+        m = pattern.search(sentence)
+        if m:
+            return stance, m.group(0)
+    return None, ""
+
+
+_PLACE = re.compile(r"\b(?:in|at|on|inside|within)\s+(?:the\s+|a\s+|an\s+)?([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)",
+                    re.IGNORECASE)
+
+
+def _places(sentence: str) -> frozenset[str]:
+    """The stems of the places or cases a sentence restricts itself to ("in the cold room")."""
+    out = set()
+    for m in _PLACE.finditer(sentence):
+        for w in m.group(1).split():
+            if w.lower() not in _FUNCTION and w.lower() not in _UNITS and not w.lower() in _GENERIC:
+                out.add(_stem(w.lower()))
+    return frozenset(out)
+
+
+def _stance_rule(sa: str, sb: str) -> Finding | None:
+    """Opposite stances on one thing, worded independently ("should be avoided" / "is the recommended
+    way"; "has to be vacuumed" / "never need vacuuming"): aligned by at least two words of what they
+    are about, with no restriction on either side (a rule beside its exception is not a reversal)."""
+    ta, wa = _stance(sa)
+    tb, wb = _stance(sb)
+    if not ta or not tb or frozenset({ta, tb}) not in _STANCE_OPPOSED:
+        return None
+    if _restriction(sa) or _restriction(sb) or not _aligned(sa, sb):
+        return None
+    pa, pb = _places(sa), _places(sb)
+    if pa and pb and not pa & pb:
+        return None  # "in the cold room" / "in the office": a stance for each place
+
+    return Finding("modal", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
+
+
+# A swapped order: "X before Y" against "X after Y" (or "Y before X") on aligned sentences.
+_ORDER = re.compile(r"\b(before|after|prior to|followed by|preceded by)\b", re.IGNORECASE)
+_ORDER_FORWARD = {"before", "prior to", "followed by"}  # X <word> Y: X comes first
+
+
+def _order(sentence: str) -> tuple[frozenset[str], frozenset[str], str] | None:
+    """(what comes first, what comes second, the order word) of a sentence's "X before/after Y"."""
+    m = _ORDER.search(sentence)
+    if not m:
+        return None
+
+    def stems(text: str, last: bool) -> frozenset[str]:
+        words = [w for w in re.findall(r"[A-Za-z][\w'-]*", text)
+                 if w.lower() not in _FUNCTION | _MODAL_WORDS | _NEGATIONS | _GENERIC]
+        words = words[-3:] if last else words[:3]
+        out = set()
+        for w in words:
+            out.add(_stem(w.lower()))
+            if _IDENT.fullmatch(w):
+                out |= {_stem(p) for p in _parts(w)}
+        return frozenset(out)
+
+    left, right = stems(sentence[:m.start()], True), stems(sentence[m.end():], False)
+    word = m.group(1).lower()
+    return (left, right, m.group(1)) if word in _ORDER_FORWARD else (right, left, m.group(1))
+
+
+def _order_rule(sa: str, sb: str) -> Finding | None:
+    """Two sentences putting the same two things in opposite orders ("ExecStartPre= runs before
+    ExecStart=" / "... after ExecStart="): what one puts first the other puts second, and the other
+    way round, with nothing put in the same place by both."""
+    oa, ob = _order(sa), _order(sb)
+    if not oa or not ob or not _aligned(sa, sb):
+        return None
+    (first_a, second_a, wa), (first_b, second_b, wb) = oa, ob
+    crossed = (first_a & second_b) | (second_a & first_b)
+    agreed = (first_a & first_b) | (second_a & second_b)
+    if first_a & second_b and second_a & first_b and len(crossed) > len(agreed):
+        return Finding("order", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
+    return None
+
+
+# A changed default: the same setting said to be on by default and off by default (rows: the words
+# that state a default, the words that say on or off).
+_DEFAULT = re.compile(r"\bby default\b|\bdefaults? to\b|\bthe default\b|\bdefault is\b|\bout of the box\b|"
+                      r"\bunless\b[^.;]*\b(?:turned|switched|set|enabled|disabled|on|off)\b", re.IGNORECASE)
+_LIFT = re.compile(r"\bunless\b(?P<rest>[^.;]*)", re.IGNORECASE)  # "unless it is turned on": off by default
+_OFF = re.compile(r"\b(?:off|disabled|false|no|not|never|n't|cannot)\b|n't\b", re.IGNORECASE)
+_ON = re.compile(r"\b(?:on|enabled|true|yes|active)\b", re.IGNORECASE)
+
+
+def _default_state(sentence: str) -> tuple[str, str] | None:
+    """("on" | "off", the words saying so) of a sentence that states a default, or None."""
+    if not _DEFAULT.search(sentence):
+        return None
+    if re.search(r"\d", sentence):
+        return None  # a default value ("defaults to 128MB") is the quantity rules'
+    lift = _LIFT.search(sentence)
+    main = sentence[:lift.start()] if lift else sentence
+    main = _QUALIFYING.sub("", main)  # "..., less if the kernel cannot support it"
+    main = re.sub(r",?\s*\bnot (?:the|a|an)\b[^,]*,|\brather than\b.*$", " ", main, flags=re.IGNORECASE)  # a contrast
+    main = re.sub(r"\b(?:by default|defaults? to|the default|default is)\b", " ", main, flags=re.IGNORECASE)
+    off = _OFF.search(main)
+    if off:
+        return "off", off.group(0)
+    on = _ON.search(main)
+    if on:
+        return "on", on.group(0)
+    if lift:  # "X unless Y is turned on": nothing said of the main clause but its condition
+        rest = lift.group("rest")
+        if _ON.search(rest) or re.search(r"\b(?:turned|switched|enabled)\b", rest, re.IGNORECASE):
+            return "off", lift.group(0).strip()
+    return "on", "affirmed"
+
+
+def _default_rule(sa: str, sb: str) -> Finding | None:
+    """One setting's default given as on and as off ("Compression is disabled by default" / "by
+    default the session is compressed"), on sentences aligned as for a dropped exception."""
+    da, db = _default_state(sa), _default_state(sb)
+    if not da or not db or da[0] == db[0] or not _aligned(sa, sb):
+        return None
+    if _restriction(_LIFT.sub(" ", sa)) or _restriction(_LIFT.sub(" ", sb)):
+        return None  # a default for some cases only is the exception rule's
+    return Finding("default", f"{da[0]} by default vs {db[0]} by default",
+                   (da[1],) if da[1] != "affirmed" else (), (db[1],) if db[1] != "affirmed" else ())
+
+
 # ----------------------------------------------------------------------------- entry point
 
 def compare(a: str, b: str) -> Finding | None:
@@ -580,7 +1108,8 @@ def compare(a: str, b: str) -> Finding | None:
     sentences_a, sentences_b = _sentences(a), _sentences(b)
     if not sentences_a or not sentences_b:
         return None
-    for rule in (_quantity_rule, _polarity_rules, _attribute_rule):
+    for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule,
+                 _exception_rule, _stance_rule, _order_rule, _default_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)

@@ -152,6 +152,98 @@ def test_counts_of_one_noun_disagree_exactly_when_the_numbers_differ():
     assert compare("Wait 1.5 hours.", "Wait 2 hours.").detail == "1.5 hours vs 2 hours (wait)"
 
 
+# ----------------------------------------------------------------------------- sentences worded independently
+
+@pytest.mark.parametrize("a,b,kind,words", [
+    # another number, the thing named once by its configuration name and once in words
+    ("The default for shared_buffers is typically 128MB.",
+     "Out of the box PostgreSQL sets aside 256MB for shared buffers.", "quantity", "128MB vs 256MB"),
+    ("deadlock_timeout is one second by default.",
+     "The server waits 10 seconds on a lock before it checks for a deadlock.", "quantity", "one second vs 10 seconds"),
+    ("PostgreSQL listens on TCP port 5432 unless told otherwise.", "The server's default port is 5433.",
+     "quantity", "5432 vs 5433"),
+    ("The worker sleeps 200ms between polls.", "Between polls the worker sleeps for 2 seconds.", "quantity",
+     "200ms vs 2 seconds"),
+    # an exception dropped
+    (("Plain VACUUM does not return space to the operating system, except when pages at the end of a table "
+      "become entirely free."), "Plain VACUUM never gives any space back to the operating system.", "exception",
+     "except vs never"),
+    ("Wheels built from source distributions are cached, except those built from a direct path.",
+     "Every wheel built from a source distribution is cached.", "exception", "except vs every"),
+    # a reversed obligation or recommendation, other words
+    ("The plain password method should be avoided because it sends passwords in clear text.",
+     "The password method is the recommended way to send passwords to the server.", "modal",
+     "be avoided vs recommended"),
+    ("Every table has to be vacuumed at least once every two billion transactions.",
+     "Tables never need vacuuming to avoid transaction ID wraparound.", "modal", "has to vs never need"),
+    # a swapped order
+    ("Backups are verified before they are shipped offsite.",
+     "Backups are shipped offsite before they are verified.", "order", "before vs before"),
+    ("ExecStartPre= commands run before ExecStart=.",
+     "Commands in ExecStartPre= are executed after the main ExecStart= process has started.", "order",
+     "before vs after"),
+    # a changed default, said with other words
+    ("Transparent huge pages are disabled by default.", "By default the kernel enables transparent huge pages.",
+     "default", "off by default vs on by default"),
+    ("The query cache is on by default.", "The query cache is not used unless it is switched on.", "default",
+     "on by default vs off by default"),
+])
+def test_contradictions_worded_independently_are_found(a, b, kind, words):
+    found = compare(a, b)
+    assert found is not None and found.kind == kind and found.detail.startswith(words)
+    assert compare(b, a) is not None  # symmetric in whether it finds one
+    assert all(w in a for w in found.words_a) and all(w in b for w in found.words_b)
+
+
+@pytest.mark.parametrize("a,b", [
+    # the same value, other words or units
+    ("The default for shared_buffers is typically 128MB.",
+     "shared_buffers is typically set to 128MB by default, less if the kernel cannot support it."),
+    ("PostgreSQL listens on TCP port 5432 unless told otherwise.",
+     "Unless configured otherwise, the server listens on TCP port 5432."),
+    ("The worker sleeps 2000ms between polls.", "Between polls the worker sleeps for 2 seconds."),
+    # two settings, each named: their values are their own
+    ("maintenance_work_mem defaults to 64MB.", "logical_decoding_work_mem defaults to 128MB."),
+    ("pg_dumpall also dumps roles and tablespaces.", "pg_dump does not dump roles or tablespaces."),
+    # values of other things of one subject: nothing said of both values
+    ("Badges are valid for one day and must be returned at reception.",
+     "Lost badges are reported to the Helm service desk within one hour."),
+    # a rule beside its exception, both restricted; a rule that is universal on both sides
+    ("pg_dump does not block other operations, except those that need an exclusive lock.",
+     "While pg_dump runs, other operations are not blocked, apart from ones needing an exclusive lock."),
+    ("Hashes are required for all requirements once any requirement has a hash.",
+     "Once any requirement carries a hash, hashes are required for all of them."),
+    # one stance in other words; a stance beside its condition
+    ("To get a usable file system level backup, the database server must be shut down.",
+     "The database server must be shut down to take a usable file system level backup."),
+    ("The plain password method should be avoided because it sends passwords in clear text.",
+     "The password method sends passwords in clear text, so it should be avoided unless SSL protects it."),
+    # one order in other words
+    ("Backups are verified before they are shipped offsite.",
+     "Backups are shipped offsite after they are verified."),
+    # one default in other words; a default value is not a default state; a contrast is not a denial
+    ("Transparent huge pages are disabled by default.",
+     "Transparent huge pages are off unless the administrator turns them on."),
+    ("The query cache is on by default.", "By default the query cache is enabled."),
+    ("pip uses certifi's bundled CA certificates, not the system store, by default.",
+     "By default pip verifies HTTPS with the CA bundle from certifi rather than the system certificate store."),
+    # other kinds or days of one thing: their values are their own
+    ("Chilled deliveries may wait at most 20 minutes at the gate.",
+     "Frozen deliveries may wait up to 45 minutes at the gate."),
+    ("The Antwerp depot runs two shifts on weekdays.", "The Antwerp depot runs one shift on Sundays."),
+    # a frequency and a retention of one thing's data are two measures
+    ("Download the vehicle unit data at least every 90 days.",
+     "Downloaded vehicle unit data is retained for 12 months."),
+    # "all three" counts; "must not ... any" denies: neither is a universal claim
+    ("The company delivers on Sundays only from the Rotterdam warehouse.",
+     "The company leases all three warehouse buildings, the Rotterdam warehouse among them."),
+    ("Only staff with a valid forklift certification may drive a forklift or reach truck.",
+     "Operators with an expired forklift certification must not drive any forklift or reach truck."),
+])
+def test_consistent_pairs_worded_independently_are_not_flagged(a, b):
+    assert compare(a, b) is None and compare(b, a) is None
+
+
 # ----------------------------------------------------------------------------- answers near in meaning
 
 def test_detection_also_compares_the_answers_nearest_in_meaning(ctx, people):
