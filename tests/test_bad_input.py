@@ -562,7 +562,7 @@ def test_every_number_and_path_setting_has_a_range_that_refuses_what_is_not_in_i
             message = settings_refusal(monkeypatch, {name: value})
             assert message.startswith(f"{name} is {allowed(field)}; got "), (name, value, message)
         checked.append(name)
-    assert len(checked) == 20  # a new number or path setting gets its range, or this fails
+    assert len(checked) == 21  # a new number or path setting gets its range, or this fails
 
 
 def test_several_bad_settings_name_the_first_and_count_the_others(monkeypatch):
