@@ -29,6 +29,7 @@ from .services import (
     embeddings,
     graph_sync,
     grey,
+    overlap,
     queue_index,
     registry,
     tasks,
@@ -76,12 +77,17 @@ TABLE = [
                                                                  workitems.settle_generated),            (notice,)),
     on("candidate",        "reject",                            (candidates.record_decision, registry.retire_rejected,
                                                                  workitems.settle_generated),            (notice,)),
-    on("candidate",        "escalate",                          (candidates.record_decision,
+    on("candidate",        "escalate",                          (candidates.record_decision, overlap.void_open,
                                                                  workitems.open_for_escalation),         (notice,)),
     on("candidate",        "release dispute",                   (),                                      (queue_index.push_head, notice)),
     on("candidate",        "close supersede retire",            (),                                      (notice,)),
     on("candidate",        "record_version",                    (embeddings.embed_candidate,),           (notice,)),
-    on("candidate",        "withdraw",                          (),                                      (queue_index.pull, notice)),
+    on("candidate",        "withdraw",                          (overlap.void_open,),                    (queue_index.pull, notice)),
+    # Overlap (docs/architecture.md, "Overlap"): a review short of k goes back to the tail of its
+    # queue; a disagreement waits for a specialist; an undone review's candidate is its reviewer's again.
+    on("candidate",        "review",                            (overlap.record_review,),                (queue_index.push_tail, notice)),
+    on("candidate",        "disagree",                          (overlap.record_review,),                (notice,)),
+    on("candidate",        "unreview",                          (),                                      (notice,)),
     on("candidate",        "source_added",                      (),                                      (notice,)),
     # Every registry change reaches the graph (docs/architecture.md, "Graph"): one row each. A
     # re-review's outcome is one of these moves too: approve or revise supersedes the disputed
