@@ -117,6 +117,16 @@ def agreement(ctx: Context, actor: Actor, *, horn_type: str | None = None, since
                                                       "horn_type": horn}
 
 
+def per_queue(tx, days: int = 30) -> dict:
+    """The dashboard's figures (no validator named, so anyone's): candidates awaiting adjudication
+    and each queue's agreement over the rounds closed in the last `days` days."""
+    rows = tx.all("SELECT r.candidate_id, r.round, r.actor, r.action, c.horn_type FROM candidate_reviews r "
+                  "JOIN candidates c ON c.id = r.candidate_id WHERE r.status IN ('agreed', 'disagreed') "
+                  "AND r.closed_at >= %s ORDER BY r.candidate_id, r.round, r.id", (now() - timedelta(days=days),))
+    waiting = tx.scalar("SELECT count(*) FROM candidates WHERE state = 'ADJUDICATION'")
+    return {"adjudication": int(waiting or 0), "days": days, "queues": figures(rows)["queues"]}
+
+
 def figures(rows: list[dict]) -> dict:
     """The figures of review rows (candidate_id, round, actor, action, horn_type)."""
     units: dict[tuple, dict] = {}
