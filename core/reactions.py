@@ -87,7 +87,7 @@ TABLE = [
     # queue; a disagreement waits for a specialist; an undone review's candidate is its reviewer's again.
     on("candidate",        "review",                            (overlap.record_review,),                (queue_index.push_tail, notice)),
     on("candidate",        "disagree",                          (overlap.record_review,),                (notice,)),
-    on("candidate",        "unreview",                          (),                                      (notice,)),
+    on("candidate",        "unreview",                          (),                                      (queue_index.pull, notice)),
     on("candidate",        "source_added",                      (),                                      (notice,)),
     # Every registry change reaches the graph (docs/architecture.md, "Graph"): one row each. A
     # re-review's outcome is one of these moves too: approve or revise supersedes the disputed

@@ -271,11 +271,10 @@ def last_open_review(tx: Tx, actor: Actor) -> dict | None:
 
 def undo_review(ctx: Context, tx: Tx, actor: Actor, review: dict) -> dict:
     """Take back an open review: the review is undone and the candidate, still waiting in its queue,
-    is claimed again by its reviewer (`unreview`), with a fresh lease. Refused (409) once another
+    is claimed again by its reviewer (`unreview`, whose reaction takes its id out of the queue), with
+    a fresh lease. Refused (409) once another
     validator claimed it or past the undo window."""
     from datetime import timedelta
-
-    from . import queue_index
 
     cid = review["candidate_id"]
     row = engine.lock(tx, CANDIDATE, cid)
@@ -291,6 +290,5 @@ def undo_review(ctx: Context, tx: Tx, actor: Actor, review: dict) -> dict:
     claimed = engine.apply(tx, CANDIDATE, row, "unreview", actor, fields={"review": review["id"]}, changes={
         "claimed_by": actor.name,
         "lease_expires_at": now() + timedelta(seconds=ctx.settings.claim_lease_seconds)}).row
-    tx.after_commit(lambda: queue_index.queue(ctx).remove(claimed["horn_type"], claimed["id"]))
     return {"undone": {"action": "review", "decision": review["action"], "review": review["id"]},
             "candidate": public_row(claimed)}
