@@ -89,9 +89,13 @@ def reviews(superuser, cid):
 def test_two_agreeing_reviews_publish_and_the_first_returns_to_the_queue(ctx, team, superuser):
     cid = add(ctx, team)
     assert claims.claim_next(ctx, team["alice"], "FACT")["id"] == cid
-    first = candidates.approve(ctx, team["alice"], cid)
+    first = candidates.approve(ctx, team["alice"], cid, idempotency_key="alice-1")
     assert first["candidate"]["state"] == "PENDING" and first["review"]["status"] == "open"
     assert "answer" not in first
+    # A retry with the same key is the same review, once; the review's event carries the key.
+    assert candidates.approve(ctx, team["alice"], cid, idempotency_key="alice-1") == first
+    assert superuser("SELECT type FROM events WHERE idempotency_key = 'alice-1'") == [{"type": "review"}]
+    assert len(reviews(superuser, cid)) == 1
     assert superuser("SELECT count(*) AS n FROM approved_answers")[0]["n"] == 0
     with pytest.raises(NotFound):  # alice reviewed it: her claims pass it by, and it stays queued
         claims.claim_next(ctx, team["alice"], "FACT")

@@ -134,7 +134,8 @@ def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: 
         if action != "escalate" and row["state"] == "IN_REVIEW":
             k = overlap.reviews_required(tx, row["horn_type"])
             if k > 1 and not _re_review(tx, row):
-                reviewed = overlap.decide(tx, actor, row, action, text, reason, k, tail_rank())
+                reviewed = overlap.decide(tx, actor, row, action, text, reason, k, tail_rank(),
+                                          idempotency_key=idempotency_key)
                 if reviewed is not None:  # a review short of k, or a disagreement: nothing published
                     return {"candidate": public_row(reviewed.row),
                             **{name: public_row(v) for name, v in reviewed.outcome.items()}}

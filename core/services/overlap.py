@@ -139,7 +139,7 @@ def _close_round(tx: Tx, candidate_id: int, status: str) -> list[dict]:
 
 
 def decide(tx: Tx, actor: Actor, row: dict, action: str, text: str | None, reason: str | None,
-           k: int, rank: float) -> Event | None:
+           k: int, rank: float, idempotency_key: str | None = None) -> Event | None:
     """A decision on a claimed candidate of a queue requiring k > 1 reviews, its move's checks made
     (candidates.decide): the `review` or `disagree` move's event, or None when the decision closes an
     agreeing round and is to be made as it is (its review kept, the round closed `agreed`).
@@ -149,13 +149,15 @@ def decide(tx: Tx, actor: Actor, row: dict, action: str, text: str | None, reaso
     fields = {"decision": action, "revised_text": text, "reason": reason}
     changes = {"claimed_by": None, "lease_expires_at": None}
     if len(earlier) + 1 < k:  # back to the tail of its queue (`rank`), for the next validator
-        return engine.apply(tx, CANDIDATE, row, "review", actor, fields=fields, changes={**changes, "queue_rank": rank})
+        return engine.apply(tx, CANDIDATE, row, "review", actor, fields=fields, changes={**changes, "queue_rank": rank},
+                            idempotency_key=idempotency_key)
     mine = {"action": action, "revised_text": text.strip() if text else None}
     if agree([*earlier, mine]):
         _insert_review(tx, actor, row["id"], action, text, reason, "agreed")  # in the round, then closing it
         _close_round(tx, row["id"], "agreed")
         return None
-    return engine.apply(tx, CANDIDATE, row, "disagree", actor, fields=fields, changes=changes)
+    return engine.apply(tx, CANDIDATE, row, "disagree", actor, fields=fields, changes=changes,
+                        idempotency_key=idempotency_key)
 
 
 # ----------------------------------------------------------------------------- reactions (core/reactions.py)
