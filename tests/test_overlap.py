@@ -306,3 +306,23 @@ def test_a_claimer_crash_between_claim_and_decision_loses_nothing(ctx, team, sup
     candidates.approve(ctx, team["carol"], cid)
     assert superuser("SELECT count(*) AS n FROM approved_answers WHERE candidate_id = %s", (cid,))[0]["n"] == 1
     assert queue_index.queue(ctx).held("FACT") == 0
+
+
+def test_lowering_k_to_one_lets_the_next_decision_stand_and_voids_the_open_review(ctx, team, superuser):
+    cid = add(ctx, team)
+    claims.claim_next(ctx, team["alice"], "FACT")
+    candidates.approve(ctx, team["alice"], cid)
+    overlap.configure(ctx, team["root"], "FACT", 1)
+    claims.claim_next(ctx, team["bob"], "FACT")
+    assert candidates.reject(ctx, team["bob"], cid, "not stated")["candidate"]["state"] == "REJECTED"
+    assert [r["status"] for r in reviews(superuser, cid)] == ["void"]
+    # Raised again, the claim path sees it at once in this process (its copy is dropped on commit).
+    overlap.configure(ctx, team["root"], "FACT", 3)
+    other = add(ctx, team, "Is dock 6 open?", "Dock 6 is open.")
+    for who in ("alice", "bob"):
+        assert claims.claim_next(ctx, team[who], "FACT")["id"] == other
+        assert candidates.approve(ctx, team[who], other)["candidate"]["state"] == "PENDING"
+    with pytest.raises(NotFound):
+        claims.claim_next(ctx, team["bob"], "FACT")
+    claims.claim_next(ctx, team["carol"], "FACT")
+    assert candidates.approve(ctx, team["carol"], other)["candidate"]["state"] == "APPROVED"

@@ -59,7 +59,7 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
     def work(tx):
         # A queue requiring k > 1 reviews: ids this user reviewed already are set aside (in flight)
         # while the pop goes on, and go back to the head of the queue, in order, whatever happens.
-        overlapping = overlap.reviews_required(tx, horn) > 1
+        overlapping = overlap.reviews_for_claims(tx, horn) > 1
         aside: list[int] = []
         try:
             return take(tx, aside if overlapping else None)

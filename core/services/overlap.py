@@ -56,6 +56,25 @@ def reviews_required(tx: Tx, horn_type: str) -> int:
     return int(k) if k is not None else 1
 
 
+_SEEN: dict[str, tuple[int, float]] = {}  # Horn type -> (k, when read): the claim path's copy
+SEEN_SECONDS = 2.0
+
+
+def reviews_for_claims(tx: Tx, horn_type: str) -> int:
+    """k as the claim path reads it: at most SEEN_SECONDS old, so a claim (the hottest path there
+    is) costs no more round trips than it did. A copy a moment stale does no harm: the decision
+    reads k afresh under the row's lock and refuses a reviewer's second review (409), and the
+    unique index on open reviews holds it in the database."""
+    import time
+
+    seen = _SEEN.get(horn_type)
+    if seen is not None and time.monotonic() - seen[1] < SEEN_SECONDS:
+        return seen[0]
+    k = reviews_required(tx, horn_type)
+    _SEEN[horn_type] = (k, time.monotonic())
+    return k
+
+
 def configure(ctx: Context, actor: Actor, horn_type: str, reviews, *, idempotency_key: str | None = None) -> dict:
     """A queue's new setting (an admin): a row and its signed event; the value in force already is a
     400, so a repeat makes no empty version. Candidates already waiting follow it from their next
@@ -70,6 +89,7 @@ def configure(ctx: Context, actor: Actor, horn_type: str, reviews, *, idempotenc
             raise InvalidInput(f"the {horn} queue already requires {k} review{'s' if k > 1 else ''} per candidate")
         event = engine.record(tx, "queue_settings", "queue_settings",
                               {"horn_type": horn, "reviews": k, "author": actor.name}, actor, event_type="configure")
+        tx.after_commit(lambda: _SEEN.pop(horn, None))  # this process's claims read it at once
         return public_row(event.row)
 
     return mutate(ctx, actor, "queue.config", {"horn_type": horn, "reviews": k}, work,
@@ -177,7 +197,8 @@ def record_review(tx: Tx, event: Event) -> dict:
 
 
 def void_open(tx: Tx, event: Event) -> None:
-    """A candidate escalated or withdrawn while its round was open: its open reviews count no more."""
+    """A candidate escalated or withdrawn while its round was open, or decided once its queue's k was
+    lowered to 1: its open reviews count no more (an agreeing round is closed already)."""
     _close_round(tx, event.aggregate_id, "void")
 
 
