@@ -326,3 +326,36 @@ def test_lowering_k_to_one_lets_the_next_decision_stand_and_voids_the_open_revie
         claims.claim_next(ctx, team["bob"], "FACT")
     claims.claim_next(ctx, team["carol"], "FACT")
     assert candidates.approve(ctx, team["carol"], other)["candidate"]["state"] == "APPROVED"
+
+
+async def test_the_review_screen_loop_under_overlap_is_blind(ctx, team):
+    """alice's review loop passes her reviewed candidate to the next validator; bob's review screen
+    shows it without her decision, and his agreeing approval publishes it."""
+    from r2k.app.screens.review import ReviewScreen
+    from r2k.core.context import Context
+    from tests.test_tui_validation import open_review, showing
+    from tests.tui import candidate_on, make_app, message, rendered, wait_for
+
+    first = add(ctx, team)
+    second = add(ctx, team, "Is dock 5 open?", "Dock 5 is open.")
+    app = make_app(Context(ctx.settings, pool_size=4), "alice")  # each workstation its own (it closes them)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        assert candidate_on(screen) == first
+        await pilot.press("a")
+        await showing(pilot, screen, second)  # her reviewed candidate is passed by: the next is claimed
+        assert "your review is recorded" in message(app)
+    claims.release_held(ctx, team["alice"])
+    candidates.revise(ctx, team["carol"], claims.claim_next(ctx, team["carol"], "FACT")["id"],
+                      "Dock 5 is open, SECRETWORDING.")  # carol reviews the second one
+    app = make_app(Context(ctx.settings, pool_size=4), "bob")
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_review(pilot)
+        assert candidate_on(screen) == first
+        await pilot.press("a")
+        await showing(pilot, screen, second)
+        assert "answer 1 published" in message(app)
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), what="the review screen")
+        whole = " ".join(rendered(w) for w in app.screen.query("Static"))
+        assert "review" in whole and "SECRETWORDING" not in whole
+    assert state(ctx, first) == "APPROVED"
