@@ -43,7 +43,7 @@ def register(commands) -> None:
     add.add_argument("--source-ref", help=f"where it comes from (free text, at most {limits.SOURCE_REF:,} characters)")
     lst = cands.command("list", "list candidates", cand_list)
     lst.add_argument("--state", help="only this state: PENDING, IN_REVIEW, APPROVED, REVISED, REJECTED, ESCALATED, "
-                     "DISPUTED, CLOSED, SUPERSEDED or RETIRED")
+                     "DISPUTED, CLOSED, SUPERSEDED, RETIRED or ADJUDICATION (reviewers disagreed)")
     lst.add_argument("--horn-type", help="only this Horn type: FACT, RULE, CONSTRAINT, PROCEDURE or OPEN_ISSUE")
     lst.add_argument("--claimed-by", metavar="USER", help="only candidates this user has claimed")
     lst.add_argument("--limit", type=bounded_int("--limit", limits.LIST_LIMIT), default=100,
