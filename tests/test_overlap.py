@@ -108,6 +108,13 @@ def test_two_agreeing_reviews_publish_and_the_first_returns_to_the_queue(ctx, te
                                           "AND aggregate_id = %s ORDER BY seq", (str(cid),))]
     assert kinds == ["extract", "claim", "review", "claim", "approve"]
     assert r2k("--as", "root", "replay", "--verify").returncode == 0
+    # The reviews and the setting are folded from their events too: a row changed behind them shows.
+    superuser("UPDATE candidate_reviews SET action = 'reject' WHERE actor = 'alice'")
+    superuser("UPDATE queue_settings SET reviews = 3")
+    tampered = r2k("--as", "root", "replay", "--verify")
+    assert tampered.returncode == 1
+    assert "candidate_review 1.action: events say 'approve', table has 'reject'" in tampered.stdout
+    assert "queue_settings 1.reviews: events say 2, table has 3" in tampered.stdout
 
 
 def test_disagreement_goes_to_adjudication_with_both_decisions_side_by_side(ctx, team, superuser):
