@@ -146,6 +146,9 @@ def test_disagreement_goes_to_adjudication_with_both_decisions_side_by_side(ctx,
     assert done["chosen"] == bob_review
     record = superuser("SELECT actor, action, from_state FROM validation_records WHERE candidate_id = %s", (cid,))
     assert record == [{"actor": "sam", "action": "revise", "from_state": "ADJUDICATION"}]
+    with pytest.raises(Conflict, match="settled a disagreement between reviewers"):
+        undo.undo(ctx, team["sam"])
+    assert state(ctx, cid) == "REVISED"
     assert r2k("--as", "root", "replay", "--verify").returncode == 0
 
 
@@ -340,6 +343,7 @@ async def test_the_review_screen_loop_under_overlap_is_blind(ctx, team):
     shows it without her decision, and his agreeing approval publishes it."""
     from r2k.app.screens.review import ReviewScreen
     from r2k.core.context import Context
+
     from tests.test_tui_validation import open_review, showing
     from tests.tui import candidate_on, make_app, message, rendered, wait_for
 
