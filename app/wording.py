@@ -9,6 +9,10 @@ PAST = {"approve": "Approved", "revise": "Revised", "reject": "Rejected", "escal
 def decision_said(action: str, candidate_id: int, decided: dict) -> str:
     """What a decision did, in a validator's words: the review screen's line and the CLI's output."""
     said = f"{PAST[action]} candidate {candidate_id}"
+    if decided.get("review"):  # overlap (docs/architecture.md, "Overlap"): one review of k
+        if decided.get("candidate", {}).get("state") == "ADJUDICATION":
+            return said + ": the reviews disagree, so it goes to a specialist's adjudication"
+        return said + ": your review is recorded; it goes back to its queue for another validator's review"
     if answer := decided.get("answer"):
         said += f": answer {answer['id']} published"
         if answer.get("supersedes_id"):

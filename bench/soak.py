@@ -1,6 +1,6 @@
 """Chaos soak: nothing is claimed twice or lost, whatever crashes.
 
-    python bench/soak.py [--validators 50] [--minutes 10] [--workers 2] [--seed N]
+    python bench/soak.py [--validators 50] [--minutes 10] [--workers 2] [--seed N] [--reviews K]
 
 In a data dir of its own (`R2K_DATA_DIR`, else /tmp/r2k-bench-soak; emptied at the start of every
 run, and refused when it holds anything a soak did not make), with every other `R2K_*` setting
@@ -63,7 +63,12 @@ the validators saw and the error lines of the workers' logs, and what the sweeps
 every 2 s: queued candidates out of their partition, expired claims not released, RQ queue depths,
 claims answered 404 while PostgreSQL holds unreachable queued rows (`--drained` keeps one Horn queue
 near empty), the fate of the jobs killed workers were running, servers back at another address.
-`--escalations` sets the share of decisions that make work for the workers. Exits 1 when an
+`--escalations` sets the share of decisions that make work for the workers. `--reviews K` makes
+every queue require K blind reviews per candidate (overlap, docs/architecture.md "Overlap"): a
+review short of the K-th is a `review` move, a disagreeing K-th a `disagree` (to adjudication);
+the double-claim invariant then also counts a validator reviewing one candidate twice in a round,
+"decided by two validators" means two final decisions, and a review needs its event, not a
+validation record. Exits 1 when an
 invariant fails, and then keeps the servers' data for inspection. Ctrl-C (or SIGTERM) stops every
 process it started and the servers of its data dir.
 """
@@ -280,16 +285,20 @@ def validator_main(args) -> int:
             t0 = time.perf_counter()
             try:
                 if action == "approve":
-                    candidates.approve(ctx, actor, cid, idempotency_key=key)
+                    done = candidates.approve(ctx, actor, cid, idempotency_key=key)
                 elif action == "revise":
-                    candidates.revise(ctx, actor, cid, f"{row['text'][:2000]} (revised by {args.user})",
-                                      idempotency_key=key)
+                    done = candidates.revise(ctx, actor, cid, f"{row['text'][:2000]} (revised by {args.user})",
+                                             idempotency_key=key)
                 elif action == "reject":
-                    candidates.reject(ctx, actor, cid, f"rejected by {args.user} in the soak", idempotency_key=key)
+                    done = candidates.reject(ctx, actor, cid, f"rejected by {args.user} in the soak",
+                                             idempotency_key=key)
                 else:
-                    candidates.escalate(ctx, actor, cid, f"escalated by {args.user} in the soak", idempotency_key=key)
+                    done = candidates.escalate(ctx, actor, cid, f"escalated by {args.user} in the soak",
+                                               idempotency_key=key)
                 call = time.perf_counter() - t0
-                write("decided", id=cid, action=action, key=key, user=args.user, t_send=t_send,
+                # Under overlap the move made may be a review (back to PENDING) or a disagreement.
+                moved = {"PENDING": "review", "ADJUDICATION": "disagree"}.get(done["candidate"]["state"], action)
+                write("decided", id=cid, action=action, event=moved, key=key, user=args.user, t_send=t_send,
                       latency=now() - t_send, call=call, attempts=attempts, **claimed)
                 break
             except Exception as exc:  # noqa: BLE001 - errors are expected: back off, carry on
@@ -601,6 +610,12 @@ class Soak:
 
         load(self.ctx, SYSTEM)
         users.add(self.ctx, ADMIN, "admin", by=SYSTEM)
+        if self.args.reviews > 1:
+            from r2k.core.services import overlap
+
+            admin = users.resolve(self.ctx, ADMIN)
+            for horn in HORNS:
+                overlap.configure(self.ctx, admin, horn, self.args.reviews)
         for i in range(self.args.validators):
             horns = {HORNS[i % len(HORNS)], *self.rng.sample(HORNS, self.rng.randint(1, 2))}
             horns = sorted(horns, key=HORNS.index)
@@ -1065,17 +1080,29 @@ class Soak:
             chain.append(ev)
 
         # Double claims, in the signed events.
-        overlaps, by_other, twice, examples = 0, 0, 0, []
+        overlaps, by_other, twice, reviewed_twice, examples = 0, 0, 0, 0, []
         for cid, chain in chains.items():
-            holder, decided = None, 0
+            holder, decided, reviewers = None, 0, set()
             for ev in chain:
                 if ev["type"] in ("claim", "re_review"):
                     if holder is not None:
                         overlaps += 1
                         examples.append(f"candidate {cid}: {ev['actor']} claimed (seq {ev['seq']}) while "
                                         f"{holder} held it")
+                    if ev["actor"] in reviewers:
+                        reviewed_twice += 1
+                        examples.append(f"candidate {cid}: {ev['actor']} claimed it again (seq {ev['seq']}) "
+                                        f"with a review of theirs open")
                     holder = ev["actor"]
-                elif ev["type"] in DECISIONS:
+                elif ev["type"] == "review":  # overlap: a decision short of the k-th, the claim ends
+                    if holder != ev["actor"]:
+                        by_other += 1
+                        examples.append(f"candidate {cid}: review by {ev['actor']} (seq {ev['seq']}) on a "
+                                        f"claim held by {holder}")
+                    reviewers.add(ev["actor"])
+                    holder = None
+                elif ev["type"] in (*DECISIONS, "disagree"):
+                    reviewers = set()
                     if holder != ev["actor"]:
                         by_other += 1
                         examples.append(f"candidate {cid}: {ev['type']} by {ev['actor']} (seq {ev['seq']}) on a "
@@ -1091,16 +1118,18 @@ class Soak:
                     decided = 0
         # ... and in the journals.
         decided_entries = [e for e in entries if e["ev"] == "decided"]
+        final = [e for e in decided_entries if e.get("event", e["action"]) != "review"]  # a review is not final
         journals_of = defaultdict(set)
-        for e in decided_entries:
+        for e in final:
             journals_of[e["id"]].add(e["journal"])
         two_validators = [cid for cid, js in journals_of.items() if len(js) > 1]
         examples += [f"candidate {cid}: decided by {', '.join(sorted(journals_of[cid]))}" for cid in two_validators[:5]]
         not_own, missing_event, missing_record = 0, 0, 0
-        wanted = Counter((e["id"], e["action"], e["user"]) for e in decided_entries)
+        # A final decision has its validation record; a review or a disagreement has its event only.
+        wanted = Counter((e["id"], e["action"], e["user"]) for e in decided_entries if e.get("event", e["action"]) == e["action"])
         for e in decided_entries:
             where = by_key.get(e["key"])
-            if where is None or chains[where[0]][where[1]]["type"] != e["action"] or where[0] != e["id"]:
+            if where is None or chains[where[0]][where[1]]["type"] != e.get("event", e["action"]) or where[0] != e["id"]:
                 missing_event += 1
                 examples.append(f"candidate {e['id']}: {e['action']} by {e['user']} (key {e['key']}) reported "
                                 f"successful, no such event")
@@ -1168,7 +1197,7 @@ class Soak:
                 outcome[e["key"]] = e["ev"]  # the last word of the journal on each decision
         untold = Counter()
         for key, (cid, i) in by_key.items():
-            if chains[cid][i]["type"] in DECISIONS:
+            if chains[cid][i]["type"] in (*DECISIONS, "review", "disagree"):
                 said = outcome.get(key)
                 if said == "send":
                     untold["sent by a validator killed before it heard back"] += 1
@@ -1178,6 +1207,8 @@ class Soak:
                     untold["in no journal at all"] += 1
         return {"candidates": len(candidates), "states": Counter(c["state"] for c in candidates),
                 "overlaps": overlaps, "by_other": by_other, "twice": twice, "two_validators": len(two_validators),
+                "reviewed_twice": reviewed_twice, "reviews": sum(1 for e in decided_entries if e.get("event") == "review"),
+                "disagreed": sum(1 for e in decided_entries if e.get("event") == "disagree"),
                 "not_own": not_own, "unclaimed": len(unclaimed), "claims": len(claims), "missing_event": missing_event, "missing_record": missing_record,
                 "decided": len(decided_entries), "refused": len(refused), "applied_refused": len(applied_refused),
                 "refused_by": Counter(f"{e['status']} {norm(e['message'])}" for e in refused),
@@ -1351,10 +1382,15 @@ class Soak:
               f"queued, {r['duplicates']} duplicates")
         print()
 
-        double = r["overlaps"] + r["by_other"] + r["twice"] + r["two_validators"] + r["not_own"] + r["unclaimed"]
+        double = (r["overlaps"] + r["by_other"] + r["twice"] + r["two_validators"] + r["not_own"] + r["unclaimed"]
+                  + r["reviewed_twice"])
+        if self.args.reviews > 1:
+            print(f"overlap (k = {self.args.reviews}): {r['reviews']} reviews short of k, {r['disagreed']} "
+                  f"disagreements sent to adjudication, {r['states'].get('ADJUDICATION', 0)} awaiting it")
         invariant("double claims", double, double == 0,
                   f"in the events: overlapping claims {r['overlaps']}, decisions by a non-holder {r['by_other']}, "
-                  f"decided twice {r['twice']}; in the journals: decided by two validators {r['two_validators']}, "
+                  f"decided twice {r['twice']}, reviewed twice in a round {r['reviewed_twice']}; in the journals: "
+                  f"decided by two validators {r['two_validators']}, "
                   f"not on the decider's own claim {r['not_own']}, claims with no claim event {r['unclaimed']} "
                   f"of {r['claims']}")
         lost = len(r["lost_queued"]) + len(r["lost_review"])
@@ -1556,6 +1592,8 @@ def main() -> int:
                         help="the share of decisions that escalate (each makes a work item for the workers); of the "
                              "rest, half approve, a quarter revise, a quarter reject (OPEN_ISSUE: reject)")
     parser.add_argument("--pool", type=int, default=2, help="each validator's PostgreSQL pool (0: one connection)")
+    parser.add_argument("--reviews", type=int, default=1, choices=range(1, 10), metavar="K",
+                        help="blind reviews per candidate in every queue (overlap; 1: none)")
     parser.add_argument("--keep-cluster", action="store_true",
                         help="run as root: keep the PostgreSQL cluster under /var/lib/r2k-postgres at the end")
     parser.add_argument("--_validator", action="store_true", help=argparse.SUPPRESS)

@@ -318,7 +318,7 @@ def update(tx: Tx, aggregate: str, table: str, target: Any, changes: dict, actor
     return _emitted(tx, aggregate, event_type, actor, None, updated, None, updated.get("state"))
 
 
-_NO_UPDATED_AT = {"validation_records", "grey_transitions", "comments", "queue_guidelines"}  # history rows: never updated
+_NO_UPDATED_AT = {"validation_records", "grey_transitions", "comments", "queue_guidelines", "queue_settings"}  # history rows: never updated
 
 
 def _has_updated_at(table: str) -> bool:

@@ -309,6 +309,8 @@ PROJECTIONS = {
     "task": "durable_tasks",
     "comment": "comments",
     "guidelines": "queue_guidelines",
+    "queue_settings": "queue_settings",
+    "candidate_review": "candidate_reviews",
 }
 
 

@@ -48,6 +48,8 @@ FIELDS = {
     ("task", "pass_analysis"): {"ai_confidence_score": 0.95, "flagged_claims": []},
     ("task", "flag_analysis"): {"ai_confidence_score": 0.4, "flagged_claims": ["claim 3"]},
     ("task", "approve"): {"reviewer_ids": ["r1", "r2"]},
+    ("candidate", "review"): {"decision": "approve"},    # a review's decision is one of the decisions
+    ("candidate", "disagree"): {"decision": "reject", "reason": "not stated"},
 }
 
 

@@ -23,11 +23,15 @@ INVARIANTS = ("double claims", "candidates lost", "decisions reported successful
 
 
 @pytest.mark.services  # servers of its own
-def test_a_short_chaos_soak_keeps_every_invariant(tmp_path):
+@pytest.mark.parametrize("validators,reviews", [(5, 1), (16, 2)], ids=["k1", "overlap-k2"])
+def test_a_short_chaos_soak_keeps_every_invariant(tmp_path, validators, reviews):
+    """With one review per candidate, and under overlap (k = 2 blind reviews, 16 validators: each
+    review's claim keeps the promise, and nobody reviews a candidate twice in a round)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("R2K_")}
     env["R2K_DATA_DIR"] = str(tmp_path / "soak-data")
-    result = subprocess.run([sys.executable, "bench/soak.py", "--validators", "5", "--minutes", "1", "--seed", "7"],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=420)
+    result = subprocess.run([sys.executable, "bench/soak.py", "--validators", str(validators), "--minutes", "1",
+                             "--seed", "7", "--reviews", str(reviews)],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     output = f"{result.stdout}\n{result.stderr}"
     lines = [line for line in result.stdout.splitlines() if line.startswith("invariant")]
     for name in INVARIANTS:
@@ -35,3 +39,5 @@ def test_a_short_chaos_soak_keeps_every_invariant(tmp_path):
     failed = [line for line in lines if re.search(r"\s(PASS|FAIL)(\s|$)", line).group(1) != "PASS"]
     assert not failed, "invariants failed:\n" + "\n".join(failed) + f"\n\n{output}"
     assert result.returncode == 0, output
+    if reviews > 1:
+        assert re.search(r"overlap \(k = 2\): [1-9]\d* reviews short of k", result.stdout), output

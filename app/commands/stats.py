@@ -12,13 +12,36 @@ def register(commands) -> None:
     p.add_argument("--user", metavar="NAME", help="another user's figures (admins only)")
     p.add_argument("--all", action="store_true", help="every validator side by side (admins only; "
                    "what an admin sees without --user)")
-    p.add_argument("--since", metavar="SPAN", help="the window: 30m, 12h, 7d (the default) or 2w")
+    p.add_argument("view", nargs="?", choices=["agreement"], metavar="agreement",
+                   help="`agreement`: the validators' agreement under overlap (admins only), per queue and per "
+                        "pair, as Krippendorff's alpha (nominal, over the decisions) and raw percent agreement, "
+                        "over the review rounds closed in the window (the last 30 days by default)")
+    p.add_argument("--since", metavar="SPAN", help="the window: 30m, 12h, 7d (the default) or 2w; for agreement, "
+                   "also an ISO date or time")
+    p.add_argument("--until", metavar="WHEN", help="agreement only: the window's end (a span back from now or an "
+                   "ISO date or time; now by default)")
+    p.add_argument("--days", metavar="N", help="agreement only: the last N days")
+    p.add_argument("--horn", metavar="HORN_TYPE", help="agreement only: one queue")
 
 
 def stats_cmd(cli, args):
     from r2k.core.services import stats
 
     actor = cli.actor
+    if args.view == "agreement":
+        if args.all or args.user is not None:
+            from r2k.core.errors import InvalidInput
+
+            raise InvalidInput("stats agreement takes --horn, --since, --until and --days, not --all or --user")
+        from r2k.core.services import agreement
+
+        found = agreement.agreement(cli.ctx, actor, horn_type=args.horn, since=args.since, until=args.until,
+                                    days=args.days)
+        return Text(found, agreement_text(found))
+    if args.until is not None or args.days is not None or args.horn is not None:
+        from r2k.core.errors import InvalidInput
+
+        raise InvalidInput("--until, --days and --horn go with `r2k stats agreement`")
     if args.all or (args.user is None and actor.role == "admin"):
         if args.user is not None:
             from r2k.core.errors import InvalidInput
@@ -69,3 +92,23 @@ def team_text(t: dict) -> str:
                               title=f"every validator: today since {t['today_from']:%H:%M}, "
                                     f"the other columns the last {t['since_text']}"))
     return table + "\n\n" + queues_table(t["queues"])
+
+
+def agreement_text(found: dict) -> str:
+    from ..output import render_text
+
+    def said(value, suffix=""):
+        return "—" if value is None else f"{value:g}{suffix}"
+
+    head = (f"agreement over {found['units']} review round(s) closed from {found['since'][:16]} to "
+            f"{found['until'][:16]}: alpha {said(found['alpha'])}, {said(found['percent'], '%')} agreeing")
+    queues = [{"queue": q["horn_type"], "rounds": q["units"], "alpha": said(q["alpha"]),
+               "agreement": said(q["percent"], "%")} for q in found["queues"]]
+    pairs = [{"pair": " · ".join(visible(p, multiline=False) for p in r["pair"]), "rounds": r["units"],
+              "alpha": said(r["alpha"]), "agreement": said(r["percent"], "%")} for r in found["pairs"]]
+    parts = [head]
+    if queues:
+        parts.append(render_text(Table(queues, ["queue", "rounds", "alpha", "agreement"], title="per queue")))
+    if pairs:
+        parts.append(render_text(Table(pairs, ["pair", "rounds", "alpha", "agreement"], title="per pair of validators")))
+    return "\n\n".join(parts)

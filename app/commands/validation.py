@@ -43,7 +43,7 @@ def register(commands) -> None:
     add.add_argument("--source-ref", help=f"where it comes from (free text, at most {limits.SOURCE_REF:,} characters)")
     lst = cands.command("list", "list candidates", cand_list)
     lst.add_argument("--state", help="only this state: PENDING, IN_REVIEW, APPROVED, REVISED, REJECTED, ESCALATED, "
-                     "DISPUTED, CLOSED, SUPERSEDED or RETIRED")
+                     "DISPUTED, CLOSED, SUPERSEDED, RETIRED or ADJUDICATION (reviewers disagreed)")
     lst.add_argument("--horn-type", help="only this Horn type: FACT, RULE, CONSTRAINT, PROCEDURE or OPEN_ISSUE")
     lst.add_argument("--claimed-by", metavar="USER", help="only candidates this user has claimed")
     lst.add_argument("--limit", type=bounded_int("--limit", limits.LIST_LIMIT), default=100,
@@ -85,6 +85,20 @@ def register(commands) -> None:
                       "has used it: its answer is retired, or its work item closed, and a new candidate "
                       "with the same content is claimed by you", cand_undo, mutates=True)
     p.add_argument("id", help="the id of the candidate you decided last")
+    cands.command("adjudications", "candidates whose reviewers disagree, awaiting adjudication (a specialist "
+                  "or an admin)", cand_adjudications)
+    p = cands.command("adjudication", "a candidate awaiting adjudication with every review side by side (a "
+                      "specialist or an admin)", cand_adjudication)
+    p.add_argument("id", help="the id of a candidate in ADJUDICATION")
+    p = cands.command("adjudicate", "decide a candidate whose reviewers disagree (a specialist or an admin): "
+                      "choose one of its reviews, or make your own decision; it publishes as any decision does",
+                      cand_adjudicate, mutates=True)
+    p.add_argument("id", help="the id of a candidate in ADJUDICATION")
+    p.add_argument("--choose", metavar="REVIEW_ID", help="the review whose decision stands (its id, as "
+                   "`candidates adjudication ID` lists them)")
+    p.add_argument("--action", choices=["approve", "revise", "reject"], help="your own decision instead")
+    p.add_argument("--text", help=f"the revised answer, for --action revise (at most {limits.ANSWER:,} characters)")
+    p.add_argument("--reason", help=f"why, for --action reject (at most {limits.REASON:,} characters)")
     for name in ("approve", "revise", "reject", "escalate", "release", "skip"):
         cands.parsers[name].add_argument(
             "--next", action="store_true",
@@ -99,6 +113,11 @@ def register(commands) -> None:
                   "in flight returned, queues that miss ids rebuilt, grey TTLs expired and retries queued, work "
                   "items a dead worker left re-enqueued, article analyses a lost job left waiting queued again, the "
                   "graph caught up", queue_sweep)
+    p = queue.command("config", "a queue's setting: how many independent, blind reviews each of its candidates "
+                      "needs (--reviews K, an admin; 1 by default; disagreement goes to a specialist's "
+                      "adjudication); without --reviews, the setting in force", queue_config, mutates=True)
+    p.add_argument("horn_type", metavar="HORN_TYPE", help="FACT, RULE, CONSTRAINT, PROCEDURE or OPEN_ISSUE")
+    p.add_argument("--reviews", metavar="K", help="the number of reviews per candidate, 1 to 9")
     p = queue.command("guidelines", "a queue's guidelines for its validators: the version in force, another "
                       "(--version), every version (--history), or a new one from a Markdown file (--file, an admin)",
                       queue_guidelines, mutates=True)
@@ -363,6 +382,59 @@ def queue_guidelines(cli, args):
                           f"(an admin writes them: r2k queue guidelines {visible(horn, multiline=False)} --file FILE).")
     return Text(row, f"{row['horn_type']} guidelines, version {row['number']} by "
                      f"{visible(row['author'], multiline=False)} ({row['created_at']}):\n\n{visible(row['body'])}")
+
+
+def queue_config(cli, args):
+    from r2k.core.services import overlap
+
+    actor = cli.actor
+    if args.reviews is None:
+        row = overlap.settings(cli.ctx, args.horn_type)
+        k = row["reviews"]
+        by = f" (set by {visible(row['set_by'], multiline=False)} at {row['set_at']})" if row["set_by"] else ""
+        return Text(row, f"The {row['horn_type']} queue requires {k} review{'s' if k > 1 else ''} per candidate{by}.")
+    row = overlap.configure(cli.ctx, actor, args.horn_type, args.reviews, idempotency_key=args.idempotency_key)
+    k = row["reviews"]
+    return Text(row, f"The {row['horn_type']} queue now requires {k} independent review{'s' if k > 1 else ''} "
+                     f"per candidate.")
+
+
+def cand_adjudications(cli, args):
+    from r2k.core.services import overlap
+
+    return Table(overlap.list_adjudications(cli.ctx, cli.actor), ["id", "horn_type", "question", "reviews", "version"])
+
+
+def cand_adjudication(cli, args):
+    import textwrap
+
+    from r2k.core.services import overlap
+
+    shown = overlap.adjudication(cli.ctx, cli.actor, args.id)
+    c = shown["candidate"]
+    lines = [f"Candidate {c['id']} · {c['horn_type']} · {c['state']} · version {c['version']}",
+             f"{'Question':<10}{visible(c['question'], multiline=False)}",
+             f"{'Answer':<10}{visible(c['text'], multiline=False)}", "", "Reviews, side by side:"]
+    for r in shown["reviews"]:
+        lines.append(f"  review {r['id']}  {visible(r['actor'], multiline=False)}: {r['action']}")
+        for label, value in (("text", r["revised_text"]), ("reason", r["reason"])):
+            if value:
+                lines.extend(textwrap.wrap(" ".join(visible(value).split()), 96, initial_indent=f"    {label:<7}",
+                                           subsequent_indent=" " * 11))
+    lines.append(f"\nDecide: r2k candidates adjudicate {c['id']} --choose REVIEW_ID, or --action approve|revise|reject")
+    return Text(shown, "\n".join(lines))
+
+
+def cand_adjudicate(cli, args):
+    from r2k.core.services import overlap
+
+    from ..wording import decision_said
+
+    done = overlap.adjudicate(cli.ctx, cli.actor, args.id, choose=args.choose, action=args.action, text=args.text,
+                              reason=args.reason, **cli.opts())
+    state = done["candidate"]["state"]
+    action = {"APPROVED": "approve", "REVISED": "revise", "REJECTED": "reject"}[state]
+    return Text(done, decision_said(action, done["candidate"]["id"], done) + " (adjudicated).")
 
 
 def queue_claim(cli, args):

@@ -75,6 +75,8 @@ class DashboardScreen(WorkstationScreen):
                 yield CountsPanel("Grey queue", GREY_STATES, id="grey")
                 yield CountsPanel("Article tasks", TASK_STATES, id="tasks")
                 yield CountsPanel("Registry answers", ["APPROVED", "DISPUTED", "SUPERSEDED", "RETIRED"], id="answers")
+            yield Static("Overlap: agreement of independent reviews, last 30 days", classes="panel-title")
+            yield Static("", id="agreement")
             yield Static("Services", classes="panel-title")
             yield Static("checking…", id="services")
             yield Static("", id="message")
@@ -145,6 +147,7 @@ class DashboardScreen(WorkstationScreen):
         self.query_one("#grey", CountsPanel).show(counts["grey"])
         self.query_one("#tasks", CountsPanel).show(counts["tasks"])
         self.query_one("#answers", CountsPanel).show(counts["answers"])
+        self.query_one("#agreement", Static).update(agreement_lines(counts.get("overlap")))
 
     def watch_health(self, health: dict | None) -> None:
         if health is None:
@@ -173,6 +176,22 @@ class DashboardScreen(WorkstationScreen):
             lines.append(markup(f"{mark} $jobs  [dim]queued: $queued[/]", jobs=health["jobs"],
                                 queued=", ".join(f"{k} {v}" for k, v in depth.items())))
         self.query_one("#services", Static).update(text_lines(lines))
+
+
+def agreement_lines(overlap: dict | None) -> Text:
+    """The overlap pane: what awaits adjudication, and each queue's agreement (alpha, percent)."""
+    if not overlap:
+        return Text("")
+    out = Text()
+    waiting = overlap["adjudication"]
+    out.append(f"awaiting adjudication: {waiting}", style="" if waiting else "dim")
+    if not overlap["queues"]:
+        out.append("  ·  no review rounds closed (a queue takes one review unless configured)", style="dim")
+    for q in overlap["queues"]:
+        alpha = "—" if q["alpha"] is None else f"{q['alpha']:g}"
+        percent = "—" if q["percent"] is None else f"{q['percent']:g} %"
+        out.append(f"\n{q['horn_type']:<11}{q['units']} rounds · alpha {alpha} · {percent} agreeing")
+    return out
 
 
 class CountsPanel(Static):

@@ -63,6 +63,7 @@ class WHO:
     VALIDATOR_OR_ADMIN = Who("a validator with authority for its Horn type, or an admin",
                              lambda a, r: a.role == "admin" or (a.role == "validator" and a.holds(r.get("horn_type"))))
     ANY_USER = Who("any known user", lambda a, r: True)
+    SPECIALIST = Who("a specialist or an admin", lambda a, r: a.role in ("specialist", "admin"))
 
 
 Guard = Callable[[dict, dict], "str | None"]  # (row, fields) -> why not, or None

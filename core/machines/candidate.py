@@ -8,6 +8,13 @@ def not_open_issue(row: dict, fields: dict) -> str | None:
     return None
 
 
+def a_decision(row: dict, fields: dict) -> str | None:
+    """A review (overlap) records one of the decisions that publish or reject."""
+    if fields.get("decision") not in ("approve", "revise", "reject"):
+        return f"a review's decision is approve, revise or reject, not {fields.get('decision')!r}"
+    return None
+
+
 CANDIDATE = Machine("candidate", "candidates", "state", [
     # action        from                                    to            who                        needs
     move("extract",    NEW,                                 "PENDING",    WHO.ANY_USER,              needs=("question", "text", "horn_type")),
@@ -32,4 +39,15 @@ CANDIDATE = Machine("candidate", "candidates", "state", [
     # Extension: a registry supersede publishes a new version; its candidate starts APPROVED so the
     # new answer can itself be disputed and re-reviewed like any other.
     move("record_version", NEW,                             "APPROVED",   WHO.SYSTEM),
+    # Extension, overlap (docs/architecture.md, "Overlap"): in a queue that requires k reviews, a
+    # decision short of the k-th is a `review`: recorded, the candidate back in its queue for another
+    # validator; the k-th, if it disagrees with the others, sends it to a specialist's adjudication,
+    # who decides it with the same approve, revise or reject (their reactions publish as ever). A
+    # validator undoing an open review takes the candidate back (`unreview`) while it still waits.
+    move("review",     "IN_REVIEW",                         "PENDING",    WHO.CLAIMANT,              needs=("decision",), guard=a_decision),
+    move("disagree",   "IN_REVIEW",                         "ADJUDICATION", WHO.CLAIMANT,            needs=("decision",), guard=a_decision),
+    move("approve",    "ADJUDICATION",                      "APPROVED",   WHO.SPECIALIST,            guard=not_open_issue),
+    move("revise",     "ADJUDICATION",                      "REVISED",    WHO.SPECIALIST,            needs=("revised_text",), guard=not_open_issue),
+    move("reject",     "ADJUDICATION",                      "REJECTED",   WHO.SPECIALIST,            needs=("reason",)),
+    move("unreview",   "PENDING",                           "IN_REVIEW",  WHO.HORN_AUTHORITY),
 ], terminal=frozenset({"REJECTED", "CLOSED", "SUPERSEDED", "RETIRED"}))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-HEAD = "0021"
+HEAD = "0022"
 HERE = Path(__file__).resolve().parent
 
 

@@ -18,7 +18,7 @@ from ..engine import Event
 from ..errors import Conflict, InvalidInput
 from ..events import now
 from ..machines.candidate import CANDIDATE, not_open_issue  # noqa: F401 - the rule a screen checks before typing
-from . import guidelines
+from . import guidelines, overlap
 from .common import mutate, parse_id
 
 if TYPE_CHECKING:
@@ -131,6 +131,14 @@ def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: 
         if action == "revise" and text is not None and text.strip() == row["text"]:
             raise InvalidInput(f"the revised text is candidate {row['id']}'s text as it stands: nothing was "
                                f"revised; to publish it as it is, approve it (candidates approve {row['id']})")
+        if action != "escalate" and row["state"] == "IN_REVIEW":
+            k = overlap.reviews_required(tx, row["horn_type"])
+            if k > 1 and not _re_review(tx, row):
+                reviewed = overlap.decide(tx, actor, row, action, text, reason, k, tail_rank(),
+                                          idempotency_key=idempotency_key)
+                if reviewed is not None:  # a review short of k, or a disagreement: nothing published
+                    return {"candidate": public_row(reviewed.row),
+                            **{name: public_row(v) for name, v in reviewed.outcome.items()}}
         changes = {"claimed_by": None, "lease_expires_at": None}
         if action == "revise" and text is not None:
             changes["text"] = text.strip()
@@ -142,6 +150,11 @@ def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: 
                   {"id": parse_id(candidate_id, "candidate"), "text": text, "reason": reason,
                    "expected_version": expected_version},
                   work, idempotency_key=idempotency_key)
+
+
+def _re_review(tx: Tx, row: dict) -> bool:
+    """The candidate was claimed to settle the dispute of its published answer (one decision)."""
+    return bool(tx.scalar("SELECT EXISTS (SELECT 1 FROM approved_answers WHERE candidate_id = %s)", (row["id"],)))
 
 
 def check_lease(row: dict) -> None:

@@ -17,7 +17,7 @@ from ..domain import Actor, parse_horn_type
 from ..errors import Forbidden, NotFound
 from ..events import now
 from ..machines.candidate import CANDIDATE
-from . import candidates, queue_index
+from . import candidates, overlap, queue_index
 from .common import mutate, parse_id, saying_who
 from .queue_index import IN_FLIGHT_GRACE, QUEUED, reconcile, reconcile_if_lost
 
@@ -57,6 +57,18 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
         return moved.row if moved is not None else None
 
     def work(tx):
+        # A queue requiring k > 1 reviews: ids this user reviewed already are set aside (in flight)
+        # while the pop goes on, and go back to the head of the queue, in order, whatever happens.
+        overlapping = overlap.reviews_for_claims(tx, horn) > 1
+        aside: list[int] = []
+        try:
+            return take(tx, aside if overlapping else None)
+        finally:
+            for candidate_id in reversed(aside):
+                q.push_head(horn, candidate_id)
+                q.done(horn, candidate_id)
+
+    def take(tx, aside):
         refill = False
         rebuilt = False
         while True:
@@ -72,6 +84,9 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
                     continue
                 raise NotFound(f"the {horn} queue is empty")
             candidate_id = popped.candidate_id
+            if aside is not None and overlap.has_reviewed(tx, candidate_id, actor.name):
+                aside.append(candidate_id)
+                continue
             try:
                 known = _read_ahead_row(tx, candidate_id, horn, popped.head)
                 claimed = attempt(tx, known) if known is not None else None
@@ -166,6 +181,8 @@ def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: in
     """Claim one named candidate (`candidates claim ID`)."""
     def work(tx):
         row = engine.lock(tx, CANDIDATE, candidate_id)
+        if row["state"] == "PENDING":
+            overlap.refuse_reviewer(tx, row, actor)  # an independent review: not the same validator twice
         claimed = engine.apply(tx, CANDIDATE, row, _claim_action(row), actor, expected_version=expected_version,
                                changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key).row
         # Taken by id, not popped: out of its queue's list after the commit.

@@ -133,6 +133,9 @@ def fetch(tx: Tx, table: str, what: str, entity_id) -> dict:
     return row
 
 
+BLIND = ("review", "disagree")  # candidate moves whose decision only an adjudication shows
+
+
 def event_history(tx: Tx, aggregate: str, entity_id: int) -> list[dict]:
     """An entity's transitions read from its signed events: who, when, from, to, and why."""
     rows = tx.all("SELECT seq, type, actor, created_at, payload FROM events WHERE aggregate_type = %s "
@@ -140,6 +143,8 @@ def event_history(tx: Tx, aggregate: str, entity_id: int) -> list[dict]:
     out = []
     for r in rows:
         fields = r["payload"].get("fields") or {}
+        if aggregate == "candidate" and r["type"] in BLIND:
+            fields = {}  # a review's decision is never shown to the next reviewer (docs/architecture.md, "Overlap")
         out.append({"seq": r["seq"], "action": r["type"], "actor": r["actor"], "at": r["created_at"].isoformat(),
                     "from": r["payload"].get("from"), "to": r["payload"].get("to"), "reason": fields.get("reason"),
                     "revised_text": fields.get("revised_text")})

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..domain import HORN_TYPES
+from . import agreement
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -23,6 +24,8 @@ def counts(ctx: Context) -> dict:
             out["candidates"][r["key"]][r["state"]] = r["n"]
         else:
             out[r["what"]][r["state"]] = r["n"]
+    with ctx.db.read() as tx:
+        out["overlap"] = agreement.per_queue(tx)
     return out
 
 

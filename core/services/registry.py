@@ -53,7 +53,9 @@ def publish_decided(tx: Tx, event: Event) -> dict:
     if disputed is not None:
         engine.apply(tx, ANSWER, disputed, "supersede", SYSTEM,
                      fields={"reason": f"a new version was published from candidate {candidate['id']}"})
-    answer = engine.create(tx, ANSWER, event.actor, {
+    # A specialist's adjudication publishes in the system's hand, in the specialist's name (`published_by`).
+    by = SYSTEM if event.from_state == "ADJUDICATION" else event.actor
+    answer = engine.create(tx, ANSWER, by, {
         "candidate_id": candidate["id"], "question": candidate["question"], "text": candidate["text"],
         "horn_type": candidate["horn_type"], "source_refs": candidate["source_refs"] or [],
         "supersedes_id": disputed["id"] if disputed else None, "published_by": event.actor.name},

@@ -27,7 +27,7 @@ from ..events import now
 from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
 from ..machines.work_item import WORK_ITEM
-from . import candidates, queue_index
+from . import candidates, overlap, queue_index
 from .common import mover, moves_since, mutate, parse_id
 
 if TYPE_CHECKING:
@@ -88,6 +88,10 @@ def undo(ctx: Context, actor: Actor, candidate_id=None, *, expected_version: int
 
     def work(tx):
         last = last_decision(tx, actor)
+        review = overlap.last_open_review(tx, actor)  # under overlap, a review may be the newest
+        if (review is not None and review["status"] == "open" and (named is None or named == review["candidate_id"])
+                and (last is None or review["created_at"] >= last["created_at"])):
+            return overlap.undo_review(ctx, tx, actor, review)
         if named is None and last is None:
             raise NotFound(f"nothing to undo: {actor.name} has no decision left to undo")
         target = named if named is not None else last["candidate_id"]
@@ -108,6 +112,9 @@ def undo(ctx: Context, actor: Actor, candidate_id=None, *, expected_version: int
             raise Conflict(f"candidate {target} is not your last decision (candidate {last['candidate_id']} is): "
                            f"only the last decision can be undone")
         action = record["action"]
+        if record["from_state"] == "ADJUDICATION":
+            raise Conflict(f"your adjudication of candidate {target} settled a disagreement between reviewers, "
+                           f"which undo cannot reopen: {_instead(action, target, None, None)}")
         answer = registry_answer(tx, target) if action in ("approve", "revise") else None
         item = (tx.one("SELECT * FROM work_items WHERE candidate_id = %s ORDER BY id DESC LIMIT 1 FOR UPDATE",
                        (target,)) if action == "escalate" else None)
