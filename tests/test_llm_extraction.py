@@ -312,6 +312,24 @@ def test_a_candidate_claimed_while_the_llm_thinks_is_left_to_its_validator(ctx, 
     assert listed(ctx)["RULE"] == [2] and 1 not in listed(ctx)["FACT"]
 
 
+def test_a_candidate_a_validator_has_reviewed_under_overlap_keeps_the_words_they_judged(
+        ctx, people, llm_context, tmp_path):
+    from r2k.core.services import candidates, overlap
+
+    overlap.configure(ctx, people["root"], "FACT", 2)  # two blind reviews per FACT candidate
+    with ChatServer(reply=llm_reply(keys_as_rule)) as llm:
+        context = llm_context(llm.url)
+        document = ingested(context, people, tmp_path)
+        reviewed = claims.claim_next(ctx, people["bob"], "FACT")
+        candidates.decide(ctx, people["bob"], reviewed["id"], "approve")  # one review of two: back in the queue
+        before = rows(ctx)
+        assert before[0]["state"] == "PENDING" and before[0]["claimed_by"] is None
+        result = refine.refine_document(context, document)
+    assert [t for _, _, t in statements_of(llm.prompts[0])] == list(QUESTIONS)  # the keys statement not asked
+    assert result["refined"] == 0 and refine_events(ctx) == []
+    assert rows(ctx)[0] == before[0]
+
+
 def test_a_second_run_asks_nothing_for_a_refined_candidate(ctx, people, llm_context, tmp_path):
     with ChatServer(reply=llm_reply(keys_as_rule)) as llm:
         context = llm_context(llm.url)

@@ -5,7 +5,7 @@ not. When an LLM is configured (`R2K_LLM_URL`, with `R2K_LLM_EXTRACTION` on, its
 document's `ingested` event enqueues `refine_candidates_task` on the generation queue (reactions).
 The task asks the LLM, through the shared circuit breaker, for a question, a claim and a Horn type for
 each of the document's candidates that still waits unclaimed (PENDING, origin `extracted`, never
-refined before), a batch of statements per prompt, as JSON checked against
+refined before, and under overlap never reviewed), a batch of statements per prompt, as JSON checked against
 core/schemas/extraction_proposal.json and then against the statement itself
 (core/knowledge/proposals.py). An accepted proposal that changes anything is the candidate
 machine's `refine` move (PENDING → PENDING, by the system), whose event carries the values before
@@ -130,7 +130,10 @@ def _waiting(ctx: Context, document_id: int, after: int) -> tuple[dict | None, l
             "SELECT c.id, c.version, c.question, c.text, c.horn_type, c.source_refs FROM candidates c "
             "WHERE c.document_id = %s AND c.origin = 'extracted' AND c.state = 'PENDING' AND c.claimed_by IS NULL "
             "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.aggregate_type = 'candidate' "
-            "AND e.aggregate_id = c.id::text AND e.type = 'refine') AND c.id > %s ORDER BY c.id", (document_id, after))
+            "AND e.aggregate_id = c.id::text AND e.type = 'refine') "
+            # Under overlap, a candidate one validator has reviewed keeps the words they judged.
+            "AND NOT EXISTS (SELECT 1 FROM candidate_reviews r WHERE r.candidate_id = c.id) "
+            "AND c.id > %s ORDER BY c.id", (document_id, after))
         asked = {" ".join(r["question"].split()).casefold(): r["id"] for r in tx.all(
             "SELECT id, question FROM candidates WHERE document_id = %s ORDER BY id", (document_id,))}
         passages = tx.all("SELECT span_start, span_end, heading FROM source_passages WHERE document_id = %s "
