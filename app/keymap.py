@@ -35,6 +35,7 @@ SCREEN_CLASSES = [
     ("r2k.app.screens.workitems", "WorkItemsScreen"),
     ("r2k.app.screens.grey", "GreyQueueScreen"),
     ("r2k.app.screens.conflicts", "ConflictsScreen"),
+    ("r2k.app.screens.adjudication", "AdjudicationScreen"),
     ("r2k.app.screens.articles", "ArticlesScreen"),
     ("r2k.app.screens.mywork", "MyWorkScreen"),
 ]

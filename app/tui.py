@@ -89,6 +89,7 @@ SCREENS = {
     "workitems": ("r2k.app.screens.workitems", "WorkItemsScreen", "Work items", "W"),
     "grey": ("r2k.app.screens.grey", "GreyQueueScreen", "Grey queue", "Y"),
     "conflicts": ("r2k.app.screens.conflicts", "ConflictsScreen", "Conflicts", "C"),
+    "adjudication": ("r2k.app.screens.adjudication", "AdjudicationScreen", "Adjudication", "J"),
     "articles": ("r2k.app.screens.articles", "ArticlesScreen", "Articles", "T"),
     "mywork": ("r2k.app.screens.mywork", "MyWorkScreen", "My work", "m"),
 }
@@ -225,6 +226,7 @@ class R2KApp(TypeAhead, App):
         Binding("W", "open_screen('workitems')", "Work items", show=False, id="workitems"),
         Binding("Y", "open_screen('grey')", "Grey queue", show=False, id="grey"),
         Binding("C", "open_screen('conflicts')", "Conflicts", show=False, id="conflicts"),
+        Binding("J", "open_screen('adjudication')", "Adjudication", show=False, id="adjudication"),
         Binding("T", "open_screen('articles')", "Articles", show=False, id="articles"),
         Binding("m", "open_screen('mywork')", "My work", show=False, id="my_work"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit"),

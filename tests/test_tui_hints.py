@@ -26,7 +26,7 @@ from tests.tui import highlight, make_app, message, open_screen, review_settled,
 SHIPPED = {"assign_me": "i", "assign": "A", "release": "u", "escalate": "x", "deescalate": "X", "resolve": "v",
            "reject": "r", "reopen": "o", "dismiss": "b", "reset": "j", "approve": "a", "revise": "e",
            "claim_next": "n", "skip": "s", "undo": "z", "back": "esc", "help": "?", "search": "/", "add": "+"}
-MOVED = {"assign_me": "I", "escalate": "E", "dismiss": "B", "reset": "J", "release": "U", "approve": "y",
+MOVED = {"assign_me": "I", "escalate": "E", "dismiss": "B", "reset": "H", "release": "U", "approve": "y",
          "claim_next": "N", "skip": "K", "undo": "Z", "help": "f2", "search": "F"}
 KEYMAPS = {"shipped": {}, "moved": MOVED}
 
