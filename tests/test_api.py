@@ -434,3 +434,39 @@ def test_a_database_that_does_not_answer_is_a_503_naming_it_never_a_500(services
         assert body["error"] == "ServiceUnavailable" and "PostgreSQL" in body["message"]
         body = refused(client.post("/v1/validation/queue/FACT/claim", headers={"Authorization": "Bearer r2k_x"}), 503)
     down.close()
+
+
+# ----------------------------------------------------------------------------- overlap (docs/architecture.md, "Overlap")
+
+def test_overlap_through_http_config_reviews_adjudication_and_agreement(ctx, people, api, as_):
+    config = "/v1/validation/queues/FACT/config"
+    refused(api.put(config, headers=as_("alice"), json={"reviews": 2}), 403)  # an admin's
+    refused(api.put(config, headers=as_("root"), json={"reviews": 0}), 400)
+    refused(api.put(config, headers=as_("root"), json={"reviews": "two"}), 400)
+    assert api.get(config, headers=as_("alice")).json()["reviews"] == 1  # nothing changed
+    assert api.put(config, headers=as_("root"), json={"reviews": 2}).json()["reviews"] == 2
+    assert api.get(config, headers=as_("alice")).json()["reviews"] == 2
+
+    cid = fact(ctx, people)["id"]
+    for who, action, body in (("alice", "approve", {}), ("bob", "reject", {"reason": "not 14 any more"})):
+        claimed = api.post("/v1/validation/queue/FACT/claim", headers=as_(who))
+        assert claimed.status_code == 200 and claimed.json()["id"] == cid
+        assert api.post(f"/v1/candidates/{cid}/{action}", headers=as_(who), json=body).status_code == 200
+    assert candidate_views.get(ctx, cid)["state"] == "ADJUDICATION"
+
+    refused(api.get("/v1/adjudications", headers=as_("alice")), 403)  # a specialist's
+    listed = api.get("/v1/adjudications", headers=as_("sam")).json()
+    assert [row["id"] for row in listed] == [cid]
+    shown = api.get(f"/v1/candidates/{cid}/adjudication", headers=as_("sam")).json()
+    assert [(r["actor"], r["action"]) for r in shown["reviews"]] == [("alice", "approve"), ("bob", "reject")]
+    refused(api.post(f"/v1/candidates/{cid}/adjudicate", headers=as_("sam"), json={}), 400)  # choose or action
+    alices = shown["reviews"][0]["id"]
+    done = api.post(f"/v1/candidates/{cid}/adjudicate", headers=as_("sam"), json={"choose": alices})
+    assert done.status_code == 200 and done.json()["candidate"]["state"] == "APPROVED"
+    refused(api.post(f"/v1/candidates/{cid}/adjudicate", headers=as_("sam"), json={"choose": alices}), 422)
+
+    refused(api.get("/v1/stats/agreement", headers=as_("alice")), 403)
+    figures = api.get("/v1/stats/agreement", headers=as_("root"), params={"horn": "FACT"}).json()
+    assert figures["horn_type"] == "FACT"
+    assert [(q["horn_type"], q["units"], q["percent"]) for q in figures["queues"]] == [("FACT", 1, 0.0)]
+    assert [(p["pair"], p["units"], p["percent"]) for p in figures["pairs"]] == [(["alice", "bob"], 1, 0.0)]

@@ -334,6 +334,50 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
     def cand_resubmit(body: Resubmit, id: str = Id, actor: Actor = Me, o: dict = Opts):  # noqa: A002
         return candidates.resubmit(services(), actor, id, body.text, horn_type=body.horn_type, **o)
 
+    # ------------------------------------------------------------------ overlap (docs/architecture.md, "Overlap")
+    from r2k.core.services import overlap
+
+    class Reviews(Strict):
+        reviews: int = Field(..., description="independent, blind reviews each candidate of the queue needs (1-9)")
+
+    @route("GET", "/v1/validation/queues/{horn_type}/config", tags=("validation",),
+           summary="the reviews a queue requires per candidate")
+    def queue_config_get(horn_type: str = Path(..., max_length=40), actor: Actor = Me):
+        """As `r2k queue config HORN`."""
+        return overlap.settings(services(), horn_type)
+
+    @route("PUT", "/v1/validation/queues/{horn_type}/config", tags=("validation",),
+           summary="set the reviews a queue requires (an admin)")
+    def queue_config_set(body: Reviews, horn_type: str = Path(..., max_length=40), actor: Actor = Me,
+                         o: dict = Key):
+        """As `r2k queue config HORN --reviews K`."""
+        return overlap.configure(services(), actor, horn_type, body.reviews, **o)
+
+    @route("GET", "/v1/adjudications", tags=("candidates",),
+           summary="candidates whose reviewers disagree (a specialist or an admin)")
+    def adjudications(limit: int = 100, actor: Actor = Me):
+        """As `r2k candidates adjudications`."""
+        return overlap.list_adjudications(services(), actor, limit=limit)
+
+    @route("GET", "/v1/candidates/{id}/adjudication", tags=("candidates",),
+           summary="a candidate awaiting adjudication with every review side by side")
+    def cand_adjudication(id: str = Id, actor: Actor = Me):  # noqa: A002
+        """As `r2k candidates adjudication ID`."""
+        return overlap.adjudication(services(), actor, id)
+
+    class Adjudication(Strict):
+        choose: int | None = Field(None, description="a review's id: its decision decides the candidate")
+        action: str | None = Field(None, description="or one's own decision: approve, revise or reject", max_length=20)
+        text: str | None = Field(None, description="revise: the answer")
+        reason: str | None = Field(None, description="reject: why")
+
+    @route("POST", "/v1/candidates/{id}/adjudicate", tags=("candidates",),
+           summary="decide a candidate whose reviewers disagree (a specialist or an admin)")
+    def cand_adjudicate(body: Adjudication, id: str = Id, actor: Actor = Me, o: dict = Opts):  # noqa: A002
+        """As `r2k candidates adjudicate ID`: `choose` one review, or give `action` (with `text` or `reason`)."""
+        return overlap.adjudicate(services(), actor, id, choose=body.choose, action=body.action, text=body.text,
+                                  reason=body.reason, **o)
+
     # ------------------------------------------------------------------ registry (seed 000)
     from r2k.core.services import registry
 
@@ -582,6 +626,16 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
                 raise InvalidInput("all and user cannot go together: all shows every validator")
             return stats.team_stats(services(), actor, since=since)
         return stats.user_stats(services(), actor, user=user, since=since)
+
+    @route("GET", "/v1/stats/agreement", tags=("stats",),
+           summary="the validators' agreement under overlap, per queue and pair (an admin)")
+    def stats_agreement(horn: str | None = Query(None, max_length=40), since: str | None = Query(None, max_length=40),
+                        until: str | None = Query(None, max_length=40), days: str | None = Query(None, max_length=20),
+                        actor: Actor = Me):
+        """As `r2k stats agreement`: Krippendorff's alpha and percent agreement over the window."""
+        from r2k.core.services import agreement
+
+        return agreement.agreement(services(), actor, horn_type=horn, since=since, until=until, days=days)
 
     @route("GET", "/v1/users", tags=("users",), summary="list users")
     def users_list(actor: Actor = Me):
