@@ -470,3 +470,27 @@ def test_overlap_through_http_config_reviews_adjudication_and_agreement(ctx, peo
     assert figures["horn_type"] == "FACT"
     assert [(q["horn_type"], q["units"], q["percent"]) for q in figures["queues"]] == [("FACT", 1, 0.0)]
     assert [(p["pair"], p["units"], p["percent"]) for p in figures["pairs"]] == [(["alice", "bob"], 1, 0.0)]
+
+
+def test_guidelines_and_comments_through_http(ctx, people, api, as_):
+    guides = "/v1/validation/queues/FACT/guidelines"
+    assert api.get(guides, headers=as_("alice")).json() is None  # none yet
+    refused(api.put(guides, headers=as_("alice"), json={"body": "# Check the dock"}), 403)
+    made = api.put(guides, headers=as_("root"), json={"body": "# Check the dock\n\nCount them."})
+    assert made.status_code == 201 and made.json()["number"] == 1
+    refused(api.put(guides, headers=as_("root"), json={"body": "# Check the dock\n\nCount them."}), 400)  # the same
+    assert api.get(guides, headers=as_("alice")).json()["body"].startswith("# Check the dock")
+    refused(api.get(guides, headers=as_("alice"), params={"number": 2 ** 40}), 400)
+    refused(api.get(guides, headers=as_("alice"), params={"number": 2}), 404)
+
+    cid = fact(ctx, people)["id"]
+    added = api.post("/v1/comments", headers=as_("alice"), json={"entity": "candidate", "id": str(cid),
+                                                                 "text": "Ask @bob about dock 14"})
+    assert added.status_code == 201 and added.json()["mentions"] == ["bob"]
+    refused(api.post("/v1/comments", headers=as_("alice"), json={"entity": "candidate", "id": "999999",
+                                                                 "text": "x"}), 404)
+    refused(api.post("/v1/comments", headers=as_("alice"), json={"entity": "planet", "id": "1", "text": "x"}), 400)
+    listed = api.get("/v1/comments", headers=as_("bob"), params={"entity": "candidate", "id": str(cid)}).json()
+    assert [(c["author"], c["body"]) for c in listed] == [("alice", "Ask @bob about dock 14")]
+    assert [c["id"] for c in api.get("/v1/comments", headers=as_("bob"), params={"mentioning": "bob"}).json()] == \
+        [added.json()["id"]]

@@ -627,6 +627,45 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
             return stats.team_stats(services(), actor, since=since)
         return stats.user_stats(services(), actor, user=user, since=since)
 
+    # ------------------------------------------------------------------ guidelines and comments
+    from r2k.core.services import comments, guidelines
+
+    @route("GET", "/v1/validation/queues/{horn_type}/guidelines", tags=("validation",),
+           summary="a queue's guidelines in force (or version `number`)")
+    def guidelines_get(horn_type: str = Path(..., max_length=40), number: int | None = None, actor: Actor = Me):
+        """As `r2k queue guidelines HORN [--version N]`; null while the queue has none."""
+        from r2k.core.domain import limits
+
+        return guidelines.show(services(), horn_type,
+                               None if number is None else limits.number(number, "number", limits.VERSION))
+
+    class Guidelines(Strict):
+        body: str = Field(..., description="Markdown")
+
+    @route("PUT", "/v1/validation/queues/{horn_type}/guidelines", status=201, tags=("validation",),
+           summary="a new version of a queue's guidelines (an admin)")
+    def guidelines_put(body: Guidelines, horn_type: str = Path(..., max_length=40), actor: Actor = Me,
+                       o: dict = Key):
+        """As `r2k queue guidelines HORN --file F`: every version is kept."""
+        return guidelines.set_guidelines(services(), actor, horn_type, body.body, **o)
+
+    class CommentIn(Strict):
+        entity: str = Field(..., description="candidate, answer, grey, workitem or task", max_length=20)
+        id: str = Field(..., max_length=40)
+        text: str
+
+    @route("POST", "/v1/comments", status=201, tags=("comments",), summary="a comment on an item (never edited)")
+    def comment_add(body: CommentIn, actor: Actor = Me, o: dict = Key):
+        """As `r2k comments add ENTITY ID --text T`; `@name` of a known user tells them."""
+        return comments.add(services(), actor, body.entity, body.id, body.text, **o)
+
+    @route("GET", "/v1/comments", tags=("comments",), summary="the comments on an item, or mentioning a user")
+    def comment_list(entity: str | None = Query(None, max_length=20), id: str | None = Query(None, max_length=40),  # noqa: A002
+                     mentioning: str | None = Query(None, max_length=200), limit: int = 200, offset: int = 0,
+                     actor: Actor = Me):
+        """As `r2k comments list`."""
+        return comments.list_comments(services(), entity, id, mentioning=mentioning, limit=limit, offset=offset)
+
     @route("GET", "/v1/stats/agreement", tags=("stats",),
            summary="the validators' agreement under overlap, per queue and pair (an admin)")
     def stats_agreement(horn: str | None = Query(None, max_length=40), since: str | None = Query(None, max_length=40),
