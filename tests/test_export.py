@@ -195,3 +195,31 @@ def test_a_large_export_streams_in_batches_with_progress(ctx, people, monkeypatc
     summary = export.export(ctx, people["bob"], "registry", "jsonl", written.append, progress=lambda d, t: seen.append((d, t)))
     assert summary.rows == 5 and len(written) == 5
     assert seen == [(2, 5), (4, 5), (5, 5)]
+
+
+def test_the_http_export_streams_what_the_cli_writes_and_refuses_as_it_does(ctx, people, decided):
+    from fastapi.testclient import TestClient
+
+    from r2k.app.api import create_app
+    from r2k.core.services import tokens
+
+    def bearer(name: str) -> dict:
+        return {"Authorization": f"Bearer {tokens.create(ctx, people[name])['token']}"}
+
+    bob, root = bearer("bob"), bearer("root")
+    with TestClient(create_app(ctx), raise_server_exceptions=False) as api:
+        got = api.get("/v1/export/registry", headers=bob)
+        assert got.status_code == 200 and got.headers["content-type"].startswith("application/x-ndjson")
+        assert lines(got.text) == lines(r2k("--as", "bob", "export", "registry").stdout)
+        every = api.get("/v1/export/registry", headers=bob, params={"status": "ALL"})
+        assert len(lines(every.text)) == 5
+        as_csv = api.get("/v1/export/decisions", headers=root, params={"format": "csv"})
+        assert as_csv.headers["content-type"].startswith("text/csv")
+        # (the CLI is read here as text, whose newline translation reads CSV's \r\n as \n)
+        assert as_csv.text.replace("\r\n", "\n") == r2k("--as", "root", "export", "decisions", "--format", "csv").stdout
+        for response, status in ((api.get("/v1/export/decisions", headers=bob), 403),
+                                 (api.get("/v1/export/tasks", headers=bob, params={"status": "ALL"}), 400),
+                                 (api.get("/v1/export/planets", headers=bob), 400),
+                                 (api.get("/v1/export/registry", headers=bob, params={"format": "xml"}), 400),
+                                 (api.get("/v1/export/registry"), 401)):
+            assert response.status_code == status and response.json()["status"] == status, response.text

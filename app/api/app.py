@@ -13,6 +13,7 @@ import asyncio
 import functools
 import logging
 import os
+import queue
 import threading
 from typing import Any, Callable, Literal
 
@@ -27,6 +28,7 @@ from r2k.core.domain import Actor, jsonable, limits
 from r2k.core.errors import InvalidInput, R2KError
 
 log = logging.getLogger(__name__)
+STALLED_EXPORT = 60  # seconds an export waits for a client that reads nothing
 
 POOL = 8  # connections per process: the threads FastAPI runs sync routes on share them
 NO_STORE = {"Cache-Control": "no-store"}  # a claim is never served from a cache
@@ -683,6 +685,58 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
     @route("GET", "/v1/me", tags=("users",), summary="the user this token acts as")
     def me(actor: Actor = Me):
         return {"name": actor.name, "role": actor.role, "horn_types": sorted(actor.horn_types)}
+
+    # ------------------------------------------------------------------ export (docs/architecture.md, "Export")
+    from r2k.core.services import export as exports
+
+    @app.get("/v1/export/{kind}", tags=("export",), summary="the registry, decisions or tasks as JSON Lines or CSV",
+             response_class=StreamingResponse,
+             responses={200: {"content": {"application/x-ndjson": {}, "text/csv": {}},
+                              "description": "one record a line (CSV: a header line first)"}})
+    def export_stream(kind: Literal["registry", "decisions", "tasks"], format: Literal["jsonl", "csv"] = "jsonl",  # noqa: A002
+                      status: list[str] | None = Query(None, max_length=20), actor: Actor = Me):
+        """As `r2k export KIND --format F [--status S]`: one consistent snapshot, streamed as it is read;
+        decisions are an admin's."""
+        ctx = services()
+        kind, fmt = exports.checked(actor, kind, format, status)
+        lines: queue.Queue = queue.Queue(maxsize=256)
+        gone = threading.Event()
+
+        def put(item) -> None:
+            # A client that left, or that read nothing for a minute, ends the read and frees its
+            # database connection (a closed stream is not always closed promptly by the server).
+            for _ in range(STALLED_EXPORT):
+                if gone.is_set():
+                    break
+                try:
+                    lines.put(item, timeout=1)
+                    return
+                except queue.Full:
+                    continue
+            raise ConnectionAbortedError("the client left the export, or stopped reading")
+
+        def produce() -> None:
+            try:
+                exports.export(ctx, actor, kind, fmt, put, status=status)
+            except Exception as exc:  # noqa: BLE001 - logged; the stream ends short (its status is sent)
+                if not gone.is_set():
+                    log.warning("export %s ended early: %s", kind, exc)
+            finally:
+                try:
+                    put(None)
+                except ConnectionAbortedError:
+                    pass  # nobody is reading any more
+
+        def stream():
+            threading.Thread(target=produce, daemon=True, name=f"export-{kind}").start()
+            try:
+                while (line := lines.get()) is not None:
+                    yield line
+            finally:
+                gone.set()
+
+        media = "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson"
+        return StreamingResponse(stream(), media_type=media)
 
     # ------------------------------------------------------------------ the event stream
     from r2k.core.services import event_stream

@@ -127,15 +127,22 @@ def _records(tx: "Tx", sql: str, params: dict) -> Iterator[dict]:
             yield {k: jsonable(v) for k, v in row.items()}
 
 
+def checked(actor: "Actor", kind: str, fmt: str, status=None) -> tuple[str, str]:
+    """The kind and format of an export `actor` may make, else its 400 or 403, before anything is written."""
+    kind, fmt = kind_of(kind), format_of(fmt)
+    if kind == "decisions" and actor.role != "admin":
+        raise Forbidden(f"{actor.name} ({actor.role}) may not export every validator's decisions: only an admin may")
+    _query(kind, status)  # a status filter it cannot take is a 400 here
+    return kind, fmt
+
+
 def export(ctx: "Context", actor: "Actor", kind: str, fmt: str, write: Callable[[str], None], *, status=None,
            progress: Callable[[int, int], None] | None = None) -> Summary:
     """Write every record of `kind` through `write`, as `fmt` text (one line a record for JSON
     Lines; a header, then one row a record, for CSV); `progress(done, total)` after each batch.
     The registry and the tasks are anyone's to read; every validator's decisions side by side are
     an admin's, as the team's figures are (`stats`)."""
-    kind, fmt = kind_of(kind), format_of(fmt)
-    if kind == "decisions" and actor.role != "admin":
-        raise Forbidden(f"{actor.name} ({actor.role}) may not export every validator's decisions: only an admin may")
+    kind, fmt = checked(actor, kind, fmt, status)
     sql, count_sql, params, statuses = _query(kind, status)
     encode = encoder(kind, fmt)
     done = 0
