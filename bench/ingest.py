@@ -101,6 +101,7 @@ def empty_tables(ctx) -> None:
 
     audit.checkpoint_file(ctx.settings).unlink(missing_ok=True)  # the checkpoints' copy outside the database
     ctx.signer._registered.clear()  # its public key is gone with signing_keys: registered again at first use
+    ctx.embeddings.forget()  # the recorded model is gone with embedding_index: recorded again at first write
     ctx.redis.flushdb()
     from r2k.core.services import queue_index
 

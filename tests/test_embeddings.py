@@ -135,6 +135,17 @@ def test_passages_candidates_and_answers_are_embedded_as_they_are_written(demo, 
     assert index == {"model": STATIC_MODEL, "dimension": 256, "state": "ready"}
 
 
+def test_the_hnsw_indexes_are_built_cheap_to_maintain(demo):
+    """Ingest maintains the indexes for every vector it writes: they are made with m = 8 and
+    ef_construction = 32, not pgvector's 16 and 64 (core/migrations/vectors.py), for each kind."""
+    if not has_pgvector(demo):
+        pytest.skip("this PostgreSQL has no pgvector")
+    with demo.db.read() as tx:
+        options = {r["relname"]: r["reloptions"] for r in tx.all(
+            "SELECT relname, reloptions FROM pg_class WHERE relname LIKE '%_vectors_hnsw'")}
+    assert options == {f"{kind}_vectors_hnsw": ["m=8", "ef_construction=32"] for kind in ("passage", "candidate", "answer")}
+
+
 def test_a_configured_model_the_index_does_not_hold_is_refused_until_a_rebuild(demo, people):
     if not has_pgvector(demo):
         pytest.skip("this PostgreSQL has no pgvector")
