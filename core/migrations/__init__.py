@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-HEAD = "0022"
+HEAD = "0023"
 HERE = Path(__file__).resolve().parent
 
 
