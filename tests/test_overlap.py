@@ -63,6 +63,23 @@ def test_bad_review_counts_are_refused(value):
         overlap.parse_reviews(value)
 
 
+def test_the_dashboard_pane_names_pairs_for_an_admin_only_terminal_safe_and_the_most_rounds_first():
+    from r2k.app.screens.dashboard import agreement_lines
+
+    queues = [{"horn_type": "FACT", "units": 9, "alpha": 0.5, "percent": 75.0}]
+    pairs = [{"pair": ["ann", "bo"], "units": 2, "alpha": None, "percent": 50.0},
+             {"pair": ["al\x1b]0;x\x07", "bo"], "units": 5, "alpha": 0.444, "percent": 66.7},
+             {"pair": ["ann", "cy"], "units": 1, "alpha": None, "percent": 100.0},
+             {"pair": ["bo", "cy"], "units": 3, "alpha": 1.0, "percent": 100.0}]
+    anyone = str(agreement_lines({"adjudication": 2, "days": 30, "queues": queues}))
+    assert "FACT" in anyone and "75 %" in anyone and "bo" not in anyone  # no validator named
+    admin = str(agreement_lines({"adjudication": 2, "days": 30, "queues": queues, "pairs": pairs})).splitlines()
+    shown = [line.split()[0:3] for line in admin[2:5]]
+    assert shown == [["al\\x1b]0;x\\x07", "·", "bo"], ["bo", "·", "cy"], ["ann", "·", "bo"]]
+    assert "\x1b" not in "\n".join(admin)
+    assert admin[5] == "… 1 more pair: r2k stats agreement"
+
+
 # ----------------------------------------------------------------------------- with the services
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Header, Static
 
 from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
+from r2k.app.widgets.format import clip, plural
 from r2k.app.widgets.text import lines as text_lines, markup
 from r2k.core.domain import HORN_TYPES
 
@@ -111,7 +112,7 @@ class DashboardScreen(WorkstationScreen):
         from r2k.core.services import dashboard
 
         with self.reporting("counts"):
-            self.reply(Counted(dashboard.counts(self.ctx)))
+            self.reply(Counted(dashboard.counts(self.ctx, self.actor)))
 
     @work(thread=True, exclusive=True, group="health", exit_on_error=False)
     def fetch_health(self) -> None:
@@ -178,6 +179,9 @@ class DashboardScreen(WorkstationScreen):
         self.query_one("#services", Static).update(text_lines(lines))
 
 
+PAIRS_SHOWN = 3  # pairs of validators on an admin's dashboard, the most rounds first
+
+
 def agreement_lines(overlap: dict | None) -> Text:
     """The overlap pane: what awaits adjudication, and each queue's agreement (alpha, percent)."""
     if not overlap:
@@ -191,6 +195,14 @@ def agreement_lines(overlap: dict | None) -> Text:
         alpha = "—" if q["alpha"] is None else f"{q['alpha']:g}"
         percent = "—" if q["percent"] is None else f"{q['percent']:g} %"
         out.append(f"\n{q['horn_type']:<11}{q['units']} rounds · alpha {alpha} · {percent} agreeing")
+    pairs = sorted(overlap.get("pairs") or [], key=lambda p: (-p["units"], p["pair"]))
+    for p in pairs[:PAIRS_SHOWN]:
+        alpha = "—" if p["alpha"] is None else f"{p['alpha']:g}"
+        percent = "—" if p["percent"] is None else f"{p['percent']:g} %"
+        out.append(f"\n{clip(' · '.join(visible(n, multiline=False) for n in p['pair']), 24):<25}"
+                   f"{p['units']} rounds · alpha {alpha} · {percent}")
+    if len(pairs) > PAIRS_SHOWN:
+        out.append(f"\n… {plural(len(pairs) - PAIRS_SHOWN, 'more pair')}: r2k stats agreement", style="dim")
     return out
 
 

@@ -117,14 +117,17 @@ def agreement(ctx: Context, actor: Actor, *, horn_type: str | None = None, since
                                                       "horn_type": horn}
 
 
-def per_queue(tx, days: int = 30) -> dict:
-    """The dashboard's figures (no validator named, so anyone's): candidates awaiting adjudication
-    and each queue's agreement over the rounds closed in the last `days` days."""
+def per_queue(tx, days: int = 30, *, pairs: bool = False) -> dict:
+    """The dashboard's figures: candidates awaiting adjudication and each queue's agreement over the
+    rounds closed in the last `days` days (no validator named, so anyone's); with `pairs` (an admin's
+    dashboard, as `stats agreement` is an admin's), each pair of validators' too."""
     rows = tx.all("SELECT r.candidate_id, r.round, r.actor, r.action, c.horn_type FROM candidate_reviews r "
                   "JOIN candidates c ON c.id = r.candidate_id WHERE r.status IN ('agreed', 'disagreed') "
                   "AND r.closed_at >= %s ORDER BY r.candidate_id, r.round, r.id", (now() - timedelta(days=days),))
     waiting = tx.scalar("SELECT count(*) FROM candidates WHERE state = 'ADJUDICATION'")
-    return {"adjudication": int(waiting or 0), "days": days, "queues": figures(rows)["queues"]}
+    found = figures(rows)
+    return {"adjudication": int(waiting or 0), "days": days, "queues": found["queues"],
+            **({"pairs": found["pairs"]} if pairs else {})}
 
 
 def figures(rows: list[dict]) -> dict:

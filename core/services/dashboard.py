@@ -8,9 +8,12 @@ from . import agreement
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..domain import Actor
 
 
-def counts(ctx: Context) -> dict:
+def counts(ctx: Context, actor: Actor | None = None) -> dict:
+    """Everything in flight, counted by state; overlap's agreement per queue, and per pair of
+    validators for an admin."""
     with ctx.db.read() as tx:
         rows = tx.all(
             "SELECT 'candidates' AS what, horn_type AS key, state, count(*) AS n FROM candidates GROUP BY 2, 3 "
@@ -25,7 +28,7 @@ def counts(ctx: Context) -> dict:
         else:
             out[r["what"]][r["state"]] = r["n"]
     with ctx.db.read() as tx:
-        out["overlap"] = agreement.per_queue(tx)
+        out["overlap"] = agreement.per_queue(tx, pairs=actor is not None and actor.role == "admin")
     return out
 
 
