@@ -11,6 +11,7 @@ from r2k.core.services import (
     candidate_views,
     candidates,
     claims,
+    event_stream,
     overlap,
     queue_index,
     skip,
@@ -387,3 +388,24 @@ async def test_the_review_screen_loop_under_overlap_is_blind(ctx, team):
         whole = " ".join(rendered(w) for w in app.screen.query("Static"))
         assert "review" in whole and "SECRETWORDING" not in whole
     assert state(ctx, first) == "APPROVED"
+
+
+def test_the_event_stream_withholds_a_reviews_decision_from_other_validators(ctx, team):
+    cid = add(ctx, team, text="Dock 4 is open from 6 to 22.")
+    claimed = claims.claim_next(ctx, team["alice"], "FACT")
+    candidates.decide(ctx, team["alice"], claimed["id"], "revise", text="Dock 4 is open from 7 to 21.")
+
+    def tail(user: str) -> list[dict]:
+        result = r2k("--as", user, "events", "tail", "--lines", "50")
+        assert result.returncode == 0, result.stderr
+        return [json.loads(line) for line in result.stdout.splitlines()]
+
+    def about_the_review(events: list[dict]) -> list[dict]:
+        return [e for e in events if (e["aggregate_type"] == "candidate" and e["type"] == "review"
+                                      and e["aggregate_id"] == str(cid)) or e["aggregate_type"] == "candidate_review"]
+
+    bobs = about_the_review(tail("bob"))
+    assert bobs and all(e["payload"] == {"withheld": event_stream.WITHHELD} for e in bobs)
+    assert "7 to 21" not in json.dumps(tail("bob"))  # nowhere in what bob reads
+    sams = about_the_review(tail("sam"))  # a specialist adjudicates: the decision is theirs to read
+    assert [e["id"] for e in sams] == [e["id"] for e in bobs] and "7 to 21" in json.dumps(sams)

@@ -760,14 +760,14 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
             last = resume if resume is not None else await asyncio.to_thread(event_stream.high_water, ctx)
         except Exception as exc:  # noqa: BLE001 - the database away: a 503
             raise _translated(exc, ctx) from None
-        return StreamingResponse(_stream(request, ctx, aggregate, last, follow), media_type="text/event-stream",
+        return StreamingResponse(_stream(request, ctx, actor, aggregate, last, follow), media_type="text/event-stream",
                                  headers=NO_STORE)
 
 
 INTERVAL = 0.5  # seconds between looks for new events (as `r2k events tail --follow`)
 
 
-async def _stream(request: Request, ctx, aggregate: str | None, last: int, follow: bool):
+async def _stream(request: Request, ctx, actor: Actor, aggregate: str | None, last: int, follow: bool):
     from r2k.app.safe import dumps
     from r2k.core.services import event_stream
 
@@ -777,6 +777,7 @@ async def _stream(request: Request, ctx, aggregate: str | None, last: int, follo
     while True:
         fresh = await asyncio.to_thread(event_stream.after, ctx, aggregate, last, seen)
         for event in fresh:
+            event = event_stream.as_read_by(event, actor)
             yield f"id: {event['id']}\nevent: {event['aggregate_type']}.{event['type']}\ndata: {dumps(event, default=str)}\n\n"
             last = max(last, event["id"])
         if not follow and not fresh:

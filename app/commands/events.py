@@ -46,12 +46,12 @@ def tail(cli, args):
 
     from ..safe import dumps
 
-    cli.actor
+    actor = cli.actor
     aggregate = args.aggregate.strip() if args.aggregate else None
     last = event_stream.high_water(cli.ctx)
     seen: set[int] = set()
     for event in event_stream.newest(cli.ctx, aggregate, args.lines):
-        print(dumps(event, default=str), flush=True)
+        print(dumps(event_stream.as_read_by(event, actor), default=str), flush=True)
         seen.add(event["id"])
     if not args.follow:
         return None
@@ -59,7 +59,7 @@ def tail(cli, args):
     seen |= {e["id"] for e in event_stream.after(cli.ctx, aggregate, last, set()) if e["id"] <= last}
     while True:
         for event in event_stream.after(cli.ctx, aggregate, last, seen):
-            print(dumps(event, default=str), flush=True)
+            print(dumps(event_stream.as_read_by(event, actor), default=str), flush=True)
             last = max(last, event["id"])
         sys.stdout.flush()
         time.sleep(args.interval)

@@ -1,13 +1,18 @@
 """The event log read as a stream (`r2k events tail`): the newest events, then each one committed
-after a given id. Reads only; the payload is as written (the CLI escapes it for the terminal)."""
+after a given id. Reads only; the payload is as written (the CLI escapes it for the terminal), except
+that a reader who is neither a specialist nor an admin gets an overlap review's decision withheld
+(`as_read_by`): reviews are blind (docs/architecture.md, "Overlap"). The signed row is unchanged;
+`audit verify` reads the log itself."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ..domain import jsonable
+from .common import BLIND
 
 if TYPE_CHECKING:
     from ..context import Context
+    from ..domain import Actor
 
 _COLUMNS = "id, aggregate_type, aggregate_id, seq, type, actor, created_at, idempotency_key, payload, hash, key_id"
 BATCH = 1000
@@ -15,6 +20,19 @@ BATCH = 1000
 
 def _shape(row: dict) -> dict:
     return {k: jsonable(v) for k, v in row.items()}
+
+
+WITHHELD = "a review's decision, shown to specialists and admins only (reviews are blind)"
+
+
+def as_read_by(event: dict, actor: Actor) -> dict:
+    """The event as `actor` may read it: a candidate's `review` or `disagree` move, and every event
+    of a review row, keep their ids, type and hash but not their payload, unless `actor` adjudicates."""
+    if actor.role in ("specialist", "admin"):
+        return event
+    if (event["aggregate_type"] == "candidate" and event["type"] in BLIND) or event["aggregate_type"] == "candidate_review":
+        return {**event, "payload": {"withheld": WITHHELD}}
+    return event
 
 
 def newest(ctx: Context, aggregate: str | None, n: int) -> list[dict]:
