@@ -9,6 +9,7 @@ import logging
 import os
 import pty
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -149,6 +150,22 @@ def test_a_socket_path_too_long_is_refused_in_one_line_before_anything_starts(tm
     with pytest.raises(InvalidInput):  # the limit is the kernel's: 107 bytes fit, 108 do not
         common.socket_path(Path("/" + "s" * 107))
     assert common.socket_path(Path("/" + "s" * 106)) == Path("/" + "s" * 106)
+
+
+def test_a_new_tcp_port_lies_outside_the_range_the_kernel_hands_to_outgoing_connections():
+    """A port the kernel picked (bind to 0) is an ephemeral one: once its server stops, any outgoing
+    connection on the machine may be given it, and the restart moves. CI saw exactly that."""
+    low, high = common.ephemeral_ports()
+    assert (low, high) == tuple(int(n) for n in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    ports = {common.tcp_port(None) for _ in range(20)}
+    assert all(port < low or port > high for port in ports), (sorted(ports), low, high)
+    assert all(common.port_free(port) for port in ports) and len(ports) > 1
+    taken = min(ports)
+    with socket.socket() as holder:  # a previous port still free is kept; one taken is not
+        assert common.tcp_port(taken) == taken
+        holder.bind(("127.0.0.1", taken))
+        holder.listen()
+        assert common.tcp_port(taken) != taken
 
 
 @pytest.mark.services  # servers of its own

@@ -232,12 +232,32 @@ def port_free(port: int) -> bool:
     return True
 
 
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def ephemeral_ports() -> tuple[int, int]:
+    """The ports the kernel hands to outgoing connections (Linux's default when it does not say)."""
+    try:
+        low, high = (int(part) for part in EPHEMERAL_RANGE.read_text().split())
+    except (OSError, ValueError):
+        return 32768, 60999
+    return low, high
+
+
 def tcp_port(previous: int | None) -> int:
     """The TCP port of a server that opens one (`R2K_EMBEDDED_TCP=1`, docs/architecture.md,
-    "Embedded servers"): the one it had when still free, else one the kernel picks."""
+    "Embedded servers"): the one it had when still free, else a free one outside the ephemeral
+    range. One the kernel picked would be ephemeral, and while its server restarts any outgoing
+    connection on the machine may be given it, so the port would move."""
     if previous and port_free(previous):
         return previous
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+    low, high = ephemeral_ports()
+    pool = range(max(1024, low - 12000), low) if low > 2048 else range(high + 1, 65536)
+    rng = _secrets.SystemRandom()
+    for port in rng.sample(pool, min(64, len(pool))):
+        if port_free(port):
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # all taken: the kernel's pick
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
