@@ -23,6 +23,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from r2k.app.textual_private import app_keymap, character_to_key, class_bindings, node_bindings
 from r2k.core.domain import files, limits
 from r2k.core.errors import InvalidInput
 
@@ -74,7 +75,7 @@ def screen_classes() -> list[type]:
 
 def _bindings(node_class) -> list:
     """A class's bindings with those it inherits (Textual's own: tab, ctrl+c, …), as Textual merges them."""
-    return [b for bindings in node_class._merged_bindings.key_to_bindings.values() for b in bindings]
+    return [b for bindings in class_bindings(node_class).key_to_bindings.values() for b in bindings]
 
 
 def scopes() -> list[tuple[str, list]]:
@@ -114,12 +115,9 @@ def in_force(app, node):
     with the app's keymap applied, as Textual applies it when a key is pressed
     (`Screen._binding_chain`): (key, binding) in the order declared, except that Textual puts a
     remapped binding last (app/widgets/footer.py puts it back)."""
-    if isinstance(node, type):
-        bindings = (node._merged_bindings or node._merge_bindings()).copy()
-    else:
-        bindings = node._bindings.copy()
-    if app._keymap:
-        bindings.apply_keymap(app._keymap)
+    bindings = (class_bindings(node) if isinstance(node, type) else node_bindings(node)).copy()
+    if app_keymap(app):
+        bindings.apply_keymap(app_keymap(app))
     return bindings
 
 
@@ -159,12 +157,10 @@ def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
 
 
 def _keys(value: str) -> list[str]:
-    from textual.keys import _character_to_key
-
     out = []
     for part in value.split(","):
         part = part.strip()
-        out.append(_character_to_key(part) if len(part) == 1 else part)
+        out.append(character_to_key(part) if len(part) == 1 else part)
     return out
 
 

@@ -26,6 +26,8 @@ from collections import deque
 
 from textual import events
 
+from r2k.app.textual_private import queue_empty, wait_mounted
+
 log = logging.getLogger(__name__)
 
 HOLD_LIMIT = 2.0  # seconds
@@ -134,12 +136,12 @@ class TypeAhead:
                 return
             if not screen.is_mounted:
                 try:
-                    await asyncio.wait_for(screen._mounted_event.wait(), HOLD_LIMIT)
+                    await asyncio.wait_for(wait_mounted(screen), HOLD_LIMIT)
                 except asyncio.TimeoutError:
                     return
             nodes = [self, *self.screen_stack, *screen.walk_children()]
             await self._one_round(nodes)
-            if self.screen is screen and screen.is_mounted and all(node._message_queue.empty() for node in nodes):
+            if self.screen is screen and screen.is_mounted and all(queue_empty(node) for node in nodes):
                 return
 
     @staticmethod

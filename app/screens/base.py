@@ -22,6 +22,7 @@ from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import NoActiveWorker, get_current_worker
 
 from r2k.app.keymap import key_of
+from r2k.app.textual_private import binding_chain
 from r2k.app.safe import visible
 from r2k.app.widgets.format import plural
 from r2k.app.widgets.text import plain
@@ -256,7 +257,7 @@ class WorkstationScreen(Screen):
 
     def on_key(self, event) -> None:
         """A hidden move's key, pressed anyway, says why instead of vanishing."""
-        for node, bindings in self._binding_chain:
+        for node, bindings in binding_chain(self):
             if node is not self:
                 continue
             for binding in bindings.key_to_bindings.get(event.key, ()):

@@ -8,6 +8,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
 
 from r2k.app.keymap import declared_order, key_of
+from r2k.app.textual_private import binding_chain
 
 
 def binding_rows(screen: Screen) -> list[tuple[str, str, str, str]]:
@@ -19,7 +20,7 @@ def binding_rows(screen: Screen) -> list[tuple[str, str, str, str]]:
     app = screen.app
     rows: dict[tuple, list] = {}
     places: dict[tuple, tuple] = {}
-    for node, bindings in screen._binding_chain:  # keymap applied; the focused widget's own keys too
+    for node, bindings in binding_chain(screen):  # keymap applied; the focused widget's own keys too
         if node is not screen and node is not app:
             continue
         declared = declared_order(node)

@@ -21,6 +21,7 @@ from textual.reactive import var
 from textual.widgets import Header, Markdown, Static
 
 from r2k.app.keymap import key_of
+from r2k.app.textual_private import binding_chain
 from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
 from r2k.app.widgets.format import ago, new_key, parse_time
@@ -516,7 +517,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
         super().on_key(event)
 
     def active_bindings_for(self, key: str):
-        for node, bindings in self._binding_chain:
+        for node, bindings in binding_chain(self):
             if node is self:
                 return bindings.key_to_bindings.get(key, ())
         return ()

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 from textual.widgets import Footer as TextualFooter
-from textual.widgets._footer import FooterKey
-
 from r2k.app.keymap import declared_order
+from r2k.app.textual_private import FooterKey
 
 # The keys that lead out and to the rest, kept ahead of the other non-moves.
 WAYS_OUT = ("help", "back")
