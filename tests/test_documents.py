@@ -363,6 +363,13 @@ def test_questions_are_specific_and_distinct_without_templates():
     ("I had a number of gripes about the ABC language.", False, True),
     ("Chat transcripts are deleted at the end of that period.", False, False),
     ("The drawback of this procedure is that it depends on the client.", False, True),
+    ("The first is done by executing chmod +x scriptfile.", False, True),  # one of a series named before
+    ("Any other keyword arguments are passed through to all metaclass operations.", False, True),
+    # an intro line that points back before its last words
+    ("All of these immutable classes have a different signature than their parent class:", True, True),
+    ("Invoking an unbound method in this way is avoided by bypassing the instance when looking up methods:", True, True),
+    ("A custom object to do the same would look like this:", True, True),
+    ("The simplest way to write it is like this:", True, False),
     # stands alone
     ("First, the dock clerk checks the seal; then the driver signs; finally the gate opens.", False, False),
     ("If it is acceptable to alter imports, replace the hook.", False, False),
@@ -399,6 +406,28 @@ def test_a_leaning_paragraph_joins_the_claim_before_it_else_is_dropped_and_count
     assert not any("several possible reasons" in t for t in texts) and doc.dropped[LEANING] == 1
     # pointers elsewhere are navigation
     assert texts[1:] == ["The port opens at boot."] and doc.dropped[NAVIGATION] == 2
+
+
+def test_a_definite_subject_the_paragraph_before_names_continues_it_and_a_list_without_intro_takes_its_paragraph():
+    content = ("# Search\n\npip can search PyPI for packages using the search command and a query.\n\n"
+               "The query will be used to search the names and summaries of all packages.\n\n"
+               "## Modulo\n\nFloor division and modulo are connected with divmod().\n\n"
+               "The modulo operation can be customized using the special __mod__() method.\n\n"
+               "## Conflicts\n\nPip cannot install two packages that ask for conflicting versions of pytest.\n\n"
+               "- `pytest-cov` version `2.12.1` requires `pytest` 4.6 or later.\n"
+               "- `package_tea` version `4.3.0` depends on `package_water` 2.3.1.\n\n"
+               "## Navigation\n\nThe port opens at boot.\n\nFor more discussion see Section 30.4.\n")
+    doc = extract(Path("search.md"), content)
+    texts = [u.text for u in doc.units]
+    # "The query" is the query the paragraph before names: one claim
+    assert texts[0].startswith("pip can search") and texts[0].endswith("all packages.")
+    # "The modulo operation" with a modifier names a thing of its own: a claim alone
+    assert "The modulo operation can be customized using the special __mod__() method." in texts
+    # the list with no intro of its own goes with the paragraph before it, which introduces it
+    conflict = next(u for u in doc.units if u.text.startswith("Pip cannot install"))
+    assert "package_tea" in conflict.text
+    # a pointer elsewhere is navigation, not a claim
+    assert not any("more discussion" in t for t in texts) and texts[-1] == "The port opens at boot."
 
 
 def asked(sentence: str, context: str = "") -> str:
@@ -457,7 +486,22 @@ def asked(sentence: str, context: str = "") -> str:
     ("It is impossible to know in advance which attribute will be referenced at runtime.",
      "Is it possible to know in advance which attribute will be referenced at runtime?"),
     ("You are advised to monitor the archiving process to ensure that it is working as you intend.",
-     "Are you advised to monitor the archiving process to ensure that it is working?"),
+     "Are you advised to monitor the archiving process to ensure that it is working as you intend?"),
+    # a clause a little over its limit is asked whole: a question cut mid-phrase is garbled
+    ("There are certain operations that hold critical locks and should therefore complete as quickly as possible.",
+     "Are there certain operations that hold critical locks and should therefore complete as quickly as possible?"),
+    ("The parentheses may be omitted when the yield expression is the sole expression on the right hand side of an "
+     "assignment statement.", "May the parentheses be omitted when the yield expression is the sole expression on the "
+     "right hand side of an assignment statement?"),
+    ("You can use pip cache dir to get the cache directory that pip is currently configured to use.",
+     "Can you use pip cache dir to get the cache directory that pip is currently configured to use?"),
+    ("There are ways to reduce the degree to which pip might backtrack.",  # "to which" goes on
+     "Are there ways to reduce the degree to which pip might backtrack?"),
+    ("Storage that has a higher random read cost relative to sequential, like magnetic disks, might also be better "
+     "modeled with a higher value for random_page_cost.", "Is it true that storage that has a higher random read "
+     "cost relative to sequential, like magnetic disks, might also be better modeled with a higher value for "
+     "random_page_cost?"),
+    ("pg_dumpall works by emitting commands to re-create roles.", "How does pg_dumpall work?"),  # "by" and a gerund
     ("The value of some objects can change.", "Can the value of some objects change?"),
     ("A value higher than autovacuum_freeze_max_age wouldn't make sense because a vacuum runs anyway.",
      "Would a value higher than autovacuum_freeze_max_age make sense?"),
@@ -489,9 +533,9 @@ def asked(sentence: str, context: str = "") -> str:
     ("Note that tuples are not formed by the parentheses, but rather by use of the comma.",
      "Are tuples formed by the parentheses?"),
     # too long to ask whole: cut where a clause ends, never with an ellipsis
-    ("New, stable releases have been coming out roughly every 6 to 18 months since 1991, and this seems likely "
-     "to continue for many years to come.",
-     "Is it true that new, stable releases have been coming out roughly every 6 to 18 months since 1991?"),
+    ("New, stable releases have been coming out steadily roughly every 6 to 18 months since 1991, and this seems likely "
+     "to continue for many years to come now.",
+     "Is it true that new, stable releases have been coming out steadily roughly every 6 to 18 months since 1991?"),
 ])
 def test_a_sentence_is_asked_as_a_person_would_ask_it(sentence, question):
     assert asked(sentence) == question

@@ -20,7 +20,8 @@ from .documents import squeeze
 from .horn import action
 from .verbs import VERBS, base as verb_base
 
-MAX_WORDS = 24  # a question longer than this is cut at a clause boundary
+MAX_WORDS = 30  # a question longer than this is cut at a clause boundary
+CLAUSE_SLACK = 10  # a clause up to this many words over its limit is kept whole: a question cut mid-phrase is garbled
 _TYPES = frozenset("boolean integer string enum real floating numeric bool int float text".split())
 
 # Templates an older r2k wrote over headings: kept so that the subjects of questions stored then are still read.
@@ -111,10 +112,15 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
     return first[:1].lower() + first[1:] + (" " + words[1] if len(words) > 1 else "")
 
 
-def _clause(text: str, limit: int = 14) -> str:
-    """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`."""
-    cut = re.split(r"[,;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
+def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK) -> str:
+    """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`
+    (or the whole clause, when it is at most `slack` words longer: a question cut open is garbled)."""
+    cut = re.split(r"[,;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |(?<!\bto )(?<!\bin )(?<!\bof )(?<!\bby )\bwhich\b|"
+                   r"\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]  # "the degree to which …" goes on
+    whole = cut.strip().rstrip(".!?") == text.strip().rstrip(".!?")  # the sentence to its end: nothing dangles
     words = cut.strip().rstrip(".!?").split()
+    if len(words) <= limit + slack:
+        limit = len(words)
     cut_short = len(words) > limit
     words = words[:limit]
     if cut_short:  # "… backtracking excessively during dependency": the phrase cut open is left out
@@ -122,7 +128,7 @@ def _clause(text: str, limit: int = 14) -> str:
                    default=0)
         if back and len(words) - back <= 3:
             words = words[:back]
-    while len(words) > 1 and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
+    while len(words) > 1 and not whole and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
                               words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
         words.pop()  # "… in order to more", "… working as you": not where a question ends
     return " ".join(words)
@@ -481,8 +487,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         wh = "When"
     elif after in _PLACE and nxt[:1].isupper():
         wh = "Where"
-    elif after in _MANNER:
-        wh = "How"
+    elif after in _MANNER or after == "by" and nxt.lower().endswith("ing"):
+        wh = "How"  # "pg_dumpall works by emitting …": "How does pg_dumpall work?"
     elif after in ("when", "whenever", "if", "unless") and not rest[1:2] == ["it"] or \
             base.lower() in ("occur", "happen", "start", "end", "begin", "finish") and after in ("at", "during", "before",
                                                                                          "after", "once", "on"):
@@ -615,7 +621,7 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
             sentence = plain[spans[1][0]:spans[1][1]]
     question = _from_sentence(sentence, names) or _is_it_true(sentence, names)
     if question is None:
-        subject = _lower_first(_clause(sentence, 8), names)
+        subject = _lower_first(_clause(sentence, 8, slack=0), names)
         return f"What does “{topic}” say about {subject}?" if subject else f"What does “{topic}” say?"
     words = question.rstrip("?").split()
     if len(words) > MAX_WORDS:
