@@ -502,6 +502,15 @@ def asked(sentence: str, context: str = "") -> str:
      "cost relative to sequential, like magnetic disks, might also be better modeled with a higher value for "
      "random_page_cost?"),
     ("pg_dumpall works by emitting commands to re-create roles.", "How does pg_dumpall work?"),  # "by" and a gerund
+    # a condition, then what you can do: asked as what you can do
+    ("If more flexibility than pg_basebackup can provide is required, you can also make a base backup using the API.",
+     "What can you do if more flexibility than pg_basebackup can provide is required?"),
+    # "is allowed to …", "is defined to …": asked whole; only a purpose ("is used to") asks why
+    ("A maximum of autovacuum_max_workers worker processes are allowed to run at the same time.",
+     "Are a maximum of autovacuum_max_workers worker processes allowed to run at the same time?"),
+    ("The operator not in is defined to have the inverse truth value of in.",
+     "Is the operator not in defined to have the inverse truth value of in?"),
+    ("Support for most relational databases is available.", "Is support for most relational databases available?"),
     ("The value of some objects can change.", "Can the value of some objects change?"),
     ("A value higher than autovacuum_freeze_max_age wouldn't make sense because a vacuum runs anyway.",
      "Would a value higher than autovacuum_freeze_max_age make sense?"),

@@ -294,8 +294,11 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to|desirable|"
                                                  r"recommended|a good idea|advisable|one way|can help|make sure)\b",
                                                  main, re.I))
+        able = re.match(r"^(?:then,? )?(you|one|we) (?:can|could)\b", main, re.I)
         if clause and (clause.split()[0].lower() not in _PRONOUN_SUBJECT or
                        re.match(r"^it is \w+ (?:to|that)\b", clause, re.I)):
+            if able and not ordered:  # "If more flexibility is required, you can also …": what you can do then
+                return f"What can {able.group(1).lower()} do {word} {clause}?"
             return f"What {'should be done' if ordered else 'happens'} {word} {clause}?"
         return None
     purpose = _PURPOSE.match(sentence)
@@ -364,7 +367,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         return f"{aux.capitalize()} {words[0].lower()} {'not ' if negated and aux in ('have', 'are') else ''}{body}?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
         return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
-    if action(sentence):
+    if action(sentence) and not (re.search(r"\b(?:is|are|was|were)\b", " ".join(words[1:8]), re.I) and
+                                 len(words) > 1 and words[1].lower() not in _ORDER_OBJECT):
+        # "Support for most databases is available": a noun, not an order
         if words[0].lower() in ("never", "don't", "don’t") or words[0].lower() == "do" and words[1:2] == ["not"]:
             words = words[2:] if words[0].lower() == "do" else words[1:]  # "Do not omit zeroes": "Should you omit …?"
             if not words:
@@ -444,7 +449,10 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             if not nxt:
                 return f"{verb.capitalize()} {subject} {first}?"
             if nxt == "to" and len(after) > 1 and after[1] in VERBS:
-                return f"Why {verb} {subject} {first}?"
+                if first in _FOR_A_PURPOSE:
+                    return f"Why {verb} {subject} {first}?"  # "is used to …", "is designed to …"
+                tail = _clause(" ".join(rest[1:]), 10)  # "are allowed to run at the same time": asked whole
+                return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{first} {tail}?"
             if nxt == "for" and len(after) > 1 and after[1][:1].isdigit():
                 return f"How long {verb} {subject} {first}?"
             if nxt in ("every", "each", "daily", "weekly", "monthly", "yearly", "annually"):
@@ -515,6 +523,11 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     return f"{wh} {'do' if plural else 'does'} {subject} {base.lower()}{preposition}?"
 
 
+_FOR_A_PURPOSE = frozenset("used designed intended meant needed required made written added introduced provided".split())
+# What an order's verb is followed by ("Notice how …", "Check that …"); any other word after it and a "be"
+# soon after make its first word a noun ("Support for most databases is available").
+_ORDER_OBJECT = _OBJECT_START | frozenset("how that what whether which why when where out up it them you him "
+                                          "yourself".split())
 _GIVEN = frozenset("given assigned granted offered sent shown told awarded allotted".split())
 _NUMBERS = frozenset("a an one two three four five six seven eight nine ten several many some".split())
 _PARTICIPLE = frozenset("""given taken done made used set put run shown written sent built kept found left held read
