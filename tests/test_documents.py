@@ -370,6 +370,14 @@ def test_questions_are_specific_and_distinct_without_templates():
     ("Invoking an unbound method in this way is avoided by bypassing the instance when looking up methods:", True, True),
     ("A custom object to do the same would look like this:", True, True),
     ("The simplest way to write it is like this:", True, False),
+    # an intro line announcing an example: the example of the claim before it
+    ("Here is a simple example that demonstrates the behavior of generators:", True, True),
+    ("Some examples of floating point literals:", True, True),
+    ("For example:", True, True),
+    ("Here are the rules:", True, False),
+    ("In order to remind you of that fact, it does not return the sorted list.", False, True),
+    ("If recovery finds corrupted WAL data, recovery will halt at that point.", False, False),  # within the sentence
+    ("For int operands, the result is an int unless the exponent is negative; in that case it is a float.", False, False),
     # stands alone
     ("First, the dock clerk checks the seal; then the driver signs; finally the gate opens.", False, False),
     ("If it is acceptable to alter imports, replace the hook.", False, False),
@@ -511,6 +519,8 @@ def asked(sentence: str, context: str = "") -> str:
     ("The operator not in is defined to have the inverse truth value of in.",
      "Is the operator not in defined to have the inverse truth value of in?"),
     ("Support for most relational databases is available.", "Is support for most relational databases available?"),
+    ("Namespace packages may or may not correspond directly to objects on the file system.",
+     "May namespace packages correspond directly to objects on the file system?"),
     ("The value of some objects can change.", "Can the value of some objects change?"),
     ("A value higher than autovacuum_freeze_max_age wouldn't make sense because a vacuum runs anyway.",
      "Would a value higher than autovacuum_freeze_max_age make sense?"),
@@ -641,6 +651,7 @@ def test_a_name_of_two_words_keeps_its_capitals_at_the_start_of_a_question():
     ("Does the heat limit apply to the loading bays?", "OPEN_ISSUE"),
     ("A proposal for an upgrade-all command is being considered.", "OPEN_ISSUE"),
     ("The behaviour is unspecified for negative sizes.", "FACT"),  # a standard saying so is a description
+    ("Namespace packages may or may not correspond directly to objects on the file system.", "FACT"),  # possible
 ])
 def test_each_horn_type_by_its_logical_form(text, horn_type):
     assert horn.of_text(text) == horn_type

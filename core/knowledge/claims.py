@@ -92,13 +92,19 @@ _SELF = (r"(?:handbook|policy|policies|document|manual|guide|chapter|section|pag
 _THIS_SELF = re.compile(rf"^(?:[\"“(*_`]*)this {_SELF}", re.I)
 _POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|"
                           rf"aforementioned|the (?:preceding|foregoing|previous)|such (?:cases?|situations?|a case)|"
-                          rf"do(?:es)? the same|the desired (?:effect|result|behaviou?r)|(?:more|less) easily|"
+                          rf"do(?:es)? the same|(?<!\bso )(?<!\bsuch )(?<!\bin )(?<!\bat )\bthat (?:fact|case|behaviou?r|problem|issue|approach|technique|"
+                          rf"example|situation|scenario|change|restriction|limitation)\b|the desired (?:effect|result|behaviou?r)|(?:more|less) easily|"
                           rf"\bof that(?= is\b|[.,;:]|$)|^(?!(?:if|when|once|after|before|first)\b)[^,.]{{0,40}}\b(?:can|"
                           rf"will|may|is|are|must|should) then\b|^(?!(?:if|when|once|after|before|first)\b)(?:the|"
                           rf"its|their) [\w’']+(?: [\w’']+)? then\b|(?:no|a|the) similar|^(?:if|when|unless|once|"
                           rf"since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|"
                           rf"that)\b)|the latter|the former|said (?:function|method|file|option))\b|\b(?:as|just as|"
                           rf"equally) (?:easy|simple|fast|slow)\b(?! as)|\babove\s*[.:]?$", re.I)
+# An intro line announcing an example ("Here is a simple example that …:", "For example:"): the code after
+# it illustrates the claim before it; it is no claim of its own.
+_EXAMPLE_INTRO = re.compile(r"^(?:[\"“(*_`]*)(?:here(?:’s|'s| is| are)\b[^:]{0,160}\bexamples?\b|for (?:example|instance)\b|"
+                            r"(?:an?|another|one|the|some|a few|two|three) (?:\w+ ){0,3}?examples?\b(?! of how to\b)[^:]{0,80}:?$|"
+                            r"examples?\b|e\.g\.)", re.I)
 _FORWARD = re.compile(r"^(?:[\"“(*_`]*)(the following|here|consider|as follows)\b", re.I)
 # "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
 _EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
@@ -169,6 +175,8 @@ def leans_back(plain: str, introduces: bool = False) -> bool:
     above list"); "It is possible to …" refers to nothing before it. An intro line (`introduces`: a
     list, code or a table follows its colon) points forward with "the following", "this", "here"."""
     introduces = introduces and len(sentences(plain)) == 1  # one line introducing what follows it, alone
+    if introduces and _EXAMPLE_INTRO.match(plain):
+        return True  # "Here is a simple example …:" and its code: the example of the claim before it
     if _EXTRAPOSED.match(plain) or introduces and _FORWARD.match(plain) or _THIS_SELF.match(plain):
         return False
     if _LEANS.match(plain):

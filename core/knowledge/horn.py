@@ -38,7 +38,7 @@ _STEP_LINE = re.compile(r"^[^\S\n]*(?:\d+[.)]|step\s+\d+[:.)]?)[^\S\n]+(?=\S)", 
 _FIRST, _THEN, _FINALLY = (re.compile(rf"\b({words})\b", re.I) for words in ("first", "then", "finally|lastly"))
 _QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|«[^»\n]{0,400}»")
 
-_MODAL_NOT = re.compile(r"\b(?:must|shall|should|may)(?:\s+(?:not|never)\b(?!\s+only\b)|n['’]t\b)|\bmustn['’]t\b|"
+_MODAL_NOT = re.compile(r"(?<!\bor )\b(?:must|shall|should|may)(?:\s+(?:not|never)\b(?!\s+only\b)|n['’]t\b)|\bmustn['’]t\b|"
                         r"\bshan['’]t\b", re.I)
 _NOT_ALLOWED = re.compile(
     r"\b(?:is|are|be|being)\s+(?:strictly\s+|also\s+)?(?:not\s+(?:allowed|permitted)|prohibited|forbidden|"
@@ -250,7 +250,7 @@ def prohibition(form: Form) -> bool:
 def _permission(match: re.Match) -> bool:
     """Whether a "may" grants (a permission), rather than says what is possible ("it may take a while")."""
     subject, verb, after = match.group(1).lower(), match.group(2).lower(), (match.group(3) or "").lower()
-    if subject in _POSSIBILITY_SUBJECT or verb in _POSSIBILITY_AFTER:
+    if subject in _POSSIBILITY_SUBJECT or verb in _POSSIBILITY_AFTER or verb == "or":  # "may or may not": possible
         return False
     if verb == "be":  # "may be removed" grants; "may be slow" says what is possible
         return after.endswith("ed") or after in _PARTICIPLE_IRREGULAR

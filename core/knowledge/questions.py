@@ -255,6 +255,7 @@ def tidy(sentence: str) -> str:
         sentence = sentence.rstrip(".")[1:-1]
     elif sentence.startswith("(") and ")" not in sentence:  # the first of a remark's sentences in brackets
         sentence = sentence[1:]
+    sentence = re.sub(r"\b(may|might|can|could) or \1 not\b", r"\1", sentence)  # "may or may not": asked as "may"
     for _ in range(2):
         sentence = _BRACKETED.sub("", sentence)
     sentence = re.sub(r",(?:\s*,)+", ",", _MARKS.sub("", _EMPHASIS.sub(r"\2", sentence)))  # a remark taken out between two commas
