@@ -378,6 +378,8 @@ def test_questions_are_specific_and_distinct_without_templates():
     ("In order to remind you of that fact, it does not return the sorted list.", False, True),
     ("If recovery finds corrupted WAL data, recovery will halt at that point.", False, False),  # within the sentence
     ("For int operands, the result is an int unless the exponent is negative; in that case it is a float.", False, False),
+    ("An iterator is created for that iterable.", False, True),  # a demonstrative: the iterable named before
+    ("The tool ensures that file names are unique.", False, False),  # "that" a conjunction
     # stands alone
     ("First, the dock clerk checks the seal; then the driver signs; finally the gate opens.", False, False),
     ("If it is acceptable to alter imports, replace the hook.", False, False),
@@ -521,6 +523,11 @@ def asked(sentence: str, context: str = "") -> str:
     ("Support for most relational databases is available.", "Is support for most relational databases available?"),
     ("Namespace packages may or may not correspond directly to objects on the file system.",
      "May namespace packages correspond directly to objects on the file system?"),
+    ("If attribute is empty then filter can be used as a value for ldapsearchfilter.",  # if … then, no comma
+     "What happens if attribute is empty?"),
+    ("Each command typed interactively is a block.", "What is each command typed interactively?"),  # its subject's
+    ("pip's configuration files are located in fairly standard locations.", "Where are pip's configuration files located?"),
+    ("The very first article about Python was written in 1991.", "What was the very first article about Python written in?"),
     ("The value of some objects can change.", "Can the value of some objects change?"),
     ("A value higher than autovacuum_freeze_max_age wouldn't make sense because a vacuum runs anyway.",
      "Would a value higher than autovacuum_freeze_max_age make sense?"),
@@ -652,6 +659,7 @@ def test_a_name_of_two_words_keeps_its_capitals_at_the_start_of_a_question():
     ("A proposal for an upgrade-all command is being considered.", "OPEN_ISSUE"),
     ("The behaviour is unspecified for negative sizes.", "FACT"),  # a standard saying so is a description
     ("Namespace packages may or may not correspond directly to objects on the file system.", "FACT"),  # possible
+    ("To recover using continuous archiving, you need a continuous sequence of archived WAL files.", "RULE"),  # required
 ])
 def test_each_horn_type_by_its_logical_form(text, horn_type):
     assert horn.of_text(text) == horn_type

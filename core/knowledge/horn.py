@@ -67,7 +67,9 @@ _OBLIGATION = re.compile(
 # "needs to", "has to": an obligation of a person (or of what a person writes); of a program, a description
 # of what it does ("pip needs to make assumptions").
 _PERSON_MUST = re.compile(r"\b(?:you|users?|one|we|the user|administrators?|maintainers?|developers?|authors?|"
-                          r"packagers?|callers?|programmers?)\s+(?:\w+\s+)?(?:need|needs|have|has|had) to\b", re.I)
+                          r"packagers?|callers?|programmers?)\s+(?:\w+\s+)?(?:need|needs|have|has|had) to\b|"
+                          r"\b(?:you|one|we) (?:will |also |first |still )?need (?!not\b)(?:an?|the|at least|some|your|"
+                          r"\w+ access)\b", re.I)  # "you need a continuous sequence of archived WAL files": required
 _MAY = re.compile(r"\b(\w+)\s+may\s+(?:also\s+|only\s+|not\s+)?(\w+)(?:\s+(\w+))?", re.I)
 _POSSIBILITY_AFTER = frozenset("""take cause result lead happen vary differ change fail become seem appear occur
 help affect break work exist depend look produce mean get end trigger conflict overlap lose miss differ come

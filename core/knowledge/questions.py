@@ -43,6 +43,7 @@ _ADVERBS = frozenset("also only always usually normally generally typically stil
 _CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case)\b\s*(.+?),\s+(.+)$", re.I | re.S)
 _CONDITION_BARE = re.compile(r"^(if|when|whenever|unless)\b\s*(.+?)\s+((?:you|we|one|users?) (?:need|must|should|can|"
                              r"have to|will|may|might)\b.+)$", re.I | re.S)
+_CONDITION_THEN = re.compile(r"^(if|when|whenever)\b\s*(.+?)\s+then\s+(.+)$", re.I | re.S)  # "If X is empty then …"
 _PURPOSE = re.compile(r"^(?:in order )?to ([^,]{3,160}),\s+(.+)$", re.I | re.S)
 # A phrase before the main clause that is context for it ("For non-anonymous binds, …", "By default, …"): asked
 # after the main clause's question.
@@ -286,7 +287,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if linked and len(sentence) > linked.end() + 10:
             sentence = sentence[linked.end():]
             sentence = sentence[:1].upper() + sentence[1:]
-    condition = _CONDITION.match(sentence) or _CONDITION_BARE.match(sentence)
+    condition = _CONDITION.match(sentence) or _CONDITION_THEN.match(sentence) or _CONDITION_BARE.match(sentence)
     if condition:
         word, clause, main = condition.group(1).lower(), _clause(condition.group(2), 16), condition.group(3)
         wants = re.match(r"^you (?:want|wish|would like|need|'d like) to (.+)$", clause, re.I)
@@ -393,7 +394,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         return None
     k, kind = found
     kept = words[:k]
-    while len(kept) > 1 and (kept[-1].lower() in _ADVERBS or kept[-1].lower().endswith("ly")):
+    while len(kept) > 1 and (kept[-1].lower() in _ADVERBS or kept[-1].lower().endswith("ly")) and \
+            not kept[-2].lower().endswith("ed"):  # "each command typed interactively": the subject's own
         kept = kept[:-1]  # "the daemon actually consists": the adverb is not the subject's
     subject = _lower_first(" ".join(kept), names)
     verb = words[k].lower().strip(",;:")
@@ -464,6 +466,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
                 return f"Where {verb} {subject} {first}?"
             if nxt == "by" and len(after) > 1 and after[1].endswith("ing") or nxt in ("using", "through", "via"):
                 return f"How {verb} {subject} {first}?"
+            if first in _PLACED and nxt in ("in", "at", "on", "under", "inside", "within") and len(rest) > 2 and \
+                    not rest[2][:1].isdigit():
+                return f"Where {verb} {subject} {first}?"  # "are located in fairly standard locations"
             if nxt in ("here", "there", "below", "above"):
                 return f"Where {verb} {subject} {first}?"
             if first in _GIVEN and nxt not in _PHRASE_START:  # "are given higher priority"
@@ -524,6 +529,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     return f"{wh} {'do' if plural else 'does'} {subject} {base.lower()}{preposition}?"
 
 
+_PLACED = frozenset("located stored kept placed saved installed found put cached".split())
 _FOR_A_PURPOSE = frozenset("used designed intended meant needed required made written added introduced provided".split())
 # What an order's verb is followed by ("Notice how …", "Check that …"); any other word after it and a "be"
 # soon after make its first word a noun ("Support for most databases is available").
