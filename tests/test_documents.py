@@ -528,6 +528,13 @@ def asked(sentence: str, context: str = "") -> str:
     ("Each command typed interactively is a block.", "What is each command typed interactively?"),  # its subject's
     ("pip's configuration files are located in fairly standard locations.", "Where are pip's configuration files located?"),
     ("The very first article about Python was written in 1991.", "What was the very first article about Python written in?"),
+    # a purpose, then what a thing does: how it does it; then an order or a modal: how you do it
+    ("To indicate that the spec represents a namespace portion, the path entry finder sets the search locations.",
+     "How does the path entry finder indicate that the spec represents a namespace portion?"),
+    ("To rename a file, use os.rename(old_path, new_path).", "How do you rename a file?"),
+    ("To display the expression text and its value, an equal sign may be added.",
+     "How do you display the expression text and its value?"),
+    ("Note that keyring needs to be installed separately from pip.", "Does keyring need to be installed separately from pip?"),
     ("The value of some objects can change.", "Can the value of some objects change?"),
     ("A value higher than autovacuum_freeze_max_age wouldn't make sense because a vacuum runs anyway.",
      "Would a value higher than autovacuum_freeze_max_age make sense?"),
@@ -576,6 +583,13 @@ def test_an_emphatic_does_a_sentence_after_a_setting_name_and_a_term_with_a_rema
     doc = extract(Path("io.rst"), "Types\n=====\n\nI/O objects (also known as file objects)\n"
                                   "   A file object represents an open file on the disk.\n")
     assert [u.question for u in doc.units] == ["What are I/O objects?"]
+
+
+def test_steps_a_thing_is_done_in_are_asked_how_it_is_done():
+    doc = extract(Path("import.md"), "# Statements\n\n## The import statement\n\nThe basic import statement (no from "
+                                     "clause) is executed in two steps:\n\n1. find a module, loading it if necessary\n"
+                                     "2. define a name in the local namespace\n")
+    assert [(u.question, u.horn_type) for u in doc.units] == [("How is the basic import statement executed?", "PROCEDURE")]
 
 
 def test_a_list_whose_intro_has_several_sentences_is_asked_by_the_first():

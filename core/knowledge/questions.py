@@ -309,6 +309,16 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if len(goal.split()) == 1:  # "To specify which server pg_dump should contact, …"
             goal = " ".join(purpose.group(1).split()[:12])
         if goal and not re.search(r"\b(this|these|those|it|them|above)\b", goal, re.I):
+            main = purpose.group(2).split()
+            found = None if action(purpose.group(2)) or main[:1] and main[0].lower() in ("you", "we", "one") or \
+                re.match(r"^(?:it is|it's|there)\b", purpose.group(2), re.I) else _subject_verb(main)
+            if found and found[1] == "verb" and found[0] <= 6:  # a modal's ("must be added") is yours to do
+                # "To indicate …, the path entry finder sets …": how the finder does it, not how you do
+                k, kind = found
+                subject = _lower_first(" ".join(main[:k]), names)
+                if subject.split()[0].lower() not in _PRONOUN_SUBJECT:
+                    aux = "does" if main[k].lower().endswith("s") and not main[k].lower().endswith("ss") else "do"
+                    return f"How {aux} {subject} {goal}?"
             return f"How do you {goal}?"
         return None
     context = _CONTEXT.match(sentence)
@@ -520,6 +530,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             (rest[0][:1].isdigit() or rest[0].lower() in _NUMBERS):  # "provides three commands to establish …"
         return f"What {'do' if plural else 'does'} {subject} {base.lower()} to {_clause(purpose.group(1), 8)}?"
     if wh == "What" and after == "to":
+        if nxt.lower() == "be" and len(rest) > 2:  # "keyring needs to be installed separately": asked whole
+            return f"{'Do' if plural else 'Does'} {subject} {base.lower()} to be {_clause(' '.join(rest[2:]), 12)}?"
         if nxt.lower() in VERBS:  # "pip tries to use its cache"
             preposition = " to do"
         elif base.lower() in ("go", "come", "move", "lead", "point", "belong", "return", "forward", "send", "switch"):
@@ -529,6 +541,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     return f"{wh} {'do' if plural else 'does'} {subject} {base.lower()}{preposition}?"
 
 
+_DONE_IN_STEPS = re.compile(r"^(.{3,80}?) (is|are) (executed|performed|done|carried out|processed|handled|evaluated|"
+                            r"resolved|built|run|made) in (?:\w+ )?(?:steps|stages|phases)\b", re.I)
 _PLACED = frozenset("located stored kept placed saved installed found put cached".split())
 _FOR_A_PURPOSE = frozenset("used designed intended meant needed required made written added introduced provided".split())
 # What an order's verb is followed by ("Notice how …", "Check that …"); any other word after it and a "be"
@@ -619,6 +633,9 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
     topic = _topic(claim.heading, title, names)
     if horn_type == "PROCEDURE":
         intro = claim.intro or plain.split("\n")[0]
+        done = _DONE_IN_STEPS.match(tidy(intro))
+        if done:  # "The basic import statement is executed in two steps:": how it is executed
+            return f"How {done.group(2).lower()} {_lower_first(done.group(1), names)} {done.group(3).lower()}?"
         goal = _GOAL.match(intro) or _HOW_TO.search(intro)
         if goal:
             return f"How do you {goal.group(1).strip()}?"
