@@ -426,6 +426,8 @@ def test_a_definite_subject_the_paragraph_before_names_continues_it_and_a_list_w
                "## Conflicts\n\nPip cannot install two packages that ask for conflicting versions of pytest.\n\n"
                "- `pytest-cov` version `2.12.1` requires `pytest` 4.6 or later.\n"
                "- `package_tea` version `4.3.0` depends on `package_water` 2.3.1.\n\n"
+               "## Gates\n\nIf a gate is blocked, the yard lead opens gate four.\n\n"
+               "1. Stop at the barrier.\n2. Show the badge to the guard.\n\n"
                "## Navigation\n\nThe port opens at boot.\n\nFor more discussion see Section 30.4.\n")
     doc = extract(Path("search.md"), content)
     texts = [u.text for u in doc.units]
@@ -436,6 +438,9 @@ def test_a_definite_subject_the_paragraph_before_names_continues_it_and_a_list_w
     # the list with no intro of its own goes with the paragraph before it, which introduces it
     conflict = next(u for u in doc.units if u.text.startswith("Pip cannot install"))
     assert "package_tea" in conflict.text
+    # numbered steps after a paragraph stand alone: a PROCEDURE of their own
+    assert "If a gate is blocked, the yard lead opens gate four." in texts
+    assert [u.horn_type for u in doc.units if u.text.startswith("1. Stop")] == ["PROCEDURE"]
     # a pointer elsewhere is navigation, not a claim
     assert not any("more discussion" in t for t in texts) and texts[-1] == "The port opens at boot."
 

@@ -289,8 +289,8 @@ class _Reader:
                     asked = ""
                     i = upto + 1
                     continue
-            if block.kind == LIST and not block.intro and before is not None and before.kind == PARAGRAPH and \
-                    self.introduced(before, block, heading):
+            if block.kind == LIST and not block.intro and not block.ordered and before is not None and \
+                    before.kind == PARAGRAPH and self.introduced(before, block, heading):  # numbered steps stand alone
                 i += 1  # "In this example, pip cannot …" and the list of what conflicts: its intro is the paragraph
                 continue
             if block.kind == PARAGRAPH and nxt is not None and nxt.kind == LIST and block.plain.rstrip().endswith(":"):
@@ -348,8 +348,9 @@ class _Reader:
         return True
 
     def introduced(self, before: Block, block: Block, heading) -> bool:
-        """A list with no intro of its own right after a paragraph that is a claim: the paragraph is
-        its intro, and the two are one claim (a list of steps one PROCEDURE), while under MERGE_CHARS."""
+        """A bulleted list with no intro of its own right after a paragraph that is a claim: the
+        paragraph is its intro, and the two are one claim, while under MERGE_CHARS. A numbered list
+        stands alone: steps of their own, a PROCEDURE."""
         last = self.out.claims[-1] if self.out.claims else None
         if last is None or last.heading != heading or last.kind != PARAGRAPH or last.end != before.end or \
                 last.start != before.start or last.question and last.question != (heading[-1] if heading else "") or \
