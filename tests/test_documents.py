@@ -363,6 +363,23 @@ def test_questions_are_specific_and_distinct_without_templates():
     ("I had a number of gripes about the ABC language.", False, True),
     ("Chat transcripts are deleted at the end of that period.", False, False),
     ("The drawback of this procedure is that it depends on the client.", False, True),
+    ("The first is done by executing chmod +x scriptfile.", False, True),  # one of a series named before
+    ("Any other keyword arguments are passed through to all metaclass operations.", False, True),
+    # an intro line that points back before its last words
+    ("All of these immutable classes have a different signature than their parent class:", True, True),
+    ("Invoking an unbound method in this way is avoided by bypassing the instance when looking up methods:", True, True),
+    ("A custom object to do the same would look like this:", True, True),
+    ("The simplest way to write it is like this:", True, False),
+    # an intro line announcing an example: the example of the claim before it
+    ("Here is a simple example that demonstrates the behavior of generators:", True, True),
+    ("Some examples of floating point literals:", True, True),
+    ("For example:", True, True),
+    ("Here are the rules:", True, False),
+    ("In order to remind you of that fact, it does not return the sorted list.", False, True),
+    ("If recovery finds corrupted WAL data, recovery will halt at that point.", False, False),  # within the sentence
+    ("For int operands, the result is an int unless the exponent is negative; in that case it is a float.", False, False),
+    ("An iterator is created for that iterable.", False, True),  # a demonstrative: the iterable named before
+    ("The tool ensures that file names are unique.", False, False),  # "that" a conjunction
     # stands alone
     ("First, the dock clerk checks the seal; then the driver signs; finally the gate opens.", False, False),
     ("If it is acceptable to alter imports, replace the hook.", False, False),
@@ -399,6 +416,33 @@ def test_a_leaning_paragraph_joins_the_claim_before_it_else_is_dropped_and_count
     assert not any("several possible reasons" in t for t in texts) and doc.dropped[LEANING] == 1
     # pointers elsewhere are navigation
     assert texts[1:] == ["The port opens at boot."] and doc.dropped[NAVIGATION] == 2
+
+
+def test_a_definite_subject_the_paragraph_before_names_continues_it_and_a_list_without_intro_takes_its_paragraph():
+    content = ("# Search\n\npip can search PyPI for packages using the search command and a query.\n\n"
+               "The query will be used to search the names and summaries of all packages.\n\n"
+               "## Modulo\n\nFloor division and modulo are connected with divmod().\n\n"
+               "The modulo operation can be customized using the special __mod__() method.\n\n"
+               "## Conflicts\n\nPip cannot install two packages that ask for conflicting versions of pytest.\n\n"
+               "- `pytest-cov` version `2.12.1` requires `pytest` 4.6 or later.\n"
+               "- `package_tea` version `4.3.0` depends on `package_water` 2.3.1.\n\n"
+               "## Gates\n\nIf a gate is blocked, the yard lead opens gate four.\n\n"
+               "1. Stop at the barrier.\n2. Show the badge to the guard.\n\n"
+               "## Navigation\n\nThe port opens at boot.\n\nFor more discussion see Section 30.4.\n")
+    doc = extract(Path("search.md"), content)
+    texts = [u.text for u in doc.units]
+    # "The query" is the query the paragraph before names: one claim
+    assert texts[0].startswith("pip can search") and texts[0].endswith("all packages.")
+    # "The modulo operation" with a modifier names a thing of its own: a claim alone
+    assert "The modulo operation can be customized using the special __mod__() method." in texts
+    # the list with no intro of its own goes with the paragraph before it, which introduces it
+    conflict = next(u for u in doc.units if u.text.startswith("Pip cannot install"))
+    assert "package_tea" in conflict.text
+    # numbered steps after a paragraph stand alone: a PROCEDURE of their own
+    assert "If a gate is blocked, the yard lead opens gate four." in texts
+    assert [u.horn_type for u in doc.units if u.text.startswith("1. Stop")] == ["PROCEDURE"]
+    # a pointer elsewhere is navigation, not a claim
+    assert not any("more discussion" in t for t in texts) and texts[-1] == "The port opens at boot."
 
 
 def asked(sentence: str, context: str = "") -> str:
@@ -457,7 +501,45 @@ def asked(sentence: str, context: str = "") -> str:
     ("It is impossible to know in advance which attribute will be referenced at runtime.",
      "Is it possible to know in advance which attribute will be referenced at runtime?"),
     ("You are advised to monitor the archiving process to ensure that it is working as you intend.",
-     "Are you advised to monitor the archiving process to ensure that it is working?"),
+     "Are you advised to monitor the archiving process to ensure that it is working as you intend?"),
+    # a clause a little over its limit is asked whole: a question cut mid-phrase is garbled
+    ("There are certain operations that hold critical locks and should therefore complete as quickly as possible.",
+     "Are there certain operations that hold critical locks and should therefore complete as quickly as possible?"),
+    ("The parentheses may be omitted when the yield expression is the sole expression on the right hand side of an "
+     "assignment statement.", "May the parentheses be omitted when the yield expression is the sole expression on the "
+     "right hand side of an assignment statement?"),
+    ("You can use pip cache dir to get the cache directory that pip is currently configured to use.",
+     "Can you use pip cache dir to get the cache directory that pip is currently configured to use?"),
+    ("There are ways to reduce the degree to which pip might backtrack.",  # "to which" goes on
+     "Are there ways to reduce the degree to which pip might backtrack?"),
+    ("Storage that has a higher random read cost relative to sequential, like magnetic disks, might also be better "
+     "modeled with a higher value for random_page_cost.", "Is it true that storage that has a higher random read "
+     "cost relative to sequential, like magnetic disks, might also be better modeled with a higher value for "
+     "random_page_cost?"),
+    ("pg_dumpall works by emitting commands to re-create roles.", "How does pg_dumpall work?"),  # "by" and a gerund
+    # a condition, then what you can do: asked as what you can do
+    ("If more flexibility than pg_basebackup can provide is required, you can also make a base backup using the API.",
+     "What can you do if more flexibility than pg_basebackup can provide is required?"),
+    # "is allowed to …", "is defined to …": asked whole; only a purpose ("is used to") asks why
+    ("A maximum of autovacuum_max_workers worker processes are allowed to run at the same time.",
+     "Are a maximum of autovacuum_max_workers worker processes allowed to run at the same time?"),
+    ("The operator not in is defined to have the inverse truth value of in.",
+     "Is the operator not in defined to have the inverse truth value of in?"),
+    ("Support for most relational databases is available.", "Is support for most relational databases available?"),
+    ("Namespace packages may or may not correspond directly to objects on the file system.",
+     "May namespace packages correspond directly to objects on the file system?"),
+    ("If attribute is empty then filter can be used as a value for ldapsearchfilter.",  # if … then, no comma
+     "What happens if attribute is empty?"),
+    ("Each command typed interactively is a block.", "What is each command typed interactively?"),  # its subject's
+    ("pip's configuration files are located in fairly standard locations.", "Where are pip's configuration files located?"),
+    ("The very first article about Python was written in 1991.", "What was the very first article about Python written in?"),
+    # a purpose, then what a thing does: how it does it; then an order or a modal: how you do it
+    ("To indicate that the spec represents a namespace portion, the path entry finder sets the search locations.",
+     "How does the path entry finder indicate that the spec represents a namespace portion?"),
+    ("To rename a file, use os.rename(old_path, new_path).", "How do you rename a file?"),
+    ("To display the expression text and its value, an equal sign may be added.",
+     "How do you display the expression text and its value?"),
+    ("Note that keyring needs to be installed separately from pip.", "Does keyring need to be installed separately from pip?"),
     ("The value of some objects can change.", "Can the value of some objects change?"),
     ("A value higher than autovacuum_freeze_max_age wouldn't make sense because a vacuum runs anyway.",
      "Would a value higher than autovacuum_freeze_max_age make sense?"),
@@ -489,9 +571,9 @@ def asked(sentence: str, context: str = "") -> str:
     ("Note that tuples are not formed by the parentheses, but rather by use of the comma.",
      "Are tuples formed by the parentheses?"),
     # too long to ask whole: cut where a clause ends, never with an ellipsis
-    ("New, stable releases have been coming out roughly every 6 to 18 months since 1991, and this seems likely "
-     "to continue for many years to come.",
-     "Is it true that new, stable releases have been coming out roughly every 6 to 18 months since 1991?"),
+    ("New, stable releases have been coming out steadily roughly every 6 to 18 months since 1991, and this seems likely "
+     "to continue for many years to come now.",
+     "Is it true that new, stable releases have been coming out steadily roughly every 6 to 18 months since 1991?"),
 ])
 def test_a_sentence_is_asked_as_a_person_would_ask_it(sentence, question):
     assert asked(sentence) == question
@@ -506,6 +588,13 @@ def test_an_emphatic_does_a_sentence_after_a_setting_name_and_a_term_with_a_rema
     doc = extract(Path("io.rst"), "Types\n=====\n\nI/O objects (also known as file objects)\n"
                                   "   A file object represents an open file on the disk.\n")
     assert [u.question for u in doc.units] == ["What are I/O objects?"]
+
+
+def test_steps_a_thing_is_done_in_are_asked_how_it_is_done():
+    doc = extract(Path("import.md"), "# Statements\n\n## The import statement\n\nThe basic import statement (no from "
+                                     "clause) is executed in two steps:\n\n1. find a module, loading it if necessary\n"
+                                     "2. define a name in the local namespace\n")
+    assert [(u.question, u.horn_type) for u in doc.units] == [("How is the basic import statement executed?", "PROCEDURE")]
 
 
 def test_a_list_whose_intro_has_several_sentences_is_asked_by_the_first():
@@ -588,6 +677,8 @@ def test_a_name_of_two_words_keeps_its_capitals_at_the_start_of_a_question():
     ("Does the heat limit apply to the loading bays?", "OPEN_ISSUE"),
     ("A proposal for an upgrade-all command is being considered.", "OPEN_ISSUE"),
     ("The behaviour is unspecified for negative sizes.", "FACT"),  # a standard saying so is a description
+    ("Namespace packages may or may not correspond directly to objects on the file system.", "FACT"),  # possible
+    ("To recover using continuous archiving, you need a continuous sequence of archived WAL files.", "RULE"),  # required
 ])
 def test_each_horn_type_by_its_logical_form(text, horn_type):
     assert horn.of_text(text) == horn_type

@@ -76,7 +76,8 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
                     r"the same|same|elsewhere|on the other hand|fortunately|unfortunately|answer \d+|one (?:is|"
                     r"way is|option is|approach is|solution is)|i(?= (?:had|have|was|am|think|believe|wanted|"
                     r"liked|know|thought|wrote|decided|read)\b)|let[’']s say|let us say|suppose|imagine|"
-                    r"the first one|in such a case|in this situation|in that situation|in either case|the result\b(?! of)|"
+                    r"the (?:first|second|third|last|latter|former)(?: one)? (?:is|are|was|can|will|may|has|does)\b|"
+                    r"any other\b|all (?:of )?(?:these|those|the above)|the first one|in such a case|in this situation|in that situation|in either case|the result\b(?! of)|"
                     r"in fact|indeed|in other words|that is|that said|as with|as (?:before|above|mentioned|"
                     r"noted|described|shown|discussed|explained|seen)|the other|the others|the rest|the remaining|"
                     r"the next|the previous|the (?:dis)?advantages?|(?:a|an|the) (?:\S+ )?alternative|the second|"
@@ -91,13 +92,20 @@ _SELF = (r"(?:handbook|policy|policies|document|manual|guide|chapter|section|pag
 _THIS_SELF = re.compile(rf"^(?:[\"“(*_`]*)this {_SELF}", re.I)
 _POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|those)(?! {_SELF})|the above|above-mentioned|"
                           rf"aforementioned|the (?:preceding|foregoing|previous)|such (?:cases?|situations?|a case)|"
-                          rf"do(?:es)? the same|the desired (?:effect|result|behaviou?r)|(?:more|less) easily|"
+                          rf"do(?:es)? the same|(?<!\bso )(?<!\bsuch )(?<!\bin )(?<!\bat )\bthat (?:fact|case|behaviou?r|problem|issue|approach|technique|"
+                          rf"example|situation|scenario|change|restriction|limitation|iterable|function|directory|file|command)\b(?=\s*(?:[.,;:)]|$)|\s+(?:is|are|was|were|has|"
+                          rf"have|can|will|may|must|should|would|could|does|do|in|on|of|for|to|with|from|by|at|and|or|as)\b)|the desired (?:effect|result|behaviou?r)|(?:more|less) easily|"
                           rf"\bof that(?= is\b|[.,;:]|$)|^(?!(?:if|when|once|after|before|first)\b)[^,.]{{0,40}}\b(?:can|"
                           rf"will|may|is|are|must|should) then\b|^(?!(?:if|when|once|after|before|first)\b)(?:the|"
                           rf"its|their) [\w’']+(?: [\w’']+)? then\b|(?:no|a|the) similar|^(?:if|when|unless|once|"
                           rf"since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|"
                           rf"that)\b)|the latter|the former|said (?:function|method|file|option))\b|\b(?:as|just as|"
                           rf"equally) (?:easy|simple|fast|slow)\b(?! as)|\babove\s*[.:]?$", re.I)
+# An intro line announcing an example ("Here is a simple example that …:", "For example:"): the code after
+# it illustrates the claim before it; it is no claim of its own.
+_EXAMPLE_INTRO = re.compile(r"^(?:[\"“(*_`]*)(?:here(?:’s|'s| is| are)\b[^:]{0,160}\bexamples?\b|for (?:example|instance)\b|"
+                            r"(?:an?|another|one|the|some|a few|two|three) (?:\w+ ){0,3}?examples?\b(?! of how to\b)[^:]{0,80}:?$|"
+                            r"examples?\b|e\.g\.)", re.I)
 _FORWARD = re.compile(r"^(?:[\"“(*_`]*)(the following|here|consider|as follows)\b", re.I)
 # "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
 _EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
@@ -109,7 +117,7 @@ _NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of
                        r"[\s:.»«›‹>|-]*$", re.I)
 # A paragraph that only points elsewhere: navigation, not a claim.
 _CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.]{1,40}, (?:see|refer to)\b|this (?:is now|has been) (?:covered|moved|documented)|"
-                              r"see the (?:next|previous|following) (?:question|section|chapter)|(?:for|more) (?:more |further |full )?(?:information|details|examples)[^.]*?(?:see|refer|"
+                              r"see the (?:next|previous|following) (?:question|section|chapter)|(?:for|more) (?:more |further |full )?(?:information|details|examples|discussion)[^.]*?(?:see|refer|"
                               r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
                               r"(?:in|at|under) (?:section|chapter|the|\S+$)|.{0,80}\b(?:is|are) (?:here|below|above)\s*[:.]?$|"
                               r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b|"
@@ -168,15 +176,42 @@ def leans_back(plain: str, introduces: bool = False) -> bool:
     above list"); "It is possible to …" refers to nothing before it. An intro line (`introduces`: a
     list, code or a table follows its colon) points forward with "the following", "this", "here"."""
     introduces = introduces and len(sentences(plain)) == 1  # one line introducing what follows it, alone
+    if introduces and _EXAMPLE_INTRO.match(plain):
+        return True  # "Here is a simple example …:" and its code: the example of the claim before it
     if _EXTRAPOSED.match(plain) or introduces and _FORWARD.match(plain) or _THIS_SELF.match(plain):
         return False
     if _LEANS.match(plain):
         return True
-    if introduces:
-        return False
+    if introduces:  # "All of these classes have a signature of their own:": back; "… like this:": forward
+        head = plain.rstrip(": ").split()
+        return len(head) > 6 and bool(_POINTS_BACK.search(" ".join(head[:-4])))
     spans = sentences(plain)
     first = plain[spans[0][0]:spans[0][1]] if spans else plain
     return bool(_POINTS_BACK.search(first))
+
+
+# "The students are …" after a paragraph about students: a definite subject whose noun the block
+# before it names is that block's, and the sentence continues it (docs/architecture.md, "Documents
+# and extraction"). The subject: "the" and one noun before its verb ("The modulo operation …" names
+# a thing of its own).
+_DEFINITE = re.compile(r"^(?:[\"“(*_`]*)the ()([a-z][\w-]*?)(?:s|es)?"
+                       r"(?=\s+(?:is|are|was|were|has|have|can|will|may|must|should|would|could|might|does|do|"
+                       r"measures?|means?|uses?|contains?|takes?|returns?|becomes?|gives?|shows?|depends?|"
+                       r"of|in|for|at|on|from|to)\b)", re.I)
+_NOT_HEAD = frozenset("default same following first last only main best next other rest result end "
+                      "number way case".split())
+
+
+def names_the_before(plain: str, before: str) -> bool:
+    """Whether a paragraph's definite subject ("The query will be used …") is a thing the block
+    before it named ("… the query …"): then it continues that block and cannot be judged alone."""
+    found = _DEFINITE.match(plain)
+    if not found or not before:
+        return False
+    head = found.group(2).lower()
+    if head in _NOT_HEAD or len(head) < 3:
+        return False
+    return bool(re.search(rf"\b{re.escape(head)}(?:s|es)?\b", before, re.I))
 
 
 def split_claims(text: str) -> list[tuple[int, int]]:
@@ -245,6 +280,19 @@ class _Reader:
                 asked = ""
                 i = upto + 1
                 continue
+            before = blocks[i - 1] if i else None
+            if block.kind == PARAGRAPH and not block.question and before is not None and \
+                    names_the_before(block.plain, before.plain):
+                upto = i + 1 if block.plain.rstrip().endswith(":") and nxt is not None and \
+                    nxt.kind in (CODE, TABLE, LIST) else i
+                if self.leaning(block, blocks[upto], heading):  # else it stays a claim of its own
+                    asked = ""
+                    i = upto + 1
+                    continue
+            if block.kind == LIST and not block.intro and not block.ordered and before is not None and \
+                    before.kind == PARAGRAPH and self.introduced(before, block, heading):  # numbered steps stand alone
+                i += 1  # "In this example, pip cannot …" and the list of what conflicts: its intro is the paragraph
+                continue
             if block.kind == PARAGRAPH and nxt is not None and nxt.kind == LIST and block.plain.rstrip().endswith(":"):
                 self.add(Claim(self.span(block, nxt), "", block.start, nxt.end, block.line, LIST, heading,
                                nxt.items, nxt.ordered, block.plain, question=asked), block.notes + nxt.notes)
@@ -297,6 +345,22 @@ class _Reader:
         last.end = upto.end
         if block.notes:
             last.text += "".join(f"\n\n[{note}]" for note in block.notes)
+        return True
+
+    def introduced(self, before: Block, block: Block, heading) -> bool:
+        """A bulleted list with no intro of its own right after a paragraph that is a claim: the
+        paragraph is its intro, and the two are one claim, while under MERGE_CHARS. A numbered list
+        stands alone: steps of their own, a PROCEDURE."""
+        last = self.out.claims[-1] if self.out.claims else None
+        if last is None or last.heading != heading or last.kind != PARAGRAPH or last.end != before.end or \
+                last.start != before.start or last.question and last.question != (heading[-1] if heading else "") or \
+                block.end - last.start > MERGE_CHARS:
+            return False
+        last.text = self.doc.content[last.start:block.end] + "".join(f"\n\n[{note}]" for note in block.notes)
+        last.end, last.kind, last.items, last.ordered, last.intro = block.end, LIST, block.items, block.ordered, \
+            last.plain
+        last.plain = ""
+        last.plain = f"{last.intro} " + " ".join(block.items)
         return True
 
     def span(self, first: Block, last: Block) -> str:

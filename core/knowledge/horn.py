@@ -38,7 +38,7 @@ _STEP_LINE = re.compile(r"^[^\S\n]*(?:\d+[.)]|step\s+\d+[:.)]?)[^\S\n]+(?=\S)", 
 _FIRST, _THEN, _FINALLY = (re.compile(rf"\b({words})\b", re.I) for words in ("first", "then", "finally|lastly"))
 _QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|«[^»\n]{0,400}»")
 
-_MODAL_NOT = re.compile(r"\b(?:must|shall|should|may)(?:\s+(?:not|never)\b(?!\s+only\b)|n['’]t\b)|\bmustn['’]t\b|"
+_MODAL_NOT = re.compile(r"(?<!\bor )\b(?:must|shall|should|may)(?:\s+(?:not|never)\b(?!\s+only\b)|n['’]t\b)|\bmustn['’]t\b|"
                         r"\bshan['’]t\b", re.I)
 _NOT_ALLOWED = re.compile(
     r"\b(?:is|are|be|being)\s+(?:strictly\s+|also\s+)?(?:not\s+(?:allowed|permitted)|prohibited|forbidden|"
@@ -67,7 +67,9 @@ _OBLIGATION = re.compile(
 # "needs to", "has to": an obligation of a person (or of what a person writes); of a program, a description
 # of what it does ("pip needs to make assumptions").
 _PERSON_MUST = re.compile(r"\b(?:you|users?|one|we|the user|administrators?|maintainers?|developers?|authors?|"
-                          r"packagers?|callers?|programmers?)\s+(?:\w+\s+)?(?:need|needs|have|has|had) to\b", re.I)
+                          r"packagers?|callers?|programmers?)\s+(?:\w+\s+)?(?:need|needs|have|has|had) to\b|"
+                          r"\b(?:you|one|we) (?:will |also |first |still )?need (?!not\b)(?:an?|the|at least|some|your|"
+                          r"\w+ access)\b", re.I)  # "you need a continuous sequence of archived WAL files": required
 _MAY = re.compile(r"\b(\w+)\s+may\s+(?:also\s+|only\s+|not\s+)?(\w+)(?:\s+(\w+))?", re.I)
 _POSSIBILITY_AFTER = frozenset("""take cause result lead happen vary differ change fail become seem appear occur
 help affect break work exist depend look produce mean get end trigger conflict overlap lose miss differ come
@@ -250,7 +252,7 @@ def prohibition(form: Form) -> bool:
 def _permission(match: re.Match) -> bool:
     """Whether a "may" grants (a permission), rather than says what is possible ("it may take a while")."""
     subject, verb, after = match.group(1).lower(), match.group(2).lower(), (match.group(3) or "").lower()
-    if subject in _POSSIBILITY_SUBJECT or verb in _POSSIBILITY_AFTER:
+    if subject in _POSSIBILITY_SUBJECT or verb in _POSSIBILITY_AFTER or verb == "or":  # "may or may not": possible
         return False
     if verb == "be":  # "may be removed" grants; "may be slow" says what is possible
         return after.endswith("ed") or after in _PARTICIPLE_IRREGULAR

@@ -20,7 +20,8 @@ from .documents import squeeze
 from .horn import action
 from .verbs import VERBS, base as verb_base
 
-MAX_WORDS = 24  # a question longer than this is cut at a clause boundary
+MAX_WORDS = 30  # a question longer than this is cut at a clause boundary
+CLAUSE_SLACK = 10  # a clause up to this many words over its limit is kept whole: a question cut mid-phrase is garbled
 _TYPES = frozenset("boolean integer string enum real floating numeric bool int float text".split())
 
 # Templates an older r2k wrote over headings: kept so that the subjects of questions stored then are still read.
@@ -42,6 +43,7 @@ _ADVERBS = frozenset("also only always usually normally generally typically stil
 _CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case)\b\s*(.+?),\s+(.+)$", re.I | re.S)
 _CONDITION_BARE = re.compile(r"^(if|when|whenever|unless)\b\s*(.+?)\s+((?:you|we|one|users?) (?:need|must|should|can|"
                              r"have to|will|may|might)\b.+)$", re.I | re.S)
+_CONDITION_THEN = re.compile(r"^(if|when|whenever)\b\s*(.+?)\s+then\s+(.+)$", re.I | re.S)  # "If X is empty then …"
 _PURPOSE = re.compile(r"^(?:in order )?to ([^,]{3,160}),\s+(.+)$", re.I | re.S)
 # A phrase before the main clause that is context for it ("For non-anonymous binds, …", "By default, …"): asked
 # after the main clause's question.
@@ -111,10 +113,15 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
     return first[:1].lower() + first[1:] + (" " + words[1] if len(words) > 1 else "")
 
 
-def _clause(text: str, limit: int = 14) -> str:
-    """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`."""
-    cut = re.split(r"[,;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]
+def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK) -> str:
+    """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`
+    (or the whole clause, when it is at most `slack` words longer: a question cut open is garbled)."""
+    cut = re.split(r"[,;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |(?<!\bto )(?<!\bin )(?<!\bof )(?<!\bby )\bwhich\b|"
+                   r"\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]  # "the degree to which …" goes on
+    whole = cut.strip().rstrip(".!?") == text.strip().rstrip(".!?")  # the sentence to its end: nothing dangles
     words = cut.strip().rstrip(".!?").split()
+    if len(words) <= limit + slack:
+        limit = len(words)
     cut_short = len(words) > limit
     words = words[:limit]
     if cut_short:  # "… backtracking excessively during dependency": the phrase cut open is left out
@@ -122,7 +129,7 @@ def _clause(text: str, limit: int = 14) -> str:
                    default=0)
         if back and len(words) - back <= 3:
             words = words[:back]
-    while len(words) > 1 and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
+    while len(words) > 1 and not whole and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
                               words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
         words.pop()  # "… in order to more", "… working as you": not where a question ends
     return " ".join(words)
@@ -249,6 +256,7 @@ def tidy(sentence: str) -> str:
         sentence = sentence.rstrip(".")[1:-1]
     elif sentence.startswith("(") and ")" not in sentence:  # the first of a remark's sentences in brackets
         sentence = sentence[1:]
+    sentence = re.sub(r"\b(may|might|can|could) or \1 not\b", r"\1", sentence)  # "may or may not": asked as "may"
     for _ in range(2):
         sentence = _BRACKETED.sub("", sentence)
     sentence = re.sub(r",(?:\s*,)+", ",", _MARKS.sub("", _EMPHASIS.sub(r"\2", sentence)))  # a remark taken out between two commas
@@ -279,7 +287,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if linked and len(sentence) > linked.end() + 10:
             sentence = sentence[linked.end():]
             sentence = sentence[:1].upper() + sentence[1:]
-    condition = _CONDITION.match(sentence) or _CONDITION_BARE.match(sentence)
+    condition = _CONDITION.match(sentence) or _CONDITION_THEN.match(sentence) or _CONDITION_BARE.match(sentence)
     if condition:
         word, clause, main = condition.group(1).lower(), _clause(condition.group(2), 16), condition.group(3)
         wants = re.match(r"^you (?:want|wish|would like|need|'d like) to (.+)$", clause, re.I)
@@ -288,8 +296,11 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to|desirable|"
                                                  r"recommended|a good idea|advisable|one way|can help|make sure)\b",
                                                  main, re.I))
+        able = re.match(r"^(?:then,? )?(you|one|we) (?:can|could)\b", main, re.I)
         if clause and (clause.split()[0].lower() not in _PRONOUN_SUBJECT or
                        re.match(r"^it is \w+ (?:to|that)\b", clause, re.I)):
+            if able and not ordered:  # "If more flexibility is required, you can also …": what you can do then
+                return f"What can {able.group(1).lower()} do {word} {clause}?"
             return f"What {'should be done' if ordered else 'happens'} {word} {clause}?"
         return None
     purpose = _PURPOSE.match(sentence)
@@ -298,6 +309,16 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if len(goal.split()) == 1:  # "To specify which server pg_dump should contact, …"
             goal = " ".join(purpose.group(1).split()[:12])
         if goal and not re.search(r"\b(this|these|those|it|them|above)\b", goal, re.I):
+            main = purpose.group(2).split()
+            found = None if action(purpose.group(2)) or main[:1] and main[0].lower() in ("you", "we", "one") or \
+                re.match(r"^(?:it is|it's|there)\b", purpose.group(2), re.I) else _subject_verb(main)
+            if found and found[1] == "verb" and found[0] <= 6:  # a modal's ("must be added") is yours to do
+                # "To indicate …, the path entry finder sets …": how the finder does it, not how you do
+                k, kind = found
+                subject = _lower_first(" ".join(main[:k]), names)
+                if subject.split()[0].lower() not in _PRONOUN_SUBJECT:
+                    aux = "does" if main[k].lower().endswith("s") and not main[k].lower().endswith("ss") else "do"
+                    return f"How {aux} {subject} {goal}?"
             return f"How do you {goal}?"
         return None
     context = _CONTEXT.match(sentence)
@@ -358,7 +379,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         return f"{aux.capitalize()} {words[0].lower()} {'not ' if negated and aux in ('have', 'are') else ''}{body}?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
         return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
-    if action(sentence):
+    if action(sentence) and not (re.search(r"\b(?:is|are|was|were)\b", " ".join(words[1:8]), re.I) and
+                                 len(words) > 1 and words[1].lower() not in _ORDER_OBJECT):
+        # "Support for most databases is available": a noun, not an order
         if words[0].lower() in ("never", "don't", "don’t") or words[0].lower() == "do" and words[1:2] == ["not"]:
             words = words[2:] if words[0].lower() == "do" else words[1:]  # "Do not omit zeroes": "Should you omit …?"
             if not words:
@@ -381,7 +404,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         return None
     k, kind = found
     kept = words[:k]
-    while len(kept) > 1 and (kept[-1].lower() in _ADVERBS or kept[-1].lower().endswith("ly")):
+    while len(kept) > 1 and (kept[-1].lower() in _ADVERBS or kept[-1].lower().endswith("ly")) and \
+            not kept[-2].lower().endswith("ed"):  # "each command typed interactively": the subject's own
         kept = kept[:-1]  # "the daemon actually consists": the adverb is not the subject's
     subject = _lower_first(" ".join(kept), names)
     verb = words[k].lower().strip(",;:")
@@ -438,7 +462,10 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             if not nxt:
                 return f"{verb.capitalize()} {subject} {first}?"
             if nxt == "to" and len(after) > 1 and after[1] in VERBS:
-                return f"Why {verb} {subject} {first}?"
+                if first in _FOR_A_PURPOSE:
+                    return f"Why {verb} {subject} {first}?"  # "is used to …", "is designed to …"
+                tail = _clause(" ".join(rest[1:]), 10)  # "are allowed to run at the same time": asked whole
+                return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{first} {tail}?"
             if nxt == "for" and len(after) > 1 and after[1][:1].isdigit():
                 return f"How long {verb} {subject} {first}?"
             if nxt in ("every", "each", "daily", "weekly", "monthly", "yearly", "annually"):
@@ -449,6 +476,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
                 return f"Where {verb} {subject} {first}?"
             if nxt == "by" and len(after) > 1 and after[1].endswith("ing") or nxt in ("using", "through", "via"):
                 return f"How {verb} {subject} {first}?"
+            if first in _PLACED and nxt in ("in", "at", "on", "under", "inside", "within") and len(rest) > 2 and \
+                    not rest[2][:1].isdigit():
+                return f"Where {verb} {subject} {first}?"  # "are located in fairly standard locations"
             if nxt in ("here", "there", "below", "above"):
                 return f"Where {verb} {subject} {first}?"
             if first in _GIVEN and nxt not in _PHRASE_START:  # "are given higher priority"
@@ -481,8 +511,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         wh = "When"
     elif after in _PLACE and nxt[:1].isupper():
         wh = "Where"
-    elif after in _MANNER:
-        wh = "How"
+    elif after in _MANNER or after == "by" and nxt.lower().endswith("ing"):
+        wh = "How"  # "pg_dumpall works by emitting …": "How does pg_dumpall work?"
     elif after in ("when", "whenever", "if", "unless") and not rest[1:2] == ["it"] or \
             base.lower() in ("occur", "happen", "start", "end", "begin", "finish") and after in ("at", "during", "before",
                                                                                          "after", "once", "on"):
@@ -500,6 +530,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             (rest[0][:1].isdigit() or rest[0].lower() in _NUMBERS):  # "provides three commands to establish …"
         return f"What {'do' if plural else 'does'} {subject} {base.lower()} to {_clause(purpose.group(1), 8)}?"
     if wh == "What" and after == "to":
+        if nxt.lower() == "be" and len(rest) > 2:  # "keyring needs to be installed separately": asked whole
+            return f"{'Do' if plural else 'Does'} {subject} {base.lower()} to be {_clause(' '.join(rest[2:]), 12)}?"
         if nxt.lower() in VERBS:  # "pip tries to use its cache"
             preposition = " to do"
         elif base.lower() in ("go", "come", "move", "lead", "point", "belong", "return", "forward", "send", "switch"):
@@ -509,6 +541,14 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     return f"{wh} {'do' if plural else 'does'} {subject} {base.lower()}{preposition}?"
 
 
+_DONE_IN_STEPS = re.compile(r"^(.{3,80}?) (is|are) (executed|performed|done|carried out|processed|handled|evaluated|"
+                            r"resolved|built|run|made) in (?:\w+ )?(?:steps|stages|phases)\b", re.I)
+_PLACED = frozenset("located stored kept placed saved installed found put cached".split())
+_FOR_A_PURPOSE = frozenset("used designed intended meant needed required made written added introduced provided".split())
+# What an order's verb is followed by ("Notice how …", "Check that …"); any other word after it and a "be"
+# soon after make its first word a noun ("Support for most databases is available").
+_ORDER_OBJECT = _OBJECT_START | frozenset("how that what whether which why when where out up it them you him "
+                                          "yourself".split())
 _GIVEN = frozenset("given assigned granted offered sent shown told awarded allotted".split())
 _NUMBERS = frozenset("a an one two three four five six seven eight nine ten several many some".split())
 _PARTICIPLE = frozenset("""given taken done made used set put run shown written sent built kept found left held read
@@ -593,6 +633,9 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
     topic = _topic(claim.heading, title, names)
     if horn_type == "PROCEDURE":
         intro = claim.intro or plain.split("\n")[0]
+        done = _DONE_IN_STEPS.match(tidy(intro))
+        if done:  # "The basic import statement is executed in two steps:": how it is executed
+            return f"How {done.group(2).lower()} {_lower_first(done.group(1), names)} {done.group(3).lower()}?"
         goal = _GOAL.match(intro) or _HOW_TO.search(intro)
         if goal:
             return f"How do you {goal.group(1).strip()}?"
@@ -615,7 +658,7 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
             sentence = plain[spans[1][0]:spans[1][1]]
     question = _from_sentence(sentence, names) or _is_it_true(sentence, names)
     if question is None:
-        subject = _lower_first(_clause(sentence, 8), names)
+        subject = _lower_first(_clause(sentence, 8, slack=0), names)
         return f"What does “{topic}” say about {subject}?" if subject else f"What does “{topic}” say?"
     words = question.rstrip("?").split()
     if len(words) > MAX_WORDS:
