@@ -557,22 +557,40 @@ claims.claim_next(ctx, actor, "FACT")
 """
 
 
-def kill_claimer_while(ctx, lock_sql: str, params=()) -> None:
-    """Start a claimer, hold `lock_sql`'s lock until it has popped its id, then SIGKILL it."""
+def kill_claimer_while(ctx, lock_sql: str, params=()) -> int:
+    """Start a claimer, hold `lock_sql`'s lock until it has popped its id and its statement waits
+    for that lock, then SIGKILL it; the claimer's server backend (pid)."""
     with ctx.db.connection() as conn:
         blocker = conn.transaction()
         blocker.__enter__()
         conn.execute(lock_sql, params)
+        holder = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
         proc = subprocess.Popen([sys.executable, "-c", STUCK_CLAIMER], cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "ready"
-        deadline = time.time() + 30
-        while queue_index.queue(ctx).length("FACT") != 1 and time.time() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.2)  # let its statement reach the lock
+        deadline = time.monotonic() + 30
+        waiting = []
+        while not waiting:  # its statement waits for the lock held here, as PostgreSQL reports it
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else ""
+            with ctx.db.read() as tx:
+                waiting = tx.all("SELECT pid FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", (holder,))
+            time.sleep(0.01)
+        assert queue_index.queue(ctx).length("FACT") == 1  # it popped its id before it reached the lock
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         blocker.__exit__(None, None, None)
+    return waiting[0]["pid"]
+
+
+def backend_gone(ctx, pid: int, within: float = 30) -> None:
+    """Wait until the server is done with backend `pid` (its client died: it ends the session)."""
+    deadline = time.monotonic() + within
+    while True:
+        with ctx.db.read() as tx:
+            if not tx.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)):
+                return
+        assert time.monotonic() < deadline, f"backend {pid} still there"
+        time.sleep(0.01)
 
 
 def test_a_claimer_killed_between_pop_and_commit_loses_no_candidate(ctx, people):
@@ -591,8 +609,8 @@ def test_a_claimer_killed_while_its_claim_statement_runs_loses_no_candidate(ctx,
     # A row lock stops the claimer inside its conditional UPDATE. The server may finish that
     # statement after the client died (then the claim stands and its lease runs out), or not
     # (then the sweep returns the id): either way the candidate comes back.
-    kill_claimer_while(ctx, "SELECT 1 FROM candidates WHERE id = %s FOR UPDATE", (ids[0],))
-    time.sleep(0.5)
+    claimer = kill_claimer_while(ctx, "SELECT 1 FROM candidates WHERE id = %s FOR UPDATE", (ids[0],))
+    backend_gone(ctx, claimer)  # the server finished or dropped the statement: the outcome is settled
     queue_index.sweep_in_flight(ctx, grace=0)
     with ctx.db.begin() as tx:
         tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' "
