@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -221,6 +222,41 @@ def test_plain_text_without_a_title_line_loses_nothing(ctx, people, tmp_path):
             assert content[ref["span"][0]:ref["span"][1]] == row["text"]
 
 
+# The logical forms the demo's statements are written in (docs/architecture.md, "Documents and
+# extraction", "Horn types"), tried in the table's order on the claim's first sentence: it says
+# the matter is open; a numbered list or "First, … then …"; a prohibition; an obligation, a
+# permission or a condition (in its main clause: "which may be extended" describes); else a fact.
+OPEN_FORM = re.compile(r"^(It is (not yet decided|unclear|not known|unresolved)\b|Open question:)|\bis still unresolved\b")
+STEPS_FORM = re.compile(r"^(1\. |First, )|\n1\. ")
+FORBIDS_FORM = re.compile(r"\b(must not|must never|may not|shall not|not allowed|prohibited|forbidden|never)\b")
+OBLIGES_FORM = re.compile(r"^(If|When) |\b(must|shall|should|may|is required|needs? approval)\b")
+
+
+def logical_form(text: str) -> str:
+    first = re.split(r"(?<=[.;:])\s", text, maxsplit=1)[0]
+    main = re.split(r", which ", first, maxsplit=1)[0]
+    if OPEN_FORM.search(first):
+        return "OPEN_ISSUE"
+    if STEPS_FORM.search(text):
+        return "PROCEDURE"
+    if FORBIDS_FORM.search(first):
+        return "CONSTRAINT"
+    if OBLIGES_FORM.search(main):
+        return "RULE"
+    return "FACT"
+
+
+def test_logical_forms_read_the_demos_own_examples():
+    """The reading above, on one statement of each form (so a mistake in it is not the product's)."""
+    assert logical_form("It is unclear whether the dock opens.") == "OPEN_ISSUE"
+    assert logical_form("1. Stop.\n2. Look.") == "PROCEDURE"
+    assert logical_form("First, check the seal; then sign.") == "PROCEDURE"
+    assert logical_form("Drivers must not use a phone.") == "CONSTRAINT"
+    assert logical_form("When a badge is lost, report it.") == "RULE"
+    assert logical_form("Drivers drive 9 hours, which may be extended to 10.") == "FACT"
+    assert logical_form("Harbor runs 64 trucks.") == "FACT"
+
+
 def test_the_demo_loads_its_corpus_and_users_once(ctx):
     first = r2k("demo", "--no-tui")
     assert first.returncode == 0, first.stderr
@@ -234,7 +270,22 @@ def test_the_demo_loads_its_corpus_and_users_once(ctx):
     stats = {row["horn_type"]: row for row in candidate_views.queue_stats(ctx)}
     assert {h: (row["pending"], row["queued"]) for h, row in stats.items()} == dict(zip(
         ("FACT", "RULE", "CONSTRAINT", "PROCEDURE", "OPEN_ISSUE"), ((n, n) for n in by_type)))
-    # Each queue holds what its Horn type means (docs/architecture.md, "Documents and extraction").
+    # Each queue holds what its Horn type means (docs/architecture.md, "Documents and extraction"):
+    # every statement the demo loads has the type of its logical form, as the demo writes its
+    # statements (a JSON Lines record keeps the type it states), whatever the counts come to.
+    with ctx.db.read() as tx:
+        loaded = tx.all("SELECT c.id, c.text, c.horn_type, d.path FROM candidates c "
+                        "JOIN source_documents d ON d.id = (c.source_refs -> 0 ->> 'document_id')::bigint")
+    assert len(loaded) == total
+    stated = {(path.name, record["answer"]): record.get("horn_type")
+              for path in (ROOT / "core" / "demo" / "corpus").glob("*.jsonl")
+              for record in map(json.loads, path.read_text().splitlines())}
+    wrong = []
+    for row in loaded:
+        expected = stated.get((Path(row["path"].split("#")[0]).name, row["text"])) or logical_form(row["text"])
+        if row["horn_type"] != expected:
+            wrong.append((row["horn_type"], expected, row["text"][:120]))
+    assert wrong == [], wrong  # (typed, its form's type, the statement)
     typed = {r["text"].split("\n")[0]: r["horn_type"] for r in candidate_views.list_candidates(ctx, limit=1_000)}
     assert typed["1. Stop traffic in the aisle and place the yellow spill cones around the area."] == "PROCEDURE"
     assert typed["Pedestrians must not leave the green-marked walkways in aisles where forklifts are operating. "
