@@ -262,6 +262,18 @@ def test_a_stale_version_says_who_moved_it_first(ctx, people):
     assert "(claim by you, release by the system)" in said and "someone" not in said
 
 
+def wait_until_blocked_by(ctx, holder_pid: int, within: float = 10) -> bool:
+    """Whether, within `within` s, a backend waits for a lock the backend `holder_pid` holds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        with ctx.db.read() as tx:
+            if tx.scalar("SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                         (holder_pid,)):
+                return True
+        time.sleep(0.01)
+    return False
+
+
 def test_a_move_that_waited_for_another_on_the_same_entity_follows_it(ctx, people):
     """Two specialists act on one grey entry at once: the second waits for the first's row lock, then
     makes its move on top of the first. Read committed hands a locking read that waited the row as
@@ -273,19 +285,26 @@ def test_a_move_that_waited_for_another_on_the_same_entity_follows_it(ctx, peopl
 
     entry = grey.add(ctx, people["sam"], "Who signs the night log?", "")
     grey.transition(ctx, people["sam"], entry["id"], "assign", assignee="sam")
-    holding, outcome = threading.Event(), {}
+    holding, outcome, order = threading.Event(), {}, []
 
     def first():
-        with ctx.db.begin() as tx:
-            engine.apply(tx, GREY, entry["id"], "escalate", people["sam"], fields={"reason": "needs HR"})
-            holding.set()
-            time.sleep(0.5)  # the second is waiting on the lock now
+        try:
+            with ctx.db.begin() as tx:
+                engine.apply(tx, GREY, entry["id"], "escalate", people["sam"], fields={"reason": "needs HR"})
+                outcome["holder"] = tx.scalar("SELECT pg_backend_pid()")
+                holding.set()
+                # Commits only once the second's statement waits for this row lock (PostgreSQL says so).
+                outcome["waited"] = wait_until_blocked_by(ctx, outcome["holder"])
+                order.append("first commits")
+        except Exception as exc:  # noqa: BLE001 - what it raised is the assertion's subject
+            outcome["first error"] = exc
 
     def second():
         holding.wait(10)
         try:
             with ctx.db.begin() as tx:
                 outcome["row"] = engine.apply(tx, GREY, entry["id"], "resolve", people["sam"]).row
+                order.append("second moves")
         except Exception as exc:  # noqa: BLE001 - what it raised is the assertion's subject
             outcome["error"] = exc
 
@@ -294,7 +313,10 @@ def test_a_move_that_waited_for_another_on_the_same_entity_follows_it(ctx, peopl
         t.start()
     for t in threads:
         t.join(30)
-    assert "error" not in outcome, outcome.get("error")
+    assert "first error" not in outcome, outcome.get("first error")
+    assert outcome["waited"], "the second move never waited for the first's lock"
+    assert "error" not in outcome, outcome.get("error")  # not refused as a lost race it did not lose
+    assert order == ["first commits", "second moves"]  # it waited, then moved on top of the first
     assert outcome["row"]["state"] == "Resolved"
     with ctx.db.read() as tx:
         chain = tx.all("SELECT seq, type FROM events WHERE aggregate_type = 'grey_entry' AND aggregate_id = %s "

@@ -229,6 +229,8 @@ def test_a_running_worker_follows_a_killed_server_and_carries_on_within_seconds(
 
 
 def test_a_running_worker_rides_out_a_postgres_restart_with_one_line_per_outage(install, tmp_path):
+    """README "Embedded servers": a worker rides out a restart "with one log line per outage";
+    docs/architecture.md "Outages": one line when it starts, one when it ends, never one per attempt."""
     log = tmp_path / "worker.log"
     worker = install.worker(log)
     try:
@@ -238,7 +240,8 @@ def test_a_running_worker_rides_out_a_postgres_restart_with_one_line_per_outage(
             assert time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.5)
         install.kill("postgres")
-        time.sleep(8)  # the worker's sweeps meet the outage meanwhile
+        # The worker's next sweep meets the outage, retries with backoff and follows the server back.
+        logged(log, "PostgreSQL answers again", within=60, worker=worker)
         install.json("services", "up")
         second = install.json("workitems", "create", "--question", "How many loading docks has Rotterdam?")
         deadline = time.monotonic() + 60
@@ -250,11 +253,27 @@ def test_a_running_worker_rides_out_a_postgres_restart_with_one_line_per_outage(
         stop(worker)
     text = log.read_text()
     assert "Traceback" not in text, text[-3000:]
-    assert text.count("PostgreSQL does not answer") <= 2, text[-3000:]
+    assert text.count("PostgreSQL does not answer") == 1, text[-3000:]  # one outage, one line as it starts
+    assert text.count("PostgreSQL answers again") == 1, text[-3000:]  # and one as it ends
+
+
+def asked(llm: ChatServer, question: str) -> int:
+    """How many prompts the LLM was sent for `question` (the install's other work items ask it too)."""
+    return sum(question in prompt for prompt in list(llm.prompts))
+
+
+def logged(log: Path, line: str, within: float, worker: subprocess.Popen) -> str:
+    """The worker's log once it holds `line`; fails after `within` s, or if the worker ended."""
+    deadline = time.monotonic() + within
+    while line not in (text := log.read_text()):
+        assert time.monotonic() < deadline and worker.poll() is None, f"no {line!r} in:\n{text[-3000:]}"
+        time.sleep(0.1)
+    return text
 
 
 def test_a_job_that_meets_an_outage_is_finished_once_the_server_is_back(install, tmp_path):
-    """PostgreSQL dies while a job waits on a slow LLM: the job waits for it, then finishes."""
+    """PostgreSQL dies while a job waits on a slow LLM: README "Embedded servers", the job "waits and
+    finishes once the server is back": its generated answer is stored, once, and ready for review."""
     with ChatServer(mode="slow", delay=4) as llm:
         log = tmp_path / "worker.log"
         env = {"R2K_LLM_URL": llm.url}
@@ -262,11 +281,11 @@ def test_a_job_that_meets_an_outage_is_finished_once_the_server_is_back(install,
         try:
             item = install.json("workitems", "create", "--question", "What does the Antwerp cross-dock handle?")
             deadline = time.monotonic() + 30
-            while llm.calls == 0:
+            while not asked(llm, "Antwerp cross-dock"):
                 assert time.monotonic() < deadline, log.read_text()[-3000:]
                 time.sleep(0.1)
             install.kill("postgres")  # mid-job: the LLM answers while the database is away
-            time.sleep(6)
+            logged(log, "PostgreSQL does not answer", within=30, worker=worker)  # the job met the outage
             install.json("services", "up")
             deadline = time.monotonic() + 60
             while install.json("workitems", "show", str(item["id"]))["state"] in ("NEW", "GENERATING"):
@@ -275,19 +294,24 @@ def test_a_job_that_meets_an_outage_is_finished_once_the_server_is_back(install,
             shown = install.json("workitems", "show", str(item["id"]))
         finally:
             stop(worker)
-    assert shown["state"] in ("READY_FOR_REVIEW", "ESCALATED"), shown
-    assert len(shown["generated"]) <= 1  # finished once, never twice
-    assert "Traceback" not in log.read_text()
+    text = log.read_text()
+    assert shown["state"] == "READY_FOR_REVIEW", (shown, text[-3000:])  # finished: not given up on
+    assert len(shown["generated"]) == 1, shown  # finished once, never twice
+    assert "Traceback" not in text, text[-3000:]
+    assert text.count("PostgreSQL does not answer") == 1, text[-3000:]
 
 
-def test_a_dead_workers_job_runs_again_within_a_minute(install, tmp_path):
+def test_a_dead_workers_job_runs_again_within_half_a_minute(install, tmp_path):
+    """README "Embedded servers": "a job whose worker was killed runs again within about half a
+    minute" (docs/architecture.md "Outages": its started-registry entry lapses 20 s past its last
+    heartbeat, and maintenance every 10 s re-runs it). Timed from the kill to the LLM's second call."""
     with ChatServer(mode="slow", delay=3) as llm:
         env = {"R2K_LLM_URL": llm.url}
         first = install.worker(tmp_path / "first.log", env)
         try:
             item = install.json("workitems", "create", "--question", "What is the Hamburg warehouse's cold room?")
             deadline = time.monotonic() + 30
-            while llm.calls == 0:
+            while not asked(llm, "Hamburg warehouse's cold room"):
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
         finally:
@@ -296,12 +320,18 @@ def test_a_dead_workers_job_runs_again_within_a_minute(install, tmp_path):
         killed_at = time.monotonic()
         second = install.worker(tmp_path / "second.log", env)
         try:
+            while asked(llm, "Hamburg warehouse's cold room") < 2:  # the job runs again: it asks the LLM again
+                assert time.monotonic() - killed_at < 30, ("not run again within half a minute",
+                                                           (tmp_path / "second.log").read_text()[-3000:])
+                time.sleep(0.05)
+            deadline = time.monotonic() + 30
             while install.json("workitems", "show", str(item["id"]))["state"] in ("NEW", "GENERATING"):
-                assert time.monotonic() - killed_at < 60, (tmp_path / "second.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, (tmp_path / "second.log").read_text()[-3000:]
                 time.sleep(0.5)
         finally:
             stop(second)
-    assert install.json("workitems", "show", str(item["id"]))["state"] in ("READY_FOR_REVIEW", "ESCALATED")
+    shown = install.json("workitems", "show", str(item["id"]))
+    assert shown["state"] == "READY_FOR_REVIEW" and len(shown["generated"]) == 1, shown
 
 
 @pytest.mark.parametrize("processes", [1, 2])

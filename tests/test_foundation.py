@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -378,25 +379,93 @@ def test_a_stale_pid_file_after_a_crash_is_recovered(tmp_path):
         embedded.purge(settings)
 
 
-def _fails_fast(env: dict, args: list[str], service: str) -> None:
+class Silent:
+    """A TCP address on this machine that does not answer, as a firewalled or hung host does.
+
+    "never accepts": it listens, never accepts, and its one-place backlog is full, so the kernel
+    drops a new connection's SYN and `connect()` waits. "accepts, never answers": the kernel
+    completes the connection and nothing ever reads or writes on it."""
+
+    def __init__(self, mode: str):
+        import socket
+
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(0 if mode == "never accepts" else 16)
+        self.port = self.listener.getsockname()[1]
+        self.fillers = []
+        if mode == "never accepts":
+            for _ in range(2):  # fills the backlog (Linux keeps backlog + 1); the second's SYN is dropped
+                filler = socket.socket()
+                filler.setblocking(False)
+                filler.connect_ex(("127.0.0.1", self.port))
+                self.fillers.append(filler)
+            probe = socket.create_connection  # a connection now is not answered: the test meets a silent host
+            try:
+                probe(("127.0.0.1", self.port), timeout=0.5).close()
+                raise AssertionError("the backlog is not full: a connection was answered")
+            except TimeoutError:
+                pass
+
+    def close(self) -> None:
+        for s in (*self.fillers, self.listener):
+            s.close()
+
+
+def _fails_fast(env: dict, args: list[str], service: str) -> float:
+    """The command fails with the 503 that names the service, its password masked; its seconds."""
+    started = time.monotonic()
     result = subprocess.run([sys.executable, "-m", "r2k.app", *args], cwd=ROOT, env=env, capture_output=True,
                             text=True, timeout=30)
+    took = time.monotonic() - started
     assert result.returncode == 8, result.stderr
     error = error_of(result)
-    assert error["status"] == 503 and service in error["message"]
+    assert error["status"] == 503 and service in error["message"], error
+    assert "does not answer" in error["message"], error
     assert "***" in error["message"] and "s3cret" not in result.stderr
     assert "Traceback" not in result.stderr
+    return took
 
 
-def test_an_unreachable_database_fails_fast_with_503_naming_it(tmp_path):
-    env = _env(tmp_path / "unused", R2K_DATABASE_URL="postgresql://ops:s3cret@127.0.0.1:9/r2k")
-    _fails_fast(env, ["queue", "stats", "--as", "root"], "PostgreSQL")
+# README "Embedded servers": "When a configured service does not answer, commands fail at once with
+# status 503 naming it (password masked)", after at most R2K_CONNECT_TIMEOUT seconds (README's
+# settings table: "seconds to wait for a server to accept a connection"). Each command is timed
+# beside the same command meeting a refused port (the start-up of a command, measured in the
+# same test), and given the timeout and 2 s more. A Redis that accepts and never answers is waited
+# for as long as its client's read timeout (redis-py's default, 5 s), which R2K_CONNECT_TIMEOUT does
+# not set; PostgreSQL's connect timeout covers its whole handshake.
+CONNECT_TIMEOUT = 2
+REDIS_READ_TIMEOUT = 5
 
 
-def test_an_unreachable_redis_fails_fast_with_503_naming_it(ctx, people, tmp_path):
-    env = _env(tmp_path / "unused", R2K_DATABASE_URL=ctx.database_url, R2K_REDIS_URL="redis://:s3cret@127.0.0.1:9/0",
-               R2K_SIGNING_KEY_FILE=str(tmp_path / "key.pem"))
-    _fails_fast(env, ["queue", "reconcile", "--as", "root"], "Redis")
+@pytest.mark.parametrize("mode", ["never accepts", "accepts, never answers"])
+def test_a_database_that_does_not_answer_fails_fast_with_503_naming_it(tmp_path, mode):
+    silent = Silent(mode)
+    try:
+        refused = _fails_fast(_env(tmp_path / "unused", R2K_DATABASE_URL="postgresql://ops:s3cret@127.0.0.1:9/r2k"),
+                              ["queue", "stats", "--as", "root"], "PostgreSQL")
+        env = _env(tmp_path / "unused", R2K_DATABASE_URL=f"postgresql://ops:s3cret@127.0.0.1:{silent.port}/r2k",
+                   R2K_CONNECT_TIMEOUT=str(CONNECT_TIMEOUT))
+        took = _fails_fast(env, ["queue", "stats", "--as", "root"], "PostgreSQL")
+    finally:
+        silent.close()
+    assert took < refused + CONNECT_TIMEOUT + 2, f"{took:.1f} s against {refused:.1f} s for a refused port"
+
+
+@pytest.mark.parametrize("mode", ["never accepts", "accepts, never answers"])
+def test_a_redis_that_does_not_answer_fails_fast_with_503_naming_it(ctx, people, tmp_path, mode):
+    base = dict(R2K_DATABASE_URL=ctx.database_url, R2K_SIGNING_KEY_FILE=str(tmp_path / "key.pem"))
+    silent = Silent(mode)
+    try:
+        refused = _fails_fast(_env(tmp_path / "unused", R2K_REDIS_URL="redis://:s3cret@127.0.0.1:9/0", **base),
+                              ["queue", "reconcile", "--as", "root"], "Redis")
+        env = _env(tmp_path / "unused", R2K_REDIS_URL=f"redis://:s3cret@127.0.0.1:{silent.port}/0",
+                   R2K_CONNECT_TIMEOUT=str(CONNECT_TIMEOUT), **base)
+        took = _fails_fast(env, ["queue", "reconcile", "--as", "root"], "Redis")
+    finally:
+        silent.close()
+    waited = CONNECT_TIMEOUT if mode == "never accepts" else REDIS_READ_TIMEOUT
+    assert took < refused + waited + 2, f"{took:.1f} s against {refused:.1f} s for a refused port"
 
 
 # ----------------------------------------------------------------------------- packaging

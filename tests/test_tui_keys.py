@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from textual.command import CommandPalette
+from textual.widgets import Footer
+from textual.worker import WorkerState
 
 from r2k.app.screens.review import ReviewScreen
 from r2k.app.widgets.modals import ReasonModal
@@ -235,9 +237,21 @@ async def test_an_open_issue_offers_no_approve_or_revise_and_the_key_says_why(ct
         assert "Claim next" not in keys  # one is claimed: decide it first
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
+        searches = []  # the palette's searches, as Textual starts each (one per key typed)
+        add_worker = app.workers.add_worker
+
+        def started(worker, **kw):
+            if worker.group == CommandPalette._GATHER_COMMANDS_GROUP:
+                searches.append(worker)
+            return add_worker(worker, **kw)
+
+        monkeypatch.setattr(app.workers, "add_worker", started)
         await pilot.press(*"appro")
-        await pilot.pause(0.3)
-        assert not any("Approve" in hit for hit in palette_hits(app))
+        # Once the search for "appro" has ended, every hit it found is listed: an Approve would be.
+        await wait_for(pilot, lambda: searches and "'appro'" in searches[-1].description
+                       and searches[-1].state == WorkerState.SUCCESS, what="the palette's search for 'appro'")
+        hits = palette_hits(app)
+        assert not any("Approve" in hit for hit in hits), hits
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen, what="the palette closed")
         await pilot.press("a")  # hidden, pressed anyway: it says why instead of vanishing
@@ -282,9 +296,12 @@ async def test_retire_and_supersede_are_not_offered_for_an_answer_that_cannot_ta
         await wait_for(pilot, lambda: {"Retire", "Supersede", "Dispute"} <= footer_says(screen), what="footer offers")
         drawn = footer_keys(screen)
         table = screen.query_one("#results")  # straight to another answer taking the same moves
+        footer = screen.query_one(Footer)
+        settled = []  # set once the footer has handled the other answer's bindings (and any redraw that made)
+        screen.bindings_updated_signal.subscribe(screen, lambda _: footer.call_after_refresh(settled.append, True))
         table.move_cursor(row=table.get_row_index(str(answers[2]["id"])))
         await shows(pilot, "#detail-body", f"Answer {answers[2]['id']}  ", what="the other answer")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: settled, what="the footer given the other answer's keys")
         assert footer_keys(screen) == drawn  # the same key widgets: nothing rebuilt for the same keys
         await highlight_answer(pilot, screen, retired["id"])
         await wait_for(pilot, lambda: not {"Retire", "Supersede", "Dispute"} & footer_says(screen),

@@ -156,11 +156,45 @@ async def test_decision_keys_pressed_while_one_is_saved_say_they_were_ignored(ct
         assert published_text(ctx, ids[0]) == "A plain fact number 1."
         untouched(ctx, ids[1], candidate_views.get(ctx, ids[1])["version"])  # approved once, not three times
 
-        # While the decision is in flight the line says so at once.
-        screen.busy, screen.doing, screen.ignored = True, "approve", 0
-        await pilot.press("a")
-        assert message(app) == "Still saving the last decision… (1 key press ignored)"
-        screen.busy = False
+        # While a decision is being saved the line says so at once. The save is held for real: another
+        # transaction holds the candidate's row, as a colleague's slower save of it would.
+        with holding_row(ctx, "candidates", ids[1]) as held:
+            await pilot.press("a")
+            await wait_for(pilot, held.waited_on, what="the approval waiting for the candidate's row")
+            await pilot.press("a")
+            assert message(app) == "Still saving the last decision… (1 key press ignored)"
+            assert candidate_on(screen) == ids[1]  # still showing the one being saved
+            assert candidate_views.get(ctx, ids[1])["state"] == "IN_REVIEW"  # not saved yet
+        said = await after(pilot, "1 key press made")  # the row is free: the save ends
+        assert said.startswith(f"Approved candidate {ids[1]}") and "1 key press made while saving it ignored" in said
+        await showing(pilot, screen, ids[2])
+        assert candidate_views.get(ctx, ids[1])["state"] == "APPROVED"
+        assert candidate_views.get(ctx, ids[2])["state"] == "IN_REVIEW"  # the ignored key approved nothing
+
+
+class holding_row:
+    """A transaction of its own holding `table`'s row `row_id` (`SELECT … FOR UPDATE`) until the block
+    ends; `waited_on()`: is a backend waiting for it (pg_blocking_pids names this one)?"""
+
+    def __init__(self, ctx, table: str, row_id: int):
+        import psycopg
+
+        self.holder = psycopg.connect(ctx.database_url, autocommit=False)
+        self.watcher = psycopg.connect(ctx.database_url, autocommit=True)
+        self.holder.execute(f"SELECT id FROM {table} WHERE id = %s FOR UPDATE", (row_id,))
+        self.pid = self.holder.info.backend_pid
+
+    def waited_on(self) -> bool:
+        return self.watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                                    (self.pid,)).fetchone()[0] > 0
+
+    def __enter__(self) -> "holding_row":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.holder.rollback()
+        self.holder.close()
+        self.watcher.close()
 
 
 # --------------------------------------------------------------------------- leaving safely

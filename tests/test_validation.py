@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -221,6 +222,41 @@ def test_plain_text_without_a_title_line_loses_nothing(ctx, people, tmp_path):
             assert content[ref["span"][0]:ref["span"][1]] == row["text"]
 
 
+# The logical forms the demo's statements are written in (docs/architecture.md, "Documents and
+# extraction", "Horn types"), tried in the table's order on the claim's first sentence: it says
+# the matter is open; a numbered list or "First, … then …"; a prohibition; an obligation, a
+# permission or a condition (in its main clause: "which may be extended" describes); else a fact.
+OPEN_FORM = re.compile(r"^(It is (not yet decided|unclear|not known|unresolved)\b|Open question:)|\bis still unresolved\b")
+STEPS_FORM = re.compile(r"^(1\. |First, )|\n1\. ")
+FORBIDS_FORM = re.compile(r"\b(must not|must never|may not|shall not|not allowed|prohibited|forbidden|never)\b")
+OBLIGES_FORM = re.compile(r"^(If|When) |\b(must|shall|should|may|is required|needs? approval)\b")
+
+
+def logical_form(text: str) -> str:
+    first = re.split(r"(?<=[.;:])\s", text, maxsplit=1)[0]
+    main = re.split(r", which ", first, maxsplit=1)[0]
+    if OPEN_FORM.search(first):
+        return "OPEN_ISSUE"
+    if STEPS_FORM.search(text):
+        return "PROCEDURE"
+    if FORBIDS_FORM.search(first):
+        return "CONSTRAINT"
+    if OBLIGES_FORM.search(main):
+        return "RULE"
+    return "FACT"
+
+
+def test_logical_forms_read_the_demos_own_examples():
+    """The reading above, on one statement of each form (so a mistake in it is not the product's)."""
+    assert logical_form("It is unclear whether the dock opens.") == "OPEN_ISSUE"
+    assert logical_form("1. Stop.\n2. Look.") == "PROCEDURE"
+    assert logical_form("First, check the seal; then sign.") == "PROCEDURE"
+    assert logical_form("Drivers must not use a phone.") == "CONSTRAINT"
+    assert logical_form("When a badge is lost, report it.") == "RULE"
+    assert logical_form("Drivers drive 9 hours, which may be extended to 10.") == "FACT"
+    assert logical_form("Harbor runs 64 trucks.") == "FACT"
+
+
 def test_the_demo_loads_its_corpus_and_users_once(ctx):
     first = r2k("demo", "--no-tui")
     assert first.returncode == 0, first.stderr
@@ -234,7 +270,22 @@ def test_the_demo_loads_its_corpus_and_users_once(ctx):
     stats = {row["horn_type"]: row for row in candidate_views.queue_stats(ctx)}
     assert {h: (row["pending"], row["queued"]) for h, row in stats.items()} == dict(zip(
         ("FACT", "RULE", "CONSTRAINT", "PROCEDURE", "OPEN_ISSUE"), ((n, n) for n in by_type)))
-    # Each queue holds what its Horn type means (docs/architecture.md, "Documents and extraction").
+    # Each queue holds what its Horn type means (docs/architecture.md, "Documents and extraction"):
+    # every statement the demo loads has the type of its logical form, as the demo writes its
+    # statements (a JSON Lines record keeps the type it states), whatever the counts come to.
+    with ctx.db.read() as tx:
+        loaded = tx.all("SELECT c.id, c.text, c.horn_type, d.path FROM candidates c "
+                        "JOIN source_documents d ON d.id = (c.source_refs -> 0 ->> 'document_id')::bigint")
+    assert len(loaded) == total
+    stated = {(path.name, record["answer"]): record.get("horn_type")
+              for path in (ROOT / "core" / "demo" / "corpus").glob("*.jsonl")
+              for record in map(json.loads, path.read_text().splitlines())}
+    wrong = []
+    for row in loaded:
+        expected = stated.get((Path(row["path"].split("#")[0]).name, row["text"])) or logical_form(row["text"])
+        if row["horn_type"] != expected:
+            wrong.append((row["horn_type"], expected, row["text"][:120]))
+    assert wrong == [], wrong  # (typed, its form's type, the statement)
     typed = {r["text"].split("\n")[0]: r["horn_type"] for r in candidate_views.list_candidates(ctx, limit=1_000)}
     assert typed["1. Stop traffic in the aisle and place the yellow spill cones around the area."] == "PROCEDURE"
     assert typed["Pedestrians must not leave the green-marked walkways in aisles where forklifts are operating. "
@@ -557,22 +608,40 @@ claims.claim_next(ctx, actor, "FACT")
 """
 
 
-def kill_claimer_while(ctx, lock_sql: str, params=()) -> None:
-    """Start a claimer, hold `lock_sql`'s lock until it has popped its id, then SIGKILL it."""
+def kill_claimer_while(ctx, lock_sql: str, params=()) -> int:
+    """Start a claimer, hold `lock_sql`'s lock until it has popped its id and its statement waits
+    for that lock, then SIGKILL it; the claimer's server backend (pid)."""
     with ctx.db.connection() as conn:
         blocker = conn.transaction()
         blocker.__enter__()
         conn.execute(lock_sql, params)
+        holder = conn.execute("SELECT pg_backend_pid() AS pid").fetchone()["pid"]
         proc = subprocess.Popen([sys.executable, "-c", STUCK_CLAIMER], cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         assert proc.stdout.readline().strip() == "ready"
-        deadline = time.time() + 30
-        while queue_index.queue(ctx).length("FACT") != 1 and time.time() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.2)  # let its statement reach the lock
+        deadline = time.monotonic() + 30
+        waiting = []
+        while not waiting:  # its statement waits for the lock held here, as PostgreSQL reports it
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else ""
+            with ctx.db.read() as tx:
+                waiting = tx.all("SELECT pid FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", (holder,))
+            time.sleep(0.01)
+        assert queue_index.queue(ctx).length("FACT") == 1  # it popped its id before it reached the lock
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         blocker.__exit__(None, None, None)
+    return waiting[0]["pid"]
+
+
+def backend_gone(ctx, pid: int, within: float = 30) -> None:
+    """Wait until the server is done with backend `pid` (its client died: it ends the session)."""
+    deadline = time.monotonic() + within
+    while True:
+        with ctx.db.read() as tx:
+            if not tx.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)):
+                return
+        assert time.monotonic() < deadline, f"backend {pid} still there"
+        time.sleep(0.01)
 
 
 def test_a_claimer_killed_between_pop_and_commit_loses_no_candidate(ctx, people):
@@ -591,8 +660,8 @@ def test_a_claimer_killed_while_its_claim_statement_runs_loses_no_candidate(ctx,
     # A row lock stops the claimer inside its conditional UPDATE. The server may finish that
     # statement after the client died (then the claim stands and its lease runs out), or not
     # (then the sweep returns the id): either way the candidate comes back.
-    kill_claimer_while(ctx, "SELECT 1 FROM candidates WHERE id = %s FOR UPDATE", (ids[0],))
-    time.sleep(0.5)
+    claimer = kill_claimer_while(ctx, "SELECT 1 FROM candidates WHERE id = %s FOR UPDATE", (ids[0],))
+    backend_gone(ctx, claimer)  # the server finished or dropped the statement: the outcome is settled
     queue_index.sweep_in_flight(ctx, grace=0)
     with ctx.db.begin() as tx:
         tx.execute("UPDATE candidates SET lease_expires_at = now() - interval '1 second' "

@@ -5,8 +5,11 @@ import asyncio
 import re
 import time
 
-FIXED_SERVICES = ("● postgres  embedded  postgresql://127.0.0.1/r2k\n● redis     embedded  redis://127.0.0.1/0\n"
-                  "● graph     embedded  bolt://127.0.0.1\n● llm       circuit closed")
+# Where the snapshots say the servers listen: the session's data dir is a fresh temporary one (and
+# the PostgreSQL cluster's directory is named by a hash of it), so the dashboard is shown as it
+# draws an install whose data dir is this path.
+SNAPSHOT_DATA_DIR = "/srv/r2k"
+SNAPSHOT_CLUSTER = "clusters/0123456789abcdef"
 
 
 async def wait_for(pilot, predicate, timeout: float = 10.0, what: str = "condition"):
@@ -30,13 +33,25 @@ def make_app(ctx, user: str, **kw):
 
 
 async def settle_dashboard(pilot):
-    """Wait for the dashboard's counts and replace the machine-specific service lines (ports, pids)."""
-    from textual.widgets import Static
-
-    await wait_for(pilot, lambda: loaded(pilot.app.screen), what="dashboard counts")
+    """Wait for the dashboard's counts and its services' health, then have it draw that health as
+    it would for an install in SNAPSHOT_DATA_DIR: the product's own lines, only the paths fixed."""
+    screen = pilot.app.screen
+    await wait_for(pilot, lambda: loaded(screen), what="dashboard counts")
     await shows(pilot, "#services", "postgres", what="service health")
-    pilot.app.screen.query_one("#services", Static).update(FIXED_SERVICES)
-    await pilot.pause()
+    screen.health = stable_health(screen.health, str(pilot.app.ctx.settings.data_dir))
+    await shows(pilot, "#services", SNAPSHOT_DATA_DIR, what="the health redrawn")
+
+
+def stable_health(health, data_dir: str):
+    """`dashboard.health` with this session's data dir (and the cluster directory named by it) as
+    SNAPSHOT_DATA_DIR's; everything else as the product read it."""
+    if isinstance(health, dict):
+        return {k: stable_health(v, data_dir) for k, v in health.items()}
+    if isinstance(health, list):
+        return [stable_health(v, data_dir) for v in health]
+    if isinstance(health, str):
+        return re.sub(r"clusters/[0-9a-f]{16}", SNAPSHOT_CLUSTER, health.replace(data_dir, SNAPSHOT_DATA_DIR))
+    return health
 
 
 # --------------------------------------------------------------------------- reading the screen
