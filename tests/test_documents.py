@@ -570,6 +570,13 @@ def asked(sentence: str, context: str = "") -> str:
      "Are the packages that you have asked pip to install incompatible?"),
     ("Note that tuples are not formed by the parentheses, but rather by use of the comma.",
      "Are tuples formed by the parentheses?"),
+    # a count asks for the first thing counted; a number's thousands comma is no clause boundary
+    ("The Rotterdam warehouse has 14 loading docks and a cold room of 1,800 square metres.",
+     "How many loading docks does the Rotterdam warehouse have?"),
+    ("The Hamburg warehouse has 9 loading docks, 12,500 pallet positions and a 600 square metre cold room.",
+     "How many loading docks does the Hamburg warehouse have?"),
+    ("Since 2019 the archive has held 1,250,000 records of deliveries made in the region.",
+     "Is it true that since 2019 the archive has held 1,250,000 records of deliveries made in the region?"),
     # too long to ask whole: cut where a clause ends, never with an ellipsis
     ("New, stable releases have been coming out steadily roughly every 6 to 18 months since 1991, and this seems likely "
      "to continue for many years to come now.",

@@ -114,9 +114,9 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
 
 
 def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK) -> str:
-    """The words up to the first clause boundary (a comma, a semicolon, a bracket), at most `limit`
+    """The words up to the first clause boundary (a comma (not a number's thousands comma), a semicolon, a bracket), at most `limit`
     (or the whole clause, when it is at most `slack` words longer: a question cut open is garbled)."""
-    cut = re.split(r"[,;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |(?<!\bto )(?<!\bin )(?<!\bof )(?<!\bby )\bwhich\b|"
+    cut = re.split(r"(?<!\d),|,(?!\d{3}(?!\d))|[;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |(?<!\bto )(?<!\bin )(?<!\bof )(?<!\bby )\bwhich\b|"
                    r"\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]  # "the degree to which …" goes on
     whole = cut.strip().rstrip(".!?") == text.strip().rstrip(".!?")  # the sentence to its end: nothing dangles
     words = cut.strip().rstrip(".!?").split()
@@ -500,7 +500,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         return f"{verb.capitalize()} {subject} {_clause(' '.join(rest), 16)}?"
     if kind == "have":
         if rest and rest[0][:1].isdigit():
-            thing = _clause(" ".join(rest[1:]), 4)
+            # the first thing counted, whole or not at all: "14 loading docks and a cold room …"
+            thing = _clause(re.split(r"\s(?:and|or)\s", " ".join(rest[1:]), maxsplit=1)[0], 4, slack=0)
             if thing:
                 return f"How many {thing} {'does' if verb == 'has' else 'do'} {subject} have?"
         return f"What {'does' if verb == 'has' else 'do'} {subject} have?"
