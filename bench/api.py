@@ -12,7 +12,8 @@ clients, Label Studio 1.23.2 on PostgreSQL with gunicorn ×4, `next` then `annot
 Targets: at 4 clients, at least 50% of the in-process loop; at every N, at least 10× Label Studio.
 
 The pending candidates are written with one INSERT … SELECT and queued by `queue reconcile`. The
-two modes take turns (`--rounds`), as the cores' speed drifts on a shared machine.
+two modes take turns (`--rounds`), as the cores' speed drifts on a shared machine; each round is
+printed as it ends, with the load then, and the table pools the rounds.
 
     python bench/api.py [--seconds 5] [--rounds 2] [--clients 1,4,16] [--workers 2] [--pending 50000]
 """
@@ -160,9 +161,13 @@ def main() -> None:
     try:
         for n in counts:
             pooled = {"http": [], "in-process": []}
-            for _ in range(args.rounds):
+            for r in range(args.rounds):
                 for mode, target in (("in-process", in_process), ("http", http_client)):
-                    pooled[mode] += run(target, n, tokens, port, args.seconds)
+                    lat = run(target, n, tokens, port, args.seconds)
+                    pooled[mode] += lat
+                    print(f"  round {r + 1}, {n:>2} clients, {mode:<10}: {len(lat) / args.seconds:7.1f} loops/s, "
+                          f"p50 {percentile(lat, 50) * 1000:6.1f} ms, p99 {percentile(lat, 99) * 1000:6.1f} ms, "
+                          f"load {os.getloadavg()[0]:.2f}", flush=True)
             seconds = args.seconds * args.rounds
             row = {"clients": n}
             for mode, lat in pooled.items():

@@ -97,8 +97,8 @@ TABLE = [
     # re-review's outcome is one of these moves too: approve or revise supersedes the disputed
     # answer and publishes the new one, reject retires it.
     on("answer",           "publish",                           (conflicts.record_subjects,
-                                                                 embeddings.embed_answer),               (graph_sync.sync_later,
-                                                                                                          conflicts.detect_later, notice)),
+                                                                 embeddings.embed_answer),               (registry.graph_jobs_later,
+                                                                                                          notice)),
     on("answer",           "supersede",                         (conflicts.settle_with_answer,),         (graph_sync.sync_later, notice)),
     on("answer",           "dispute",                           (candidates.send_for_re_review,),        (graph_sync.sync_later, notice)),
     on("answer",           "retire",                            (candidates.retire_with_answer,

@@ -305,6 +305,26 @@ def test_no_token_a_wrong_one_a_revoked_one_and_the_web_cookie_are_each_a_401_lo
     assert not any(token in line or token[4:] in line for line in logged)
 
 
+def test_the_token_is_checked_before_the_headers_and_a_bad_if_match_changes_nothing(ctx, people, api, as_):
+    """A wrong token is the 401 whatever else the request holds (a bad If-Match, a bad body); with
+    a good token a bad If-Match is the 400 and the claim still holds, undecided."""
+    fact(ctx, people)
+    claimed = api.post("/v1/validation/queue/FACT/claim", headers=as_("alice")).json()
+    url = f"/v1/candidates/{claimed['id']}/approve"
+    wrong = {"Authorization": "Bearer r2k_" + "x" * 43}
+    refused(api.post(url, headers={**wrong, "If-Match": "seven"}), 401)
+    refused(api.post(url, headers={**wrong, "If-Match": "seven"}, json={"nope": 1}), 401)
+    refused(api.post(url, headers={**wrong, "Idempotency-Key": "k1"}), 401)
+    refused(api.post(url, headers={**as_("alice"), "If-Match": "seven"}), 400)
+    refused(api.post(url, headers={**as_("alice"), "If-Match": str(claimed["version"] + 5)}), 409)
+    assert candidate_views.get(ctx, claimed["id"])["state"] == "IN_REVIEW"
+    assert candidate_views.get(ctx, claimed["id"])["claimed_by"] == "alice"
+    done = api.post(url, headers={**as_("alice"), "If-Match": f'"{claimed["version"]}"', "Idempotency-Key": "k1"})
+    assert done.status_code == 200 and done.json()["candidate"]["state"] == "APPROVED"
+    again = api.post(url, headers={**as_("alice"), "If-Match": f'"{claimed["version"]}"', "Idempotency-Key": "k1"})
+    assert again.json() == done.json()  # the key's repeat: the first result
+
+
 def test_each_token_acts_as_its_user_with_that_users_authority(ctx, people, api, as_):
     proc = candidates.add(ctx, people["root"], "How to open the gate?", "Press the green button, then wait.",
                           "PROCEDURE")

@@ -99,10 +99,56 @@ def test_a_sync_row_for_each_registry_move():
     from r2k.core import reactions
 
     rows = [reactions.INDEX[("answer", action)] for action in ("publish", "supersede", "dispute", "retire")]
-    assert all(graph_sync.sync_later in row.after for row in rows)
+    # a publish queues its sync with its contradiction check, in one step (registry.graph_jobs_later)
+    assert registry.graph_jobs_later in rows[0].after and graph_sync.sync_later not in rows[0].after
+    assert all(graph_sync.sync_later in row.after for row in rows[1:])
     assert len({id(row) for row in rows}) == 4  # one row each
     for action in ("approve", "revise", "reject"):  # a re-review's outcome moves an answer, synced by those rows
         assert graph_sync.sync_later not in reactions.INDEX[("candidate", action)].after
+
+
+def graph_jobs(ctx) -> dict[str, tuple[str, list]]:
+    """The graph queue's jobs now: id -> (task, args)."""
+    from r2k.core.adapters import jobs
+
+    q = jobs.queue(ctx.redis, "graph")
+    return {job_id: (q.fetch_job(job_id).func_name, q.fetch_job(job_id).args) for job_id in q.get_job_ids()}
+
+
+def test_a_publish_queues_its_graph_sync_and_its_contradiction_check_together(ctx, people):
+    before = graph_jobs(ctx)
+    answer = publish(ctx, people, "What is established about the dock doors?", "The dock doors close at 22:00.")
+    made = {job: called for job, called in graph_jobs(ctx).items() if job not in before}
+    assert sorted(made.values()) == [("r2k.workers.tasks.detect_contradictions_task", [answer["id"]]),
+                                     ("r2k.workers.tasks.sync_graph_task", [answer["id"]])]
+    run_graph_jobs(ctx)
+    assert nodes(ctx.graph)[answer["id"]]["status"] == "APPROVED" and graph_jobs(ctx) == {}
+
+
+def test_a_publish_whose_jobs_redis_refuses_stays_published_and_the_sweep_mirrors_it(ctx, people, redis_operator,
+                                                                                  caplog):
+    """Redis refusing writes at the moment after the commit: the approval is committed, neither job
+    is half queued (the two go in one MULTI … EXEC), the failure is logged, and the sweep's graph
+    catch-up mirrors the answer once Redis takes writes again."""
+    import logging
+
+    ctx.graph.run("MATCH (n) DETACH DELETE n")
+    candidates.add(ctx, people["root"], "When do the dock doors close?", "The dock doors close at 22:00.", "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    before = graph_jobs(ctx)
+    limit = redis_operator.config_get("maxmemory")["maxmemory"]
+    caplog.set_level(logging.WARNING, logger="r2k.core.adapters.postgres")
+    redis_operator.config_set("maxmemory", 1)  # Redis refuses every write for a moment
+    try:
+        answer = candidates.approve(ctx, people["alice"], claimed["id"])["answer"]
+    finally:
+        redis_operator.config_set("maxmemory", limit)
+    assert registry.show(ctx, answer["id"])["status"] == "APPROVED"
+    assert graph_jobs(ctx) == before  # neither job: none half queued
+    assert any("graph_jobs_later" in r.getMessage() for r in caplog.records)
+    assert answer["id"] not in nodes(ctx.graph)
+    assert sweeps.sweep_graph(ctx)["synced"] >= 1
+    assert nodes(ctx.graph)[answer["id"]]["status"] == "APPROVED"
 
 
 def test_chunks_keep_every_request_small():

@@ -73,15 +73,22 @@ def enqueue_in(redis, kind: str, task_name: str, seconds: float, *args, job_id: 
 
 def enqueue_all(redis, kind: str, task_name: str, calls: list[tuple[tuple, str | None]]) -> None:
     """`enqueue` for many jobs of one task ((args, job id) each), in one Redis pipeline."""
+    enqueue_many(redis, kind, [(task_name, args, job_id) for args, job_id in calls])
+
+
+def enqueue_many(redis, kind: str, calls: list[tuple[str, tuple, str | None]]) -> None:
+    """`enqueue` for many jobs of one queue, each of its own task ((task name, args, job id) each), in
+    one Redis pipeline (MULTI … EXEC): every job is queued, or, when Redis fails, none is. An unknown
+    task name raises ValueError before anything is sent."""
     from rq import Retry
 
     if not calls:
         return
-    func = task(task_name)
+    funcs = [task(task_name) for task_name, _, _ in calls]
     q = queue(redis, kind)
     q.enqueue_many([q.prepare_data(func, args, job_id=job_id, retry=Retry(max=3, interval=[2, 10, 60]),
                                    timeout=JOB_TIMEOUT[kind], result_ttl=3600, failure_ttl=7 * 86400)
-                    for args, job_id in calls])
+                    for func, (_, args, job_id) in zip(funcs, calls)])
 
 
 def job(redis, job_id: str):

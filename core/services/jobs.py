@@ -25,6 +25,12 @@ def enqueue_all(ctx: Context, kind: str, task: str, calls: list[tuple[tuple, str
     rq_jobs.enqueue_all(ctx.redis, kind, task, calls)
 
 
+def enqueue_many(ctx: Context, kind: str, calls: list[tuple[str, tuple]]) -> None:
+    """`enqueue` for jobs of several tasks on one queue, (task, args) each, in one round trip: all of
+    them queued, or none when Redis fails."""
+    rq_jobs.enqueue_many(ctx.redis, kind, [(task, args, None) for task, args in calls])
+
+
 def waiting(ctx: Context, kind: str, job_id: str) -> bool:
     """Whether the job is in its queue now, waiting for a worker: a sweep need not queue it again."""
     return rq_jobs.waiting(ctx.redis, kind, job_id)
