@@ -27,6 +27,8 @@ Each row also shows the CPU time one claim costs: in the claimer process itself 
 PostgreSQL's and in Redis's server processes (read from /proc over the measured seconds), which
 says where the gap to the floor is. Where the claimers outnumber the cores, the bench also prints
 the bound that CPU puts on throughput and on mean latency (Little's law), for ours and the floor.
+The Redis column counts the commands Redis served per claim (INFO commandstats), those a script
+runs included, and in brackets the EVALSHA calls: the round trips of ours are those scripts.
 `--profile SECONDS` instead runs one claimer of each side under cProfile for that long and prints
 the top entries by own time and by cumulative time (where the claimer's CPU goes).
 
@@ -107,7 +109,7 @@ def floor_events_table() -> None:
 KEYED = True  # --keyless sets it False (before the claimers fork)
 
 
-def claimer(seconds: float, start_at: float, out, measured) -> None:
+def claimer(seconds: float, start, out, measured) -> None:
     from r2k.core.context import Context
     from r2k.core.services import users
 
@@ -115,7 +117,7 @@ def claimer(seconds: float, start_at: float, out, measured) -> None:
     actor = users.resolve(ctx, "bench")
     one_claim = _our_claim(ctx, actor)
     one_claim()  # warm: connections, key, scripts
-    out.put(timed(seconds, start_at, one_claim))
+    out.put(timed(seconds, start, one_claim))
     measured.wait(60)  # keep the connections (and their server processes' CPU) until it is read
     ctx.close()
 
@@ -131,12 +133,18 @@ def _our_claim(ctx, actor):
     return lambda: claims.claim_next(ctx, actor, HORN, idempotency_key=f"{prefix}{next(count)}")
 
 
-def timed(seconds: float, start_at: float, one_claim) -> tuple[list[float], float]:
-    """From `start_at`, claim for `seconds`: each claim's latency, and the CPU this process spent."""
+def timed(seconds: float, start, one_claim) -> tuple[list[float], float]:
+    """Say this process is ready (warm), wait for the start every process of the round is given,
+    then claim for `seconds`: each claim's latency, and the CPU this process spent. (A start set
+    in advance is missed on a loaded machine: sixteen processes importing and connecting can take
+    longer than any lead, and a round then measured seconds of start-up, not claims.)"""
+    ready, go, at = start
+    ready.put(os.getpid())
+    go.wait(120)
     latencies = []
-    while time.time() < start_at:
+    while time.time() < at.value:
         time.sleep(0.001)
-    end = start_at + seconds
+    end = at.value + seconds
     cpu = time.process_time()
     while time.time() < end:
         t0 = time.perf_counter()
@@ -145,13 +153,14 @@ def timed(seconds: float, start_at: float, one_claim) -> tuple[list[float], floa
     return latencies, time.process_time() - cpu
 
 
-def floor_worker(seconds: float, start_at: float, out, measured) -> None:
+def floor_worker(seconds: float, start, out, measured) -> None:
     """The floor: what any claim must at least do, with nothing of ours around it."""
     from r2k.core.context import Context
 
     ctx = Context()
     one_claim, close = _floor_claim(ctx)
-    out.put(timed(seconds, start_at, one_claim))
+    one_claim()  # warm, as ours is
+    out.put(timed(seconds, start, one_claim))
     measured.wait(60)
     close()
 
@@ -251,18 +260,35 @@ def cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
     return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
 
 
+_REDIS = []
+
+
+def redis_calls() -> dict[str, int]:
+    """Redis's count of the calls it served so far, by command (INFO commandstats); the bench's own
+    INFO calls count too, two a round."""
+    if not _REDIS:
+        from r2k.core.context import Context
+
+        _REDIS.append(Context().redis)
+    return {name.removeprefix("cmdstat_"): stat["calls"] for name, stat in _REDIS[0].info("commandstats").items()}
+
+
 def run(target, n: int, seconds: float) -> dict:
     """One round: n processes running `target` for `seconds`; what they did and what it cost."""
     ctx = mp.get_context("fork")
     out, measured = ctx.Queue(), ctx.Event()
-    start_at = time.time() + 1.5 + 0.1 * n
-    procs = [ctx.Process(target=target, args=(seconds, start_at, out, measured)) for _ in range(n)]
+    start = (ctx.Queue(), ctx.Event(), ctx.Value("d", 0.0))
+    procs = [ctx.Process(target=target, args=(seconds, start, out, measured)) for _ in range(n)]
     for p in procs:
         p.start()
+    for _ in procs:  # every process warm and waiting
+        start[0].get(timeout=300)
+    start[2].value = start_at = time.time() + 0.2
+    start[1].set()
     time.sleep(max(0.0, start_at - time.time()))
-    before = server_cpu()
+    before, calls = server_cpu(), redis_calls()
     time.sleep(max(0.0, start_at + seconds - time.time()))
-    after = server_cpu()
+    after, calls = server_cpu(), {k: v - calls.get(k, 0) for k, v in redis_calls().items()}
     measured.set()  # now the claimers may close their connections, ending their server processes
     results = [out.get(timeout=seconds + 120) for _ in procs]
     for p in procs:
@@ -270,7 +296,7 @@ def run(target, n: int, seconds: float) -> dict:
     return {"seconds": seconds, "latencies": [v for lat, _ in results for v in lat],
             "client": sum(cpu for _, cpu in results),
             "postgres": cpu_between(before["postgres"], after["postgres"]),
-            "redis": cpu_between(before["redis-server"], after["redis-server"])}
+            "redis": cpu_between(before["redis-server"], after["redis-server"]), "redis_calls": calls}
 
 
 def pooled(n: int, rounds: list[dict]) -> dict:
@@ -283,6 +309,8 @@ def pooled(n: int, rounds: list[dict]) -> dict:
             "client_us": sum(r["client"] for r in rounds) * per_claim,
             "postgres_us": sum(r["postgres"] for r in rounds) * per_claim,
             "redis_us": sum(r["redis"] for r in rounds) * per_claim,
+            "redis_calls": sum(sum(v for k, v in r["redis_calls"].items() if k != "info") for r in rounds) / max(len(latencies), 1),
+            "evalsha": sum(r["redis_calls"].get("evalsha", 0) for r in rounds) / max(len(latencies), 1),
             "rounds_per_second": [round(len(r["latencies"]) / r["seconds"]) for r in rounds]}
 
 
@@ -349,7 +377,8 @@ def main() -> None:
           f"{'an idempotency key on every claim' if KEYED else 'no idempotency key (--keyless)'}; "
           f"load average at the start {os.getloadavg()[0]:.2f}")
     print(f"{'what':<8} {'claimers':>8} {'claims/s':>10} {'p50 ms':>8} {'p99 ms':>8}   "
-          f"CPU µs per claim: {'client':>6} {'postgres':>8} {'redis':>6}   claims/s by round")
+          f"CPU µs per claim: {'client':>6} {'postgres':>8} {'redis':>6}   Redis cmds per claim (EVALSHA)   "
+          f"claims/s by round")
     rows = []
     for n in counts:
         ours_rounds, floor_rounds = [], []
@@ -363,7 +392,7 @@ def main() -> None:
         for label, r in (("claim", ours), ("floor", floor)):
             print(f"{label:<8} {r['claimers']:>8} {r['per_second']:>10.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}   "
                   f"{'':>17} {r['client_us']:>6.0f} {r['postgres_us']:>8.0f} {r['redis_us']:>6.0f}   "
-                  f"{' '.join(map(str, r['rounds_per_second']))}")
+                  f"{r['redis_calls']:>21.2f} ({r['evalsha']:.2f})   {' '.join(map(str, r['rounds_per_second']))}")
         print(f"   load average after {n} claimers: {os.getloadavg()[0]:.2f}")
     print()
     cores = len(os.sched_getaffinity(0))
