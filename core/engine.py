@@ -212,33 +212,51 @@ def _given(fields: dict | None) -> dict:
 
 def apply_if_unchanged(tx: Tx, machine: Machine, row: dict, action: str, actor: Actor, *,
                        fields: dict | None = None, changes: dict | None = None,
-                       idempotency_key: str | None = None) -> Event | None:
+                       idempotency_key: str | None = None, kept=None) -> Event | None:
     """Make a move with one conditional statement, without a row lock: the row and its event are
     written only if the row is still at the version it was read at and its event chain still ends
     where it was read (`read`, or `assume`); otherwise nothing is written and None comes back
     (someone moved it first). Outside a transaction the statement commits by itself: one round
-    trip for the whole move (the claim path, docs/architecture.md "Queues")."""
+    trip for the whole move (the claim path, docs/architecture.md "Queues").
+
+    With `kept` (a services.common.KeyedRequest), the same statement also inserts the request's
+    idempotency key row holding its response, the moved row as PostgreSQL renders it in JSON
+    (without `search`), and the event's `outcome["response"]` is that response: a keyed move in
+    one round trip, whose retry returns exactly what the first call returned (docs/architecture.md,
+    "Idempotency keys"). A key row there already fails the whole statement (a unique violation on
+    `idempotency_keys_pkey`), writing nothing."""
     values, event = _move(tx, machine, row, action, actor, fields, changes, None, idempotency_key)
     cols = tuple(values)
     prev_hash = event[_PREV_HASH]
-    moved = tx.hot_one(_conditional_move_sql(machine.table, cols, len(event)),
+    moved = tx.hot_one(_conditional_move_sql(machine.table, cols, len(event), kept is not None),
                        [*(adapt(c, values[c]) for c in cols), row["id"], row["version"],
-                        machine.name, str(row["id"]), GENESIS, prev_hash, *event])
+                        machine.name, str(row["id"]), GENESIS, prev_hash, *event,
+                        *(() if kept is None else (*kept, event[_CREATED_AT]))])
     if moved is None:
         return None
-    return _emitted(tx, machine.name, action, actor, _given(fields), moved, row[machine.column],
-                    moved[machine.column])
+    response = moved.pop("_response", None)
+    emitted = _emitted(tx, machine.name, action, actor, _given(fields), moved, row[machine.column],
+                       moved[machine.column])
+    if kept is not None:
+        emitted.outcome["response"] = response  # the key row's, as stored
+    return emitted
+
+
+_CREATED_AT = EVENT_COLUMNS.split(", ").index("created_at")
 
 
 @functools.lru_cache(maxsize=64)
-def _conditional_move_sql(table: str, cols: tuple[str, ...], n_event: int) -> str:
+def _conditional_move_sql(table: str, cols: tuple[str, ...], n_event: int, keyed: bool = False) -> str:
     """The statement of `apply_if_unchanged` (built once per shape: a claim runs it every time)."""
+    key_row = ("kept AS (INSERT INTO idempotency_keys (key, actor, request_hash, response, created_at) "
+               "SELECT %s, %s, %s, to_jsonb(moved) - 'search', %s FROM moved RETURNING response) ")
     return (f"WITH moved AS (UPDATE {table} SET {', '.join(f'{c} = %s' for c in cols)} "
             f"WHERE id = %s AND version = %s AND coalesce((SELECT e.hash FROM events e "
             f"WHERE e.aggregate_type = %s AND e.aggregate_id = %s ORDER BY e.seq DESC LIMIT 1), %s) = %s "
             f"RETURNING *), "
-            f"logged AS (INSERT INTO events ({EVENT_COLUMNS}) SELECT {', '.join(['%s'] * n_event)} FROM moved) "
-            f"SELECT * FROM moved")
+            f"logged AS (INSERT INTO events ({EVENT_COLUMNS}) SELECT {', '.join(['%s'] * n_event)} FROM moved)"
+            + (f", {key_row}SELECT moved.*, kept.response AS _response FROM moved, kept" if keyed
+               else " SELECT * FROM moved"))
 
 
 def create(tx: Tx, machine: Machine, actor: Actor, values: dict, *, action: str = "create",

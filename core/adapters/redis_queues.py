@@ -99,6 +99,27 @@ return ids
 """
 
 
+# Of the ids given (ARGV[2…]), those the partition holds neither in flight (KEYS[2]) nor listed
+# (KEYS[1]) among the ARGV[1] entries at each end of its list: an id queued lately lies near one
+# end, pushed back to the head (a release, a dispute) or to the tail (a new or re-reviewed one).
+# Each lookup is bounded so, never a walk of the whole list: what is not found near an end is
+# returned, and the caller compares it with the partition's ids read once. For the queue sweep's
+# repair check (core/services/queue_index.py).
+_NOT_NEAR = """
+local missing = {}
+local near = tonumber(ARGV[1])
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if not redis.call('ZSCORE', KEYS[2], id)
+     and not redis.call('LPOS', KEYS[1], id, 'MAXLEN', near)
+     and not redis.call('LPOS', KEYS[1], id, 'RANK', -1, 'MAXLEN', near) then
+    missing[#missing + 1] = id
+  end
+end
+return missing
+"""
+
+
 # A candidate's Horn type changed while it waited (an accepted LLM proposal, core/services/refine.py):
 # out of its old partition's list and read-ahead (KEYS[1], KEYS[2]), onto the tail of the new one's
 # (KEYS[3]) unless listed there already, in one step, so no pop sees it in both lists or in neither
@@ -340,6 +361,7 @@ class ValidationQueue:
         self._settle = redis.register_script(_SETTLE)
         self._rescue = redis.register_script(_RESCUE)
         self._move = redis.register_script(_MOVE)
+        self._not_near = redis.register_script(_NOT_NEAR)
         self._line = ClaimLine(redis)
         self._settles = ClaimSettles(self._send_settles)
 
@@ -513,6 +535,17 @@ class ValidationQueue:
         pipe.zrange(inflight_key(horn_type), 0, -1)
         listed, flying = pipe.execute()
         return {int(i) for i in listed} | {int(i) for i in flying}
+
+    def not_held(self, horn_type: str, ids: list[int], near: int = 5000) -> set[int]:
+        """Of `ids`, those the partition holds neither listed nor in flight. First in one bounded
+        step (_NOT_NEAR: in flight, or among the `near` entries at either end of the list); only
+        if some are not found there, the partition's ids read once for them."""
+        send_all_settles()
+        if not ids:
+            return set()
+        far = {int(i) for i in self._not_near(keys=[queue_key(horn_type), inflight_key(horn_type)],
+                                              args=[near, *ids])}
+        return far - self.held_ids(horn_type) if far else far
 
     def rebuild(self, horn_type: str, ids: list[int], chunk: int = 5000) -> None:
         """Replace the partition with `ids` in order, atomically (a reader sees old or new, never half)."""

@@ -10,6 +10,8 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+import psycopg
+
 from .. import engine, notices
 from ..adapters.postgres import Tx, public_row
 from ..adapters.redis_queues import IndexLost, ValidationQueue
@@ -18,7 +20,7 @@ from ..errors import Forbidden, NotFound
 from ..events import now
 from ..machines.candidate import CANDIDATE
 from . import candidates, overlap, queue_index
-from .common import mutate, parse_id, saying_who
+from .common import keyed_request, mutate, parse_id, saying_who
 from .queue_index import IN_FLIGHT_GRACE, QUEUED, reconcile, reconcile_if_lost
 
 if TYPE_CHECKING:
@@ -39,36 +41,51 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
 
     The claim is one conditional statement (the row and its event are written only if the row is
     still at the version known and its event chain still ends where known), so no row lock is held
-    across round trips; without an idempotency key it also runs outside a transaction and commits
-    by itself. What it must know first comes with the pop from the read-ahead cache, or else from
-    one read.
+    across round trips, and it runs outside a transaction and commits by itself. With an
+    idempotency key (the workstation and the API always send one) the same statement inserts the
+    key row with its response (engine.apply_if_unchanged, `kept`): one round trip to PostgreSQL,
+    not five (BEGIN, the key row, the claim, the response, COMMIT). A key this user has used
+    already fails that statement, writing nothing, and the claim goes the unit of work's way
+    (`mutate`), which returns the stored response, refuses another request's key (409), or starts
+    an expired key's new window (docs/architecture.md, "Idempotency keys"). What the claim must
+    know first comes with the pop from the read-ahead cache, or else from one read.
     """
     horn = parse_horn_type(horn_type)
     if not actor.holds(horn):
         raise Forbidden(f"{actor.name} ({actor.role}) holds no authority for {horn}: "
                         f"nothing was taken from the {horn} queue")
     q = queue_index.queue(ctx)
+    args = {"horn_type": horn}
+    keyed = None if idempotency_key is None else keyed_request(actor, "queue.claim", args, idempotency_key)
 
-    def attempt(tx, row):
+    def attempt(tx, row, kept):
         # Written, the move's reaction settles the in-flight id and tells the workstations, after
         # the commit and in one Redis step (`settle_claim`).
-        moved = engine.apply_if_unchanged(tx, CANDIDATE, row, _claim_action(row), actor,
-                                          changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key)
-        return moved.row if moved is not None else None
+        try:
+            moved = engine.apply_if_unchanged(tx, CANDIDATE, row, _claim_action(row), actor,
+                                              changes=_claim_changes(ctx, actor), idempotency_key=idempotency_key,
+                                              kept=kept)
+        except psycopg.errors.UniqueViolation as exc:
+            if kept is not None and exc.diag.constraint_name == "idempotency_keys_pkey":
+                raise _KeyUsed() from None  # nothing was written: the unit of work's way, below
+            raise
+        if moved is None:
+            return None
+        return moved.outcome["response"] if kept is not None else public_row(moved.row)
 
-    def work(tx):
+    def work(tx, kept=None):
         # A queue requiring k > 1 reviews: ids this user reviewed already are set aside (in flight)
         # while the pop goes on, and go back to the head of the queue, in order, whatever happens.
         overlapping = overlap.reviews_for_claims(tx, horn) > 1
         aside: list[int] = []
         try:
-            return take(tx, aside if overlapping else None)
+            return take(tx, aside if overlapping else None, kept)
         finally:
             for candidate_id in reversed(aside):
                 q.push_head(horn, candidate_id)
                 q.done(horn, candidate_id)
 
-    def take(tx, aside):
+    def take(tx, aside, kept):
         refill = False
         rebuilt = False
         while True:
@@ -89,11 +106,11 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
                 continue
             try:
                 known = _read_ahead_row(tx, candidate_id, horn, popped.head)
-                claimed = attempt(tx, known) if known is not None else None
+                claimed = attempt(tx, known, kept) if known is not None else None
                 if claimed is None:  # no read-ahead entry, or a stale one: read the row itself
                     row = engine.read(tx, CANDIDATE, candidate_id, missing_ok=True)
                     if row is not None and row["state"] in QUEUED and row["horn_type"] == horn:
-                        claimed = attempt(tx, row)
+                        claimed = attempt(tx, row, kept)
             except BaseException:
                 q.push_head(horn, candidate_id)  # nothing committed: put it back where it was
                 q.done(horn, candidate_id)
@@ -106,13 +123,17 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
                 # our write: whoever moved it owns it now (a release pushes it again). Drop it.
                 q.done(horn, candidate_id)
                 continue
-            return public_row(claimed)
+            return claimed
 
     def run():
-        if idempotency_key is None:
-            with ctx.db.autocommit() as tx:
-                return work(tx)
-        return mutate(ctx, actor, "queue.claim", {"horn_type": horn}, work, idempotency_key=idempotency_key)
+        if keyed is not None:
+            try:
+                with ctx.db.autocommit() as tx:
+                    return work(tx, keyed)
+            except _KeyUsed:  # a retry (or another request under this key): the id went back to the head
+                return mutate(ctx, actor, "queue.claim", args, work, idempotency_key=idempotency_key)
+        with ctx.db.autocommit() as tx:
+            return work(tx)
 
     try:
         return run()
@@ -121,6 +142,10 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
         # workstation or command was running: rebuild the queues from PostgreSQL and pop again.
         reconcile_if_lost(ctx)
     return run()
+
+
+class _KeyUsed(Exception):
+    """A keyed claim's statement found the user's key row there already, and wrote nothing."""
 
 
 def _partition_misses_rows(tx: Tx, q: ValidationQueue, horn: str) -> bool:

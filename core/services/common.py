@@ -7,7 +7,7 @@ import hashlib
 import logging
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 from psycopg.types.json import Jsonb
 
@@ -37,12 +37,7 @@ def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx],
     if idempotency_key is None:
         with ctx.db.begin() as tx:
             return work(tx)
-    if not idempotency_key.strip() or len(idempotency_key) > 200:
-        raise InvalidInput("an idempotency key is 1–200 characters")
-    from ..domain.limits import text
-
-    text(idempotency_key, "an idempotency key")
-    request_hash = hashlib.sha256(canonical({"op": op, "actor": actor.name, "args": jsonable(args)})).hexdigest()
+    request_hash = keyed_request(actor, op, args, idempotency_key).request_hash
     while True:
         with ctx.db.begin() as tx:
             inserted = tx.one(
@@ -66,6 +61,27 @@ def mutate(ctx: Context, actor: Actor, op: str, args: dict, work: Callable[[Tx],
             tx.execute("UPDATE idempotency_keys SET response = %s WHERE actor = %s AND key = %s",
                        (Jsonb(jsonable(result)), actor.name, idempotency_key))
             return result
+
+
+class KeyedRequest(NamedTuple):
+    """A request under an idempotency key, checked: what its key row holds (`mutate`; a keyed claim
+    writes the row in its own statement, claims.claim_next)."""
+
+    key: str
+    actor: str
+    request_hash: str
+
+
+def keyed_request(actor: Actor, op: str, args: dict, idempotency_key: str) -> KeyedRequest:
+    """The key checked (1–200 characters of storable text, else a 400) and the request's hash: a
+    repeat must be this op by this user with these arguments (docs/architecture.md, "Idempotency keys")."""
+    if not idempotency_key.strip() or len(idempotency_key) > 200:
+        raise InvalidInput("an idempotency key is 1–200 characters")
+    from ..domain.limits import text
+
+    text(idempotency_key, "an idempotency key")
+    request_hash = hashlib.sha256(canonical({"op": op, "actor": actor.name, "args": jsonable(args)})).hexdigest()
+    return KeyedRequest(idempotency_key, actor.name, request_hash)
 
 
 def _saying_who(work: Callable[[Tx], dict], actor: Actor) -> Callable[[Tx], dict]:

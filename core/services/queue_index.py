@@ -125,25 +125,74 @@ def misses_queued(tx, horn: str, held, settle: float | None = None) -> bool:
         (horn, *(() if settle is None else (settle,)), list(held)), prepare=False))
 
 
+# The repair check's watermark (docs/architecture.md, "Queues"): the PostgreSQL time up to which every
+# queued row is known to be held by its partition. Each sweep looks only at the rows queued since
+# (REPAIR_OVERLAP earlier, for a commit that landed late) and moves it on when its check is done, so
+# a sweep that dies midway leaves it where it was and the next one looks again. It lapses after
+# REPAIR_FULL_SECONDS (and is gone when Redis lost its data): the next sweep then compares every id.
+REPAIR_MARK = "raw_to_knowledge:queue_repair_mark"
+REPAIR_OVERLAP = 60.0
+REPAIR_FULL_SECONDS = 3600
+LOOKUP_LIMIT = 256  # changed ids of a partition looked up near the ends of its list; more: its ids read once
+
+
 def repair_queues(ctx: Context, settle: float = QUEUE_SETTLE) -> list[str]:
     """Rebuild the partitions that miss ids PostgreSQL has queued, and name them.
 
     A push that failed after its commit while Redis was unreachable leaves the reconcile mark in
-    place (it could not be dropped either), so only a comparison finds it: the ids each partition
-    holds (listed or in flight), read first, against the rows queued in PostgreSQL more than
-    `settle` seconds ago, read second. By ids, not by counts: a stale id (a claim whose settle was
-    lost) would otherwise make up for a missing one and hide it for good. Claims in between only
-    make Redis look fuller, so a partition is rebuilt only when something is really missing.
+    place (it could not be dropped either), so only a comparison finds it. It costs what changed
+    since the last sweep (`REPAIR_MARK`): the rows queued (entered or moved in a queue) since then,
+    by an index of the queued rows by `updated_at` (migration 0024), each looked up in Redis
+    (`ValidationQueue.not_held`). Without the mark, every id is compared (`_repair_all`). An id
+    Redis lacks counts as lost only if PostgreSQL, read again after Redis, still has it queued as
+    it was (a claim in between takes it from both).
     """
-    q = queue(ctx)
-    held = {h: q.held_ids(h) for h in HORN_TYPES}
-    lost = []
+    raw = ctx.redis.get(REPAIR_MARK)
     with ctx.db.read() as tx:
-        for horn in HORN_TYPES:
-            if misses_queued(tx, horn, held[horn], settle):
-                lost.append(horn)
+        upto = float(tx.scalar("SELECT extract(epoch FROM now()) - %s", (settle,)))
+    if raw is None:
+        lost = _repair_all(ctx, settle)
+    else:
+        lost = _repair_since(ctx, float(raw) - REPAIR_OVERLAP, upto)
     if lost:
         logging.getLogger(__name__).warning("the %s queue(s) missed queued candidates: rebuilt", ", ".join(lost))
         reconcile(ctx, lost)
+    # Only once the check is done; the lapse counts from the last full comparison, not from now.
+    if raw is None:
+        ctx.redis.set(REPAIR_MARK, repr(upto), ex=REPAIR_FULL_SECONDS)
+    else:
+        ctx.redis.set(REPAIR_MARK, repr(upto), keepttl=True)
     return lost
 
+
+def _repair_since(ctx: Context, since: float, upto: float) -> list[str]:
+    q = queue(ctx)
+    window = (since, upto)
+    with ctx.db.read() as tx:
+        rows = tx.all("SELECT horn_type, id FROM candidates WHERE state IN ('PENDING', 'DISPUTED') "
+                      "AND updated_at > to_timestamp(%s) AND updated_at <= to_timestamp(%s)", window)
+    changed: dict[str, list[int]] = {}
+    for row in rows:
+        changed.setdefault(row["horn_type"], []).append(row["id"])
+    lost = []
+    for horn, ids in changed.items():
+        missing = q.not_held(horn, ids) if len(ids) <= LOOKUP_LIMIT else set(ids) - q.held_ids(horn)
+        if missing:
+            with ctx.db.read() as tx:  # still queued as it was, after Redis was read: lost indeed
+                if tx.scalar("SELECT EXISTS (SELECT 1 FROM candidates WHERE id = ANY(%s) AND horn_type = %s AND "
+                             "state IN ('PENDING', 'DISPUTED') AND updated_at <= to_timestamp(%s))",
+                             (sorted(missing), horn, upto)):
+                    lost.append(horn)
+    return lost
+
+
+def _repair_all(ctx: Context, settle: float) -> list[str]:
+    """Every partition's ids (listed or in flight), read first, against the rows queued in
+    PostgreSQL more than `settle` seconds ago, read second. By ids, not by counts: a stale id (a
+    claim whose settle was lost) would otherwise make up for a missing one and hide it for good.
+    Claims in between only make Redis look fuller, so a partition is rebuilt only when something
+    is really missing."""
+    q = queue(ctx)
+    held = {h: q.held_ids(h) for h in HORN_TYPES}
+    with ctx.db.read() as tx:
+        return [horn for horn in HORN_TYPES if misses_queued(tx, horn, held[horn], settle)]
