@@ -62,7 +62,7 @@ QUESTIONS = {"Visitors must sign in at the reception desk.": "Must visitors sign
 HORNS = {"Visitors must sign in at the reception desk.": "RULE",
          "Forklifts must never carry people on the forks.": "CONSTRAINT"}
 # What extraction makes of DOC, LLM or not (core/knowledge/questions.py, horn.py).
-DETERMINISTIC = [("What are forklift keys kept in?", KEYS, "FACT"),
+DETERMINISTIC = [("Where are forklift keys kept?", KEYS, "FACT"),
                  *((QUESTIONS[text], text, HORNS[text]) for text in QUESTIONS)]
 
 
