@@ -92,10 +92,10 @@ _NEAR = ("SELECT {key} AS id, embedding::vector({d}) <=> %(vector)s::vector({d})
          "ORDER BY embedding::vector({d}) <=> %(vector)s::vector({d}) LIMIT %(nearest)s")
 _NONE = "SELECT NULL::bigint AS id, NULL::float8 AS distance WHERE false"
 _SEARCH = (
-    "lex_p AS (SELECT p.id, ts_rank_cd(p.heading_search || p.search, q.q) AS rank FROM source_passages p, q "
-    "          WHERE %(passages)s AND (p.search @@ q.q OR p.heading_search @@ q.q) AND p.current "
-    "            AND p.id IS DISTINCT FROM %(exclude)s "
-    "          ORDER BY rank DESC, p.id LIMIT %(wide)s), "
+    "lex_p AS (SELECT t.passage_id AS id, (sum(t.weight) / 10.0)::float8 AS rank FROM passage_terms t, q "
+    "          WHERE %(passages)s AND t.lexeme = ANY(q.lexemes) AND t.passage_id IS DISTINCT FROM %(exclude)s "
+    "            AND t.passage_id NOT IN (SELECT s.id FROM source_passages s WHERE NOT s.current) "
+    "          GROUP BY t.passage_id ORDER BY rank DESC, t.passage_id LIMIT %(wide)s), "
     "near_p AS ({near_p}), "
     "lex_a AS (SELECT a.id, ts_rank_cd(a.search, q.q) AS rank FROM approved_answers a, q "
     "          WHERE %(answers)s AND a.search @@ q.q AND a.status = 'APPROVED' ORDER BY rank DESC, a.id LIMIT %(wide)s), "
