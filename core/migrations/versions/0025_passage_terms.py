@@ -3,12 +3,14 @@ term index"): retrieval's first pass reads the few rows of the question's terms 
 every passage that has any of them with `ts_rank_cd` over its whole tsvector (the largest share of
 retrieval's time: ~8 ms of ~24 on the real corpora).
 
-`passage_terms` holds one row per passage and lexeme of `heading_search || search`, its `weight` the
-sum over the lexeme's positions of 10 for title (A), 4 for heading (B), 2 (C) and 1 for text (D):
-ten times what `ts_rank_cd` adds for them for a query of any of the question's terms (each position a
-cover of one), in integers, so sums are exact. Derived data: written by a trigger as a passage is
-written (or its text, title or heading changed), removed with it; filled here for the passages a
-database already holds.
+`passage_terms` holds one row per passage and lexeme of `heading_search || search`: its `weight`, the
+sum over the lexeme's positions of 10 for title (A), 4 for heading (B), 2 (C) and 1 for text (D), ten
+times what `ts_rank_cd` adds for them for a query of any of the question's terms (each position a
+cover of one), in integers, so sums are exact; and where the passage has it, as the scoring reads it
+(`body`: its positions in `search`; `labels` and `label_weights`: in `heading_search`), so the pool's
+hits are a few index rows, not every lexeme of every pooled tsvector unnested. Derived data: written
+by a trigger as a passage is written (or its text, title or heading changed), removed with it;
+filled here for the passages a database already holds.
 
 Revision ID: 0025
 Revises: 0023
@@ -30,6 +32,9 @@ CREATE TABLE passage_terms (
     lexeme      text NOT NULL,
     passage_id  bigint NOT NULL REFERENCES source_passages(id) ON DELETE CASCADE,
     weight      integer NOT NULL,
+    body        smallint[],
+    labels      smallint[],
+    label_weights text[],
     PRIMARY KEY (lexeme, passage_id) INCLUDE (weight)
 );
 CREATE INDEX passage_terms_passage ON passage_terms (passage_id);
@@ -43,15 +48,22 @@ BEGIN
     IF TG_OP = 'UPDATE' THEN
         DELETE FROM passage_terms WHERE passage_id = NEW.id;
     END IF;
-    INSERT INTO passage_terms (lexeme, passage_id, weight)
-    SELECT t.lexeme, NEW.id, {WEIGHT} FROM unnest(NEW.heading_search || NEW.search) t;
+    INSERT INTO passage_terms (lexeme, passage_id, weight, body, labels, label_weights)
+    SELECT t.lexeme, NEW.id, {WEIGHT}, b.positions, h.positions, h.weights
+      FROM unnest(NEW.heading_search || NEW.search) t
+      LEFT JOIN unnest(NEW.search) b ON b.lexeme = t.lexeme
+      LEFT JOIN unnest(NEW.heading_search) h ON h.lexeme = t.lexeme;
     RETURN NULL;
 END $$;
 CREATE TRIGGER source_passages_terms AFTER INSERT OR UPDATE OF text, title, heading ON source_passages
     FOR EACH ROW EXECUTE FUNCTION r2k_passage_terms();
 
-INSERT INTO passage_terms (lexeme, passage_id, weight)
-SELECT t.lexeme, p.id, {WEIGHT} FROM source_passages p, unnest(p.heading_search || p.search) t;
+INSERT INTO passage_terms (lexeme, passage_id, weight, body, labels, label_weights)
+SELECT t.lexeme, p.id, {WEIGHT}, b.positions, h.positions, h.weights
+  FROM source_passages p
+ CROSS JOIN LATERAL unnest(p.heading_search || p.search) t
+  LEFT JOIN LATERAL unnest(p.search) b ON b.lexeme = t.lexeme
+  LEFT JOIN LATERAL unnest(p.heading_search) h ON h.lexeme = t.lexeme;
 ANALYZE passage_terms;
 """
 
