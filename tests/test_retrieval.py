@@ -503,3 +503,19 @@ def test_the_prompt_names_the_escalation_reason_and_each_sources_section():
     assert prompt.splitlines()[:2] == ["Question: Q?", "Why a validator escalated it: check the year"]
     assert "[1] (Doc \u203a Part) A fact." in prompt and "[2] (Registry answer 4) Another." in prompt
     assert "escalated" not in build_prompt("Q?", [{"title": "Doc", "text": "A fact."}])
+
+
+def test_adjacent_positions_are_found_as_by_looking_at_every_pair():
+    """The phrase bonus's test (ranking.adjacent) looks only at the next position after each one: the
+    same answer as every pair, on lists in any order."""
+    import random
+
+    from r2k.core.knowledge.ranking import adjacent
+
+    rng = random.Random(27)
+    for _ in range(5000):
+        first = [rng.randint(0, 30) for _ in range(rng.randint(0, 6))]
+        second = [rng.randint(0, 30) for _ in range(rng.randint(0, 6))]
+        within = rng.randint(1, 4)
+        every_pair = any(0 < q - p <= within for p in first for q in second)
+        assert adjacent(first, second, within) is every_pair, (first, second, within)
