@@ -8,7 +8,8 @@ kept, and never found). Two searches find candidates, sent to PostgreSQL togethe
 
 - **by words**: the passages and APPROVED answers having any of the question's stemmed terms in their
   text (`search`) or in their title and headings (`heading_search`), the best `wide` of each by cover
-  density (`ts_rank_cd`), each with where it has the question's terms;
+  density (`ts_rank_cd`; a passage's from the term index, `passage_terms`: docs/architecture.md,
+  "Retrieval", "The term index"), each with where it has the question's terms;
 - **by meaning**: the `nearest` passages and APPROVED answers to the question's vector (pgvector's
   HNSW index, cosine), when this PostgreSQL has pgvector (core/services/embeddings.py).
 
