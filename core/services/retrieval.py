@@ -70,9 +70,9 @@ _ANSWER = ("'answer' AS kind, a.id, NULL::bigint AS document_id, 'Registry answe
            "a.question AS heading, a.text, NULL::integer AS span_start, NULL::integer AS span_end, "
            f"NULL::json AS body, {_HITS.format(vector='a.search')} AS labels")
 
-# Each term of the question with how many passages (of the current versions: the term index's rows of
-# the term) and APPROVED answers have it, counted up to COUNT_CAP: past that a term is common whatever its exact count, and a large corpus is sized by the
-# planner's estimate instead of a scan.
+# Each term of the question with how many passages (of the current versions: the term index's rows
+# of the term) and APPROVED answers have it, counted up to COUNT_CAP: past that a term is common
+# whatever its exact count, and a large corpus is sized by the planner's estimate instead of a scan.
 WEIGH = (
     "WITH " + _FROM_QUESTION + " "
     "SELECT p.lexeme, p.position, "
@@ -101,11 +101,12 @@ _SEARCH = (
     "          GROUP BY t.passage_id ORDER BY rank DESC, t.passage_id LIMIT %(wide)s), "
     "near_p AS ({near_p}), "
     "pool_p AS (SELECT ARRAY(SELECT id FROM lex_p UNION SELECT id FROM near_p WHERE %(passages)s) AS ids), "
-    "hits_p AS (SELECT t.passage_id AS id, json_object_agg(t.lexeme, t.body) FILTER (WHERE t.body IS NOT NULL) AS body, "
+    "hits_p AS (SELECT t.passage_id AS id, "
+    "                  json_object_agg(t.lexeme, t.body) FILTER (WHERE t.body IS NOT NULL) AS body, "
     "                  json_object_agg(t.lexeme, json_build_object('p', t.labels, 'w', t.label_weights)) "
     "                    FILTER (WHERE t.labels IS NOT NULL) AS labels "
-    "             FROM passage_terms t, q, pool_p WHERE t.lexeme = ANY(q.lexemes) AND t.passage_id = ANY(pool_p.ids) "
-    "            GROUP BY t.passage_id), "
+    "             FROM passage_terms t, q, pool_p "
+    "            WHERE t.lexeme = ANY(q.lexemes) AND t.passage_id = ANY(pool_p.ids) GROUP BY t.passage_id), "
     "lex_a AS (SELECT a.id, ts_rank_cd(a.search, q.q) AS rank FROM approved_answers a, q "
     "          WHERE %(answers)s AND a.search @@ q.q AND a.status = 'APPROVED' ORDER BY rank DESC, a.id LIMIT %(wide)s), "
     "near_a AS ({near_a}) "
