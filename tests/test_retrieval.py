@@ -194,6 +194,90 @@ def test_migration_0008_reindexes_a_data_dir_of_0007_by_section(demo, services):
     assert jsonl and all(heading.endswith("?") and heading != text for heading, text in jsonl)
 
 
+def test_migration_0025_fills_the_term_index_of_a_database_made_before_and_keeps_it_in_step(ctx, services):
+    """A database at 0023 holding passages (one of an older version) gets each passage's terms with
+    their weights; a passage written, re-headed or deleted after keeps its terms in step (the trigger)."""
+    import psycopg
+
+    from r2k.core import embedded, migrations
+
+    superuser = embedded.superuser_url(services)
+    name = f"r2k_before_0025_{os.getpid()}"
+    with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+    url = on_database(superuser, name)
+
+    def terms(conn, passage: int) -> dict:
+        return dict(conn.execute("SELECT lexeme, weight FROM passage_terms WHERE passage_id = %s", (passage,)))
+
+    try:
+        migrations.upgrade(url, "0023")
+        with psycopg.connect(url) as conn:
+            document = conn.execute(
+                "INSERT INTO source_documents (path, title, media_type, content, content_hash, created_by, "
+                "created_at, updated_at, location) VALUES ('a.md', 'Forklift Manual', 'text/markdown', 'x', 'h', "
+                "'root', now(), now(), 'a.md') RETURNING id").fetchone()[0]
+            ids = [conn.execute(
+                "INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text, title, heading, "
+                "current) VALUES (%s, %s, 0, 1, %s, 'Forklift Manual', %s, %s) RETURNING id",
+                (document, n, text, heading, current)).fetchone()[0]
+                for n, (text, heading, current) in enumerate([
+                    ("Forklift drivers renew the forklift licence yearly.", "Forklift licence", True),
+                    ("Old text about the licence.", "Licence", False)])]
+        migrations.upgrade(url, "head")
+        with psycopg.connect(url) as conn:
+            # title (A) 10 + heading (B) 4 + text twice (D) 1 each; "licenc": heading 4 + text 1
+            assert terms(conn, ids[0]) == {"forklift": 16, "manual": 10, "licenc": 5, "driver": 1,
+                                           "renew": 1, "year": 1}
+            assert terms(conn, ids[1])["licenc"] == 5
+            assert conn.execute("SELECT count(*) FROM passage_terms WHERE passage_id <> ALL(%s)",
+                                (ids,)).fetchone()[0] == 0
+            conn.execute("UPDATE source_passages SET heading = 'Training' WHERE id = %s", (ids[0],))
+            assert terms(conn, ids[0]) == {"forklift": 12, "manual": 10, "train": 4, "licenc": 1, "driver": 1,
+                                           "renew": 1, "year": 1}
+            added = conn.execute(
+                "INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text, title, heading) "
+                "VALUES (%s, 2, 0, 1, 'Pallets weigh little.', 'Forklift Manual', 'Pallets') RETURNING id",
+                (document,)).fetchone()[0]
+            assert terms(conn, added) == {"pallet": 5, "weigh": 1, "littl": 1, "forklift": 10, "manual": 10}
+            conn.execute("DELETE FROM source_passages WHERE id = %s", (added,))
+            assert terms(conn, added) == {}
+    finally:
+        if services.database_url:  # the embedded cluster is removed whole (DROP DATABASE forces a checkpoint)
+            with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
+                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_the_first_pass_ranks_as_cover_density_does_and_leaves_older_versions_out(demo, superuser):
+    """The term index's sums are ts_rank_cd's cover density for a query of any of the question's terms
+    (each position a cover of one), so the `wide` found by words are the ones it would find."""
+    questions = [HEADCOUNT, PPE, "How long are invoices kept?", "Who approves deletion of personal data?"]
+    seen = 0
+    for question in questions:
+        with demo.db.read() as tx:
+            mine = tx.all(retrieval.LEXICAL, {"question": question, "wide": 1000, "exclude": None,
+                                              "answers": False, "passages": True})
+            theirs = tx.all(
+                "WITH " + retrieval._FROM_QUESTION + " SELECT p.id, ts_rank_cd(p.heading_search || p.search, q.q) "
+                "AS rank FROM source_passages p, q WHERE (p.search @@ q.q OR p.heading_search @@ q.q) AND p.current",
+                {"question": question})
+        assert len(mine) == len(theirs) >= 1
+        seen += len(mine)
+        rank = {r["id"]: float(r["rank"]) for r in theirs}
+        assert all(abs(float(r["rank"]) - rank[r["id"]]) < 1e-5 for r in mine), question
+    assert seen > 10
+    stale = superuser("SELECT id FROM source_passages WHERE heading = 'Personal protective equipment'")[0]["id"]
+
+    def found() -> set:
+        with demo.db.read() as tx:
+            return {r["id"] for r in tx.all(retrieval.LEXICAL, {"question": PPE, "wide": 1000, "exclude": None,
+                                                                "answers": False, "passages": True})}
+    before = found()
+    superuser("UPDATE source_passages SET current = false WHERE id = %s", (stale,))
+    assert stale in before and found() == before - {stale}
+
+
 # ----------------------------------------------------------------------------- the escalation reason
 
 def test_the_validators_escalation_reason_is_on_the_work_item_and_in_the_prompt(demo, people):
@@ -419,3 +503,19 @@ def test_the_prompt_names_the_escalation_reason_and_each_sources_section():
     assert prompt.splitlines()[:2] == ["Question: Q?", "Why a validator escalated it: check the year"]
     assert "[1] (Doc \u203a Part) A fact." in prompt and "[2] (Registry answer 4) Another." in prompt
     assert "escalated" not in build_prompt("Q?", [{"title": "Doc", "text": "A fact."}])
+
+
+def test_adjacent_positions_are_found_as_by_looking_at_every_pair():
+    """The phrase bonus's test (ranking.adjacent) looks only at the next position after each one: the
+    same answer as every pair, on lists in any order."""
+    import random
+
+    from r2k.core.knowledge.ranking import adjacent
+
+    rng = random.Random(27)
+    for _ in range(5000):
+        first = [rng.randint(0, 30) for _ in range(rng.randint(0, 6))]
+        second = [rng.randint(0, 30) for _ in range(rng.randint(0, 6))]
+        within = rng.randint(1, 4)
+        every_pair = any(0 < q - p <= within for p in first for q in second)
+        assert adjacent(first, second, within) is every_pair, (first, second, within)

@@ -19,6 +19,7 @@ meaning, enough similarity. `choose` keeps the best supporting ones. Every const
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 
 # Words of r2k's own question templates (core/extract.py, QUESTION_FOR) and of asking in general,
@@ -107,9 +108,17 @@ def score(terms: list[Term], hits: Hits, ranking: Ranking = DEFAULT) -> tuple[fl
 
 
 def adjacent(first: list[int] | None, second: list[int] | None, within: int) -> bool:
+    """A position of `second` within `within` after one of `first`: for each of `first`, the next of
+    `second` after it is the one to look at (a common term has hundreds of positions)."""
     if not first or not second:
         return False
-    return any(0 < q - p <= within for p in first for q in second)
+    after = sorted(second)
+    last = len(after)
+    for p in first:
+        i = bisect_right(after, p)
+        if i < last and after[i] - p <= within:
+            return True
+    return False
 
 
 @dataclass

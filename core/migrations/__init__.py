@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-HEAD = "0024"
+HEAD = "0025"
 HERE = Path(__file__).resolve().parent
 
 

@@ -8,7 +8,8 @@ kept, and never found). Two searches find candidates, sent to PostgreSQL togethe
 
 - **by words**: the passages and APPROVED answers having any of the question's stemmed terms in their
   text (`search`) or in their title and headings (`heading_search`), the best `wide` of each by cover
-  density (`ts_rank_cd`), each with where it has the question's terms;
+  density (`ts_rank_cd`; a passage's from the term index, `passage_terms`: docs/architecture.md,
+  "Retrieval", "The term index"), each with where it has the question's terms;
 - **by meaning**: the `nearest` passages and APPROVED answers to the question's vector (pgvector's
   HNSW index, cosine), when this PostgreSQL has pgvector (core/services/embeddings.py).
 
@@ -61,23 +62,25 @@ _FROM_QUESTION = (
 _FROM_LEXEMES = "q AS (SELECT %(lexemes)s::text[] AS lexemes, to_tsquery('simple', %(query)s) AS q)"
 _HITS = ("(SELECT json_object_agg(t.lexeme, json_build_object('p', t.positions, 'w', t.weights)) "
          "   FROM unnest({vector}) t WHERE t.lexeme = ANY(q.lexemes))")
+# A passage's hits come from the term index (migration 0025, `hits_p` below): the same positions and
+# weights its `search` and `heading_search` hold, read from the pool's rows of the question's terms.
 _PASSAGE = ("'passage' AS kind, p.id, p.document_id, p.title, p.heading, p.text, p.span_start, p.span_end, "
-            f"{_HITS.format(vector='p.search')} AS body, {_HITS.format(vector='p.heading_search')} AS labels")
+            "h.body, h.labels")
 _ANSWER = ("'answer' AS kind, a.id, NULL::bigint AS document_id, 'Registry answer ' || a.id AS title, "
            "a.question AS heading, a.text, NULL::integer AS span_start, NULL::integer AS span_end, "
            f"NULL::json AS body, {_HITS.format(vector='a.search')} AS labels")
 
-# Each term of the question with how many passages and APPROVED answers have it, counted up to
-# COUNT_CAP: past that a term is common whatever its exact count, and a large corpus is sized by the
-# planner's estimate instead of a scan.
+# Each term of the question with how many passages (of the current versions: the term index's rows
+# of the term) and APPROVED answers have it, counted up to COUNT_CAP: past that a term is common
+# whatever its exact count, and a large corpus is sized by the planner's estimate instead of a scan.
 WEIGH = (
     "WITH " + _FROM_QUESTION + " "
     "SELECT p.lexeme, p.position, "
     "       (SELECT CASE WHEN c.reltuples > %(cap)s THEN c.reltuples::bigint ELSE (SELECT count(*) FROM "
     "        source_passages) END FROM pg_class c WHERE c.oid = 'source_passages'::regclass) + "
     "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers WHERE status = 'APPROVED' LIMIT %(cap)s) a) AS n, "
-    "       (SELECT count(*) FROM (SELECT 1 FROM source_passages s WHERE (s.search @@ t.q OR s.heading_search @@ t.q) "
-    "        AND s.current LIMIT %(cap)s) s) + "
+    "       (SELECT count(*) FROM (SELECT 1 FROM passage_terms s WHERE s.lexeme = p.lexeme "
+    "        AND s.passage_id NOT IN (SELECT o.id FROM source_passages o WHERE NOT o.current) LIMIT %(cap)s) s) + "
     "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q AND a.status = 'APPROVED' "
     "        LIMIT %(cap)s) a) AS df "
     "  FROM parsed p, LATERAL (SELECT to_tsquery('simple', " + _QUOTE.format(x="p.lexeme") + ") AS q) t "
@@ -92,18 +95,24 @@ _NEAR = ("SELECT {key} AS id, embedding::vector({d}) <=> %(vector)s::vector({d})
          "ORDER BY embedding::vector({d}) <=> %(vector)s::vector({d}) LIMIT %(nearest)s")
 _NONE = "SELECT NULL::bigint AS id, NULL::float8 AS distance WHERE false"
 _SEARCH = (
-    "lex_p AS (SELECT p.id, ts_rank_cd(p.heading_search || p.search, q.q) AS rank FROM source_passages p, q "
-    "          WHERE %(passages)s AND (p.search @@ q.q OR p.heading_search @@ q.q) AND p.current "
-    "            AND p.id IS DISTINCT FROM %(exclude)s "
-    "          ORDER BY rank DESC, p.id LIMIT %(wide)s), "
+    "lex_p AS (SELECT t.passage_id AS id, (sum(t.weight) / 10.0)::float8 AS rank FROM passage_terms t, q "
+    "          WHERE %(passages)s AND t.lexeme = ANY(q.lexemes) AND t.passage_id IS DISTINCT FROM %(exclude)s "
+    "            AND t.passage_id NOT IN (SELECT s.id FROM source_passages s WHERE NOT s.current) "
+    "          GROUP BY t.passage_id ORDER BY rank DESC, t.passage_id LIMIT %(wide)s), "
     "near_p AS ({near_p}), "
+    "pool_p AS (SELECT ARRAY(SELECT id FROM lex_p UNION SELECT id FROM near_p WHERE %(passages)s) AS ids), "
+    "hits_p AS (SELECT t.passage_id AS id, "
+    "                  json_object_agg(t.lexeme, t.body) FILTER (WHERE t.body IS NOT NULL) AS body, "
+    "                  json_object_agg(t.lexeme, json_build_object('p', t.labels, 'w', t.label_weights)) "
+    "                    FILTER (WHERE t.labels IS NOT NULL) AS labels "
+    "             FROM passage_terms t, q, pool_p "
+    "            WHERE t.lexeme = ANY(q.lexemes) AND t.passage_id = ANY(pool_p.ids) GROUP BY t.passage_id), "
     "lex_a AS (SELECT a.id, ts_rank_cd(a.search, q.q) AS rank FROM approved_answers a, q "
     "          WHERE %(answers)s AND a.search @@ q.q AND a.status = 'APPROVED' ORDER BY rank DESC, a.id LIMIT %(wide)s), "
     "near_a AS ({near_a}) "
     "SELECT " + _PASSAGE + ", coalesce(l.rank, 0) AS rank, 1 - coalesce(n.distance, {exact_p}) AS similarity "
-    "  FROM (SELECT id FROM lex_p UNION SELECT id FROM near_p WHERE %(passages)s) pool "
-    "  JOIN source_passages p ON p.id = pool.id AND p.current "
-    "  LEFT JOIN lex_p l ON l.id = p.id LEFT JOIN near_p n ON n.id = p.id, q "
+    "  FROM pool_p JOIN source_passages p ON p.id = ANY(pool_p.ids) AND p.current "
+    "  LEFT JOIN lex_p l ON l.id = p.id LEFT JOIN near_p n ON n.id = p.id LEFT JOIN hits_p h ON h.id = p.id "
     "UNION ALL "
     "SELECT " + _ANSWER + ", coalesce(l.rank, 0), 1 - coalesce(n.distance, {exact_a}) "
     "  FROM (SELECT id FROM lex_a UNION SELECT id FROM near_a WHERE %(answers)s) pool "
@@ -116,6 +125,9 @@ LEXICAL = "WITH " + _FROM_QUESTION + ", " + _SEARCH.format(near_p=_NONE, near_a=
                                                              exact_a="NULL")
 LEXICAL_OF_TERMS = "WITH " + _FROM_LEXEMES + ", " + _SEARCH.format(near_p=_NONE, near_a=_NONE, exact_p="NULL",
                                                                    exact_a="NULL")
+
+
+_GENERIC = "SELECT set_config('plan_cache_mode', %s, true)"
 
 
 def hybrid_sql(dimension: int) -> str:
@@ -198,8 +210,12 @@ def rank(tx: Tx, question: str, ranking: Ranking = DEFAULT, *, passages: bool = 
     params = {"question": question, "cap": COUNT_CAP, "wide": ranking.wide, "exclude": None, "answers": answers,
               "passages": passages, "nearest": ranking.nearest, "vector": asked[0] if asked else None}
     with _vectors_checked(tx), tx.conn.pipeline():  # both statements in one round trip
-        weighed = tx.execute(WEIGH, params)
-        found = tx.execute(hybrid_sql(asked[1]) if asked else LEXICAL, params)
+        # Planned once per connection, for any question (docs/architecture.md, "Retrieval"): the plan
+        # does not depend on the question, and planning these statements cost more than running WEIGH.
+        tx.execute(_GENERIC, ("force_generic_plan",))
+        weighed = tx.conn.execute(WEIGH, params, prepare=True)
+        found = tx.conn.execute(hybrid_sql(asked[1]) if asked else LEXICAL, params, prepare=True)
+        tx.execute(_GENERIC, ("auto",))
     terms = [weigh(r["lexeme"], int(r["position"] or 0), r["n"], r["df"], ranking) for r in weighed.fetchall()]
     return terms, order(candidates(terms, found.fetchall(), ranking), ranking)
 
@@ -258,9 +274,7 @@ def _weigh(tx: Tx, lexemes: list[str], ranking: Ranking) -> list[Term]:
 
 
 def _hits(row: dict) -> Hits:
-    body, heading, title = {}, {}, {}
-    for lexeme, hit in (row["body"] or {}).items():
-        body[lexeme] = hit["p"]
+    body, heading, title = dict(row["body"] or {}), {}, {}  # a passage's text: lexeme → positions
     for lexeme, hit in (row["labels"] or {}).items():
         for position, weight in zip(hit["p"], hit["w"]):
             # Passages: title A, heading B (heading_search). Answers: question A (their heading), text B.
