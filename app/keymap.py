@@ -91,15 +91,6 @@ def scopes() -> list[tuple[str, list]]:
     return out
 
 
-def binding_classes() -> list[type]:
-    """The app, every screen and the widgets with keys of their own: every class with bindings."""
-    from .tui import R2KApp
-
-    widgets = [getattr(importlib.import_module(module), name) for extra in WIDGET_CLASSES.values()
-               for module, name in extra]
-    return [R2KApp, *screen_classes(), *widgets]
-
-
 def binding_ids() -> dict[str, object]:
     """Every binding id the workstation has -> its binding (the first with that id)."""
     found: dict[str, object] = {}

@@ -192,11 +192,22 @@ def readme_keys() -> dict[str, tuple[str, str]]:
     return rows
 
 
+def binding_classes() -> list[type]:
+    """The app, every screen and the widgets with keys of their own: every class with bindings."""
+    import importlib
+
+    from r2k.app.keymap import WIDGET_CLASSES, screen_classes
+    from r2k.app.tui import R2KApp
+
+    widgets = [getattr(importlib.import_module(module), name) for extra in WIDGET_CLASSES.values()
+               for module, name in extra]
+    return [R2KApp, *screen_classes(), *widgets]
+
+
 def test_a_letter_means_the_same_on_every_screen_as_the_readme_says():
     from textual.binding import Binding
     from textual.keys import _character_to_key
 
-    from r2k.app.keymap import binding_classes
     from r2k.app.screens.help import HelpScreen
 
     table = readme_keys()

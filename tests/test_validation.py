@@ -678,9 +678,8 @@ def test_flushall_then_reconcile_restores_every_partition_in_order(ctx, people):
     candidates.approve(ctx, people["alice"], claimed["id"])
     second = claims.claim_next(ctx, people["alice"], "FACT")
     candidates.release(ctx, people["alice"], second["id"])  # back at the head
-    from r2k.core.services import registry
-
-    answer = candidate_views.current_answer_of(ctx, claimed["id"])
+    with ctx.db.read() as tx:
+        answer = registry.current_answer(tx, claimed["id"])
     registry.dispute(ctx, people["alice"], answer["id"], "numbers disagree")  # at the head too
     before = {h: queue_index.queue(ctx).ids(h) for h in ("FACT", "RULE", "CONSTRAINT")}
     assert before["FACT"] == [facts[0], facts[1], *facts[2:]]

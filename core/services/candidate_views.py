@@ -11,7 +11,7 @@ from ..domain import HORN_TYPES, parse_horn_type
 from ..events import now
 from ..machines.candidate import CANDIDATE
 from . import queue_index
-from .common import event_history, fetch, one_state, parse_id
+from .common import event_history, fetch, one_state
 from .registry import current_answer
 
 if TYPE_CHECKING:
@@ -132,7 +132,3 @@ def queue_stats(ctx: Context) -> list[dict]:
     return out
 
 
-def current_answer_of(ctx: Context, candidate_id) -> dict | None:
-    """The newest answer published from a candidate, whatever its status."""
-    with ctx.db.read() as tx:
-        return public_row(current_answer(tx, parse_id(candidate_id, "candidate")))
