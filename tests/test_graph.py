@@ -151,6 +151,36 @@ def test_a_publish_whose_jobs_redis_refuses_stays_published_and_the_sweep_mirror
     assert nodes(ctx.graph)[answer["id"]]["status"] == "APPROVED"
 
 
+def test_a_publish_whose_jobs_were_lost_still_gets_its_contradiction_check_from_the_sweep(ctx, people, redis_operator):
+    """Both of a publish's jobs lost (Redis refusing writes after the commit): the sweep's graph
+    catch-up, finding the answer missing from the graph, queues its contradiction check again, so a
+    contradiction it makes is still flagged. Detection read nothing lost before."""
+    from r2k.core.services import conflicts
+
+    ctx.graph.run("MATCH (n) DETACH DELETE n")
+    first = publish(ctx, people, "How many loading docks does Rotterdam have?",
+                    "The Rotterdam warehouse has 14 loading docks.")
+    run_graph_jobs(ctx)
+    candidates.add(ctx, people["root"], "How many docks does the Rotterdam warehouse have?",
+                   "The Rotterdam warehouse has 12 loading docks.", "FACT")
+    claimed = claims.claim_next(ctx, people["alice"], "FACT")
+    limit = redis_operator.config_get("maxmemory")["maxmemory"]
+    redis_operator.config_set("maxmemory", 1)
+    try:
+        second = candidates.approve(ctx, people["alice"], claimed["id"])["answer"]
+    finally:
+        redis_operator.config_set("maxmemory", limit)
+    assert conflicts.list_flags(ctx) == []
+    assert sweeps.sweep_graph(ctx)["synced"] >= 1
+    queued = {task: args for task, args in graph_jobs(ctx).values()}
+    assert queued.get("r2k.workers.tasks.detect_contradictions_task") == [second["id"]], queued
+    run_graph_jobs(ctx)
+    flagged = [f for f in conflicts.list_flags(ctx) if {f["answer_id"], f["other_answer_id"]} == {first["id"], second["id"]}]
+    assert len(flagged) == 1, conflicts.list_flags(ctx)
+    assert sweeps.sweep_graph(ctx)["synced"] == 0  # once mirrored, nothing is queued again
+    assert "r2k.workers.tasks.detect_contradictions_task" not in {t for t, _ in graph_jobs(ctx).values()}
+
+
 def test_chunks_keep_every_request_small():
     rows = [{"id": i, "title": "t" * (i % 200)} for i in range(500)]
     runs = list(chunks("UNWIND $rows AS r MERGE (a:Answer {id: r.id})", rows))

@@ -186,6 +186,14 @@ def _lagging(pg: list[dict], graph: dict[int, dict]) -> list[int]:
     return lag
 
 
+def _without_node(graph, ids: list[int]) -> set[int]:
+    """Those of `ids` with no Answer node at all."""
+    if not ids:
+        return set()
+    have = {r["id"] for r in graph.run("MATCH (a:Answer) WHERE a.id IN $ids RETURN a.id AS id", ids=list(ids))}
+    return set(ids) - have
+
+
 def read_mark(graph) -> float | None:
     rows = graph.run("MATCH (m:SyncMark {id: $id}) RETURN m.at AS at", id=MARK)
     return rows[0]["at"] if rows else None
@@ -204,7 +212,12 @@ def catch_up(ctx: Context, *, limit: int = CATCH_UP_LIMIT) -> dict:
     pg = _pg_versions(ctx, since)
     nodes = _graph_versions(graph) if since is None else _graph_versions(graph, "a.updated >= $since", since=since)
     lag = _lagging(pg, nodes)
-    synced = sync_answers(ctx, lag[:limit]) if lag else []
+    todo = lag[:limit]
+    # An answer the graph never had lost its publish's jobs together (one MULTI, core/reactions.py):
+    # its contradiction check goes again with its sync. One the graph has only changed.
+    unseen = _without_node(graph, todo)
+    synced = (sync_answers(ctx, [i for i in todo if i not in unseen]) + sync_answers(ctx, sorted(unseen), detect=True)
+              if todo else [])
     if len(lag) <= limit and pg:
         _set_mark(graph, max([r["updated"] for r in pg] + ([mark] if mark is not None else [])))
     return {"compared": len(pg), "whole": mark is None, "lagging": len(lag), "synced": len(synced)}
