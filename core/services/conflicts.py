@@ -32,7 +32,6 @@ from ..errors import ValidationStateError
 from ..machines.answer import ANSWER
 from ..machines.conflict import CONFLICT, SOURCE_CHANGED
 from ..subjects import subjects_of
-from . import jobs
 from .common import event_history, fetch, mutate, parse_id, refusal, status_filter
 
 if TYPE_CHECKING:
@@ -63,11 +62,6 @@ def record_subjects(tx: Tx, event: Event) -> None:
         tx.execute("INSERT INTO answer_subjects (answer_id, subject, rank) SELECT * FROM unnest("
                    "%s::bigint[], %s::text[], %s::smallint[]) ON CONFLICT DO NOTHING",
                    ([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]))
-
-
-def detect_later(ctx: Context, event: Event) -> None:
-    """After the commit of a publish: look for contradictions with the new answer (RQ)."""
-    jobs.enqueue(ctx, "graph", "detect_contradictions_task", event.aggregate_id)
 
 
 def settle_with_answer(tx: Tx, event: Event) -> dict | None:

@@ -47,10 +47,10 @@ def _disputed_answer_settled_by(tx: Tx, candidate: dict) -> dict | None:
 
 def graph_jobs_later(ctx: Context, event: Event) -> None:
     """After the commit of a publish: the new answer's graph sync and its contradiction check
-    (`sync_graph_task`, `detect_contradictions_task`, what graph_sync.sync_later and
-    conflicts.detect_later queue one by one), queued in one Redis round trip, both or neither. If
-    Redis fails then, the after-commit step is logged and the queues rebuilt, as for any effect
-    (docs/architecture.md, "Reactions"); the sweep's graph catch-up mirrors the answer."""
+    (`sync_graph_task`, `detect_contradictions_task`), queued in one Redis round trip, both or
+    neither. If Redis fails then, the after-commit step is logged and the queues rebuilt, as for any effect
+    (docs/architecture.md, "Reactions"); the sweep's graph catch-up mirrors the answer and, finding
+    no node for it, queues its contradiction check again."""
     from . import jobs
 
     jobs.enqueue_many(ctx, "graph", [("sync_graph_task", (event.aggregate_id,)),
