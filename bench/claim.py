@@ -192,6 +192,17 @@ def _floor_claim(ctx, one: bool = False):
     count = iter(range(1 << 62))
     names: list[str] = []
 
+    def event_of(idem: str) -> tuple[float, dict, int, str]:
+        """The next claim event of this floor's chain, hashed as ours are: (time, payload, seq, hash)."""
+        at = time.time()
+        payload = {"from": "PENDING", "to": "IN_REVIEW", "fields": {}, "set": {"claimed_by": "bench", "state": "IN_REVIEW"}}
+        seq = head["seq"] + 1
+        digest = hashlib.sha256(json.dumps(
+            {"aggregate_type": "floor", "aggregate_id": chain, "seq": seq, "type": "claim", "actor": "bench",
+             "payload": payload, "created_at": at, "idempotency_key": idem, "prev_hash": head["hash"]},
+            sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        return at, payload, seq, digest
+
     def keyless() -> None:
         cid = int(redis.lpop(key))
         row = conn.execute("UPDATE candidates SET state = 'IN_REVIEW', claimed_by = 'bench', version = version + 1 "
@@ -213,13 +224,7 @@ def _floor_claim(ctx, one: bool = False):
                             (idem, hashlib.sha256(idem.encode()).hexdigest())).fetchone() is None:
                 raise AssertionError("a floor key used twice")
             cid = int(redis.lpop(key))
-            at = time.time()
-            payload = {"from": "PENDING", "to": "IN_REVIEW", "fields": {}, "set": {"claimed_by": "bench", "state": "IN_REVIEW"}}
-            seq = head["seq"] + 1
-            digest = hashlib.sha256(json.dumps(
-                {"aggregate_type": "floor", "aggregate_id": chain, "seq": seq, "type": "claim", "actor": "bench",
-                 "payload": payload, "created_at": at, "idempotency_key": idem, "prev_hash": head["hash"]},
-                sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+            at, payload, seq, digest = event_of(idem)
             # The claim and its event in one statement, as ours writes them.
             cur = conn.execute(
                 "WITH moved AS (UPDATE candidates SET state = 'IN_REVIEW', claimed_by = 'bench', version = version + 1, "
@@ -242,13 +247,7 @@ def _floor_claim(ctx, one: bool = False):
     def one_statement() -> None:
         idem = f"{prefix}{next(count)}"
         cid = int(redis.lpop(key))
-        at = time.time()
-        payload = {"from": "PENDING", "to": "IN_REVIEW", "fields": {}, "set": {"claimed_by": "bench", "state": "IN_REVIEW"}}
-        seq = head["seq"] + 1
-        digest = hashlib.sha256(json.dumps(
-            {"aggregate_type": "floor", "aggregate_id": chain, "seq": seq, "type": "claim", "actor": "bench",
-             "payload": payload, "created_at": at, "idempotency_key": idem, "prev_hash": head["hash"]},
-            sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        at, payload, seq, digest = event_of(idem)
         # The key row, the claim, its event and the stored response in one statement that commits
         # by itself, as ours now writes them.
         row = conn.execute(
