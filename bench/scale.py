@@ -22,8 +22,11 @@ the other benches have one (ours and the floor alternating):
 - **queue picker**: `candidate_views.queue_stats`, what the queue picker screen reads (the TUI
   draw itself is not timed: bench/review.py times it at 1M); floor: a count of each Horn type's
   queued rows (bench/review.py's sweep floor);
-- **sweep**: one whole `sweeps.sweep_all`; same floor; target: under the sweep interval with a
-  10x margin;
+- **sweep**: one whole `sweeps.sweep_all`; floor: bench/sweep.py's (the expired claims, one bare
+  indexed query); target: under the sweep interval with a 10x margin;
+- **full repair**: `queue_index._repair_all`, the check a sweep runs instead of the watermarked
+  one once an hour (and first after a restart or a reload: the first sweep after the load pays it);
+  same floor and target;
 - **checkpoint**: `audit.write_checkpoint` after K new signed events on bench chains, as
   bench/audit.py makes them; floor: a bare SELECT of those K events; target: under the
   checkpoint interval (seconds) with a 10x margin;
@@ -54,7 +57,7 @@ BATCH = 500_000
 
 def load(ctx, size: int) -> float:
     """Grow the bench's candidates to `size` with COPY (not the service layer); rebuild the queues.
-    Returns the seconds it took; prints progress."""
+    Returns the rows added and the seconds it took; prints progress."""
     from r2k.core.services import queue_index, users
 
     t0 = time.perf_counter()
@@ -86,7 +89,7 @@ def load(ctx, size: int) -> float:
     t1 = time.perf_counter()
     queue_index.reconcile(ctx)
     print(f"    queues rebuilt in {time.perf_counter() - t1:.1f} s", flush=True)
-    return time.perf_counter() - t0
+    return size - have, time.perf_counter() - t0
 
 
 def disk(ctx) -> tuple[float, float]:
@@ -119,15 +122,15 @@ def measure(ctx, rounds: int, seconds: float, heads: dict, work: Path) -> dict[s
 
     from r2k.core import audit
     from r2k.core.domain import SYSTEM
-    from r2k.core.services import candidate_views, claims, ingest, registry, sweeps, users
+    from r2k.core.services import candidate_views, claims, ingest, queue_index, registry, sweeps, users
 
     actor = users.resolve(ctx, "bench")
     ours_claim = _our_claim(ctx, actor)
     floor_claim, close_floor = _floor_claim(ctx, one=True)
     ours_claim(), floor_claim()  # warm: connections, key, scripts
     rows: dict[str, tuple[list, list | None]] = {k: ([], []) for k in (
-        "claim p50 ms", "claim p99 ms", "approve -> next ms", "queue picker ms", "sweep ms", "checkpoint ms",
-        "ingest ms")}
+        "claim p50 ms", "claim p99 ms", "approve -> next ms", "queue picker ms", "sweep ms", "full repair ms",
+        "checkpoint ms", "ingest ms")}
     rows["registry search ms"] = ([], None)
     corpus = sorted((Path(__file__).resolve().parent.parent / "core" / "demo" / "corpus").glob("*.md"))[0]
     rng = random.Random(7)
@@ -138,6 +141,10 @@ def measure(ctx, rounds: int, seconds: float, heads: dict, work: Path) -> dict[s
             for horn in ("FACT", "RULE", "CONSTRAINT", "PROCEDURE"):
                 tx.scalar("SELECT count(*) FROM candidates WHERE horn_type = %s AND state IN ('PENDING', 'DISPUTED')",
                           (horn,))
+
+    def expired():  # bench/sweep.py's floor: the expired claims, one bare indexed query
+        with ctx.db.read() as tx:
+            tx.all("SELECT id FROM candidates WHERE state = 'IN_REVIEW' AND lease_expires_at < now()")
 
     prefix = f"scale:{os.getpid()}:{os.urandom(4).hex()}:"
     for r in range(rounds):
@@ -165,7 +172,10 @@ def measure(ctx, rounds: int, seconds: float, heads: dict, work: Path) -> dict[s
         rows["sweep ms"][0].append((time.perf_counter() - t0) * 1000)
         if "skipped" in swept:
             raise SystemExit(f"the sweep did not run: {swept['skipped']}")
-        rows["sweep ms"][1].append(timed(queued_counts) * 1000)
+        rows["sweep ms"][1].append(timed(expired) * 1000)
+        # The check a sweep runs once its watermark lapses (hourly, and the first after a restart).
+        rows["full repair ms"][0].append(timed(lambda: queue_index._repair_all(ctx, queue_index.QUEUE_SETTLE)) * 1000)
+        rows["full repair ms"][1].append(timed(expired) * 1000)
         # One checkpoint after K new signed events, as bench/audit.py times it.
         with ctx.db.read() as tx:
             low = tx.scalar("SELECT coalesce(max(id), 0) FROM events")
@@ -230,11 +240,11 @@ def main() -> None:
     try:
         for size in sizes:
             print(f"{size:,} candidates:", flush=True)
-            seconds = load(ctx, size)
+            added, seconds = load(ctx, size)
             pg_mb, redis_mb = disk(ctx)
-            print(f"    load {seconds:.1f} s; PostgreSQL {pg_mb:,.0f} MB, Redis used_memory {redis_mb:,.0f} MB", flush=True)
+            print(f"    load {seconds:.1f} s for {added:,} rows added ({added / seconds:,.0f} rows/s, queues included); PostgreSQL {pg_mb:,.0f} MB, Redis used_memory {redis_mb:,.0f} MB", flush=True)
             rows = measure(ctx, args.rounds, args.seconds, heads, work)
-            rows["load s"] = ([seconds], None)
+            rows["load s"], rows["rows added"] = ([seconds], None), ([added], None)
             rows["PostgreSQL MB"], rows["Redis MB"] = ([pg_mb], None), ([redis_mb], None)
             results[size] = rows
             report(results, sizes[:len(results)], ctx.settings)
@@ -251,7 +261,7 @@ def report(results: dict[int, dict], sizes: list[int], settings) -> None:
     first, last = sizes[0], sizes[-1]
     head = "".join(f" {f'{s:,}':>22}" for s in sizes)
     print(f"\n{'row (median; floor)':<22}{head} {'ratio':>7}  target; every round")
-    periodic = {"sweep ms": settings.sweep_interval * 1000, "checkpoint ms": settings.checkpoint_seconds * 1000}
+    periodic = {"sweep ms": settings.sweep_interval * 1000, "full repair ms": settings.sweep_interval * 1000, "checkpoint ms": settings.checkpoint_seconds * 1000}
     for name in results[first]:
         cells, meds = [], []
         for s in sizes:
