@@ -25,7 +25,8 @@ the other benches have one (ours and the floor alternating):
 - **sweep**: one whole `sweeps.sweep_all`; floor: bench/sweep.py's (the expired claims, one bare
   indexed query); target: under the sweep interval with a 10x margin;
 - **full repair**: `queue_index._repair_all`, the check a sweep runs instead of the watermarked
-  one once an hour (and first after a restart or a reload: the first sweep after the load pays it);
+  one when its mark is gone: once an hour, and after Redis lost its data (in a fresh data dir the
+  first sweep's round pays it; at the next size the mark the earlier sweeps left still stands);
   same floor and target;
 - **checkpoint**: `audit.write_checkpoint` after K new signed events on bench chains, as
   bench/audit.py makes them; floor: a bare SELECT of those K events; target: under the
