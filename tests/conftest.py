@@ -9,6 +9,7 @@ fixture) is marked `services` here; a test that starts servers of its own says s
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -287,6 +288,29 @@ def on_database(url: str, database: str) -> str:
     from urllib.parse import urlsplit, urlunsplit
 
     return urlunsplit(urlsplit(url)._replace(path=f"/{database}"))
+
+
+@contextlib.contextmanager
+def scratch_databases(services, *names: str):
+    """Empty databases of these names on the test cluster, as its superuser: their URLs, dropped after
+    (with a configured server only: the embedded cluster is removed whole, and DROP DATABASE forces a
+    checkpoint)."""
+    import psycopg
+
+    from r2k.core import embedded
+
+    superuser = embedded.superuser_url(services)
+    with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
+        for name in names:
+            admin.execute(f"DROP DATABASE IF EXISTS {name}")
+            admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield [on_database(superuser, name) for name in names]
+    finally:
+        if services.database_url:
+            with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
+                for name in names:
+                    admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def r2k(*args: str, env: dict | None = None, timeout: float = 120,

@@ -151,24 +151,18 @@ def test_migration_0023_rebuilds_the_indexes_a_database_made_before_has(ctx, ser
     the cheaper ones, for the model it records, and its vectors stay; one with no model is left as is."""
     import psycopg
 
-    from r2k.core import embedded, migrations
-    from tests.conftest import on_database
+    from r2k.core import migrations
+    from tests.conftest import scratch_databases
 
     if not has_pgvector(ctx):
         pytest.skip("this PostgreSQL has no pgvector")
-    superuser = embedded.superuser_url(services)
     names = [f"r2k_before_0023_{os.getpid()}_{n}" for n in (0, 1)]
-    with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
-        for name in names:
-            admin.execute(f"DROP DATABASE IF EXISTS {name}")
-            admin.execute(f"CREATE DATABASE {name}")
-    recorded, empty = (on_database(superuser, name) for name in names)
 
     def options(url: str) -> dict:
         with psycopg.connect(url) as conn:
             return dict(conn.execute("SELECT relname, reloptions FROM pg_class WHERE relname LIKE '%_vectors_hnsw'"))
 
-    try:
+    with scratch_databases(services, *names) as (recorded, empty):
         for url in (recorded, empty):
             with psycopg.connect(url, autocommit=True) as conn:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -187,11 +181,6 @@ def test_migration_0023_rebuilds_the_indexes_a_database_made_before_has(ctx, ser
         assert options(empty) == {}
         with psycopg.connect(recorded) as conn:
             assert conn.execute("SELECT model, dimension FROM embedding_index").fetchall() == [("old-model", 3)]
-    finally:
-        if services.database_url:  # the embedded cluster is removed whole (DROP DATABASE forces a checkpoint)
-            with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
-                for name in names:
-                    admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def test_a_configured_model_the_index_does_not_hold_is_refused_until_a_rebuild(demo, people):

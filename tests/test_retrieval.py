@@ -18,7 +18,7 @@ from r2k.core.knowledge.ranking import Ranking
 from r2k.core.services import candidates, claims, generation, ingest, retrieval, workitems
 from r2k.core.services.extractive import extractive, select, sentences, supports
 from r2k.core.services.ingest import HEADING_SEPARATOR, sections_of
-from tests.conftest import on_database, r2k, r2k_json
+from tests.conftest import r2k, r2k_json, scratch_databases
 from tests.llm_server import ChatServer
 
 CORPUS = Path(demo_init).parent / "corpus"
@@ -151,15 +151,10 @@ def test_migration_0008_reindexes_a_data_dir_of_0007_by_section(demo, services):
     its question, nothing lost."""
     import psycopg
 
-    from r2k.core import embedded, migrations
+    from r2k.core import migrations
 
-    superuser = embedded.superuser_url(services)
     name = f"r2k_before_0008_{os.getpid()}"
-    with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name}")
-        admin.execute(f"CREATE DATABASE {name}")
-    url = on_database(superuser, name)
-    try:
+    with scratch_databases(services, name) as (url,):
         migrations.upgrade(url, "0007")
         with demo.db.read() as tx:
             documents = tx.all("SELECT id, path, title, media_type, content, content_hash, created_by "
@@ -184,10 +179,6 @@ def test_migration_0008_reindexes_a_data_dir_of_0007_by_section(demo, services):
             rows = conn.execute("SELECT d.media_type, p.title, p.heading, p.text FROM source_passages p "
                                 "JOIN source_documents d ON d.id = p.document_id").fetchall()
             kept = conn.execute("SELECT count(DISTINCT document_id) FROM source_passages").fetchone()[0]
-    finally:
-        if services.database_url:  # the embedded cluster is removed whole (DROP DATABASE forces a checkpoint)
-            with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
-                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     assert kept == len(documents) and all(title for _, title, _, _ in rows)
     assert ("Harbor Logistics Company Overview", "Headcount") in {(t, h) for _, t, h, _ in rows}
     jsonl = [(heading, text) for media, _, heading, text in rows if media == "application/jsonl"]
@@ -199,19 +190,14 @@ def test_migration_0025_fills_the_term_index_of_a_database_made_before_and_keeps
     their weights; a passage written, re-headed or deleted after keeps its terms in step (the trigger)."""
     import psycopg
 
-    from r2k.core import embedded, migrations
+    from r2k.core import migrations
 
-    superuser = embedded.superuser_url(services)
     name = f"r2k_before_0025_{os.getpid()}"
-    with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name}")
-        admin.execute(f"CREATE DATABASE {name}")
-    url = on_database(superuser, name)
 
     def terms(conn, passage: int) -> dict:
         return dict(conn.execute("SELECT lexeme, weight FROM passage_terms WHERE passage_id = %s", (passage,)))
 
-    try:
+    with scratch_databases(services, name) as (url,):
         migrations.upgrade(url, "0023")
         with psycopg.connect(url) as conn:
             document = conn.execute(
@@ -243,10 +229,6 @@ def test_migration_0025_fills_the_term_index_of_a_database_made_before_and_keeps
             assert terms(conn, added) == {"pallet": 5, "weigh": 1, "littl": 1, "forklift": 10, "manual": 10}
             conn.execute("DELETE FROM source_passages WHERE id = %s", (added,))
             assert terms(conn, added) == {}
-    finally:
-        if services.database_url:  # the embedded cluster is removed whole (DROP DATABASE forces a checkpoint)
-            with psycopg.connect(on_database(superuser, "postgres"), autocommit=True) as admin:
-                admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def test_the_first_pass_ranks_as_cover_density_does_and_leaves_older_versions_out(demo, superuser):
