@@ -14,6 +14,7 @@ from .config import Settings, get_settings, mask_url
 from .errors import ServiceUnavailable
 
 LOADING_WAIT = 15.0  # seconds a command waits for a Redis still loading its data after a restart
+REDIS_READ_TIMEOUT = 5.0  # seconds a Redis reply may take before the command fails with 503
 
 
 class Context:
@@ -129,8 +130,10 @@ class Context:
         import redis
 
         url = self.redis_url
+        # A reply may take REDIS_READ_TIMEOUT: a Redis that accepts and never answers is a 503 after
+        # it, as the README says (redis-py's own default today, named here so it cannot move unseen).
         client = redis.Redis.from_url(url, socket_connect_timeout=self.settings.connect_timeout,
-                                      health_check_interval=30)
+                                      socket_timeout=REDIS_READ_TIMEOUT, health_check_interval=30)
         deadline = time.monotonic() + LOADING_WAIT
         while True:
             try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from r2k.core import audit
+from r2k.core import audit, context
 from r2k.core.errors import Conflict, Forbidden
 from r2k.core.services import candidate_views, candidates, claims, grey, queue_index, users
 from tests.conftest import ROOT, error_of, on_database, r2k, r2k_json
@@ -427,15 +427,15 @@ def _fails_fast(env: dict, args: list[str], service: str) -> float:
     return took
 
 
-# README "Embedded servers": "When a configured service does not answer, commands fail at once with
+# README "Embedded servers": "When a configured service does not answer, commands fail with
 # status 503 naming it (password masked)", after at most R2K_CONNECT_TIMEOUT seconds (README's
 # settings table: "seconds to wait for a server to accept a connection"). Each command is timed
 # beside the same command meeting a refused port (the start-up of a command, measured in the
 # same test), and given the timeout and 2 s more. A Redis that accepts and never answers is waited
-# for as long as its client's read timeout (redis-py's default, 5 s), which R2K_CONNECT_TIMEOUT does
+# for as long as its client's read timeout (core/context.py REDIS_READ_TIMEOUT, 5 s), which R2K_CONNECT_TIMEOUT does
 # not set; PostgreSQL's connect timeout covers its whole handshake.
 CONNECT_TIMEOUT = 2
-REDIS_READ_TIMEOUT = 5
+REDIS_READ_TIMEOUT = context.REDIS_READ_TIMEOUT
 
 
 @pytest.mark.parametrize("mode", ["never accepts", "accepts, never answers"])
