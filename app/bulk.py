@@ -8,6 +8,10 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
+from r2k.core.domain import files, limits
+from r2k.core.errors import InvalidInput, exit_code
+from r2k.core.services import bulk
+
 from .output import Text
 from .safe import visible
 
@@ -22,10 +26,6 @@ def add_ids(parser: argparse.ArgumentParser, what: str) -> None:
 def run_each(cli, args, what: str, move: Callable[..., dict], said: Callable[[dict], str] | None = None):
     """`move(id, idempotency_key=…, expected_version=…)` for the one id given, as the command always
     did; for several, each in turn, with the report of every item."""
-    from r2k.core.domain import files, limits
-    from r2k.core.errors import InvalidInput, exit_code
-    from r2k.core.services import bulk
-
     given = list(args.id)
     if args.from_file:
         given += bulk.ids_in(files.read_text_argument(args.from_file, "--from-file", limits.IDS_FILE))

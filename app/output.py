@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .safe import dumps, visible
+from .widgets.format import span
 
 
 class Table:
@@ -93,8 +94,6 @@ def sparkline(values: list[float]) -> str:
 def per_decision(seconds: float | None) -> str:
     """A median time per decision: whole seconds under a minute ("12s"), else as every span is
     written (`widgets.format.span`: 3m, 2h); "—" when there is none."""
-    from .widgets.format import span
-
     if seconds is None:
         return "—"
     return f"{seconds:.0f}s" if seconds < 60 else span(seconds)

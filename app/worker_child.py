@@ -24,6 +24,8 @@ import threading
 import time
 from pathlib import Path
 
+from r2k.core.services import workers_live
+
 ENV = "R2K_START_WORKER"
 LOG_NAME = "worker.log"
 LOG_KEPT = 10 * 2**20        # a log larger than this at start is moved to worker.log.1
@@ -106,8 +108,6 @@ class WorkerChild:
             self._lock.release()
 
     def _tick(self, ctx) -> bool:
-        from r2k.core.services import workers_live
-
         now = time.monotonic()
         if self.proc is not None:
             code = self.proc.poll()

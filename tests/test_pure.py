@@ -761,12 +761,12 @@ def test_the_workstation_logs_what_failed_quietly_for_an_outage_and_loudly_other
 
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    from r2k.app.tui import log_failure
+    from r2k.app.workstation_log import log_failure
 
-    with caplog.at_level(logging.DEBUG, logger="r2k.app.tui"):
+    with caplog.at_level(logging.DEBUG, logger="r2k.app.workstation_log"):
         log_failure(None, "the unattended sweep did not run", RedisConnectionError("Connection refused"))
         log_failure(None, "the unattended sweep did not run", KeyError("lease"))
-    outage, other = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "r2k.app.tui"]
+    outage, other = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "r2k.app.workstation_log"]
     assert outage == (logging.DEBUG, "the unattended sweep did not run: ConnectionError: Connection refused")
     assert other == (logging.WARNING, "the unattended sweep did not run: KeyError: 'lease'")
 
@@ -774,25 +774,25 @@ def test_the_workstation_logs_what_failed_quietly_for_an_outage_and_loudly_other
 def test_a_failure_that_repeats_is_a_warning_once_then_debug_lines(caplog):
     import logging
 
-    from r2k.app.tui import log_failure
+    from r2k.app.workstation_log import log_failure
 
-    with caplog.at_level(logging.DEBUG, logger="r2k.app.tui"):
+    with caplog.at_level(logging.DEBUG, logger="r2k.app.workstation_log"):
         for _ in range(3):  # a look every few seconds that keeps failing the same way
             log_failure(None, "looking after a worker, in this test", KeyError("pid"))
         log_failure(None, "looking after a worker, in this test", KeyError("other"))
-    levels = [r.levelno for r in caplog.records if r.name == "r2k.app.tui"]
+    levels = [r.levelno for r in caplog.records if r.name == "r2k.app.workstation_log"]
     assert levels == [logging.WARNING, logging.DEBUG, logging.DEBUG, logging.WARNING]
 
 
 def test_the_workstations_log_lines_go_to_a_private_file_in_the_data_dir_not_the_terminal(tmp_path, capfd):
     import logging
 
-    from r2k.app.tui import LOG_NAME, keep_log
+    from r2k.app.workstation_log import LOG_NAME, keep_log
 
     levels = {name: logging.getLogger(name).level for name in ("", "r2k")}
     handler = keep_log(tmp_path)
     try:
-        logging.getLogger("r2k.app.tui").warning("the unattended sweep did not run: KeyError: 'lease'")
+        logging.getLogger("r2k.app.workstation_log").warning("the unattended sweep did not run: KeyError: 'lease'")
         logging.getLogger("r2k.core.somewhere").info("an info line of r2k's")
         logging.getLogger("psycopg.pool").info("a library's info line")
     finally:
@@ -802,7 +802,7 @@ def test_the_workstations_log_lines_go_to_a_private_file_in_the_data_dir_not_the
             logging.getLogger(name).setLevel(level)
     path = tmp_path / "logs" / LOG_NAME
     text = path.read_text()
-    assert f"pid {os.getpid()} WARNING r2k.app.tui: the unattended sweep did not run" in text
+    assert f"pid {os.getpid()} WARNING r2k.app.workstation_log: the unattended sweep did not run" in text
     assert "an info line of r2k's" in text and "a library's info line" not in text
     assert (path.stat().st_mode & 0o777, path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
     assert "unattended sweep" not in capfd.readouterr().err  # Textual holds the terminal: nothing there

@@ -74,7 +74,7 @@ def test_snapshot_help(ctx, people, snap_compare):
 
 
 async def test_the_workstations_own_notices_reach_the_screens_in_the_channels_shape(ctx, people):
-    from r2k.app.tui import Reconnected, WorkerChildChanged
+    from r2k.app.messages import Reconnected, WorkerChildChanged
 
     app = make_app(ctx, "alice")
     told = []

@@ -21,6 +21,8 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import age, clip, new_key, plural
 from r2k.app.widgets.modals import Field, FieldsModal, ReasonModal
 from r2k.app.widgets.text import cell, lines, markup, plain
+from r2k.core.services import tasks
+from r2k.core.services.common import refusal
 from r2k.core.services.tasks import STATES, TASK, approved_already, headed_by_title
 
 from .base import ListDetailScreen, Moved
@@ -104,8 +106,6 @@ class ArticlesScreen(ListDetailScreen):
 
     # -- the list and the detail -------------------------------------------------------------
     def list_call(self):
-        from r2k.core.services import tasks
-
         return partial(tasks.list_tasks, self.ctx, self.state, self.me if self.mine else None, limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
@@ -117,8 +117,6 @@ class ArticlesScreen(ListDetailScreen):
         return "No articles match the filters."
 
     def detail_call(self, row_id: int):
-        from r2k.core.services import tasks
-
         return partial(tasks.show, self.ctx, row_id)
 
     def render_detail(self, task: dict) -> Content:
@@ -129,8 +127,6 @@ class ArticlesScreen(ListDetailScreen):
              "resolve": "resolve", "deprecate": "deprecate"}
 
     def why_not(self, action: str):
-        from r2k.core.services.common import refusal
-
         if action not in self.MOVES or self.actor is None or not self.is_mounted:
             return None
         row = self.current_row()
@@ -143,16 +139,12 @@ class ArticlesScreen(ListDetailScreen):
         return refusal(TASK, self.MOVES[action], row, self.actor)
 
     def action_submit(self) -> None:
-        from r2k.core.services import tasks
-
         key = new_key()
         if self.ready() and (row := self.selected()) is not None:
             self.move("submit", partial(tasks.submit, self.ctx, self.actor, row["id"],
                                         expected_version=row["version"], idempotency_key=key))
 
     def action_assign(self) -> None:
-        from r2k.core.services import tasks
-
         key = new_key()
         if not self.ready() or (row := self.selected()) is None:
             return
@@ -167,16 +159,12 @@ class ArticlesScreen(ListDetailScreen):
                              hint=plain(row["title"], 70)), assign)
 
     def action_approve(self) -> None:
-        from r2k.core.services import tasks
-
         key = new_key()
         if self.ready() and (row := self.selected()) is not None:
             self.move("approve", partial(tasks.review, self.ctx, self.actor, row["id"], "approve",
                                          expected_version=row["version"], idempotency_key=key))
 
     def action_reject(self) -> None:
-        from r2k.core.services import tasks
-
         key = new_key()
         if not self.ready() or (row := self.selected()) is None:
             return
@@ -186,8 +174,6 @@ class ArticlesScreen(ListDetailScreen):
                                                             idempotency_key=key)))
 
     def action_resolve(self) -> None:
-        from r2k.core.services import tasks
-
         key = new_key()
         if not self.ready() or (row := self.selected()) is None:
             return
@@ -198,8 +184,6 @@ class ArticlesScreen(ListDetailScreen):
                                                              idempotency_key=key)))
 
     def action_deprecate(self) -> None:
-        from r2k.core.services import tasks
-
         key = new_key()
         if not self.ready() or (row := self.selected()) is None:
             return

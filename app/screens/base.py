@@ -22,10 +22,12 @@ from textual.widgets.data_table import CellDoesNotExist
 from textual.worker import NoActiveWorker, get_current_worker
 
 from r2k.app.keymap import key_of
-from r2k.app.textual_private import binding_chain
 from r2k.app.safe import visible
+from r2k.app.textual_private import binding_chain
 from r2k.app.widgets.format import plural
 from r2k.app.widgets.text import plain
+from r2k.core.errors import R2KError
+from r2k.core.services.session import service_error
 
 
 def notice_entity(event: dict) -> str | None:
@@ -107,9 +109,6 @@ class Shown(Reply):
 def failure(call: str, exc: BaseException, ctx) -> Failed:
     """What a call raised, as the failure to show: the core's refusal as it is; a driver's dropped
     connection as the 503 that names the service; anything else as a 500 naming the exception."""
-    from r2k.core.services.session import service_error
-    from r2k.core.errors import R2KError
-
     if isinstance(exc, R2KError):
         return Failed(call, exc.message, exc.status)
     down = service_error(exc, ctx)

@@ -17,6 +17,8 @@ from textual.widgets import Static
 
 from r2k.app.safe import visible
 from r2k.app.widgets.format import ago, new_key, parse_time
+from r2k.app.widgets.modals import ReasonModal
+from r2k.core.services import comments
 
 from .base import Changed, Reply, notice_entity
 
@@ -89,8 +91,6 @@ class CommentsPane:
 
     @work(thread=True, exclusive=True, group="comments", exit_on_error=False)
     def read_comments(self, item_id: int) -> None:
-        from r2k.core.services import comments
-
         with self.reporting("comments"):
             self.reply(CommentsRead(item_id, comments.list_comments(self.ctx, self.COMMENT_KIND, item_id)))
 
@@ -111,16 +111,12 @@ class CommentsPane:
         if self.actor is None:
             self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
             return
-        from r2k.app.widgets.modals import ReasonModal
-
         key = new_key()  # one key press, one comment however often the dialog's answer is sent
         self.app.push_screen(ReasonModal(f"Comment on {self.COMMENT_NOUN} {item_id}", "Comment", "@name tells that user"),
                              lambda body: body is not None and self.send_comment(self.actor, item_id, body, key))
 
     @work(thread=True, group="comment", exit_on_error=False)
     def send_comment(self, actor, item_id: int, body: str, key: str) -> None:
-        from r2k.core.services import comments
-
         with self.reporting("comment"):
             self.reply(Commented(comments.add(self.ctx, actor, self.COMMENT_KIND, item_id, body, idempotency_key=key)))
 

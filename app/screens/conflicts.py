@@ -24,6 +24,8 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import new_key
 from r2k.app.widgets.modals import ReasonModal
 from r2k.app.widgets.text import cell
+from r2k.core.services import conflicts
+from r2k.core.services.conflicts import refusal_for
 
 from .base import ListDetailScreen, Moved
 
@@ -111,8 +113,6 @@ class ConflictsScreen(ListDetailScreen):
 
     # -- the list and the detail -------------------------------------------------------------
     def list_call(self):
-        from r2k.core.services import conflicts
-
         return partial(conflicts.list_flags, self.ctx, "OPEN", limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
@@ -125,8 +125,6 @@ class ConflictsScreen(ListDetailScreen):
                 "are flagged here.")
 
     def detail_call(self, row_id: int):
-        from r2k.core.services import conflicts
-
         return partial(conflicts.show, self.ctx, row_id)
 
     def render_detail(self, flag: dict) -> Text:
@@ -159,16 +157,12 @@ class ConflictsScreen(ListDetailScreen):
     MOVES = {"escalate": "escalate", "dismiss_flag": "dismiss"}
 
     def why_not(self, action: str):
-        from r2k.core.services.conflicts import refusal_for
-
         if action not in self.MOVES or self.actor is None or not self.is_mounted:
             return None
         row = self.current_row()
         return refusal_for(self.actor, row, self.MOVES[action]) if row is not None else self.none_selected()
 
     def action_escalate(self) -> None:
-        from r2k.core.services import conflicts
-
         key = new_key()
         if not self.ready() or (flag := self.selected()) is None:
             return
@@ -177,8 +171,6 @@ class ConflictsScreen(ListDetailScreen):
                                       expected_version=flag["version"], idempotency_key=key), flag)
 
     def action_dismiss_flag(self) -> None:
-        from r2k.core.services import conflicts
-
         key = new_key()
         if not self.ready() or (flag := self.selected()) is None:
             return

@@ -10,11 +10,12 @@ from textual.containers import Grid, Vertical
 from textual.reactive import var
 from textual.widgets import DataTable, Header, Static
 
-from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
+from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import clip, plural
 from r2k.app.widgets.text import lines as text_lines, markup
 from r2k.core.domain import HORN_TYPES
+from r2k.core.services import dashboard
 
 from .base import Changed, Reply, WorkstationScreen, notice_entity
 
@@ -109,15 +110,11 @@ class DashboardScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="counts", exit_on_error=False)
     def fetch_counts(self) -> None:
-        from r2k.core.services import dashboard
-
         with self.reporting("counts"):
             self.reply(Counted(dashboard.counts(self.ctx, self.actor)))
 
     @work(thread=True, exclusive=True, group="health", exit_on_error=False)
     def fetch_health(self) -> None:
-        from r2k.core.services import dashboard
-
         with self.reporting("health"):
             self.reply(Probed(dashboard.health(self.ctx, self.app.worker_status())))
 

@@ -22,12 +22,13 @@ from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Header, Input, Select, Static
 
-from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
+from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import age, clip, new_key, parse_time, plural, until
 from r2k.app.widgets.modals import Choice, ChoiceModal, Field, FieldsModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.core.errors import ValidationStateError
+from r2k.core.services import bulk, grey
 from r2k.core.services.common import refusal
 from r2k.core.services.grey import GREY
 
@@ -205,8 +206,6 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
 
     # -- the list and the detail -------------------------------------------------------------
     def list_call(self):
-        from r2k.core.services import grey
-
         return partial(grey.list_entries, self.ctx, self.state, self.me if self.mine else None, self.words,
                        limit=self.LIMIT)
 
@@ -219,8 +218,6 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
         return "No entries match the filters."
 
     def detail_call(self, row_id: int):
-        from r2k.core.services import grey
-
         return partial(grey.show, self.ctx, row_id)
 
     def render_detail(self, entry: dict) -> Content:
@@ -341,8 +338,6 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
         assignee = self.me if refusal(GREY, "assign", {"state": "Pending"}, self.actor) is None else None
 
         def add(values: dict) -> None:
-            from r2k.core.services import grey
-
             self.move("add", partial(grey.add, self.ctx, self.actor, values["subject"], values.get("detail") or "",
                                      assignee=assignee, idempotency_key=key))
 
@@ -377,8 +372,6 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
                  lambda values: self.send(row, action, key, {**fields, **values}))
 
     def send(self, row: dict, action: str, key: str, fields: dict) -> None:
-        from r2k.core.services import grey
-
         self.move(action, partial(grey.transition, self.ctx, self.actor, row["id"], action,
                                   expected_version=row["version"], idempotency_key=key,
                                   **{k: v for k, v in fields.items() if v is not None}))
@@ -425,8 +418,6 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
 
     @work(thread=True, group="bulk", exit_on_error=False)
     def send_bulk(self, actor, action: str, versions: dict[int, int], fields: dict, key: str) -> None:
-        from r2k.core.services import bulk, grey
-
         def one(entry_id: int, item_key: str | None) -> dict:
             return grey.transition(self.ctx, actor, entry_id, action, expected_version=versions[entry_id],
                                    idempotency_key=item_key, **{k: v for k, v in fields.items() if v is not None})

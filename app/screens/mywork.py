@@ -11,10 +11,11 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 from textual.widgets import DataTable, Header, Sparkline, Static
 
-from r2k.app.widgets.footer import Footer
 from r2k.app.output import per_decision
+from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import span
 from r2k.app.widgets.text import cell, plain
+from r2k.core.services import stats, users
 
 from .base import Reply, WorkstationScreen
 
@@ -90,8 +91,6 @@ class MyWorkScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="figures", exit_on_error=False)
     def fetch_figures(self) -> None:
-        from r2k.core.services import stats, users
-
         with self.reporting("figures"):
             actor = self.actor or users.resolve(self.ctx, self.app.user_name)
             mine = stats.user_stats(self.ctx, actor)

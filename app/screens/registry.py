@@ -19,11 +19,15 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import var
 from textual.widgets import DataTable, Header, Input, Select, Static
 
-from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
+from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import clip, new_key, plural
-from r2k.app.wording import registry_move_said
+from r2k.app.widgets.modals import ReasonModal, TextModal
 from r2k.app.widgets.text import cell
+from r2k.app.wording import registry_move_said
+from r2k.core.services import bulk, conflicts, registry
+from r2k.core.services.common import refusal
+from r2k.core.services.registry import ANSWER
 
 from .base import Listed, Moved, Reply, WorkstationScreen
 from .comments import CommentsPane
@@ -261,8 +265,6 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def search(self, words: str, status: str, offset: int) -> None:
-        from r2k.core.services import registry
-
         with self.reporting("search"):
             self.reply(Listed(registry.search(self.ctx, words, status, limit=LIMIT + 1, offset=offset)))
 
@@ -365,8 +367,6 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="neighbours", exit_on_error=False)
     def read_neighbours(self, answer_id: int) -> None:
-        from r2k.core.services import conflicts
-
         with self.reporting("neighbours"):
             self.reply(Neighbours(answer_id, conflicts.neighbours(self.ctx, answer_id)))
 
@@ -378,8 +378,6 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="chain", exit_on_error=False)
     def read_chain(self, answer_id: int) -> None:
-        from r2k.core.services import registry
-
         with self.reporting("chain"):
             self.reply(Chain(answer_id, registry.chain(self.ctx, answer_id)))
 
@@ -433,9 +431,6 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
     def why_not(self, action: str):
         """Supersede, dispute and retire are offered for an answer whose status allows them, to a
         user with the authority (base.WorkstationScreen.check_action)."""
-        from r2k.core.services.common import refusal
-        from r2k.core.services.registry import ANSWER
-
         if action not in self.MOVES or self.actor is None or not self.is_mounted:
             return None
         if self.marked and action in BULK:  # each marked answer takes it or says why not (bulk_done)
@@ -449,8 +444,6 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
         answer = self.target()
         if answer is None:
             return
-        from r2k.app.widgets.modals import TextModal
-
         def done(result) -> None:
             if result is None:
                 return
@@ -473,14 +466,10 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
         answer = self.target()
         if answer is None:
             return
-        from r2k.app.widgets.modals import ReasonModal
-
         self.app.push_screen(ReasonModal(f"{verb} answer {answer['id']}", "Reason", placeholder),
                              lambda reason: reason is not None and self.mutate(action, answer, reason))
 
     def mutate(self, action: str, answer: dict, *args: str) -> None:
-        from r2k.core.services import registry
-
         self.show_info(f"{action.title()} answer {answer['id']}…")
         self.move(action, partial(getattr(registry, action), self.ctx, self.actor, answer["id"], *args,
                                   expected_version=answer["version"], idempotency_key=new_key()), answer)
@@ -514,8 +503,6 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
         if self.actor is None:
             self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
             return
-        from r2k.app.widgets.modals import ReasonModal
-
         versions = {answer_id: row["version"] for answer_id, row in self.rows.items() if answer_id in self.marked}
         key = new_key()
         title = f"{verb} {plural(len(versions), 'marked answer')}? Each is its own move"
@@ -525,8 +512,6 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
 
     @work(thread=True, group="bulk", exit_on_error=False)
     def send_bulk(self, actor, action: str, versions: dict[int, int], reason: str, key: str) -> None:
-        from r2k.core.services import bulk, registry
-
         move = getattr(registry, action)
 
         def one(answer_id: int, item_key: str | None) -> dict:

@@ -21,12 +21,17 @@ from textual.reactive import var
 from textual.widgets import Header, Markdown, Static
 
 from r2k.app.keymap import key_of
+from r2k.app.safe import visible
 from r2k.app.textual_private import binding_chain
 from r2k.app.widgets.footer import Footer
-from r2k.app.safe import visible
 from r2k.app.widgets.format import ago, new_key, parse_time
+from r2k.app.widgets.modals import ReasonModal, TextModal
 from r2k.app.wording import decision_said, release_said
 from r2k.core.domain import HORN_MEANING
+from r2k.core.errors import ValidationStateError
+from r2k.core.services import candidate_views, candidates, claims, guidelines, skip, undo
+from r2k.core.services.candidates import CANDIDATE, not_open_issue
+from r2k.core.services.common import refusal
 
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
 from .comments import CALLS as COMMENT_CALLS, CommentsPane
@@ -253,16 +258,12 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def open_queue(self, actor, key: str) -> None:
-        from r2k.core.services import claims
-
         with self.reporting("claim"):
             result = claims.resume_or_claim(self.ctx, actor, self.horn, idempotency_key=key)
             self.reply(Claimed(result["shown"], resumed=result["resumed"]))
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def claim(self, actor, key: str) -> None:
-        from r2k.core.services import claims
-
         with self.reporting("claim"):
             self.reply(Claimed(claims.next_for_review(self.ctx, actor, self.horn, idempotency_key=key)))
 
@@ -289,9 +290,6 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
         """The keys are offered for a candidate that can take them (approve and revise never for an
         OPEN_ISSUE), through the core's rules (base.WorkstationScreen.check_action); claim next while
         nothing is claimed here; undo while the last decision may be undone."""
-        from r2k.core.services.candidates import CANDIDATE
-        from r2k.core.services.common import refusal
-
         if self.actor is None or self.busy or action not in self.MOVES:
             return None  # busy: ready_for says what is in flight
         if action == "claim_next":  # offered while nothing is claimed here
@@ -342,10 +340,6 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
     def action_revise(self) -> None:
         if not self.ready_for("revise"):
             return
-        from r2k.app.widgets.modals import TextModal
-        from r2k.core.errors import ValidationStateError
-        from r2k.core.services.candidates import not_open_issue
-
         cur = self.current
         cid = cur["id"]
         if why_not := not_open_issue(cur, {}):  # refused before any typing, not after (the core's own rule)
@@ -364,8 +358,6 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
     def ask_reason(self, action: str, verb: str, placeholder: str) -> None:
         if not self.ready_for(action):
             return
-        from r2k.app.widgets.modals import ReasonModal
-
         cid = self.current["id"]
         self.app.push_screen(ReasonModal(f"{verb} candidate {cid}", "Reason", placeholder),
                              lambda reason: reason is not None and self.decide(action, reason=reason))
@@ -378,8 +370,6 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def send_decision(self, actor, candidate: dict, action: str, key: str, fields: dict) -> None:
-        from r2k.core.services import claims
-
         with self.reporting(action):
             result = claims.decide_and_next(self.ctx, actor, candidate["id"], action, idempotency_key=key,
                                             expected_version=candidate["version"], **fields)
@@ -409,8 +399,6 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
     def action_release(self) -> None:
         if not self.ready_for("release"):
             return
-        from r2k.core.services import candidates
-
         cur = self.current
         self.start("release")
         self.move("release", partial(candidates.release, self.ctx, self.actor, cur["id"],
@@ -448,8 +436,6 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="guidelines", exit_on_error=False)
     def read_guidelines(self) -> None:
-        from r2k.core.services import guidelines
-
         with self.reporting("guidelines"):
             self.reply(GuidelinesRead(guidelines.show(self.ctx, self.horn)))
 
@@ -534,8 +520,6 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def send_undo(self, actor, release: dict | None, key: str) -> None:
-        from r2k.core.services import undo
-
         with self.reporting("undo"):
             self.reply(Undone(undo.undo_and_show(self.ctx, actor, release=release, idempotency_key=key)))
 
@@ -613,8 +597,6 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def send_skip(self, actor, candidate: dict, key: str) -> None:
-        from r2k.core.services import skip
-
         with self.reporting("skip"):
             self.reply(Skipped(skip.skip(self.ctx, actor, candidate["id"], then_next=True,
                                          expected_version=candidate["version"], idempotency_key=key)))
@@ -673,8 +655,6 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def read_candidate(self, candidate_id: int) -> None:
-        from r2k.core.services import candidate_views
-
         with self.reporting("refresh"):
             self.reply(Shown(candidate_views.show(self.ctx, candidate_id)))
 

@@ -19,11 +19,15 @@ from textual.reactive import var
 from textual.widgets import DataTable, Header, Select, Static
 
 from r2k.app.keymap import key_of
-from r2k.app.widgets.footer import Footer
 from r2k.app.safe import visible
+from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import age, clip, new_key, plural
-from r2k.app.widgets.modals import Field, FieldsModal
+from r2k.app.widgets.modals import Field, FieldsModal, TextModal
 from r2k.app.widgets.text import cell, lines, markup, plain
+from r2k.app.wording import resubmit_said
+from r2k.core.services import bulk, candidates, generation, workers_live, workitems
+from r2k.core.services.candidates import CANDIDATE
+from r2k.core.services.common import refusal
 from r2k.core.services.workitems import WORK_ITEM
 
 from .base import Changed, Failed, Moved, Reply, notice_entity
@@ -183,8 +187,6 @@ class WorkItemsScreen(MarkingListScreen):
         self.load_status()
 
     def list_call(self):
-        from r2k.core.services import workitems
-
         return partial(workitems.list_items, self.ctx, self.state, limit=self.LIMIT)
 
     def cells(self, row: dict, now: datetime) -> tuple:
@@ -198,8 +200,6 @@ class WorkItemsScreen(MarkingListScreen):
         return "No work items" + (f" in {state}." if state else f" yet: {self.key('add')} creates one.")
 
     def detail_call(self, row_id: int):
-        from r2k.core.services import workitems
-
         return partial(workitems.show, self.ctx, row_id)
 
     def render_detail(self, item: dict) -> Content:
@@ -212,8 +212,6 @@ class WorkItemsScreen(MarkingListScreen):
             return
 
         def create(values: dict) -> None:
-            from r2k.core.services import workitems
-
             self.move("create", partial(workitems.create, self.ctx, self.actor, values["question"],
                                         idempotency_key=key))
 
@@ -223,9 +221,6 @@ class WorkItemsScreen(MarkingListScreen):
     def why_not(self, action: str):
         """Generate, rework and close are offered for an item whose state allows them, to a user with
         the authority (base.WorkstationScreen.check_action); generate's rule lives in its service."""
-        from r2k.core.services import workitems
-        from r2k.core.services.common import refusal
-
         if action not in self.MOVES or self.actor is None or not self.is_mounted:
             return None
         if self.marked:  # close is made on each marked item, which takes it or says why not (bulk_done)
@@ -240,15 +235,11 @@ class WorkItemsScreen(MarkingListScreen):
         return refusal(WORK_ITEM, self.MOVES[action], row, self.actor)
 
     def action_generate(self) -> None:
-        from r2k.core.services import workitems
-
         if not self.ready() or (row := self.selected()) is None:
             return
         self.move("generate", partial(workitems.generate, self.ctx, self.actor, row["id"]))
 
     def action_rework(self) -> None:
-        from r2k.core.services import workitems
-
         key = new_key()
         if not self.ready() or (row := self.selected()) is None:
             return
@@ -267,8 +258,6 @@ class WorkItemsScreen(MarkingListScreen):
                              hint=plain(row["question"], 70)), rework)
 
     def action_close_item(self) -> None:
-        from r2k.core.services import workitems
-
         key = new_key()
         if self.marked:
             self.close_marked(key)
@@ -298,17 +287,12 @@ class WorkItemsScreen(MarkingListScreen):
 
     @work(thread=True, exclusive=True, group="resubmit", exit_on_error=False)
     def find_escalated(self, item: dict, key: str) -> None:
-        from r2k.core.services import candidates
-
         with self.reporting("resubmit"):
             self.reply(EscalatedFound(item, key, candidates.escalated_for_item(self.ctx, item["id"])))
 
     @on(EscalatedFound)
     def ask_resubmit(self, message: EscalatedFound) -> None:
         """The candidate's text in the editor; saved, it goes back to its queue and the item closes."""
-        from r2k.core.services import candidates
-        from r2k.app.widgets.modals import TextModal
-
         item, found = message.item, message.candidate
         if found is None:
             self.show_info(f"Work item {item['id']} holds no ESCALATED candidate to resubmit.")
@@ -330,8 +314,6 @@ class WorkItemsScreen(MarkingListScreen):
     @on(Moved)
     def acted(self, message: Moved) -> None:
         if message.action == "resubmit":
-            from r2k.app.wording import resubmit_said
-
             self.show_info(resubmit_said(message.row) + ".")
             if message.row.get("work_item"):
                 self.updated(message.row["work_item"], select=True)
@@ -368,8 +350,6 @@ class WorkItemsScreen(MarkingListScreen):
 
     @work(thread=True, group="bulk", exit_on_error=False)
     def send_close(self, actor, versions: dict[int, int], reason: str | None, key: str) -> None:
-        from r2k.core.services import bulk, workitems
-
         def one(item_id: int, item_key: str | None) -> dict:
             return workitems.close(self.ctx, actor, item_id, reason=reason, expected_version=versions[item_id],
                                    idempotency_key=item_key)
@@ -387,8 +367,6 @@ class WorkItemsScreen(MarkingListScreen):
 def resubmit_refusal(actor, item: dict) -> str | None:
     """Why `actor` may not resubmit the escalated candidate of `item` (None: the key is offered).
     Who may is the candidate machine's rule; the core decides on the candidate as it is (candidates.resubmit)."""
-    from r2k.core.services.candidates import CANDIDATE
-
     if not CANDIDATE.find("resubmit", "ESCALATED").who(actor, item):
         return f"Only a specialist or an admin may resubmit an escalated candidate ({actor.name} is a {actor.role})."
     if item["state"] not in RESUBMITS_FROM or (item["state"] != "ESCALATED" and not item.get("candidate_id")):
@@ -399,8 +377,6 @@ def resubmit_refusal(actor, item: dict) -> str | None:
 def pipeline_status(ctx) -> dict:
     """The breaker's state and the live worker count (a worker killed without a word not counted:
     core/services/workers_live.py): a few Redis reads, in a worker thread."""
-    from r2k.core.services import generation, workers_live
-
     return {"breaker": generation.breaker_status(ctx), "workers": workers_live.serving(ctx)["count"]}
 
 
