@@ -130,7 +130,7 @@ class Settings(BaseSettings):
     # Seconds between scheduled sweeps (leases, in-flight ids, grey TTLs, lost jobs).
     sweep_interval: int = _whole(15, 1, HOUR, "seconds")
     retrieval_top_k: int = _whole(5, 1, 100, "sources")
-    # Durable article tasks (core/services/tasks.py): a snapshot of a task's projection every N of its
+    # Durable article tasks (core/services/tasks/): a snapshot of a task's projection every N of its
     # events, and the AI analysis's confidence threshold for PEER_REVIEW.
     task_snapshot_events: int = _whole(20, 1, 10_000, "events")
     task_confidence_threshold: float = _finite(0.8, 0.0, 1.0)

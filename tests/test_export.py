@@ -106,7 +106,7 @@ def test_csv_has_a_header_a_row_each_and_defuses_formulas(ctx, people):
 def test_tasks_export_marks_each_source_with_its_status_now(ctx, people):
     answer = publish(ctx, people, "How long are backups kept?", "Nightly backups are kept for 30 days.")
     task = tasks.create(ctx, people["alice"], "Backups", "# Backups\n\nNightly backups are kept for 30 days.\n")
-    with ctx.db.begin() as tx:  # as analysis records them (core/services/tasks.py)
+    with ctx.db.begin() as tx:  # as analysis records them (core/services/tasks/)
         tx.execute("UPDATE durable_tasks SET sources = %s::jsonb WHERE id = %s",
                    (json.dumps([{"answer_id": answer["id"], "claims": ["Nightly backups are kept for 30 days."]}]),
                     task["id"]))

@@ -438,7 +438,7 @@ def test_reviewers_assigned_while_the_analysis_runs_do_not_strand_it(ctx, people
         tasks.assign(ctx, people["vera"], task["id"], ["alice", "bob"])
         return report
 
-    monkeypatch.setattr(tasks, "assess", assigned_meanwhile)
+    monkeypatch.setattr(tasks.analysis, "assess", assigned_meanwhile)  # analyze reads it there
     assert tasks.analyze(ctx, task["id"])["outcome"] == "PEER_REVIEW"
     shown = tasks.get(ctx, task["id"])
     assert (shown["state"], [r["name"] for r in shown["reviewers"]]) == ("PEER_REVIEW", ["alice", "bob"])
@@ -508,7 +508,7 @@ def test_an_answer_moved_on_while_the_analysis_runs_is_flagged(ctx, people, regi
         moved_on(ctx, people, registry[1], "retire")
         return report
 
-    monkeypatch.setattr(tasks, "assess", retired_meanwhile)
+    monkeypatch.setattr(tasks.analysis, "assess", retired_meanwhile)
     assert tasks.analyze(ctx, task["id"])["outcome"] == "RESOLUTION_REQUIRED"
     shown = tasks.get(ctx, task["id"])
     (flag,) = shown["flagged_claims"]
@@ -681,7 +681,7 @@ def stop_here():
     time.sleep(120)
 
 
-tasks.between_event_and_row = stop_here
+tasks.writing.between_event_and_row = stop_here
 tasks.transition(ctx, users.resolve(ctx, "vera"), int(sys.argv[1]),
                  {"new_state": "AI_ANALYSIS", "idempotency_key": "killed"})
 """

@@ -1,5 +1,5 @@
 """Durable article task (docs/architecture.md, "Durable tasks"). State is the projection of the task's
-typed events (core/services/tasks.py); this table says which moves are legal, who may make them and
+typed events (core/services/tasks/); this table says which moves are legal, who may make them and
 what they need. Each move is one typed event: the event a move appends is `EVENT_OF[action]`.
 
 `assign` and `note_approval` keep the state (a reviewer joins; a first approval is recorded);
