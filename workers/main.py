@@ -15,25 +15,36 @@ import logging
 import multiprocessing
 import os
 import signal
-
 import threading
 import time
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-from rq import Queue, SimpleWorker
+from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError, RedisError, TimeoutError as RedisTimeoutError
+from rq import Queue, SimpleWorker, cron_job_registry
 from rq.cron import CronJob, CronScheduler
+from rq.defaults import (
+    DEFAULT_CRON_JOB_HISTORY_LIMIT,
+    DEFAULT_CRON_JOB_HISTORY_TTL,
+    DEFAULT_LOGGING_DATE_FORMAT,
+    DEFAULT_LOGGING_FORMAT,
+)
 from rq.exceptions import DeserializationError
 from rq.job import Job
-from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
 from rq.scheduler import RQScheduler
 from rq.utils import now
+from rq.worker import WorkerStatus
 from rq.worker_pool import WorkerPool
 
+from r2k.core import embedded
 from r2k.core.adapters.jobs import QUEUES, SERIALIZER, TASK_PATHS
+from r2k.core.config import get_settings
 from r2k.core.context import Context
+from r2k.core.errors import InvalidInput
 from r2k.core.outage import OUTAGES, delays, through
+
+# The services its jobs run, imported before the pool forks its workers, so each starts warm.
+from r2k.core.services import candidates, claims, generation, graph_sync, grey, queue_index  # noqa: F401
+from r2k.workers.tasks import sweep_task
 
 log = logging.getLogger("r2k.worker")
 
@@ -227,8 +238,6 @@ class R2KWorker(SimpleWorker):
     def _run_with_heartbeats(self, job: Job, queue: Queue) -> None:
         """SimpleWorker.execute_job, with the heartbeats RQ's forking worker sends while its horse
         runs: a thread beside the job keeps its started-registry entry alive every HEARTBEAT_EVERY s."""
-        from rq.worker import WorkerStatus
-
         execution = self.prepare_execution(job)
         stop = threading.Event()
 
@@ -317,9 +326,6 @@ def _revive_redis() -> None:
         return
     _revived_at = time.monotonic()
     try:
-        from r2k.core import embedded
-        from r2k.core.config import get_settings
-
         embedded.ensure(get_settings(), "redis", start_stopped=False)
     except Exception as exc:  # noqa: BLE001 - still down: the outage line said so, the next try retries
         log.debug("reviving Redis: %s", exc)
@@ -343,9 +349,6 @@ class _JSONCronJob(CronJob):
     its `enqueue` through a queue with r2k's."""
 
     def enqueue(self, connection):
-        from rq import cron_job_registry
-        from rq.defaults import DEFAULT_CRON_JOB_HISTORY_LIMIT, DEFAULT_CRON_JOB_HISTORY_TTL
-
         queue = Queue(self.queue_name, connection=connection, serializer=SERIALIZER)
         with connection.pipeline() as pipeline:
             # At the front: a sweep behind a backlog of thousands of jobs would release expired claims
@@ -401,21 +404,7 @@ class R2KCronScheduler(CronScheduler):
         return cron_job
 
 
-def _preload() -> None:
-    # Imported once before the pool forks its workers, so each starts warm.
-    import r2k.core.services.generation  # noqa: F401
-    import r2k.core.services.graph_sync  # noqa: F401
-    import r2k.core.services.grey  # noqa: F401
-    import r2k.core.services.candidates  # noqa: F401
-    import r2k.core.services.claims  # noqa: F401
-    import r2k.workers.tasks  # noqa: F401
-
-
 def _run_cron(redis_url: str, interval: int) -> None:
-    from redis import Redis
-
-    from r2k.workers.tasks import sweep_task
-
     scheduler = R2KCronScheduler(connection=Redis.from_url(redis_url), logging_level="WARNING")
     # On the queue workers take first, and dropped if not started within a minute: the next is due.
     scheduler.register(sweep_task, queue_name=QUEUES["generation"], interval=max(1, interval), job_timeout=120,
@@ -428,8 +417,6 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
     names = []
     for kind in queues:
         if kind not in QUEUES:
-            from r2k.core.errors import InvalidInput
-
             raise InvalidInput(f"unknown queue {kind!r}: expected {', '.join(QUEUES)}")
         names.append(QUEUES[kind])
     ctx = Context()
@@ -437,9 +424,6 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
     # one that stays away is the 503 that names it.
     through(ctx, lambda: (ctx.redis.ping(), ctx.db), within=30)
     redis = ctx.redis
-    _preload()
-    from r2k.core.services import generation, queue_index
-
     if not queue_index.reconcile_if_lost(ctx):  # a lost Redis: queues rebuilt, work items re-enqueued
         generation.recover(ctx)  # items a dead worker left behind
     ctx.close()

@@ -17,6 +17,7 @@ import os
 from r2k.core.adapters.jobs import JOB_TIMEOUT
 from r2k.core.context import Context
 from r2k.core.outage import through
+from r2k.core.services import conflicts, generation, graph_sync, grey, refine, sweeps, tasks, webhooks
 
 _ctx: Context | None = None
 _pid: int | None = None
@@ -36,55 +37,39 @@ def _riding_outages(kind: str, call):
 
 
 def generate_answer_task(work_item_id: int) -> dict:
-    from r2k.core.services import generation
-
     return _riding_outages("generation", lambda ctx: generation.generate_answer(ctx, int(work_item_id)))
 
 
 def sync_graph_task(answer_id: int) -> dict:
-    from r2k.core.services import graph_sync
-
     return _riding_outages("graph", lambda ctx: graph_sync.sync_answer(ctx, int(answer_id)))
 
 
 def detect_contradictions_task(answer_id: int) -> dict:
-    from r2k.core.services import conflicts
-
     return _riding_outages("graph", lambda ctx: conflicts.detect(ctx, int(answer_id)))
 
 
 def process_grey_task(entry_id: int, force: bool = False) -> dict:
-    from r2k.core.services import grey
-
     return _riding_outages("generation", lambda ctx: grey.process(ctx, int(entry_id), force=force))
 
 
 def analyze_task_task(task_id: int) -> dict:
     """A durable task's AI analysis (core.services.tasks.analyze), on the generation queue."""
-    from r2k.core.services import tasks
-
     return _riding_outages("generation", lambda ctx: tasks.analyze(ctx, int(task_id)))
 
 
 def deliver_webhook_task(delivery: int) -> dict:
     """One attempt at a webhook delivery (core.services.webhooks.deliver), on the generation queue."""
-    from r2k.core.services import webhooks
-
     return _riding_outages("generation", lambda ctx: webhooks.deliver(ctx, int(delivery)))
 
 
 def refine_candidates_task(document_id: int, after: int = 0) -> dict:
     """An LLM's proposals for a document's waiting candidates after the id `after` (core.services.refine),
     on the generation queue."""
-    from r2k.core.services import refine
-
     return _riding_outages("generation", lambda ctx: refine.refine_document(ctx, int(document_id), int(after)))
 
 
 def sweep_task() -> dict:
     """The scheduled sweep (core.services.sweeps): one at a time across all schedulers."""
-    from r2k.core.services import sweeps
-
     return _riding_outages("graph", sweeps.sweep_all)
 
 
