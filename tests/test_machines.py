@@ -16,6 +16,9 @@ from r2k.core import engine
 from r2k.core.domain import HORN_TYPES, SYSTEM, Actor
 from r2k.core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
 from r2k.core.machines import NEW, WHO, Machine, move
+from r2k.core.machines.grey import GREY
+from r2k.core.machines.work_item import WORK_ITEM
+from r2k.core.services import grey, workitems
 from tests.test_engine import MACHINES, OUTSIDER, actor_for, fields_for, standing_actor
 
 IDS = [m.name for m in MACHINES]
@@ -52,9 +55,7 @@ def test_the_properties_cover_every_machine():
     from r2k.core.machines.answer import ANSWER
     from r2k.core.machines.candidate import CANDIDATE
     from r2k.core.machines.conflict import CONFLICT
-    from r2k.core.machines.grey import GREY
     from r2k.core.machines.task import TASK
-    from r2k.core.machines.work_item import WORK_ITEM
 
     known = (CANDIDATE, ANSWER, WORK_ITEM, GREY, TASK, CONFLICT)
     assert all(any(m is k for m in MACHINES) for k in known), IDS
@@ -255,3 +256,37 @@ def test_a_walk_of_any_actions_through_plan_moves_only_where_the_table_says(mach
                               expected_version=row["version"])
         row = row_in(machine, planned.to, version=row["version"] + 1)
         assert row[machine.column] in machine.states
+
+
+# ----------------------------------------------------------------------------- what screens ask (services' `allowed`)
+
+def test_what_a_screen_asks_of_a_workflow_is_what_its_machine_says():
+    """Screens never hold a machine: they ask a service's `allowed` (core/services/common.py), which
+    must say exactly what the table says, for the grey queue's moves as a specialist and a validator see them."""
+    from r2k.core.machines.grey import GREY
+    specialist, validator = Actor("sam", "specialist"), Actor("ada", "validator", frozenset({"FACT"}))
+    assert grey.allowed.states() == GREY.states
+    assert grey.allowed.sources_of("expire") == {s for m in GREY.moves if m.action == "expire" for s in m.sources}
+    for state in sorted(GREY.states):
+        shown = grey.allowed.moves_from(state)
+        assert [a for a, _, _ in shown] == list(dict.fromkeys(
+            m.action for m in GREY.moves if state in m.sources and m.who.description != "the system"))
+        for action, to, who in shown:
+            move = GREY.find(action, state)
+            assert (to, who) == (move.to, move.who.description)
+            row = {"id": 1, "state": state}
+            for actor in (specialist, validator):
+                assert grey.allowed.may(actor, action, row) == bool(move.who(actor, row))
+                assert (grey.allowed.refusal(action, row, actor) is None) <= grey.allowed.may(actor, action, row)
+            assert grey.allowed.needs(action, state) == set(move.needs)
+    # Not a move from this state: not allowed, and the refusal is the engine's 422.
+    assert not grey.allowed.may(specialist, "resolve", {"id": 1, "state": "Resolved"})
+    assert isinstance(grey.allowed.refusal("resolve", {"id": 1, "state": "Resolved"}, specialist), ValidationStateError)
+
+
+def test_the_work_items_pipeline_lists_every_state_once_in_the_order_moves_reach_them():
+    from r2k.core.machines.work_item import WORK_ITEM
+    order = workitems.allowed.pipeline()
+    assert sorted(order) == sorted(WORK_ITEM.states) and len(order) == len(set(order))
+    firsts = list(dict.fromkeys(m.to for m in WORK_ITEM.moves))
+    assert order[:len(firsts)] == firsts

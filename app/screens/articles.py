@@ -22,8 +22,7 @@ from r2k.app.widgets.format import age, clip, new_key, plural
 from r2k.app.widgets.modals import Field, FieldsModal, ReasonModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.core.services import tasks
-from r2k.core.services.common import refusal
-from r2k.core.services.tasks import STATES, TASK, approved_already, headed_by_title
+from r2k.core.services.tasks import STATES, approved_already, headed_by_title
 
 from .base import ListDetailScreen, Moved
 
@@ -136,7 +135,7 @@ class ArticlesScreen(ListDetailScreen):
             return None  # the detail (with its reviewers) is on its way: the core decides
         if action == "approve" and (again := approved_already(self.actor, row)) is not None:
             return again
-        return refusal(TASK, self.MOVES[action], row, self.actor)
+        return tasks.allowed.refusal(self.MOVES[action], row, self.actor)
 
     def action_submit(self) -> None:
         key = new_key()

@@ -27,10 +27,7 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import age, clip, new_key, parse_time, plural, until
 from r2k.app.widgets.modals import Choice, ChoiceModal, Field, FieldsModal
 from r2k.app.widgets.text import cell, lines, markup, plain
-from r2k.core.errors import ValidationStateError
 from r2k.core.services import bulk, grey
-from r2k.core.services.common import refusal
-from r2k.core.services.grey import GREY
 
 from .base import Changed, Moved, notice_entity
 from .comments import CommentsPane
@@ -42,8 +39,8 @@ SUBJECT_WIDTH = 26
 # The filter's order: open states, then where entries end; then any other state the machine has.
 _FILTER_ORDER = ["Pending", "Processing", "Retrying", "UnderReview", "Escalated", "Resolved", "Rejected", "Failed",
                "Expired", "Dismissed"]
-GREY_STATES = [s for s in _FILTER_ORDER if s in GREY.states] + sorted(GREY.states - set(_FILTER_ORDER))
-EXPIRING = {m_source for m in GREY.moves if m.action == "expire" for m_source in m.sources}
+GREY_STATES = [s for s in _FILTER_ORDER if s in grey.allowed.states()] + sorted(grey.allowed.states() - set(_FILTER_ORDER))
+EXPIRING = grey.allowed.sources_of("expire")
 
 
 # ----------------------------------------------------------------------------- the screen
@@ -231,15 +228,12 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
         m = markup
         state = entry["state"]
         yours, others = [], []
-        for move in GREY.moves:
-            if state not in move.sources or move.who.description == "the system" \
-                    or any(move.action == seen[1] for seen in yours + others):
-                continue
-            if self.actor is not None and refusal(GREY, move.action, entry, self.actor) is None:
-                keys = " ".join(self.key(b.id) for b in self.BINDINGS if self.MOVES.get(b.action) == move.action)
-                yours.append((keys, move.action, move.to))
+        for action, to, who in grey.allowed.moves_from(state):
+            if self.actor is not None and grey.allowed.refusal(action, entry, self.actor) is None:
+                keys = " ".join(self.key(b.id) for b in self.BINDINGS if self.MOVES.get(b.action) == action)
+                yours.append((keys, action, to))
             else:
-                others.append((move.who.description, move.action, move.to))
+                others.append((who, action, to))
         # Yours in the footer's order (the bindings' declared order), so the pane and the footer agree.
         first_key = {self.MOVES[b.action]: i for i, b in reversed(list(enumerate(self.BINDINGS))) if b.action in self.MOVES}
         yours.sort(key=lambda move: first_key.get(move[1], len(first_key)))
@@ -294,7 +288,7 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
         if self.marked:  # a move on the marked entries: each takes it or says why not (bulk_done)
             return None
         row = self.current_row()
-        return refusal(GREY, self.MOVES[action], row, self.actor) if row is not None else self.none_selected()
+        return grey.allowed.refusal(self.MOVES[action], row, self.actor) if row is not None else self.none_selected()
 
     def action_assign_me(self) -> None:
         self.act("assign", assignee=self.me)
@@ -335,7 +329,7 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
         key = new_key()
         if not self.ready():
             return
-        assignee = self.me if refusal(GREY, "assign", {"state": "Pending"}, self.actor) is None else None
+        assignee = self.me if grey.allowed.refusal("assign", {"state": "Pending"}, self.actor) is None else None
 
         def add(values: dict) -> None:
             self.move("add", partial(grey.add, self.ctx, self.actor, values["subject"], values.get("detail") or "",
@@ -357,15 +351,10 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
             return
         if not self.ready() or (row := self.selected()) is None:
             return
-        try:
-            allowed = GREY.find(action, row["state"], row["id"])
-            allowed = allowed.who(self.actor, row)
-        except ValidationStateError:
-            allowed = False
-        if not ask or not allowed:
+        if not ask or not grey.allowed.may(self.actor, action, row):
             self.send(row, action, key, fields)
             return
-        required = set(GREY.find(action, row["state"]).needs)
+        required = grey.allowed.needs(action, row["state"])
         form = [Field(f.name, f.label, required=f.required or f.name in required, placeholder=f.placeholder)
                 for f in ask]
         self.ask(FieldsModal(title.format(id=row["id"]), form, hint=plain(row["subject"], 70)),

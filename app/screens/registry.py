@@ -26,8 +26,6 @@ from r2k.app.widgets.modals import ReasonModal, TextModal
 from r2k.app.widgets.text import cell
 from r2k.app.wording import registry_move_said
 from r2k.core.services import bulk, conflicts, registry
-from r2k.core.services.common import refusal
-from r2k.core.services.registry import ANSWER
 
 from .base import Listed, Moved, Reply, WorkstationScreen
 from .comments import CommentsPane
@@ -438,7 +436,7 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
         answer = self.rows.get(self.selected_id) if self.selected_id is not None else None
         if answer is None:
             return HIGHLIGHT_FIRST
-        return refusal(ANSWER, self.MOVES[action], answer, self.actor)
+        return registry.allowed.refusal(self.MOVES[action], answer, self.actor)
 
     def action_supersede(self) -> None:
         answer = self.target()

@@ -30,8 +30,7 @@ from r2k.app.wording import decision_said, release_said
 from r2k.core.domain import HORN_MEANING
 from r2k.core.errors import ValidationStateError
 from r2k.core.services import candidate_views, candidates, claims, guidelines, skip, undo
-from r2k.core.services.candidates import CANDIDATE, not_open_issue
-from r2k.core.services.common import refusal
+from r2k.core.services.candidates import not_open_issue
 
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
 from .comments import CALLS as COMMENT_CALLS, CommentsPane
@@ -299,7 +298,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
                                                f"{self.ctx.settings.undo_seconds:g} s, while nothing has used it.")
         if self.current is None:
             return self.nothing_claimed()
-        return refusal(CANDIDATE, self.MOVES[action], self.current, self.actor)
+        return candidates.allowed.refusal(self.MOVES[action], self.current, self.actor)
 
     def nothing_claimed(self) -> str:
         return f"Nothing is claimed: {self.key('claim_next')} claims the next candidate."

@@ -26,9 +26,6 @@ from r2k.app.widgets.modals import Field, FieldsModal, TextModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.app.wording import resubmit_said
 from r2k.core.services import bulk, candidates, generation, workers_live, workitems
-from r2k.core.services.candidates import CANDIDATE
-from r2k.core.services.common import refusal
-from r2k.core.services.workitems import WORK_ITEM
 
 from .base import Changed, Failed, Moved, Reply, notice_entity
 from .marks import BulkDone, MarkingListScreen, show_bulk_done
@@ -39,16 +36,7 @@ SOURCE_SHOWN = 240
 QUESTION_WIDTH = 64
 
 
-def pipeline_order() -> list[str]:
-    """The machine's states in the order the pipeline reaches them (each move's target, in table order)."""
-    order: list[str] = []
-    for state in [m.to for m in WORK_ITEM.moves] + sorted(WORK_ITEM.states):
-        if state not in order:
-            order.append(state)
-    return order
-
-
-WORK_ITEM_STATES = pipeline_order()
+WORK_ITEM_STATES = workitems.allowed.pipeline()  # in the order the pipeline reaches them
 # A move's action -> what the message line says it did to the item.
 DONE = {"create": "created", "generate": "queued for generation", "rework": "sent back for rework",
         "close": "closed"}
@@ -232,7 +220,7 @@ class WorkItemsScreen(MarkingListScreen):
             return resubmit_refusal(self.actor, row)
         if action == "generate":
             return workitems.generate_refusal(self.actor, row)
-        return refusal(WORK_ITEM, self.MOVES[action], row, self.actor)
+        return workitems.allowed.refusal(self.MOVES[action], row, self.actor)
 
     def action_generate(self) -> None:
         if not self.ready() or (row := self.selected()) is None:
@@ -243,7 +231,7 @@ class WorkItemsScreen(MarkingListScreen):
         key = new_key()
         if not self.ready() or (row := self.selected()) is None:
             return
-        if not WORK_ITEM.is_legal("rework", row["state"]):
+        if not workitems.allowed.is_legal("rework", row["state"]):
             # Straight to the core: its 422 names the state and what is allowed from it.
             self.move("rework", partial(workitems.rework, self.ctx, self.actor, row["id"], None,
                                         expected_version=row["version"], idempotency_key=key))
@@ -269,7 +257,7 @@ class WorkItemsScreen(MarkingListScreen):
             self.move("close", partial(workitems.close, self.ctx, self.actor, row["id"], reason=reason,
                                        expected_version=row["version"], idempotency_key=key))
 
-        move = WORK_ITEM.is_legal("close", row["state"]) and WORK_ITEM.find("close", row["state"]).who(self.actor, row)
+        move = workitems.allowed.may(self.actor, "close", row)
         if not move:
             send(None)  # the core says why not (422 or 403), in place
             return
@@ -367,7 +355,7 @@ class WorkItemsScreen(MarkingListScreen):
 def resubmit_refusal(actor, item: dict) -> str | None:
     """Why `actor` may not resubmit the escalated candidate of `item` (None: the key is offered).
     Who may is the candidate machine's rule; the core decides on the candidate as it is (candidates.resubmit)."""
-    if not CANDIDATE.find("resubmit", "ESCALATED").who(actor, item):
+    if not candidates.allowed.may(actor, "resubmit", item, state="ESCALATED"):
         return f"Only a specialist or an admin may resubmit an escalated candidate ({actor.name} is a {actor.role})."
     if item["state"] not in RESUBMITS_FROM or (item["state"] != "ESCALATED" and not item.get("candidate_id")):
         return f"Work item {item['id']} is {item['state']}: it holds no escalated candidate to resubmit."

@@ -11,18 +11,20 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import engine
-from ..domain import limits
 from ..adapters.postgres import Tx, public_row
-from ..domain import SYSTEM, Actor, parse_horn_type
+from ..domain import SYSTEM, Actor, limits, parse_horn_type
 from ..engine import Event
 from ..errors import Conflict, InvalidInput
 from ..events import now
 from ..machines.candidate import CANDIDATE, not_open_issue  # noqa: F401 - the rule a screen checks before typing
 from . import guidelines, overlap
-from .common import mutate, parse_id
+from .common import Allowed, mutate, parse_id
 
 if TYPE_CHECKING:
     from ..context import Context
+
+# What the screens ask of this workflow's moves (they never hold its machine).
+allowed = Allowed(CANDIDATE)
 
 
 _last_rank = 0.0

@@ -193,6 +193,57 @@ def refusal(machine, action: str, row: dict, actor: Actor):
     return None
 
 
+class Allowed:
+    """What a workflow's moves allow, as the screens ask it: each service gives one (`allowed`) over
+    its machine, so no screen holds a machine or looks into its moves; the engine still decides every
+    move on the row as it is (docs/architecture.md, "Keys")."""
+
+    def __init__(self, machine):
+        self._machine = machine
+
+    def refusal(self, action: str, row: dict, actor: Actor):
+        """Why `actor` may not make `action` on `row` now (the core's R2KError, not raised), or None."""
+        return refusal(self._machine, action, row, actor)
+
+    def is_legal(self, action: str, state: str) -> bool:
+        return self._machine.is_legal(action, state)
+
+    def may(self, actor: Actor, action: str, row: dict, state: str | None = None) -> bool:
+        """`action` is a move from `state` (the row's own by default) and `actor` is who may make it;
+        its guard and the row's version are the engine's to judge."""
+        state = row[self._machine.column] if state is None else state
+        return self._machine.is_legal(action, state) and bool(self._machine.find(action, state).who(actor, row))
+
+    def needs(self, action: str, state: str) -> set[str]:
+        """The fields a move from `state` requires."""
+        return set(self._machine.find(action, state).needs)
+
+    def states(self) -> set[str]:
+        return set(self._machine.states)
+
+    def pipeline(self) -> list[str]:
+        """The states in the order the moves reach them (each move's target, in table order), then
+        any other."""
+        order: list[str] = []
+        for state in [m.to for m in self._machine.moves] + sorted(self._machine.states):
+            if state not in order:
+                order.append(state)
+        return order
+
+    def sources_of(self, action: str) -> set[str]:
+        """The states `action` leaves from."""
+        return {state for m in self._machine.moves_of(action) for state in m.sources}
+
+    def moves_from(self, state: str) -> list[tuple[str, str, str]]:
+        """(action, target state, who may) of each move a user makes from `state` (not the system's),
+        each action once, in table order."""
+        found: list[tuple[str, str, str]] = []
+        for m in self._machine.moves:
+            if state in m.sources and m.who.description != "the system" and all(m.action != f[0] for f in found):
+                found.append((m.action, m.to, m.who.description))
+        return found
+
+
 def one_state(given: str, known, words: str) -> str:
     """A list's state filter: the state of `known` it names, whatever its case and underscores
     ("in review", "under_review"); a 400 naming `words` ("grey state") and the states otherwise."""

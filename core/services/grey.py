@@ -16,19 +16,21 @@ from itertools import groupby
 from typing import TYPE_CHECKING
 
 from .. import engine
-from ..domain import limits
 from ..adapters.postgres import Tx, public_row
-from ..domain import SYSTEM, Actor
+from ..domain import SYSTEM, Actor, limits
 from ..engine import Event
 from ..errors import InvalidInput
 from ..events import now
 from ..machines.grey import GREY
 from ..machines.work_item import NO_CONTENT
 from . import jobs
-from .common import fetch, mutate, one_state, parse_id
+from .common import Allowed, fetch, mutate, one_state, parse_id
 
 if TYPE_CHECKING:
     from ..context import Context
+
+# What the screens ask of this workflow's moves (they never hold its machine).
+allowed = Allowed(GREY)
 
 DEFAULT_TTL = 7 * 24 * 3600
 DEFAULT_MAX_ATTEMPTS = 5

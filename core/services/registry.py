@@ -8,18 +8,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import engine
-from ..domain import limits
 from ..adapters.postgres import Tx, public_row
-from ..domain import SYSTEM, Actor
+from ..domain import SYSTEM, Actor, limits
 from ..engine import Event
 from ..errors import InvalidInput
 from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
 from . import retrieval
-from .common import fetch, mutate, status_filter
+from .common import Allowed, fetch, mutate, status_filter
 
 if TYPE_CHECKING:
     from ..context import Context
+
+# What the screens ask of this workflow's moves (they never hold its machine).
+allowed = Allowed(ANSWER)
 
 STATUSES = ("APPROVED", "DISPUTED", "SUPERSEDED", "RETIRED")
 

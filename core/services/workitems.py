@@ -8,17 +8,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import engine
-from ..domain import limits
 from ..adapters.postgres import Tx, public_row
-from ..domain import SYSTEM, Actor, parse_horn_type
+from ..domain import SYSTEM, Actor, limits, parse_horn_type
 from ..engine import Event
 from ..errors import Forbidden, InvalidInput
 from ..machines import WHO
 from ..machines.work_item import WORK_ITEM
-from .common import event_history, fetch, mutate, one_state, parse_id
+from .common import Allowed, event_history, fetch, mutate, one_state, parse_id
 
 if TYPE_CHECKING:
     from ..context import Context
+
+# What the screens ask of this workflow's moves (they never hold its machine).
+allowed = Allowed(WORK_ITEM)
 
 STATES = sorted(WORK_ITEM.states)
 

@@ -26,6 +26,7 @@ and the rendered article), `reactions` (what follows a move), `analysis` (the AI
 from __future__ import annotations
 
 from ...machines.task import TASK
+from ..common import Allowed
 from .analysis import analyze, assess, split_claims
 from .commands import approved_already, assign, create, deprecate, resolve, review, submit, transition
 from .demo import demo_articles
@@ -35,8 +36,11 @@ from .reactions import analysis_job, analysis_job_id, deprecate_superseded, publ
 from .sources import headed_by_title, not_current, render, status_said, statuses
 from .writing import projection
 
-__all__ = ["STATES", "TABLE", "TASK", "analysis_job", "analysis_job_id", "analyze", "approved_already", "assess",
+__all__ = ["STATES", "TABLE", "allowed", "analysis_job", "analysis_job_id", "analyze", "approved_already", "assess",
            "assign", "create", "demo_articles", "deprecate", "deprecate_superseded", "events", "export", "fold",
            "get", "headed_by_title", "list_tasks", "not_current", "projection", "publish_approved", "rebuild",
            "recover", "render", "resolve", "review", "show", "split_claims", "status_said", "statuses", "submit",
            "transition", "with_signatures"]
+
+# What the screens ask of a task's moves (they never hold its machine).
+allowed = Allowed(TASK)
