@@ -91,7 +91,10 @@ _TOKEN = re.compile(r"\d{1,2}:\d{2}\b|°[CF]|[A-Za-z][A-Za-z'’]*(?:-[A-Za-z]+)
 
 @lru_cache(maxsize=16384)
 def _stem(word: str) -> str:
-    w = singular(word.lower().replace("’", "'"))
+    w = word.lower().replace("’", "'")
+    if w.endswith(("'s", "s'")) and len(w) > 3:  # "the user's session": the user's
+        w = w[:-2] if w.endswith("'s") else w[:-1]
+    w = singular(w)
     for suffix in ("ing", "ed"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
             w = w[:-len(suffix)]
@@ -423,7 +426,7 @@ def _what(qa: Quantity, qb: Quantity) -> str:
 
 # (pattern, the modal value it states, the words shown); longer patterns first.
 _MODALS = [
-    (r"\bdoes not need to\b|\bdo not need to\b|\bdoes not have to\b|\bdo not have to\b|\bneed not\b|"
+    (r"\bdoes not need(?: to)?\b|\bdo not need(?: to)?\b|\bdoes not have to\b|\bdo not have to\b|\bneed not\b|"
      r"\bneedn't\b|\bdon't need to\b|\bdoesn't need to\b|\bdon't have to\b|\bdoesn't have to\b|"
      r"\bis not required\b|\bare not required\b|\bnot mandatory\b|\bis optional\b|\bare optional\b|\boptional\b",
      "NOT_OBLIGED"),
@@ -483,12 +486,16 @@ def _core(sentence: str) -> tuple[str, ...]:
 
 # a trailing clause that qualifies the statement ("..., less if the kernel cannot support it"): its
 # negation is the qualification's, not the statement's
-_QUALIFYING = re.compile(r",\s*(?:less|more|or|and)?\s*(?:if|unless|when|because|though|although)\b.*$",
+_QUALIFYING = re.compile(r",\s*(?:less|more|or|and)?\s*(?:if|unless|when|because|though|although|except|where)\b.*$",
                          re.IGNORECASE)
+# "is off", "are disabled": a setting stated as not on is a denial ("Agent forwarding is off by default" says
+# what "ssh does not forward the agent" says)
+_OFF_STATED = re.compile(r"\b(?:is|are|stays?|remains?)\s+(?:off|disabled|turned off|switched off)\b", re.IGNORECASE)
 
 
 def _negated(sentence: str) -> str | None:
-    m = _NEG_RE.search(_ALWAYS.sub(" ", _QUALIFYING.sub("", sentence)))
+    main = _ALWAYS.sub(" ", _QUALIFYING.sub("", sentence))
+    m = _NEG_RE.search(main) or _OFF_STATED.search(main)
     return m.group(0) if m else None
 
 
@@ -541,7 +548,9 @@ def _polarity_rules(sa: str, sb: str) -> Finding | None:
     if ma == mb:
         # the negation inside a modal phrase ("not permitted") is the modal's, not the statement's
         na, nb = _negated(_unmodal(sa)), _negated(_unmodal(sb))
-        if bool(na) != bool(nb):
+        if bool(na) != bool(nb) and _same_statement(_core(_QUALIFYING.sub("", sa)), _core(_QUALIFYING.sub("", sb))):
+            # the statements' own words alike, not a qualifying clause's ("..., except for X, where the
+            # timeout is disabled" / "X has no timeout")
             said_a = na or _verb(sa)
             said_b = nb or _verb(sb)
             return Finding("negation", f"{said_a.lower()} vs {said_b.lower()}",
@@ -637,19 +646,38 @@ def _parts(identifier: str) -> list[str]:
     return [w.lower() for w in out if w]
 
 
+# words joined in camel case, each of three letters or more ("UserStopDelaySec", "autosaveInterval")
+_CAMEL = re.compile(r"(?:[a-z]{3,}|[A-Z][a-z0-9]{2,})(?:[A-Z][a-z0-9]{2,})+")
+
+
+@lru_cache(maxsize=4096)
+def _ident_parts(sentence: str) -> dict[str, tuple[str, ...]]:
+    """Each configuration name of a sentence (lowercase) -> the stems of the words it is made of, read
+    from the name as written: lowercased first, "UserStopDelaySec" would be one word."""
+    out: dict[str, tuple[str, ...]] = {}
+    for m in _IDENT.finditer(sentence):
+        if re.fullmatch(r"\d[\d.]*", m.group(0)):
+            continue
+        name = m.group(0).rstrip("=")
+        if re.search(r"[_.]", name) or _CAMEL.fullmatch(name):
+            out[name.lower()] = tuple(_stem(_SYNONYMS.get(w, w)) for w in _parts(name))
+        else:  # "PostgreSQL", "CPython", "APIs": a name, not words joined
+            out[name.lower()] = (_stem(name.lower()),)
+    return out
+
+
 @lru_cache(maxsize=4096)
 def _topic_stems(sentence: str) -> tuple[frozenset[str], frozenset[str]]:
     """(the stems naming what a sentence is about, its configuration names). The stems come from its
     subjects (core/subjects.py) and from the words its configuration names are made of."""
-    idents = frozenset(m.group(0).rstrip("=").lower() for m in _IDENT.finditer(sentence)
-                       if not re.fullmatch(r"\d[\d.]*", m.group(0)))
+    parts = _ident_parts(sentence)
+    idents = frozenset(parts)
     stems = set()
     for term in subjects_of("", sentence):
         for w in re.findall(r"[a-z][a-z0-9'-]*", term):
             stems.add(_stem(_SYNONYMS.get(w, w)))
     for ident in idents:
-        for w in _parts(ident):
-            stems.add(_stem(_SYNONYMS.get(w, w)))
+        stems |= set(parts[ident])
     for w in re.findall(r"[A-Za-z][A-Za-z0-9'-]*", sentence):  # every noun-like word that names the thing
         low = w.lower()
         if low not in _FUNCTION and low not in _NEGATIONS and low not in _MODAL_WORDS and len(low) > 2:
@@ -675,9 +703,10 @@ def _own_names(sa: str, sb: str) -> bool:
     maintenance_work_mem / logical_decoding_work_mem): two things, whatever else they share. A name
     the other sentence spells out in words ("shared_buffers" / "shared buffers") is not its own."""
     ids_a, ids_b = _topic_stems(sa)[1], _topic_stems(sb)[1]
+    written = {**_ident_parts(sa), **_ident_parts(sb)}
 
     def spelled(ident: str, sentence: str) -> bool:
-        parts = " ".join(_stem(p) for p in _parts(ident))
+        parts = " ".join(written[ident])
         words = " ".join(_stem(w.lower()) for w in re.findall(r"[A-Za-z][A-Za-z0-9']*", sentence))
         return f" {parts} " in f" {words} "
 
@@ -818,8 +847,8 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
         return None
     words_a, words_b = _words_of(sa), _words_of(sb)
     names = {_stem(n) for n in (_names(sa) | _names(sb)) - _topic_stems(sa)[1] - _topic_stems(sb)[1]}
-    parts_a = {_stem(p) for i in _topic_stems(sa)[1] for p in _parts(i)}  # configuration names' words
-    parts_b = {_stem(p) for i in _topic_stems(sb)[1] for p in _parts(i)}
+    parts_a = set().union(*_ident_parts(sa).values())  # configuration names' words
+    parts_b = set().union(*_ident_parts(sb).values())
     found: list[Finding] = []
     dims: set[tuple[str, str]] = set()
     for qa in qas:
