@@ -723,8 +723,11 @@ def _same_thing(sa: str, sb: str, least: int = 1) -> bool:
     words_b, ids_b = _topic_stems(sb)
     if _own_names(sa, sb):
         return False
-    names_a, names_b = _names(sa) - ids_a, _names(sb) - ids_b
-    if names_a - names_b and names_b - names_a and not (names_a & names_b):
+    # a name is a sentence's own only when the other never says the word ("Port" / "the default port",
+    # "ssh" / "SSH" are one thing written in two cases)
+    names_a = {n for n in _names(sa) - ids_a if _stem(n) not in _words_of(sb)}
+    names_b = {n for n in _names(sb) - ids_b if _stem(n) not in _words_of(sa)}
+    if names_a and names_b and not (_names(sa) & _names(sb)):
         return False
     shared = (_about(sa) & words_b) | (_about(sb) & words_a)
     return len(shared) >= least
@@ -939,7 +942,9 @@ def _aligned(sa: str, sb: str) -> bool:
     if not _same_thing(sa, sb):
         return False
     (a, ids_a), (b, ids_b) = _topic_stems(sa), _topic_stems(sb)
-    names = {_stem(n) for n in (_names(sa) | _names(sb)) - ids_a - ids_b}  # a configuration name is no system's
+    # a system's name is one both sentences write as a name (a configuration name is no system's;
+    # "Compression" opening one sentence and named in the other is the setting both are about)
+    names = {_stem(n) for n in (_names(sa) & _names(sb)) - ids_a - ids_b}
     shared = (a & b) - names
     return len(shared) >= 2 and len(a & b) / max(len(a | b), 1) >= 0.2
 
@@ -1046,10 +1051,16 @@ _ORDER = re.compile(r"\b(before|after|prior to|followed by|preceded by)\b", re.I
 _ORDER_FORWARD = {"before", "prior to", "followed by"}  # X <word> Y: X comes first
 
 
+# "put X first and Y after (them)": the order said by "first" and a pronoun
+_FIRST_THEN = re.compile(r"\b(?P<x>[^,;]+?)\s+first\b,?\s+(?:and|then)\s+(?P<y>[^,;]+?)\s+"
+                         r"(?:after|afterwards|last|later|next|second)\b", re.IGNORECASE)
+
+
 def _order(sentence: str) -> tuple[frozenset[str], frozenset[str], str] | None:
     """(what comes first, what comes second, the order word) of a sentence's "X before/after Y"."""
+    then = _FIRST_THEN.search(sentence)
     m = _ORDER.search(sentence)
-    if not m:
+    if not m and not then:
         return None
 
     def stems(text: str, last: bool) -> frozenset[str]:
@@ -1063,6 +1074,9 @@ def _order(sentence: str) -> tuple[frozenset[str], frozenset[str], str] | None:
                 out |= {_stem(p) for p in _parts(w)}
         return frozenset(out)
 
+    if then and (not m or m.start() >= then.start("y")):
+        x = re.sub(r"^.*\b(?:put|place|list|write|keep|so|then)\s+", "", then.group("x"), flags=re.IGNORECASE)
+        return stems(x, True), stems(then.group("y"), False), "first"
     left, right = stems(sentence[:m.start()], True), stems(sentence[m.end():], False)
     word = m.group(1).lower()
     return (left, right, m.group(1)) if word in _ORDER_FORWARD else (right, left, m.group(1))
@@ -1073,7 +1087,11 @@ def _order_rule(sa: str, sb: str) -> Finding | None:
     ExecStart=" / "... after ExecStart="): what one puts first the other puts second, and the other
     way round, with nothing put in the same place by both."""
     oa, ob = _order(sa), _order(sb)
-    if not oa or not ob or not _aligned(sa, sb):
+    # one configuration name both say pins what they are about: the same two things put in opposite
+    # places then need no more words in common ("With SendSIGHUP= ..., SIGHUP after SIGTERM" / "If
+    # SendSIGHUP= is on, ... SIGHUP before SIGTERM")
+    pinned = _topic_stems(sa)[1] & _topic_stems(sb)[1] and _same_thing(sa, sb)
+    if not oa or not ob or not (pinned or _aligned(sa, sb)):
         return None
     (first_a, second_a, wa), (first_b, second_b, wb) = oa, ob
     crossed = (first_a & second_b) | (second_a & first_b)
