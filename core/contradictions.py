@@ -643,7 +643,9 @@ def _parts(identifier: str) -> list[str]:
     out = []
     for chunk in re.split(r"[_.=]+", identifier):
         out += re.findall(r"[A-Z]{2,}(?=[A-Z][a-z]|\b|$)|[A-Z]?[a-z0-9]+|[A-Z]+", chunk)
-    return [w.lower() for w in out if w]
+    words = [w.lower() for w in out if w]
+    # "autosave", "autovacuum": the word after "auto" is what the setting does
+    return words + [w[4:] for w in words if w.startswith("auto") and len(w) >= 8]
 
 
 # words joined in camel case, each of three letters or more ("UserStopDelaySec", "autosaveInterval")
@@ -920,7 +922,9 @@ def _local(q: Quantity, sentence: str, window: int = 4) -> frozenset[str]:
 # A dropped exception: one sentence states a rule with its exception or restriction, the other the
 # same rule for everything (rows: the words that say so, and why).
 _RESTRICTED = [
-    (r"\bexcept\b|\bexcepting\b|\bexcluding\b|\bexcluded\b|\bother than\b|\bapart from\b", "an exception named"),
+    (r"\bexcept\b|\bexcepting\b|\bexcluding\b|\bexcluded\b|\bother than\b|\bapart from\b|\bexempt\b|"
+     r"\b(?:is|are|do|does)\s+not\s+(?:be\s+)?(?:applied|apply)\s+to\b|\b(?:doesn't|don't)\s+apply\s+to\b",
+     "an exception named"),
     (r"\bunless\b", "a condition that lifts the rule"),
     (r"\bonly\b", "the rule limited to some cases"),
     (r"\bnot always\b|\bnot all\b|\bnot every\b|\bnot any\b", "a rule that does not hold everywhere"),
@@ -1082,6 +1086,12 @@ def _order(sentence: str) -> tuple[frozenset[str], frozenset[str], str] | None:
     return (left, right, m.group(1)) if word in _ORDER_FORWARD else (right, left, m.group(1))
 
 
+def _pinned(sa: str, sb: str) -> bool:
+    """Both sentences name one configuration name and are about the same thing: what they are about is
+    pinned, and a rule that reads a structure of its own (an order, a default) needs no more words shared."""
+    return bool(_topic_stems(sa)[1] & _topic_stems(sb)[1]) and _same_thing(sa, sb)
+
+
 def _order_rule(sa: str, sb: str) -> Finding | None:
     """Two sentences putting the same two things in opposite orders ("ExecStartPre= runs before
     ExecStart=" / "... after ExecStart="): what one puts first the other puts second, and the other
@@ -1090,8 +1100,7 @@ def _order_rule(sa: str, sb: str) -> Finding | None:
     # one configuration name both say pins what they are about: the same two things put in opposite
     # places then need no more words in common ("With SendSIGHUP= ..., SIGHUP after SIGTERM" / "If
     # SendSIGHUP= is on, ... SIGHUP before SIGTERM")
-    pinned = _topic_stems(sa)[1] & _topic_stems(sb)[1] and _same_thing(sa, sb)
-    if not oa or not ob or not (pinned or _aligned(sa, sb)):
+    if not oa or not ob or not (_pinned(sa, sb) or _aligned(sa, sb)):
         return None
     (first_a, second_a, wa), (first_b, second_b, wb) = oa, ob
     crossed = (first_a & second_b) | (second_a & first_b)
@@ -1117,6 +1126,12 @@ def _default_state(sentence: str) -> tuple[str, str] | None:
     if re.search(r"\d", sentence):
         return None  # a default value ("defaults to 128MB") is the quantity rules'
     lift = _LIFT.search(sentence)
+    if lift:  # "... unless Persistent= is turned off": the setting is on by default, whatever the main clause says
+        turned = re.search(r"\b(?:is|are|gets?|been)\s+(?:turned|switched|set)\s+(on|off)\b|\b(?:is|are)\s+"
+                           r"(enabled|disabled)\b", lift.group("rest"), re.IGNORECASE)
+        if turned:
+            said = (turned.group(1) or turned.group(2)).lower()
+            return ("off" if said in ("on", "enabled") else "on"), lift.group(0).strip()
     main = sentence[:lift.start()] if lift else sentence
     main = _QUALIFYING.sub("", main)  # "..., less if the kernel cannot support it"
     main = re.sub(r",?\s*\bnot (?:the|a|an)\b[^,]*,|\brather than\b.*$", " ", main, flags=re.IGNORECASE)  # a contrast
@@ -1138,7 +1153,7 @@ def _default_rule(sa: str, sb: str) -> Finding | None:
     """One setting's default given as on and as off ("Compression is disabled by default" / "by
     default the session is compressed"), on sentences aligned as for a dropped exception."""
     da, db = _default_state(sa), _default_state(sb)
-    if not da or not db or da[0] == db[0] or not _aligned(sa, sb):
+    if not da or not db or da[0] == db[0] or not (_pinned(sa, sb) or _aligned(sa, sb)):
         return None
     if _restriction(_LIFT.sub(" ", sa)) or _restriction(_LIFT.sub(" ", sb)):
         return None  # a default for some cases only is the exception rule's
