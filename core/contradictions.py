@@ -52,7 +52,7 @@ from functools import lru_cache
 
 from .subjects import singular, subjects_of
 
-__all__ = ["Finding", "compare", "quantities", "Quantity"]
+__all__ = ["Finding", "Quantity", "compare", "quantities"]
 
 
 @dataclass(frozen=True)
@@ -72,13 +72,7 @@ class Finding:
 
 # ----------------------------------------------------------------------------- words
 
-_FUNCTION = frozenset("""
-a an the this that these those it its they them their there here of in on at by for from to into onto
-with without within about after before between during through across per via than then as and or nor
-but if so is are was were be been being am has have had having do does did done will would shall should
-can could may might must also just very too all any each every some such same own only which who whom
-whose what when where how whether while our your we you he she his her i me my us up out off over under
-""".split())
+_FUNCTION = frozenset(["a", "an", "the", "this", "that", "these", "those", "it", "its", "they", "them", "their", "there", "here", "of", "in", "on", "at", "by", "for", "from", "to", "into", "onto", "with", "without", "within", "about", "after", "before", "between", "during", "through", "across", "per", "via", "than", "then", "as", "and", "or", "nor", "but", "if", "so", "is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had", "having", "do", "does", "did", "done", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "also", "just", "very", "too", "all", "any", "each", "every", "some", "such", "same", "own", "only", "which", "who", "whom", "whose", "what", "when", "where", "how", "whether", "while", "our", "your", "we", "you", "he", "she", "his", "her", "i", "me", "my", "us", "up", "out", "off", "over", "under"])
 _NEGATIONS = frozenset({"not", "no", "never", "cannot", "can't", "don't", "doesn't", "isn't", "aren't",
                         "won't", "mustn't", "shouldn't", "wasn't", "weren't", "none", "nobody", "nothing",
                         "neither", "nor", "without"})
@@ -101,6 +95,8 @@ def _stem(word: str) -> str:
             if len(w) > 3 and w[-1] == w[-2]:  # stopped → stopp → stop
                 w = w[:-1]
             break
+    if w.endswith(("able", "ible")) and len(w) >= 8:  # "readable" is what "read" says of a file
+        w = w[:-4]
     if w.endswith("e") and len(w) > 4:
         w = w[:-1]
     return w
@@ -168,7 +164,7 @@ _FREQUENCIES = {"hourly": 3600, "daily": 86400, "nightly": 86400, "weekly": 6048
 _RATE_WORDS = {"a", "an", "per", "each", "every"}
 # the words a small-number "a"/"an" is a quantity after ("within an hour", "for a week")
 _ARTICLE_AFTER = {"within", "for", "after", "in", "than", "about", "under", "over", "least", "most", "to",
-                  "of", "once", "every", "takes", "lasts", "last", "up", "than"}
+                  "of", "once", "every", "takes", "lasts", "last", "up"}
 _LABELS = frozenset({"severity", "level", "zone", "priority", "tier", "class", "step", "phase", "version", "line",
                      "gate", "dock", "room", "category", "grade", "stage", "chapter", "section", "page",
                      "floor", "building", "aisle", "bay", "site", "door", "lane", "rule", "article", "iso",
@@ -426,25 +422,25 @@ def _what(qa: Quantity, qb: Quantity) -> str:
 
 # (pattern, the modal value it states, the words shown); longer patterns first.
 _MODALS = [
-    (r"\bdoes not need(?: to)?\b|\bdo not need(?: to)?\b|\bdoes not have to\b|\bdo not have to\b|\bneed not\b|"
-     r"\bneedn't\b|\bdon't need to\b|\bdoesn't need to\b|\bdon't have to\b|\bdoesn't have to\b|"
-     r"\bis not required\b|\bare not required\b|\bnot mandatory\b|\bis optional\b|\bare optional\b|\boptional\b",
+    ((r"\bdoes not need(?: to)?\b|\bdo not need(?: to)?\b|\bdoes not have to\b|\bdo not have to\b|\bneed not\b|"
+      r"\bneedn't\b|\bdon't need to\b|\bdoesn't need to\b|\bdon't have to\b|\bdoesn't have to\b|"
+      r"\bis not required\b|\bare not required\b|\bnot mandatory\b|\bis optional\b|\bare optional\b|\boptional\b"),
      "NOT_OBLIGED"),
-    (r"\bmust not\b|\bmustn't\b|\bshall not\b|\bmay not\b|\bcannot\b|\bcan not\b|\bcan't\b|\bis not allowed\b|"
-     r"\bare not allowed\b|\bis not permitted\b|\bare not permitted\b|\bnot allowed\b|\bnot permitted\b|"
-     r"\bprohibited\b|\bforbidden\b|\bbanned\b|\bshould not\b|\bshouldn't\b|\bno one may\b|\bnobody may\b",
+    ((r"\bmust not\b|\bmustn't\b|\bshall not\b|\bmay not\b|\bcannot\b|\bcan not\b|\bcan't\b|\bis not allowed\b|"
+      r"\bare not allowed\b|\bis not permitted\b|\bare not permitted\b|\bnot allowed\b|\bnot permitted\b|"
+      r"\bprohibited\b|\bforbidden\b|\bbanned\b|\bshould not\b|\bshouldn't\b|\bno one may\b|\bnobody may\b"),
      "FORBIDDEN"),
     (r"\bis not prohibited\b|\bare not prohibited\b|\bis not forbidden\b|\bare not forbidden\b", "PERMITTED"),
-    (r"\bmust\b|\bshall\b|\bhas to\b|\bhave to\b|\bneeds to\b|\bneed to\b|\bis required to\b|\bare required to\b|"
-     r"\brequired\b|\bmandatory\b|\bcompulsory\b|\bobligatory\b|\bshould\b", "OBLIGED"),
+    ((r"\bmust\b|\bshall\b|\bhas to\b|\bhave to\b|\bneeds to\b|\bneed to\b|\bis required to\b|\bare required to\b|"
+      r"\brequired\b|\bmandatory\b|\bcompulsory\b|\bobligatory\b|\bshould\b"), "OBLIGED"),
     (r"\bmay\b|\bcan\b|\bis allowed\b|\bare allowed\b|\bis permitted\b|\bare permitted\b|\ballowed\b|\bpermitted\b",
      "PERMITTED"),
 ]
-_MODALS_RE = [(re.compile(p, re.I), value) for p, value in _MODALS]
-_ALWAYS = re.compile(r"\bnot always\b|\balways\b|\bnever\b|\bat all times\b|\bat no time\b", re.I)
+_MODALS_RE = [(re.compile(p, re.IGNORECASE), value) for p, value in _MODALS]
+_ALWAYS = re.compile(r"\bnot always\b|\balways\b|\bnever\b|\bat all times\b|\bat no time\b", re.IGNORECASE)
 _OPPOSED = {frozenset({"OBLIGED", "FORBIDDEN"}), frozenset({"OBLIGED", "NOT_OBLIGED"}),
             frozenset({"PERMITTED", "FORBIDDEN"})}
-_NEG_RE = re.compile(r"\b(?:not|no|never|cannot|none|nobody|nothing|n't)\b|n't\b", re.I)
+_NEG_RE = re.compile(r"\b(?:not|no|never|cannot|none|nobody|nothing|n't)\b|n't\b", re.IGNORECASE)
 
 
 def _modal(sentence: str) -> tuple[str | None, str]:
@@ -500,9 +496,9 @@ def _negated(sentence: str) -> str | None:
 
 
 _COMPARATORS = [(re.compile(r"\b(?:no more than|not more than|up to|at most|maximum of|a maximum|within|no longer than|"
-                             r"less than|fewer than|under|below)\b", re.I), "<="),
-                (re.compile(r"\b(?:more than|over|longer than|exceeds?|exceeding|above|beyond)\b", re.I), ">"),
-                (re.compile(r"\b(?:at least|a minimum of|minimum|no less than|not less than)\b", re.I), ">=")]
+                             r"less than|fewer than|under|below)\b", re.IGNORECASE), "<="),
+                (re.compile(r"\b(?:more than|over|longer than|exceeds?|exceeding|above|beyond)\b", re.IGNORECASE), ">"),
+                (re.compile(r"\b(?:at least|a minimum of|minimum|no less than|not less than)\b", re.IGNORECASE), ">=")]
 
 
 def _bounds(sentence: str) -> frozenset[str]:
@@ -565,7 +561,7 @@ def _unmodal(sentence: str) -> str:
 
 
 def _verb(sentence: str) -> str:
-    m = re.search(r"\b(is|are|was|were|does|do|has|have|will)\b", sentence, re.I)
+    m = re.search(r"\b(is|are|was|were|does|do|has|have|will)\b", sentence, re.IGNORECASE)
     return m.group(0) if m else "affirmed"
 
 
@@ -577,7 +573,7 @@ _RELATION = re.compile(
     r"under|via))?|(?:reports|report|belongs|belong|goes|go|rests|rest|sits|sit|lies|lie)\s+(?:to|with|in|at|"
     r"on)|(?:runs|run|happens|happen|starts|start|ends|end|takes place|take place|lives|live|meets|meet)\s+"
     r"(?:in|on|at|from|through)|(?:uses|use|means|mean|equals)|(?:is|are)\s+(?:the|a|an)?)\s+(?P<value>.+?)"
-    r"[.!;]?$", re.I)
+    r"[.!;]?$", re.IGNORECASE)
 
 
 def _attribute(sentence: str) -> tuple[frozenset[str], str, frozenset[str], frozenset[str], str] | None:
@@ -612,7 +608,7 @@ def _attribute_rule(sa: str, sb: str) -> Finding | None:
 
 
 def _shown(value: str) -> str:
-    value = re.sub(r"^(?:the|a|an)\s+", "", value.strip().rstrip(".;!"), flags=re.I)
+    value = re.sub(r"^(?:the|a|an)\s+", "", value.strip().rstrip(".;!"), flags=re.IGNORECASE)
     return value[:60]
 
 
@@ -922,8 +918,8 @@ def _local(q: Quantity, sentence: str, window: int = 4) -> frozenset[str]:
 # A dropped exception: one sentence states a rule with its exception or restriction, the other the
 # same rule for everything (rows: the words that say so, and why).
 _RESTRICTED = [
-    (r"\bexcept\b|\bexcepting\b|\bexcluding\b|\bexcluded\b|\bother than\b|\bapart from\b|\bexempt\b|"
-     r"\b(?:is|are|do|does)\s+not\s+(?:be\s+)?(?:applied|apply)\s+to\b|\b(?:doesn't|don't)\s+apply\s+to\b",
+    ((r"\bexcept\b|\bexcepting\b|\bexcluding\b|\bexcluded\b|\bother than\b|\bapart from\b|\bexempt\b|"
+      r"\b(?:is|are|do|does)\s+not\s+(?:be\s+)?(?:applied|apply)\s+to\b|\b(?:doesn't|don't)\s+apply\s+to\b"),
      "an exception named"),
     (r"\bunless\b", "a condition that lifts the rule"),
     (r"\bonly\b", "the rule limited to some cases"),
@@ -1004,7 +1000,8 @@ _STANCES = [
       r"\bforbidden\b"), "AGAINST", "advised or ruled against"),
     ((r"\bdoes not need\b|\bdo not need\b|\bdoesn't need\b|\bdon't need\b|\bneed not\b|\bnever need\b|"
       r"\bis optional\b|\bare optional\b|\bnot required\b|\boptional\b"), "NOT_NEEDED", "not needed"),
-    ((r"\brecommended\b|\bencouraged\b|\bsafe to\b|\bis safe\b|\bmust\b|\bhas to\b|\bhave to\b|"
+    ((r"\brefuses? to \w+ (?:unless|without)\b|\bwill not \w+ (?:unless|without)\b|\bwon't \w+ (?:unless|without)\b|"
+      r"\brecommended\b|\bencouraged\b|\bsafe to\b|\bis safe\b|\bmust\b|\bhas to\b|\bhave to\b|"
       r"\brequired\b|\bneeds? to\b|\bshould\b|\bneeds?\b"), "FOR", "advised or required"),
 ]
 _STANCES_RE = [(re.compile(p, re.IGNORECASE), stance) for p, stance, _ in _STANCES]
@@ -1041,7 +1038,8 @@ def _stance_rule(sa: str, sb: str) -> Finding | None:
     tb, wb = _stance(sb)
     if not ta or not tb or frozenset({ta, tb}) not in _STANCE_OPPOSED:
         return None
-    if _restriction(sa) or _restriction(sb) or not _aligned(sa, sb):
+    # "refuses to start unless it is given X" requires X: its "unless" is the requirement, not an exception
+    if _restriction(sa.replace(wa, " ")) or _restriction(sb.replace(wb, " ")) or not _aligned(sa, sb):
         return None
     pa, pb = _places(sa), _places(sb)
     if pa and pb and not pa & pb:
@@ -1161,6 +1159,38 @@ def _default_rule(sa: str, sb: str) -> Finding | None:
                    (da[1],) if da[1] != "affirmed" else (), (db[1],) if db[1] != "affirmed" else ())
 
 
+# One and many: "exactly one ExecStart= command" against "several ExecStart= commands" (rows: the words
+# that say one and no more, the words that say more than one).
+_JUST_ONE = re.compile(r"\b(?:exactly|only|just|at most|no more than)\s+(?:one|1)\s+((?:[\w=-]+\s+){0,2}?[A-Za-z][\w-]*)"
+                       r"(?![\w=])|\ba single\s+((?:[\w=-]+\s+){0,2}?[A-Za-z][\w-]*)(?![\w=])", re.IGNORECASE)
+_MANY = re.compile(r"\b(?:several|multiple|more than one|any number of)\s+((?:[\w=-]+\s+){0,2}?[A-Za-z][\w-]*s)\b",
+                   re.IGNORECASE)
+
+
+def _heads(pattern: re.Pattern, sentence: str) -> dict[str, str]:
+    """The stem of each noun a pattern's number is said of -> the words as written."""
+    out = {}
+    for m in pattern.finditer(sentence):
+        phrase = next(g for g in m.groups() if g)
+        out[_stem(phrase.split()[-1])] = m.group(0)
+    return out
+
+
+def _one_or_many_rule(sa: str, sb: str) -> Finding | None:
+    """One thing said to come exactly once and more than once, on sentences about the same thing; a
+    denial of the many ("must not list several") agrees with the one."""
+    for x, y, flip in ((sa, sb, False), (sb, sa, True)):
+        one, many = _heads(_JUST_ONE, x), _heads(_MANY, y)
+        common = sorted(set(one) & set(many))
+        if not common or _negated(y) or not _same_thing(x, y):
+            continue
+        wa, wb = one[common[0]], many[common[0]]
+        if flip:
+            wa, wb = wb, wa
+        return Finding("quantity", f"{wa} vs {wb}", (wa,), (wb,))
+    return None
+
+
 # ----------------------------------------------------------------------------- entry point
 
 def compare(a: str, b: str) -> Finding | None:
@@ -1171,7 +1201,7 @@ def compare(a: str, b: str) -> Finding | None:
     if not sentences_a or not sentences_b:
         return None
     for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule,
-                 _exception_rule, _stance_rule, _order_rule, _default_rule):
+                 _exception_rule, _stance_rule, _order_rule, _default_rule, _one_or_many_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)
