@@ -787,7 +787,31 @@ def _comparable(qa: Quantity, qb: Quantity, words_a: frozenset[str], words_b: fr
         return _stem(noun_a) in _words_of(qb.text) or _stem(noun_b) in _words_of(qa.text)
     noun = noun_a or noun_b  # "three password prompts" / "NumberOfPasswordPrompts defaults to 5"
     plain = qb if noun_a else qa
+    if noun and plain.dimension == "number" and not _stated(plain):
+        return False  # "roughly 410 in the warehouses, ... 45 in IT": a count of something else in a list
     return not noun or _stem(noun) in _local(plain, plain.sentence)
+
+
+_STATED_AFTER = re.compile(r"(?:\b(?:is|are|was|be|to|of|equals|at)|[=:])\s*$", re.IGNORECASE)
+
+
+def _stated(q: Quantity) -> bool:
+    """A plain number stated as something's value: after "is", "to", "=" ("defaults to 5", "SystemMaxFiles=
+    is 50"), not one number of a list."""
+    at = q.sentence.find(q.text)
+    return at >= 0 and bool(_STATED_AFTER.search(q.sentence[:at]))
+
+
+_CONDITION = re.compile(r"^\s*(?:when|whenever|if|once|while|where)\b[^,;]*,", re.IGNORECASE)
+
+
+def _asserted(qs: list[Quantity], sentence: str) -> list[Quantity]:
+    """The quantities a sentence states, not those of the condition it opens with ("When two engineers
+    swap weeks, ...": two is when, not how many)."""
+    m = _CONDITION.match(sentence)
+    if not m:
+        return qs
+    return [q for q in qs if not 0 <= sentence.find(q.text) < m.end()]
 
 
 _LOWER = re.compile(r"\b(?:at least|or more|above|over|more than|exceeding|beyond|a minimum of|no less than|not less than|minimum|and above|and later|"
@@ -843,7 +867,7 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
     if sense_a and sense_b and sense_a != sense_b:
         return None  # "at least 8" / "at most 16" bound one range from both ends
     qas, qbs = quantities(sa), quantities(sb)
-    qas, qbs = qas + _scalars(sa, qas), qbs + _scalars(sb, qbs)
+    qas, qbs = _asserted(qas + _scalars(sa, qas), sa), _asserted(qbs + _scalars(sb, qbs), sb)
     if not qas or not qbs or not _same_thing(sa, sb) or _other_kinds(sa, sb):
         return None
     words_a, words_b = _words_of(sa), _words_of(sb)
