@@ -1185,18 +1185,25 @@ def _default_rule(sa: str, sb: str) -> Finding | None:
 
 # One and many: "exactly one ExecStart= command" against "several ExecStart= commands" (rows: the words
 # that say one and no more, the words that say more than one).
-_JUST_ONE = re.compile(r"\b(?:exactly|only|just|at most|no more than)\s+(?:one|1)\s+((?:[\w=-]+\s+){0,2}?[A-Za-z][\w-]*)"
-                       r"(?![\w=])|\ba single\s+((?:[\w=-]+\s+){0,2}?[A-Za-z][\w-]*)(?![\w=])", re.IGNORECASE)
-_MANY = re.compile(r"\b(?:several|multiple|more than one|any number of)\s+((?:[\w=-]+\s+){0,2}?[A-Za-z][\w-]*s)\b",
+_JUST_ONE = re.compile(r"\b(?:(?:exactly|only|just|at most|no more than)\s+(?:one|1)|a single)\s+"
+                       r"((?:[\w=-]+\s+){0,2}[A-Za-z][\w=-]*)", re.IGNORECASE)
+_MANY = re.compile(r"\b(?:several|multiple|more than one|any number of)\s+((?:[\w=-]+\s+){0,2}[A-Za-z][\w=-]*)",
                    re.IGNORECASE)
 
 
 def _heads(pattern: re.Pattern, sentence: str) -> dict[str, str]:
-    """The stem of each noun a pattern's number is said of -> the words as written."""
+    """The stem of each noun a pattern's number is said of (the last word of the phrase after it,
+    up to a function word: "exactly one ExecStart= command" counts commands) -> the words as written."""
     out = {}
     for m in pattern.finditer(sentence):
-        phrase = next(g for g in m.groups() if g)
-        out[_stem(phrase.split()[-1])] = m.group(0)
+        words = []
+        for w in m.group(1).split():
+            if w.lower() in _FUNCTION or w.lower() in _MODAL_WORDS or w.lower() in _NEGATIONS:
+                break
+            words.append(w)
+        if words and not words[-1].endswith("="):
+            shown = m.group(0)[:m.group(0).find(words[-1]) + len(words[-1])]
+            out[_stem(words[-1])] = shown
     return out
 
 

@@ -59,6 +59,26 @@ def test_answers_on_one_subject_asked_differently_are_flagged_once(ctx, people, 
     assert len(flags(ctx)) == 1
 
 
+def test_an_answer_worded_otherwise_sharing_no_subject_is_compared_by_meaning_and_flagged(ctx, people):
+    """Two answers contradicting each other in their own words share no subject and are not very alike
+    (cosine 0.57 with the shipped model): detection still compares them, among the nearest in meaning."""
+    from r2k.core.services import embeddings
+
+    if embeddings.status(ctx)["retrieval"] != "hybrid":
+        pytest.skip("this PostgreSQL has no pgvector")
+    a = publish(ctx, people, "What is deadlock_timeout by default?", "deadlock_timeout is one second by default.")
+    b = publish(ctx, people, "How long does the server wait on a lock?",
+                "The server waits 10 seconds on a lock before it checks for a deadlock.")
+    publish(ctx, people, "Where is the canteen?", "The canteen is on the second floor of building C.")
+    with ctx.db.read() as tx:
+        assert not tx.one("SELECT 1 FROM answer_subjects x JOIN answer_subjects y USING (subject) "
+                          "WHERE x.answer_id = %s AND y.answer_id = %s", (a["id"], b["id"]))  # no subject shared
+    found = conflicts.detect(ctx, b["id"])
+    [flag] = [conflicts.show(ctx, f) for f in found["flags"]]
+    assert (flag["answer_id"], flag["other_answer_id"], flag["kind"]) == (a["id"], b["id"], "quantity")
+    assert flag["detail"].startswith("one second vs 10 seconds")
+
+
 def test_the_detection_job_runs_after_publish(ctx, people):
     """The reaction queues detect_contradictions_task; a worker on the graph queue runs it."""
     import os
