@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from r2k.core.subjects import LIMIT, singular, subjects_of
 
 
@@ -42,7 +41,7 @@ def test_plurals_are_singularised_lightly(plural, one):
 
 # ----------------------------------------------------------------------------- the rules of core/contradictions.py
 
-from r2k.core.contradictions import Finding, compare, quantities  # noqa: E402
+from r2k.core.contradictions import Finding, compare, quantities
 
 
 def _kind(a: str, b: str) -> str | None:
