@@ -37,8 +37,13 @@ things) and then look for one disagreement:
   same rule said of everything ("never", "any", "every");
 - **stance**: advised or ruled against ("be avoided", "must not") against advised or required
   ("recommended", "has to"), or not needed ("never need") against required;
-- **order**: what one sentence puts before, the other puts after;
-- **default**: one setting on by default and off by default.
+- **order**: what one sentence puts before, the other puts after ("put X first and Y after them");
+- **default**: one setting on by default and off by default ("unless X is turned off": X is on);
+- **one or many**: exactly one of a thing against several of it.
+
+Order and default need no more words shared when both sentences name one configuration name (it
+pins what they are about); a configuration name is read as the words it is made of as written
+("UserStopDelaySec": user, stop, delay; "PostgreSQL" stays a name).
 
 Each rule's words are a table below with the reason. Sentence embeddings were measured as the
 alignment and do not separate the pairs (docs/architecture.md, "Conflicts"): the module stays
