@@ -37,8 +37,13 @@ things) and then look for one disagreement:
   same rule said of everything ("never", "any", "every");
 - **stance**: advised or ruled against ("be avoided", "must not") against advised or required
   ("recommended", "has to"), or not needed ("never need") against required;
-- **order**: what one sentence puts before, the other puts after;
-- **default**: one setting on by default and off by default.
+- **order**: what one sentence puts before, the other puts after ("put X first and Y after them");
+- **default**: one setting on by default and off by default ("unless X is turned off": X is on);
+- **one or many**: exactly one of a thing against several of it.
+
+Order and default need no more words shared when both sentences name one configuration name (it
+pins what they are about); a configuration name is read as the words it is made of as written
+("UserStopDelaySec": user, stop, delay; "PostgreSQL" stays a name).
 
 Each rule's words are a table below with the reason. Sentence embeddings were measured as the
 alignment and do not separate the pairs (docs/architecture.md, "Conflicts"): the module stays
@@ -52,7 +57,7 @@ from functools import lru_cache
 
 from .subjects import singular, subjects_of
 
-__all__ = ["Finding", "compare", "quantities", "Quantity"]
+__all__ = ["Finding", "Quantity", "compare", "quantities"]
 
 
 @dataclass(frozen=True)
@@ -72,13 +77,7 @@ class Finding:
 
 # ----------------------------------------------------------------------------- words
 
-_FUNCTION = frozenset("""
-a an the this that these those it its they them their there here of in on at by for from to into onto
-with without within about after before between during through across per via than then as and or nor
-but if so is are was were be been being am has have had having do does did done will would shall should
-can could may might must also just very too all any each every some such same own only which who whom
-whose what when where how whether while our your we you he she his her i me my us up out off over under
-""".split())
+_FUNCTION = frozenset(["a", "an", "the", "this", "that", "these", "those", "it", "its", "they", "them", "their", "there", "here", "of", "in", "on", "at", "by", "for", "from", "to", "into", "onto", "with", "without", "within", "about", "after", "before", "between", "during", "through", "across", "per", "via", "than", "then", "as", "and", "or", "nor", "but", "if", "so", "is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had", "having", "do", "does", "did", "done", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "also", "just", "very", "too", "all", "any", "each", "every", "some", "such", "same", "own", "only", "which", "who", "whom", "whose", "what", "when", "where", "how", "whether", "while", "our", "your", "we", "you", "he", "she", "his", "her", "i", "me", "my", "us", "up", "out", "off", "over", "under"])
 _NEGATIONS = frozenset({"not", "no", "never", "cannot", "can't", "don't", "doesn't", "isn't", "aren't",
                         "won't", "mustn't", "shouldn't", "wasn't", "weren't", "none", "nobody", "nothing",
                         "neither", "nor", "without"})
@@ -91,13 +90,18 @@ _TOKEN = re.compile(r"\d{1,2}:\d{2}\b|°[CF]|[A-Za-z][A-Za-z'’]*(?:-[A-Za-z]+)
 
 @lru_cache(maxsize=16384)
 def _stem(word: str) -> str:
-    w = singular(word.lower().replace("’", "'"))
+    w = word.lower().replace("’", "'")
+    if w.endswith(("'s", "s'")) and len(w) > 3:  # "the user's session": the user's
+        w = w[:-2] if w.endswith("'s") else w[:-1]
+    w = singular(w)
     for suffix in ("ing", "ed"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
             w = w[:-len(suffix)]
             if len(w) > 3 and w[-1] == w[-2]:  # stopped → stopp → stop
                 w = w[:-1]
             break
+    if w.endswith(("able", "ible")) and len(w) >= 8:  # "readable" is what "read" says of a file
+        w = w[:-4]
     if w.endswith("e") and len(w) > 4:
         w = w[:-1]
     return w
@@ -165,7 +169,7 @@ _FREQUENCIES = {"hourly": 3600, "daily": 86400, "nightly": 86400, "weekly": 6048
 _RATE_WORDS = {"a", "an", "per", "each", "every"}
 # the words a small-number "a"/"an" is a quantity after ("within an hour", "for a week")
 _ARTICLE_AFTER = {"within", "for", "after", "in", "than", "about", "under", "over", "least", "most", "to",
-                  "of", "once", "every", "takes", "lasts", "last", "up", "than"}
+                  "of", "once", "every", "takes", "lasts", "last", "up"}
 _LABELS = frozenset({"severity", "level", "zone", "priority", "tier", "class", "step", "phase", "version", "line",
                      "gate", "dock", "room", "category", "grade", "stage", "chapter", "section", "page",
                      "floor", "building", "aisle", "bay", "site", "door", "lane", "rule", "article", "iso",
@@ -423,25 +427,25 @@ def _what(qa: Quantity, qb: Quantity) -> str:
 
 # (pattern, the modal value it states, the words shown); longer patterns first.
 _MODALS = [
-    (r"\bdoes not need to\b|\bdo not need to\b|\bdoes not have to\b|\bdo not have to\b|\bneed not\b|"
-     r"\bneedn't\b|\bdon't need to\b|\bdoesn't need to\b|\bdon't have to\b|\bdoesn't have to\b|"
-     r"\bis not required\b|\bare not required\b|\bnot mandatory\b|\bis optional\b|\bare optional\b|\boptional\b",
+    ((r"\bdoes not need(?: to)?\b|\bdo not need(?: to)?\b|\bdoes not have to\b|\bdo not have to\b|\bneed not\b|"
+      r"\bneedn't\b|\bdon't need to\b|\bdoesn't need to\b|\bdon't have to\b|\bdoesn't have to\b|"
+      r"\bis not required\b|\bare not required\b|\bnot mandatory\b|\bis optional\b|\bare optional\b|\boptional\b"),
      "NOT_OBLIGED"),
-    (r"\bmust not\b|\bmustn't\b|\bshall not\b|\bmay not\b|\bcannot\b|\bcan not\b|\bcan't\b|\bis not allowed\b|"
-     r"\bare not allowed\b|\bis not permitted\b|\bare not permitted\b|\bnot allowed\b|\bnot permitted\b|"
-     r"\bprohibited\b|\bforbidden\b|\bbanned\b|\bshould not\b|\bshouldn't\b|\bno one may\b|\bnobody may\b",
+    ((r"\bmust not\b|\bmustn't\b|\bshall not\b|\bmay not\b|\bcannot\b|\bcan not\b|\bcan't\b|\bis not allowed\b|"
+      r"\bare not allowed\b|\bis not permitted\b|\bare not permitted\b|\bnot allowed\b|\bnot permitted\b|"
+      r"\bprohibited\b|\bforbidden\b|\bbanned\b|\bshould not\b|\bshouldn't\b|\bno one may\b|\bnobody may\b"),
      "FORBIDDEN"),
     (r"\bis not prohibited\b|\bare not prohibited\b|\bis not forbidden\b|\bare not forbidden\b", "PERMITTED"),
-    (r"\bmust\b|\bshall\b|\bhas to\b|\bhave to\b|\bneeds to\b|\bneed to\b|\bis required to\b|\bare required to\b|"
-     r"\brequired\b|\bmandatory\b|\bcompulsory\b|\bobligatory\b|\bshould\b", "OBLIGED"),
+    ((r"\bmust\b|\bshall\b|\bhas to\b|\bhave to\b|\bneeds to\b|\bneed to\b|\bis required to\b|\bare required to\b|"
+      r"\brequired\b|\bmandatory\b|\bcompulsory\b|\bobligatory\b|\bshould\b"), "OBLIGED"),
     (r"\bmay\b|\bcan\b|\bis allowed\b|\bare allowed\b|\bis permitted\b|\bare permitted\b|\ballowed\b|\bpermitted\b",
      "PERMITTED"),
 ]
-_MODALS_RE = [(re.compile(p, re.I), value) for p, value in _MODALS]
-_ALWAYS = re.compile(r"\bnot always\b|\balways\b|\bnever\b|\bat all times\b|\bat no time\b", re.I)
+_MODALS_RE = [(re.compile(p, re.IGNORECASE), value) for p, value in _MODALS]
+_ALWAYS = re.compile(r"\bnot always\b|\balways\b|\bnever\b|\bat all times\b|\bat no time\b", re.IGNORECASE)
 _OPPOSED = {frozenset({"OBLIGED", "FORBIDDEN"}), frozenset({"OBLIGED", "NOT_OBLIGED"}),
             frozenset({"PERMITTED", "FORBIDDEN"})}
-_NEG_RE = re.compile(r"\b(?:not|no|never|cannot|none|nobody|nothing|n't)\b|n't\b", re.I)
+_NEG_RE = re.compile(r"\b(?:not|no|never|cannot|none|nobody|nothing|n't)\b|n't\b", re.IGNORECASE)
 
 
 def _modal(sentence: str) -> tuple[str | None, str]:
@@ -483,19 +487,23 @@ def _core(sentence: str) -> tuple[str, ...]:
 
 # a trailing clause that qualifies the statement ("..., less if the kernel cannot support it"): its
 # negation is the qualification's, not the statement's
-_QUALIFYING = re.compile(r",\s*(?:less|more|or|and)?\s*(?:if|unless|when|because|though|although)\b.*$",
+_QUALIFYING = re.compile(r",\s*(?:less|more|or|and)?\s*(?:if|unless|when|because|though|although|except|where)\b.*$",
                          re.IGNORECASE)
+# "is off", "are disabled": a setting stated as not on is a denial ("Agent forwarding is off by default" says
+# what "ssh does not forward the agent" says)
+_OFF_STATED = re.compile(r"\b(?:is|are|stays?|remains?)\s+(?:off|disabled|turned off|switched off)\b", re.IGNORECASE)
 
 
 def _negated(sentence: str) -> str | None:
-    m = _NEG_RE.search(_ALWAYS.sub(" ", _QUALIFYING.sub("", sentence)))
+    main = _ALWAYS.sub(" ", _QUALIFYING.sub("", sentence))
+    m = _NEG_RE.search(main) or _OFF_STATED.search(main)
     return m.group(0) if m else None
 
 
 _COMPARATORS = [(re.compile(r"\b(?:no more than|not more than|up to|at most|maximum of|a maximum|within|no longer than|"
-                             r"less than|fewer than|under|below)\b", re.I), "<="),
-                (re.compile(r"\b(?:more than|over|longer than|exceeds?|exceeding|above|beyond)\b", re.I), ">"),
-                (re.compile(r"\b(?:at least|a minimum of|minimum|no less than|not less than)\b", re.I), ">=")]
+                             r"less than|fewer than|under|below)\b", re.IGNORECASE), "<="),
+                (re.compile(r"\b(?:more than|over|longer than|exceeds?|exceeding|above|beyond)\b", re.IGNORECASE), ">"),
+                (re.compile(r"\b(?:at least|a minimum of|minimum|no less than|not less than)\b", re.IGNORECASE), ">=")]
 
 
 def _bounds(sentence: str) -> frozenset[str]:
@@ -541,7 +549,9 @@ def _polarity_rules(sa: str, sb: str) -> Finding | None:
     if ma == mb:
         # the negation inside a modal phrase ("not permitted") is the modal's, not the statement's
         na, nb = _negated(_unmodal(sa)), _negated(_unmodal(sb))
-        if bool(na) != bool(nb):
+        if bool(na) != bool(nb) and _same_statement(_core(_QUALIFYING.sub("", sa)), _core(_QUALIFYING.sub("", sb))):
+            # the statements' own words alike, not a qualifying clause's ("..., except for X, where the
+            # timeout is disabled" / "X has no timeout")
             said_a = na or _verb(sa)
             said_b = nb or _verb(sb)
             return Finding("negation", f"{said_a.lower()} vs {said_b.lower()}",
@@ -556,7 +566,7 @@ def _unmodal(sentence: str) -> str:
 
 
 def _verb(sentence: str) -> str:
-    m = re.search(r"\b(is|are|was|were|does|do|has|have|will)\b", sentence, re.I)
+    m = re.search(r"\b(is|are|was|were|does|do|has|have|will)\b", sentence, re.IGNORECASE)
     return m.group(0) if m else "affirmed"
 
 
@@ -568,7 +578,7 @@ _RELATION = re.compile(
     r"under|via))?|(?:reports|report|belongs|belong|goes|go|rests|rest|sits|sit|lies|lie)\s+(?:to|with|in|at|"
     r"on)|(?:runs|run|happens|happen|starts|start|ends|end|takes place|take place|lives|live|meets|meet)\s+"
     r"(?:in|on|at|from|through)|(?:uses|use|means|mean|equals)|(?:is|are)\s+(?:the|a|an)?)\s+(?P<value>.+?)"
-    r"[.!;]?$", re.I)
+    r"[.!;]?$", re.IGNORECASE)
 
 
 def _attribute(sentence: str) -> tuple[frozenset[str], str, frozenset[str], frozenset[str], str] | None:
@@ -603,7 +613,7 @@ def _attribute_rule(sa: str, sb: str) -> Finding | None:
 
 
 def _shown(value: str) -> str:
-    value = re.sub(r"^(?:the|a|an)\s+", "", value.strip().rstrip(".;!"), flags=re.I)
+    value = re.sub(r"^(?:the|a|an)\s+", "", value.strip().rstrip(".;!"), flags=re.IGNORECASE)
     return value[:60]
 
 
@@ -634,22 +644,43 @@ def _parts(identifier: str) -> list[str]:
     out = []
     for chunk in re.split(r"[_.=]+", identifier):
         out += re.findall(r"[A-Z]{2,}(?=[A-Z][a-z]|\b|$)|[A-Z]?[a-z0-9]+|[A-Z]+", chunk)
-    return [w.lower() for w in out if w]
+    words = [w.lower() for w in out if w]
+    # "autosave", "autovacuum": the word after "auto" is what the setting does
+    return words + [w[4:] for w in words if w.startswith("auto") and len(w) >= 8]
+
+
+# words joined in camel case, each of three letters or more ("UserStopDelaySec", "autosaveInterval")
+_CAMEL = re.compile(r"(?:[a-z]{3,}|[A-Z][a-z0-9]{2,})(?:[A-Z][a-z0-9]{2,})+")
+
+
+@lru_cache(maxsize=4096)
+def _ident_parts(sentence: str) -> dict[str, tuple[str, ...]]:
+    """Each configuration name of a sentence (lowercase) -> the stems of the words it is made of, read
+    from the name as written: lowercased first, "UserStopDelaySec" would be one word."""
+    out: dict[str, tuple[str, ...]] = {}
+    for m in _IDENT.finditer(sentence):
+        if re.fullmatch(r"\d[\d.]*", m.group(0)):
+            continue
+        name = m.group(0).rstrip("=")
+        if re.search(r"[_.]", name) or _CAMEL.fullmatch(name):
+            out[name.lower()] = tuple(_stem(_SYNONYMS.get(w, w)) for w in _parts(name))
+        else:  # "PostgreSQL", "CPython", "APIs": a name, not words joined
+            out[name.lower()] = (_stem(name.lower()),)
+    return out
 
 
 @lru_cache(maxsize=4096)
 def _topic_stems(sentence: str) -> tuple[frozenset[str], frozenset[str]]:
     """(the stems naming what a sentence is about, its configuration names). The stems come from its
     subjects (core/subjects.py) and from the words its configuration names are made of."""
-    idents = frozenset(m.group(0).rstrip("=").lower() for m in _IDENT.finditer(sentence)
-                       if not re.fullmatch(r"\d[\d.]*", m.group(0)))
+    parts = _ident_parts(sentence)
+    idents = frozenset(parts)
     stems = set()
     for term in subjects_of("", sentence):
         for w in re.findall(r"[a-z][a-z0-9'-]*", term):
             stems.add(_stem(_SYNONYMS.get(w, w)))
     for ident in idents:
-        for w in _parts(ident):
-            stems.add(_stem(_SYNONYMS.get(w, w)))
+        stems |= set(parts[ident])
     for w in re.findall(r"[A-Za-z][A-Za-z0-9'-]*", sentence):  # every noun-like word that names the thing
         low = w.lower()
         if low not in _FUNCTION and low not in _NEGATIONS and low not in _MODAL_WORDS and len(low) > 2:
@@ -675,9 +706,10 @@ def _own_names(sa: str, sb: str) -> bool:
     maintenance_work_mem / logical_decoding_work_mem): two things, whatever else they share. A name
     the other sentence spells out in words ("shared_buffers" / "shared buffers") is not its own."""
     ids_a, ids_b = _topic_stems(sa)[1], _topic_stems(sb)[1]
+    written = {**_ident_parts(sa), **_ident_parts(sb)}
 
     def spelled(ident: str, sentence: str) -> bool:
-        parts = " ".join(_stem(p) for p in _parts(ident))
+        parts = " ".join(written[ident])
         words = " ".join(_stem(w.lower()) for w in re.findall(r"[A-Za-z][A-Za-z0-9']*", sentence))
         return f" {parts} " in f" {words} "
 
@@ -694,8 +726,11 @@ def _same_thing(sa: str, sb: str, least: int = 1) -> bool:
     words_b, ids_b = _topic_stems(sb)
     if _own_names(sa, sb):
         return False
-    names_a, names_b = _names(sa) - ids_a, _names(sb) - ids_b
-    if names_a - names_b and names_b - names_a and not (names_a & names_b):
+    # a name is a sentence's own only when the other never says the word ("Port" / "the default port",
+    # "ssh" / "SSH" are one thing written in two cases)
+    names_a = {n for n in _names(sa) - ids_a if _stem(n) not in _words_of(sb)}
+    names_b = {n for n in _names(sb) - ids_b if _stem(n) not in _words_of(sa)}
+    if names_a and names_b and not (_names(sa) & _names(sb)):
         return False
     shared = (_about(sa) & words_b) | (_about(sb) & words_a)
     return len(shared) >= least
@@ -757,7 +792,31 @@ def _comparable(qa: Quantity, qb: Quantity, words_a: frozenset[str], words_b: fr
         return _stem(noun_a) in _words_of(qb.text) or _stem(noun_b) in _words_of(qa.text)
     noun = noun_a or noun_b  # "three password prompts" / "NumberOfPasswordPrompts defaults to 5"
     plain = qb if noun_a else qa
+    if noun and plain.dimension == "number" and not _stated(plain):
+        return False  # "roughly 410 in the warehouses, ... 45 in IT": a count of something else in a list
     return not noun or _stem(noun) in _local(plain, plain.sentence)
+
+
+_STATED_AFTER = re.compile(r"(?:\b(?:is|are|was|be|to|of|equals|at)|[=:])\s*$", re.IGNORECASE)
+
+
+def _stated(q: Quantity) -> bool:
+    """A plain number stated as something's value: after "is", "to", "=" ("defaults to 5", "SystemMaxFiles=
+    is 50"), not one number of a list."""
+    at = q.sentence.find(q.text)
+    return at >= 0 and bool(_STATED_AFTER.search(q.sentence[:at]))
+
+
+_CONDITION = re.compile(r"^\s*(?:when|whenever|if|once|while|where)\b[^,;]*,", re.IGNORECASE)
+
+
+def _asserted(qs: list[Quantity], sentence: str) -> list[Quantity]:
+    """The quantities a sentence states, not those of the condition it opens with ("When two engineers
+    swap weeks, ...": two is when, not how many)."""
+    m = _CONDITION.match(sentence)
+    if not m:
+        return qs
+    return [q for q in qs if not 0 <= sentence.find(q.text) < m.end()]
 
 
 _LOWER = re.compile(r"\b(?:at least|or more|above|over|more than|exceeding|beyond|a minimum of|no less than|not less than|minimum|and above|and later|"
@@ -813,13 +872,13 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
     if sense_a and sense_b and sense_a != sense_b:
         return None  # "at least 8" / "at most 16" bound one range from both ends
     qas, qbs = quantities(sa), quantities(sb)
-    qas, qbs = qas + _scalars(sa, qas), qbs + _scalars(sb, qbs)
+    qas, qbs = _asserted(qas + _scalars(sa, qas), sa), _asserted(qbs + _scalars(sb, qbs), sb)
     if not qas or not qbs or not _same_thing(sa, sb) or _other_kinds(sa, sb):
         return None
     words_a, words_b = _words_of(sa), _words_of(sb)
     names = {_stem(n) for n in (_names(sa) | _names(sb)) - _topic_stems(sa)[1] - _topic_stems(sb)[1]}
-    parts_a = {_stem(p) for i in _topic_stems(sa)[1] for p in _parts(i)}  # configuration names' words
-    parts_b = {_stem(p) for i in _topic_stems(sb)[1] for p in _parts(i)}
+    parts_a = set().union(*_ident_parts(sa).values())  # configuration names' words
+    parts_b = set().union(*_ident_parts(sb).values())
     found: list[Finding] = []
     dims: set[tuple[str, str]] = set()
     for qa in qas:
@@ -888,7 +947,9 @@ def _local(q: Quantity, sentence: str, window: int = 4) -> frozenset[str]:
 # A dropped exception: one sentence states a rule with its exception or restriction, the other the
 # same rule for everything (rows: the words that say so, and why).
 _RESTRICTED = [
-    (r"\bexcept\b|\bexcepting\b|\bexcluding\b|\bexcluded\b|\bother than\b|\bapart from\b", "an exception named"),
+    ((r"\bexcept\b|\bexcepting\b|\bexcluding\b|\bexcluded\b|\bother than\b|\bapart from\b|\bexempt\b|"
+      r"\b(?:is|are|do|does)\s+not\s+(?:be\s+)?(?:applied|apply)\s+to\b|\b(?:doesn't|don't)\s+apply\s+to\b"),
+     "an exception named"),
     (r"\bunless\b", "a condition that lifts the rule"),
     (r"\bonly\b", "the rule limited to some cases"),
     (r"\bnot always\b|\bnot all\b|\bnot every\b|\bnot any\b", "a rule that does not hold everywhere"),
@@ -910,7 +971,9 @@ def _aligned(sa: str, sb: str) -> bool:
     if not _same_thing(sa, sb):
         return False
     (a, ids_a), (b, ids_b) = _topic_stems(sa), _topic_stems(sb)
-    names = {_stem(n) for n in (_names(sa) | _names(sb)) - ids_a - ids_b}  # a configuration name is no system's
+    # a system's name is one both sentences write as a name (a configuration name is no system's;
+    # "Compression" opening one sentence and named in the other is the setting both are about)
+    names = {_stem(n) for n in (_names(sa) & _names(sb)) - ids_a - ids_b}
     shared = (a & b) - names
     return len(shared) >= 2 and len(a & b) / max(len(a | b), 1) >= 0.2
 
@@ -966,7 +1029,8 @@ _STANCES = [
       r"\bforbidden\b"), "AGAINST", "advised or ruled against"),
     ((r"\bdoes not need\b|\bdo not need\b|\bdoesn't need\b|\bdon't need\b|\bneed not\b|\bnever need\b|"
       r"\bis optional\b|\bare optional\b|\bnot required\b|\boptional\b"), "NOT_NEEDED", "not needed"),
-    ((r"\brecommended\b|\bencouraged\b|\bsafe to\b|\bis safe\b|\bmust\b|\bhas to\b|\bhave to\b|"
+    ((r"\brefuses? to \w+ (?:unless|without)\b|\bwill not \w+ (?:unless|without)\b|\bwon't \w+ (?:unless|without)\b|"
+      r"\brecommended\b|\bencouraged\b|\bsafe to\b|\bis safe\b|\bmust\b|\bhas to\b|\bhave to\b|"
       r"\brequired\b|\bneeds? to\b|\bshould\b|\bneeds?\b"), "FOR", "advised or required"),
 ]
 _STANCES_RE = [(re.compile(p, re.IGNORECASE), stance) for p, stance, _ in _STANCES]
@@ -1003,7 +1067,8 @@ def _stance_rule(sa: str, sb: str) -> Finding | None:
     tb, wb = _stance(sb)
     if not ta or not tb or frozenset({ta, tb}) not in _STANCE_OPPOSED:
         return None
-    if _restriction(sa) or _restriction(sb) or not _aligned(sa, sb):
+    # "refuses to start unless it is given X" requires X: its "unless" is the requirement, not an exception
+    if _restriction(sa.replace(wa, " ")) or _restriction(sb.replace(wb, " ")) or not _aligned(sa, sb):
         return None
     pa, pb = _places(sa), _places(sb)
     if pa and pb and not pa & pb:
@@ -1017,10 +1082,16 @@ _ORDER = re.compile(r"\b(before|after|prior to|followed by|preceded by)\b", re.I
 _ORDER_FORWARD = {"before", "prior to", "followed by"}  # X <word> Y: X comes first
 
 
+# "put X first and Y after (them)": the order said by "first" and a pronoun
+_FIRST_THEN = re.compile(r"\b(?P<x>[^,;]+?)\s+first\b,?\s+(?:and|then)\s+(?P<y>[^,;]+?)\s+"
+                         r"(?:after|afterwards|last|later|next|second)\b", re.IGNORECASE)
+
+
 def _order(sentence: str) -> tuple[frozenset[str], frozenset[str], str] | None:
     """(what comes first, what comes second, the order word) of a sentence's "X before/after Y"."""
+    then = _FIRST_THEN.search(sentence)
     m = _ORDER.search(sentence)
-    if not m:
+    if not m and not then:
         return None
 
     def stems(text: str, last: bool) -> frozenset[str]:
@@ -1034,9 +1105,18 @@ def _order(sentence: str) -> tuple[frozenset[str], frozenset[str], str] | None:
                 out |= {_stem(p) for p in _parts(w)}
         return frozenset(out)
 
+    if then and (not m or m.start() >= then.start("y")):
+        x = re.sub(r"^.*\b(?:put|place|list|write|keep|so|then)\s+", "", then.group("x"), flags=re.IGNORECASE)
+        return stems(x, True), stems(then.group("y"), False), "first"
     left, right = stems(sentence[:m.start()], True), stems(sentence[m.end():], False)
     word = m.group(1).lower()
     return (left, right, m.group(1)) if word in _ORDER_FORWARD else (right, left, m.group(1))
+
+
+def _pinned(sa: str, sb: str) -> bool:
+    """Both sentences name one configuration name and are about the same thing: what they are about is
+    pinned, and a rule that reads a structure of its own (an order, a default) needs no more words shared."""
+    return bool(_topic_stems(sa)[1] & _topic_stems(sb)[1]) and _same_thing(sa, sb)
 
 
 def _order_rule(sa: str, sb: str) -> Finding | None:
@@ -1044,7 +1124,10 @@ def _order_rule(sa: str, sb: str) -> Finding | None:
     ExecStart=" / "... after ExecStart="): what one puts first the other puts second, and the other
     way round, with nothing put in the same place by both."""
     oa, ob = _order(sa), _order(sb)
-    if not oa or not ob or not _aligned(sa, sb):
+    # one configuration name both say pins what they are about: the same two things put in opposite
+    # places then need no more words in common ("With SendSIGHUP= ..., SIGHUP after SIGTERM" / "If
+    # SendSIGHUP= is on, ... SIGHUP before SIGTERM")
+    if not oa or not ob or not (_pinned(sa, sb) or _aligned(sa, sb)):
         return None
     (first_a, second_a, wa), (first_b, second_b, wb) = oa, ob
     crossed = (first_a & second_b) | (second_a & first_b)
@@ -1070,6 +1153,12 @@ def _default_state(sentence: str) -> tuple[str, str] | None:
     if re.search(r"\d", sentence):
         return None  # a default value ("defaults to 128MB") is the quantity rules'
     lift = _LIFT.search(sentence)
+    if lift:  # "... unless Persistent= is turned off": the setting is on by default, whatever the main clause says
+        turned = re.search(r"\b(?:is|are|gets?|been)\s+(?:turned|switched|set)\s+(on|off)\b|\b(?:is|are)\s+"
+                           r"(enabled|disabled)\b", lift.group("rest"), re.IGNORECASE)
+        if turned:
+            said = (turned.group(1) or turned.group(2)).lower()
+            return ("off" if said in ("on", "enabled") else "on"), lift.group(0).strip()
     main = sentence[:lift.start()] if lift else sentence
     main = _QUALIFYING.sub("", main)  # "..., less if the kernel cannot support it"
     main = re.sub(r",?\s*\bnot (?:the|a|an)\b[^,]*,|\brather than\b.*$", " ", main, flags=re.IGNORECASE)  # a contrast
@@ -1091,12 +1180,51 @@ def _default_rule(sa: str, sb: str) -> Finding | None:
     """One setting's default given as on and as off ("Compression is disabled by default" / "by
     default the session is compressed"), on sentences aligned as for a dropped exception."""
     da, db = _default_state(sa), _default_state(sb)
-    if not da or not db or da[0] == db[0] or not _aligned(sa, sb):
+    if not da or not db or da[0] == db[0] or not (_pinned(sa, sb) or _aligned(sa, sb)):
         return None
     if _restriction(_LIFT.sub(" ", sa)) or _restriction(_LIFT.sub(" ", sb)):
         return None  # a default for some cases only is the exception rule's
     return Finding("default", f"{da[0]} by default vs {db[0]} by default",
                    (da[1],) if da[1] != "affirmed" else (), (db[1],) if db[1] != "affirmed" else ())
+
+
+# One and many: "exactly one ExecStart= command" against "several ExecStart= commands" (rows: the words
+# that say one and no more, the words that say more than one).
+_JUST_ONE = re.compile(r"\b(?:(?:exactly|only|just|at most|no more than)\s+(?:one|1)|a single)\s+"
+                       r"((?:[\w=-]+\s+){0,2}[A-Za-z][\w=-]*)", re.IGNORECASE)
+_MANY = re.compile(r"\b(?:several|multiple|more than one|any number of)\s+((?:[\w=-]+\s+){0,2}[A-Za-z][\w=-]*)",
+                   re.IGNORECASE)
+
+
+def _heads(pattern: re.Pattern, sentence: str) -> dict[str, str]:
+    """The stem of each noun a pattern's number is said of (the last word of the phrase after it,
+    up to a function word: "exactly one ExecStart= command" counts commands) -> the words as written."""
+    out = {}
+    for m in pattern.finditer(sentence):
+        words = []
+        for w in m.group(1).split():
+            if w.lower() in _FUNCTION or w.lower() in _MODAL_WORDS or w.lower() in _NEGATIONS:
+                break
+            words.append(w)
+        if words and not words[-1].endswith("="):
+            shown = m.group(0)[:m.group(0).find(words[-1]) + len(words[-1])]
+            out[_stem(words[-1])] = shown
+    return out
+
+
+def _one_or_many_rule(sa: str, sb: str) -> Finding | None:
+    """One thing said to come exactly once and more than once, on sentences about the same thing; a
+    denial of the many ("must not list several") agrees with the one."""
+    for x, y, flip in ((sa, sb, False), (sb, sa, True)):
+        one, many = _heads(_JUST_ONE, x), _heads(_MANY, y)
+        common = sorted(set(one) & set(many))
+        if not common or _negated(y) or not _same_thing(x, y):
+            continue
+        wa, wb = one[common[0]], many[common[0]]
+        if flip:
+            wa, wb = wb, wa
+        return Finding("quantity", f"{wa} vs {wb}", (wa,), (wb,))
+    return None
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -1109,7 +1237,7 @@ def compare(a: str, b: str) -> Finding | None:
     if not sentences_a or not sentences_b:
         return None
     for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule,
-                 _exception_rule, _stance_rule, _order_rule, _default_rule):
+                 _exception_rule, _stance_rule, _order_rule, _default_rule, _one_or_many_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)

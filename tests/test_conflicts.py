@@ -5,9 +5,15 @@ commands with their exit codes; settling the dispute closes the flag (docs/archi
 from __future__ import annotations
 
 import pytest
-
-from r2k.core.errors import Conflict, Forbidden, InvalidInput, NotFound, ValidationStateError
+from r2k.core.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    ValidationStateError,
+)
 from r2k.core.services import candidates, claims, conflicts, registry
+
 from tests.conftest import error_of, r2k, r2k_json
 
 
@@ -59,6 +65,26 @@ def test_answers_on_one_subject_asked_differently_are_flagged_once(ctx, people, 
     assert len(flags(ctx)) == 1
 
 
+def test_an_answer_worded_otherwise_sharing_no_subject_is_compared_by_meaning_and_flagged(ctx, people):
+    """Two answers contradicting each other in their own words share no subject and are not very alike
+    (cosine 0.57 with the shipped model): detection still compares them, among the nearest in meaning."""
+    from r2k.core.services import embeddings
+
+    if embeddings.status(ctx)["retrieval"] != "hybrid":
+        pytest.skip("this PostgreSQL has no pgvector")
+    a = publish(ctx, people, "What is deadlock_timeout by default?", "deadlock_timeout is one second by default.")
+    b = publish(ctx, people, "How long does the server wait on a lock?",
+                "The server waits 10 seconds on a lock before it checks for a deadlock.")
+    publish(ctx, people, "Where is the canteen?", "The canteen is on the second floor of building C.")
+    with ctx.db.read() as tx:
+        assert not tx.one("SELECT 1 FROM answer_subjects x JOIN answer_subjects y USING (subject) "
+                          "WHERE x.answer_id = %s AND y.answer_id = %s", (a["id"], b["id"]))  # no subject shared
+    found = conflicts.detect(ctx, b["id"])
+    [flag] = [conflicts.show(ctx, f) for f in found["flags"]]
+    assert (flag["answer_id"], flag["other_answer_id"], flag["kind"]) == (a["id"], b["id"], "quantity")
+    assert flag["detail"].startswith("one second vs 10 seconds")
+
+
 def test_the_detection_job_runs_after_publish(ctx, people):
     """The reaction queues detect_contradictions_task; a worker on the graph queue runs it."""
     import os
@@ -79,7 +105,7 @@ def test_the_detection_job_runs_after_publish(ctx, people):
 
 
 def test_a_dismissed_pair_is_not_flagged_again_unless_an_answer_changes(ctx, people, pair):
-    a, b, flag = pair
+    a, _b, flag = pair
     out = r2k_json("--as", "alice", "conflicts", "dismiss", str(flag["id"]), "--reason", "different backup sets")
     assert (out["status"], out["dismissed_reason"], out["decided_by"]) == ("DISMISSED", "different backup sets", "alice")
     assert conflicts.detect(ctx, a["id"])["flags"] == []
@@ -167,7 +193,7 @@ def test_the_core_enforces_who_decides(ctx, people, pair):
 
 
 def test_settling_the_dispute_by_re_review_closes_the_flag(ctx, people, pair):
-    a, b, flag = pair
+    _a, _b, flag = pair
     conflicts.escalate(ctx, people["alice"], flag["id"])
     first = claims.claim_next(ctx, people["alice"], "FACT")
     candidates.revise(ctx, people["alice"], first["id"], "Nightly backups of Quay WMS are kept for 30 days.")
@@ -180,7 +206,7 @@ def test_settling_the_dispute_by_re_review_closes_the_flag(ctx, people, pair):
 
 
 def test_an_open_flag_closes_when_one_of_its_answers_is_retired(ctx, people, pair):
-    a, b, flag = pair
+    _a, b, flag = pair
     registry.retire(ctx, people["alice"], b["id"], "withdrawn")
     closed = conflicts.show(ctx, flag["id"])
     assert closed["status"] == "CLOSED" and closed["reason"] == f"answer {b['id']} was retired"
@@ -201,6 +227,7 @@ def test_an_llm_that_fails_leaves_the_rules_flags_and_goes_through_the_breaker(c
     breaker, and detection still flags what the rules found."""
     from r2k.core.adapters.breaker import KEY
     from r2k.core.context import Context
+
     from tests.llm_server import ChatServer
 
     a = publish(ctx, people, "How long are nightly backups kept?", "Nightly backups are kept for 30 days.")
@@ -230,6 +257,7 @@ def test_every_move_of_a_flag_is_a_signed_event_that_replays(ctx, people, pair):
 
 def test_with_an_llm_configured_it_judges_the_pairs_the_rules_left(ctx, people):
     from r2k.core.context import Context
+
     from tests.llm_server import ChatServer
 
     def judge(prompt: str) -> str:
