@@ -15,6 +15,7 @@ import logging
 import os
 import queue
 import threading
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, Literal
 
 from fastapi import Body, Depends, FastAPI, Header, Path, Query, Request
@@ -24,8 +25,34 @@ from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from r2k.app.safe import dumps
 from r2k.core.domain import Actor, jsonable, limits
 from r2k.core.errors import InvalidInput, R2KError
+from r2k.core.services import (
+    agreement,
+    candidate_views,
+    candidates,
+    claims,
+    comments,
+    conflicts,
+    event_stream,
+    export as exports,
+    generation,
+    grey,
+    guidelines,
+    overlap,
+    queue_index,
+    registry,
+    skip,
+    stats,
+    sweeps,
+    tasks,
+    tokens,
+    undo,
+    users,
+    workitems,
+)
+from r2k.core.services.session import Context, service_error
 
 log = logging.getLogger(__name__)
 STALLED_EXPORT = 60  # seconds an export waits for a client that reads nothing
@@ -83,8 +110,6 @@ class Services:
         if self._made is None or self._pid != os.getpid():
             with self._lock:
                 if self._made is None or self._pid != os.getpid():
-                    from r2k.core.services.session import Context
-
                     self._made, self._pid = Context(pool_size=POOL), os.getpid()
         return self._made
 
@@ -97,8 +122,6 @@ class Services:
 def _translated(exc: Exception, ctx) -> R2KError:
     """Any failure as an R2KError: a driver's connection failure is the 503 naming the service
     (as the CLI says it); anything else an InternalError, logged with its traceback."""
-    from r2k.core.services.session import service_error
-
     translated = service_error(exc, ctx)
     if translated is not None:
         return translated
@@ -120,8 +143,6 @@ def create_app(ctx=None) -> FastAPI:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("r2k")
     except PackageNotFoundError:
@@ -168,8 +189,6 @@ def _if_match(value: str | None) -> int | None:
 
 
 def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table of routes, read top to bottom
-    from r2k.core.services import tokens
-
     def acting(request: Request, _=Depends(BEARER)) -> Actor:
         ctx = services()
         where = request.client.host if request.client else ""
@@ -225,8 +244,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
     Key = Depends(key)
 
     # ------------------------------------------------------------------ validation queue (seed 000)
-    from r2k.core.services import candidate_views, candidates, claims, skip, undo
-
     @route("GET", "/v1/validation/queue", headers=NO_STORE, tags=("validation",),
            summary="claim the oldest candidate of a Horn type")
     def queue_get(horn_type: str = Query(..., max_length=40), actor: Actor = Me, o: dict = Key):
@@ -247,16 +264,12 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
     @route("POST", "/v1/validation/reconcile", tags=("validation",),
            summary="rebuild every partition from PostgreSQL")
     def queue_reconcile(actor: Actor = Me):
-        from r2k.core.services import generation, queue_index
-
         ctx = services()
         return {"partitions": queue_index.reconcile(ctx),
                 "work_items": generation.recover(ctx, stale_after=generation.STALE_GENERATING)}
 
     @route("POST", "/v1/validation/sweep", tags=("validation",), summary="the whole sweep, now")
     def queue_sweep(actor: Actor = Me):
-        from r2k.core.services import sweeps
-
         return sweeps.sweep_now(services(), actor)
 
     # ------------------------------------------------------------------ candidates
@@ -342,8 +355,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
         return candidates.resubmit(services(), actor, id, body.text, horn_type=body.horn_type, **o)
 
     # ------------------------------------------------------------------ overlap (docs/architecture.md, "Overlap")
-    from r2k.core.services import overlap
-
     class Reviews(Strict):
         reviews: int = Field(..., description="independent, blind reviews each candidate of the queue needs (1-9)")
 
@@ -386,8 +397,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
                                   reason=body.reason, **o)
 
     # ------------------------------------------------------------------ registry (seed 000)
-    from r2k.core.services import registry
-
     @route("GET", "/v1/registry/answers", tags=("registry",), summary="search the registry")
     def reg_search(q: str = Query("", max_length=2000), status: str | None = Query(None, max_length=200),
                    limit: int = 20, offset: int = 0, explain: bool = False, actor: Actor = Me):
@@ -426,8 +435,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
         return registry.dispute(services(), actor, id, body.reason, **o)
 
     # ------------------------------------------------------------------ grey queue (seed 003)
-    from r2k.core.services import grey
-
     class GreyIn(Strict):
         subject: str
         detail: str = ""
@@ -480,8 +487,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
         made()
 
     # ------------------------------------------------------------------ work items
-    from r2k.core.services import workitems
-
     @route("GET", "/v1/workitems", tags=("work items",), summary="list work items")
     def wi_list(state: str | None = Query(None, max_length=40), limit: int = 200, actor: Actor = Me):
         return workitems.list_items(services(), state, limit=limit)
@@ -517,8 +522,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
         return workitems.close(services(), actor, id, reason=body.reason, **o)
 
     # ------------------------------------------------------------------ durable tasks (seed 001)
-    from r2k.core.services import tasks
-
     class TaskIn(Strict):
         title: str
         body: str = ""
@@ -602,8 +605,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
         return tasks.deprecate(services(), actor, id, body.reason, **o)
 
     # ------------------------------------------------------------------ conflicts
-    from r2k.core.services import conflicts
-
     @route("GET", "/v1/conflicts", tags=("conflicts",), summary="list conflict flags")
     def conf_list(status: str | None = Query(None, max_length=200), limit: int = 200, actor: Actor = Me):
         return conflicts.list_flags(services(), status, limit=limit)
@@ -623,8 +624,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
         return conflicts.dismiss(services(), actor, id, body.reason, **o)
 
     # ------------------------------------------------------------------ stats, users
-    from r2k.core.services import stats, users
-
     @route("GET", "/v1/stats", tags=("stats",), summary="your progress, or every validator's (an admin)")
     def stats_get(user: str | None = Query(None, max_length=200), all: bool = False,  # noqa: A002 - the CLI's --all
                   since: str | None = Query(None, max_length=40), actor: Actor = Me):
@@ -635,14 +634,10 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
         return stats.user_stats(services(), actor, user=user, since=since)
 
     # ------------------------------------------------------------------ guidelines and comments
-    from r2k.core.services import comments, guidelines
-
     @route("GET", "/v1/validation/queues/{horn_type}/guidelines", tags=("validation",),
            summary="a queue's guidelines in force (or version `number`)")
     def guidelines_get(horn_type: str = Path(..., max_length=40), number: int | None = None, actor: Actor = Me):
         """As `r2k queue guidelines HORN [--version N]`; null while the queue has none."""
-        from r2k.core.domain import limits
-
         return guidelines.show(services(), horn_type,
                                None if number is None else limits.number(number, "number", limits.VERSION))
 
@@ -679,8 +674,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
                         until: str | None = Query(None, max_length=40), days: str | None = Query(None, max_length=20),
                         actor: Actor = Me):
         """As `r2k stats agreement`: Krippendorff's alpha and percent agreement over the window."""
-        from r2k.core.services import agreement
-
         return agreement.agreement(services(), actor, horn_type=horn, since=since, until=until, days=days)
 
     @route("GET", "/v1/users", tags=("users",), summary="list users")
@@ -692,8 +685,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
         return {"name": actor.name, "role": actor.role, "horn_types": sorted(actor.horn_types)}
 
     # ------------------------------------------------------------------ export (docs/architecture.md, "Export")
-    from r2k.core.services import export as exports
-
     @app.get("/v1/export/{kind}", tags=("export",), summary="the registry, decisions or tasks as JSON Lines or CSV",
              response_class=StreamingResponse,
              responses={200: {"content": {"application/x-ndjson": {}, "text/csv": {}},
@@ -744,8 +735,6 @@ def _routes(app: FastAPI, services: Services) -> None:  # noqa: C901 - one table
         return StreamingResponse(stream(), media_type=media)
 
     # ------------------------------------------------------------------ the event stream
-    from r2k.core.services import event_stream
-
     @app.get("/v1/events", tags=("events",), summary="the event log as server-sent events",
              response_class=StreamingResponse,
              responses={200: {"content": {"text/event-stream": {}}, "description": "one `event:` a row"}})
@@ -773,9 +762,6 @@ INTERVAL = 0.5  # seconds between looks for new events (as `r2k events tail --fo
 
 
 async def _stream(request: Request, ctx, actor: Actor, aggregate: str | None, last: int, follow: bool):
-    from r2k.app.safe import dumps
-    from r2k.core.services import event_stream
-
     # What is at or below `last` the client has (what it resumes after); ids below it that commit late
     # are still sent, as `r2k events tail --follow` prints them.
     seen: set[int] = set(range(max(0, last - event_stream.LOOKBACK), last + 1))
