@@ -161,10 +161,11 @@ def test_a_drift_in_the_counts_is_repaired_by_the_full_comparison(ctx, people, s
     superuser("SET session_replication_role = replica; "
               "UPDATE candidates SET state = 'DISPUTED' WHERE id = 1")
     assert picker(ctx)["FACT"] == (3, 0, 0)  # off: one of them is DISPUTED now
-    ctx.redis.delete(queue_index.REPAIR_MARK)  # as it lapses: the next sweep compares everything
+    ctx.redis.delete(queue_index.REPAIR_MARK)  # as it lapses: the next sweeps compare everything
     sweeps.sweep_claims(ctx)
+    while queue_index.FullRepair(ctx).running():  # a recount is a sweep's share of its own
+        sweeps.sweep_claims(ctx)
     assert picker(ctx)["FACT"] == (2, 0, 1)
-    assert not queue_index.FullRepair(ctx).running()
     assert queue_index.recount(ctx, "FACT", "DISPUTED") == 0  # nothing left to repair
 
 
