@@ -278,3 +278,46 @@ def test_many_changed_ids_are_looked_for_near_the_ends_then_in_a_frozen_copy(ctx
     assert q.not_held_near_ends("FACT", [ids[20], ids[0]], near=0, page=2) == {ids[20]}
     assert q.not_in_copy("FACT", {ids[20], ids[5]}, page=3) == {ids[20]}
     assert not list(ctx.redis.scan_iter(match="raw_to_knowledge:val_queue:*:copy:*"))
+
+
+def test_migration_0028_counts_the_candidates_a_database_made_before_holds_and_keeps_them_in_step(ctx, services):
+    """A database at 0025 holding candidates gets their counts; a COPY, an update and a delete after
+    keep them in step (the triggers), and a rolled back move leaves them as they were."""
+    import os
+
+    import psycopg
+
+    from r2k.core import migrations
+
+    from .conftest import scratch_databases
+
+    def counted(conn) -> dict:
+        return {(h, s): n for h, s, n in conn.execute(
+            "SELECT horn_type, state, sum(n) FROM queue_counts GROUP BY 1, 2 HAVING sum(n) <> 0")}
+
+    def truth(conn) -> dict:
+        return {(h, s): n for h, s, n in conn.execute(
+            "SELECT horn_type, state, count(*) FROM candidates GROUP BY 1, 2")}
+
+    insert = ("INSERT INTO candidates (question, text, horn_type, state, origin, source_refs, created_by, "
+              "created_at, updated_at, version, queue_rank) SELECT 'Q' || g, 'S' || g, %s, %s, 'manual', '[]', "
+              "'root', now(), now(), 1, g FROM generate_series(1, %s) AS g")
+    with scratch_databases(services, f"r2k_before_0028_{os.getpid()}") as (url,):
+        migrations.upgrade(url, "0025")
+        with psycopg.connect(url) as conn:
+            conn.execute(insert, ("FACT", "PENDING", 3))
+            conn.execute(insert, ("RULE", "IN_REVIEW", 2))
+        migrations.upgrade(url, "head")
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert counted(conn) == truth(conn) == {("FACT", "PENDING"): 3, ("RULE", "IN_REVIEW"): 2}
+            with conn.cursor().copy("COPY candidates (question, text, horn_type, state, origin, source_refs, "
+                                    "created_by, created_at, updated_at, version, queue_rank) FROM STDIN") as copy:
+                for g in range(4):
+                    copy.write_row((f"C{g}", "S", "FACT", "PENDING", "manual", "[]", "root", "2026-01-01",
+                                    "2026-01-01", 1, 100 + g))
+            conn.execute("UPDATE candidates SET state = 'APPROVED' WHERE horn_type = 'RULE'")
+            conn.execute("DELETE FROM candidates WHERE id = (SELECT min(id) FROM candidates)")
+            with pytest.raises(psycopg.errors.DivisionByZero), conn.transaction():
+                conn.execute("UPDATE candidates SET state = 'DISPUTED' WHERE horn_type = 'FACT'")
+                conn.execute("SELECT 1 / 0")
+            assert counted(conn) == truth(conn) == {("FACT", "PENDING"): 6, ("RULE", "APPROVED"): 2}
