@@ -19,15 +19,20 @@ the other benches have one (ours and the floor alternating):
 - **registry search**: `registry.search` (what `r2k registry search` calls) for one word; the
   registry holds the answers approved here (the bench's candidates are not answers), so this row
   says whether the candidates' size reaches the search, not how search scales with answers;
-- **queue picker**: `candidate_views.queue_stats`, what the queue picker screen reads (the TUI
-  draw itself is not timed: bench/review.py times it at 1M); floor: a count of each Horn type's
-  queued rows (bench/review.py's sweep floor);
+- **queue picker**: `candidate_views.queue_stats`, what the queue picker screen reads: the counts
+  kept with every move (`queue_counts`, migration 0028), each list's length, the oldest pending
+  (bench/review.py `--draws-only` times the screen's first draw on this data dir, `--keep`); floor:
+  the bare reads it needs (the count rows summed, five LLEN). **count(*) picker** times what it ran
+  before (each Horn type's rows counted by state), for comparison;
 - **sweep**: one whole `sweeps.sweep_all`; floor: bench/sweep.py's (the expired claims, one bare
   indexed query); target: under the sweep interval with a 10x margin;
-- **full repair**: `queue_index._repair_all`, the check a sweep runs instead of the watermarked
-  one when its mark is gone: once an hour, and after Redis lost its data (in a fresh data dir the
-  first sweep's round pays it; at the next size the mark the earlier sweeps left still stands);
-  same floor and target;
+- **repair 1,000 changed**: `queue_index.repair_queues` (the watermarked check) after 1,000 rows at
+  the head of the queue changed (as released claims do): more than LOOKUP_LIMIT, so the ends of the
+  list are read in pages; same floor and target;
+- **full repair/sweep**: the full comparison a sweep starts when its mark is gone (hourly, and
+  after Redis lost its data; `queue_index.FullRepair`), in steps of `REPAIR_BUDGET` a sweep: the
+  longest sweep's share, with the sweeps it took and their sum (**full repair sweeps**, **total
+  s**); same floor and target;
 - **checkpoint**: `audit.write_checkpoint` after K new signed events on bench chains, as
   bench/audit.py makes them; floor: a bare SELECT of those K events; target: under the
   checkpoint interval (seconds) with a 10x margin;
