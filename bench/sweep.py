@@ -51,7 +51,7 @@ def load(ctx, size: int) -> None:
                 "INSERT INTO candidates (question, text, horn_type, state, origin, source_refs, created_by, "
                 "created_at, updated_at, version, queue_rank) SELECT 'Sweep question ' || g || '?', "
                 "'Sweep statement ' || g || '.', %s, 'PENDING', 'manual', '[]', 'sweepbench', "
-                "now() - interval '2 hours', now() - interval '2 hours', 1, g FROM generate_series(%s, %s) AS g",
+                "now() - interval '2 hours', now() - interval '2 hours', 1, g FROM generate_series(%s::bigint, %s::bigint) AS g",
                 (HORN, have + 1, size))
         elif have > size:
             tx.execute("DELETE FROM candidates WHERE id IN (SELECT id FROM candidates WHERE created_by = 'sweepbench' "
