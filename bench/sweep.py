@@ -14,9 +14,9 @@ Each round times, alternating:
   type stays where it was): its worst case, each lookup walking up to the middle of the list;
 - **sweep (ends)**: `sweeps.sweep_claims`, the claims part of the sweep whole (expired leases, ids stuck
   in flight, the repair check);
-- **full**: `queue_index._repair_all`, the check as it ran before (every held id read from Redis
-  and shipped to PostgreSQL for an anti join): what a sweep costs once an hour now, when the
-  watermark lapses;
+- **full**: the full comparison a sweep starts once an hour, when the watermark lapses
+  (`queue_index.FullRepair`), in steps of `queue_index.REPAIR_BUDGET` seconds a sweep: the longest
+  sweep's share (the comparison's sweeps and its whole time are printed too);
 - **floor**: one bare indexed query of the expired claims with psycopg
   (`SELECT id FROM candidates WHERE state = 'IN_REVIEW' AND lease_expires_at < now()`).
 Each figure is the median of `--rounds` rounds; every round is printed, with the load average.
@@ -51,7 +51,7 @@ def load(ctx, size: int) -> None:
                 "INSERT INTO candidates (question, text, horn_type, state, origin, source_refs, created_by, "
                 "created_at, updated_at, version, queue_rank) SELECT 'Sweep question ' || g || '?', "
                 "'Sweep statement ' || g || '.', %s, 'PENDING', 'manual', '[]', 'sweepbench', "
-                "now() - interval '2 hours', now() - interval '2 hours', 1, g FROM generate_series(%s, %s) AS g",
+                "now() - interval '2 hours', now() - interval '2 hours', 1, g FROM generate_series(%s::bigint, %s::bigint) AS g",
                 (HORN, have + 1, size))
         elif have > size:
             tx.execute("DELETE FROM candidates WHERE id IN (SELECT id FROM candidates WHERE created_by = 'sweepbench' "
@@ -111,7 +111,7 @@ def main() -> None:
     parts = {"repair (ends)": ("ends", lambda: queue_index.repair_queues(ctx)),
              "repair (middle)": ("middle", lambda: queue_index.repair_queues(ctx)),
              "sweep (ends)": ("ends", lambda: sweeps.sweep_claims(ctx)),
-             "full": ("ends", lambda: queue_index._repair_all(ctx, queue_index.QUEUE_SETTLE)),
+             "full": ("ends", None),
              "floor": ("ends", floor)}
     print(f"{len(os.sched_getaffinity(0))} CPU cores; {CHANGED} rows changed since the last sweep in each round")
     for size in (int(s) for s in args.sizes.split(",")):
@@ -120,10 +120,20 @@ def main() -> None:
         print(f"{size:,} queued candidates loaded in {time.perf_counter() - t0:.1f} s "
               f"(load average {os.getloadavg()[0]:.2f})")
         rounds: dict[str, list[float]] = {name: [] for name in parts}
+        passes = []
         for _ in range(args.rounds):
             for name, (where, fn) in parts.items():
                 touch(ctx, where)
-                rounds[name].append(timed(fn))
+                if fn is None:  # the full comparison: every sweep's share until it is done
+                    ctx.redis.delete(queue_index.REPAIR_MARK)
+                    shares = [timed(lambda: queue_index.repair_queues(ctx))]
+                    while queue_index.FullRepair(ctx).running():
+                        shares.append(timed(lambda: queue_index.repair_queues(ctx)))
+                    rounds[name].append(max(shares))
+                    passes.append(f"{len(shares)} sweeps, {sum(shares):.1f} s")
+                else:
+                    rounds[name].append(timed(fn))
+        print(f"  full comparisons: {'; '.join(passes)}")
         for name, times in rounds.items():
             print(f"  {name:<16} {median(times) * 1000:>9.1f} ms   rounds: "
                   f"{' '.join(f'{t * 1000:.1f}' for t in times)}")

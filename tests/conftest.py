@@ -81,7 +81,7 @@ TABLES = ("idempotency_keys", "events", "signing_keys", "durable_tasks", "grey_t
           "answer_subjects", "conflict_flags", "generated_candidates", "work_items", "approved_answers", "validation_records", "candidate_reviews",
           "document_statements", "candidates", "passage_terms", "source_passages", "source_documents", "users", "audit_checkpoints", "audit_heads",
           "audit_buckets", "task_snapshots", "api_tokens", "webhook_attempts", "webhook_deliveries", "webhooks",
-          "comments", "queue_guidelines", "queue_settings")
+          "comments", "queue_guidelines", "queue_settings", "queue_counts")
 
 
 # The vector index (core/migrations/vectors.py): there only with pgvector, so emptied when it is.

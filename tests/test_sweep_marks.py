@@ -121,3 +121,203 @@ def test_an_id_far_from_both_ends_is_looked_up_in_the_whole_partition(ctx, peopl
     assert q.not_held("FACT", [ids[3], ids[0], ids[6]], near=2) == {ids[3]}
     assert q.pop("FACT").candidate_id == ids[0]
     assert q.not_held("FACT", [ids[0]], near=2) == set()  # in flight counts as held
+
+
+# The queue picker's counts (migration 0028) and the full comparison in steps (issue 31).
+
+def true_counts(ctx) -> dict:
+    with ctx.db.read() as tx:
+        return {(r["horn_type"], r["state"]): r["n"] for r in tx.all(
+            "SELECT horn_type, state, count(*) AS n FROM candidates GROUP BY 1, 2")}
+
+
+def picker(ctx) -> dict:
+    from r2k.core.services import candidate_views
+
+    return {r["horn_type"]: (r["pending"], r["in_review"], r["disputed"]) for r in candidate_views.queue_stats(ctx)}
+
+
+def test_the_pickers_counts_follow_every_move_in_its_own_transaction(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 4)
+    add_many(ctx, people["root"], "RULE", 2)
+    first = claims.claim_next(ctx, people["alice"], "FACT")
+    candidates.decide(ctx, people["alice"], first["id"], "approve")
+    second = claims.claim_next(ctx, people["alice"], "FACT")
+    claims.claim_next(ctx, people["bob"], "FACT")
+    candidates.release(ctx, people["alice"], second["id"])
+    assert picker(ctx)["FACT"] == (2, 1, 0) and picker(ctx)["RULE"] == (2, 0, 0)
+    with ctx.db.read() as tx:
+        assert queue_index.counts(tx) == {k: v for k, v in true_counts(ctx).items()}
+    # A move that never commits (a crash before COMMIT) leaves its count where it was.
+    with pytest.raises(RuntimeError), ctx.db.begin() as tx:
+        tx.execute("UPDATE candidates SET state = 'IN_REVIEW' WHERE id = %s", (ids[3],))
+        raise RuntimeError("the process died before COMMIT")
+    assert picker(ctx)["FACT"] == (2, 1, 0)
+
+
+def test_a_drift_in_the_counts_is_repaired_by_the_full_comparison(ctx, people, superuser):
+    add_many(ctx, people["root"], "FACT", 3)
+    # Rows changed with the triggers off (replica mode, as a restore runs): the counts drift.
+    superuser("SET session_replication_role = replica; "
+              "UPDATE candidates SET state = 'DISPUTED' WHERE id = 1")
+    assert picker(ctx)["FACT"] == (3, 0, 0)  # off: one of them is DISPUTED now
+    ctx.redis.delete(queue_index.REPAIR_MARK)  # as it lapses: the next sweeps compare everything
+    sweeps.sweep_claims(ctx)
+    while queue_index.FullRepair(ctx).running():  # a recount is a sweep's share of its own
+        sweeps.sweep_claims(ctx)
+    assert picker(ctx)["FACT"] == (2, 0, 1)
+    assert queue_index.recount(ctx, "FACT", "DISPUTED") == 0  # nothing left to repair
+
+
+def small_steps(monkeypatch) -> None:
+    """Pages of 2 ids and buckets 3 ids wide: a handful of candidates take many steps."""
+    monkeypatch.setattr(queue_index.FullRepair, "PAGE", 2)
+    monkeypatch.setattr(queue_index.FullRepair, "BUCKET", 3)
+
+
+def test_a_full_comparison_in_steps_across_sweeps_still_finds_a_lost_push(ctx, people, monkeypatch):
+    small_steps(monkeypatch)
+    ids = add_many(ctx, people["root"], "FACT", 9)
+    with ctx.db.begin() as tx:  # queued long ago: only a full comparison looks at it
+        tx.execute("UPDATE candidates SET updated_at = now() - interval '2 hours' WHERE id = %s", (ids[7],))
+    lose_push(ctx, ids[7])
+    assert mark(ctx) is None
+    found, sweeps_taken = [], 0
+    while True:
+        found += queue_index.repair_queues(ctx, settle=0, budget=0)  # one step a sweep
+        sweeps_taken += 1
+        assert mark(ctx) is not None  # set when it starts: later sweeps check what changes meanwhile
+        if not queue_index.FullRepair(ctx).running():
+            break
+    assert found == ["FACT"] and sweeps_taken > 5
+    assert queue_index.queue(ctx).ids("FACT") == ids
+    assert 0 < ctx.redis.ttl(queue_index.REPAIR_MARK) <= queue_index.REPAIR_FULL_SECONDS
+    assert not list(ctx.redis.scan_iter(match="raw_to_knowledge:val_queue:*:repair*"))  # its copies gone
+
+
+def test_a_full_comparison_that_dies_mid_step_goes_on_from_its_last_step(ctx, people, monkeypatch):
+    small_steps(monkeypatch)
+    ids = add_many(ctx, people["root"], "FACT", 9)
+    with ctx.db.begin() as tx:
+        tx.execute("UPDATE candidates SET updated_at = now() - interval '2 hours' WHERE id = %s", (ids[8],))
+    lose_push(ctx, ids[8])
+    full = queue_index.FullRepair(ctx)
+    assert queue_index.repair_queues(ctx, settle=0, budget=0) == []  # started, first page sorted
+    while ctx.redis.hget(full.PASS, "phase") != b"compare":
+        queue_index.repair_queues(ctx, settle=0, budget=0)
+    queue_index.repair_queues(ctx, settle=0, budget=0)  # the first id range compared
+    assert ctx.redis.hget(full.PASS, "bucket") == b"1"
+
+    def died(*_args, **_kwargs):
+        raise ConnectionError("the sweeper was killed mid-step")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(queue_index, "reconcile", died)  # dies once it found the loss, before the rebuild
+        with pytest.raises(ConnectionError):
+            while True:
+                queue_index.repair_queues(ctx, settle=0, budget=0)
+    assert ctx.redis.hget(full.PASS, "bucket") == b"3"  # the range with the lost id is to do again
+    # A push lost now, while the comparison runs, is the watermark's to find: it is found too.
+    [late] = add_many(ctx, people["root"], "FACT", 1, prefix="L")
+    lose_push(ctx, late)
+    found = []
+    while full.running():
+        found += queue_index.repair_queues(ctx, settle=0, budget=0)
+    assert found == ["FACT"]
+    assert queue_index.queue(ctx).ids("FACT") == [*ids, late]
+
+
+def test_two_sweeps_never_overlap_however_long_one_takes(ctx, people, monkeypatch):
+    import threading
+    import time
+
+    from r2k.core.services import grey
+
+    monkeypatch.setattr(sweeps, "SWEEP_LOCK_SECONDS", 0.6)
+    real = grey.sweep
+    inside = threading.Event()
+
+    def slow(context):
+        inside.set()
+        time.sleep(1.8)  # three leases
+        return real(context)
+
+    monkeypatch.setattr(grey, "sweep", slow)
+    first = {}
+    runner = threading.Thread(target=lambda: first.update(sweeps.sweep_all(ctx)))
+    runner.start()
+    assert inside.wait(10)
+    time.sleep(1.0)  # past the first lease
+    assert sweeps.sweep_all(ctx) == {"skipped": "another sweep is running"}
+    runner.join()
+    assert "claims" in first
+    monkeypatch.setattr(grey, "sweep", real)
+    assert "claims" in sweeps.sweep_all(ctx)  # released at its end
+
+
+def test_a_sweep_whose_lock_lapsed_leaves_the_next_ones_lock_alone(ctx, people, monkeypatch):
+    from r2k.core.services import grey
+
+    real = grey.sweep
+
+    def lapsed(context):
+        context.redis.set(sweeps.SWEEP_LOCK, "4242:another", px=5000)  # Redis lost it; another took it
+        return real(context)
+
+    monkeypatch.setattr(grey, "sweep", lapsed)
+    assert "claims" in sweeps.sweep_all(ctx)
+    assert ctx.redis.get(sweeps.SWEEP_LOCK) == b"4242:another"
+
+
+def test_many_changed_ids_are_looked_for_near_the_ends_then_in_a_frozen_copy(ctx, people):
+    ids = add_many(ctx, people["root"], "FACT", 40)
+    q = queue_index.queue(ctx)
+    assert q.not_held_near_ends("FACT", ids[:3] + ids[-3:], near=0, page=2) == set()
+    assert q.not_held_near_ends("FACT", [ids[20]], near=0, page=2) == set()  # deep: the copy has it
+    lose_push(ctx, ids[20])
+    assert q.not_held_near_ends("FACT", [ids[20], ids[0]], near=0, page=2) == {ids[20]}
+    assert q.not_in_copy("FACT", {ids[20], ids[5]}, page=3) == {ids[20]}
+    assert not list(ctx.redis.scan_iter(match="raw_to_knowledge:val_queue:*:copy:*"))
+
+
+def test_migration_0028_counts_the_candidates_a_database_made_before_holds_and_keeps_them_in_step(ctx, services):
+    """A database at 0025 holding candidates gets their counts; a COPY, an update and a delete after
+    keep them in step (the triggers), and a rolled back move leaves them as they were."""
+    import os
+
+    import psycopg
+
+    from r2k.core import migrations
+
+    from .conftest import scratch_databases
+
+    def counted(conn) -> dict:
+        return {(h, s): n for h, s, n in conn.execute(
+            "SELECT horn_type, state, sum(n) FROM queue_counts GROUP BY 1, 2 HAVING sum(n) <> 0")}
+
+    def truth(conn) -> dict:
+        return {(h, s): n for h, s, n in conn.execute(
+            "SELECT horn_type, state, count(*) FROM candidates GROUP BY 1, 2")}
+
+    insert = ("INSERT INTO candidates (question, text, horn_type, state, origin, source_refs, created_by, "
+              "created_at, updated_at, version, queue_rank) SELECT 'Q' || g, 'S' || g, %s, %s, 'manual', '[]', "
+              "'root', now(), now(), 1, g FROM generate_series(1, %s) AS g")
+    with scratch_databases(services, f"r2k_before_0028_{os.getpid()}") as (url,):
+        migrations.upgrade(url, "0025")
+        with psycopg.connect(url) as conn:
+            conn.execute(insert, ("FACT", "PENDING", 3))
+            conn.execute(insert, ("RULE", "IN_REVIEW", 2))
+        migrations.upgrade(url, "head")
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert counted(conn) == truth(conn) == {("FACT", "PENDING"): 3, ("RULE", "IN_REVIEW"): 2}
+            with conn.cursor().copy("COPY candidates (question, text, horn_type, state, origin, source_refs, "
+                                    "created_by, created_at, updated_at, version, queue_rank) FROM STDIN") as copy:
+                for g in range(4):
+                    copy.write_row((f"C{g}", "S", "FACT", "PENDING", "manual", "[]", "root", "2026-01-01",
+                                    "2026-01-01", 1, 100 + g))
+            conn.execute("UPDATE candidates SET state = 'APPROVED' WHERE horn_type = 'RULE'")
+            conn.execute("DELETE FROM candidates WHERE id = (SELECT min(id) FROM candidates)")
+            with pytest.raises(psycopg.errors.DivisionByZero), conn.transaction():
+                conn.execute("UPDATE candidates SET state = 'DISPUTED' WHERE horn_type = 'FACT'")
+                conn.execute("SELECT 1 / 0")
+            assert counted(conn) == truth(conn) == {("FACT", "PENDING"): 6, ("RULE", "APPROVED"): 2}

@@ -1,7 +1,8 @@
 """The queue picker: one row per Horn type with its pending work; enter opens the review screen.
 
-Counts come from `candidate_views.queue_stats` (index-backed), never from candidate lists, so the
-picker opens as fast with a million candidates as with ten.
+Counts come from `candidate_views.queue_stats`: the counts kept with every move (`queue_counts`,
+docs/architecture.md, "Queues"), never a count of the rows, so the picker opens as fast with ten
+million candidates as with ten.
 """
 from __future__ import annotations
 

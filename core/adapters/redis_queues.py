@@ -20,7 +20,8 @@ import threading
 import time
 import uuid
 import weakref
-from typing import Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from redis.exceptions import ConnectionError, LockError, NoScriptError, TimeoutError
 
@@ -117,6 +118,22 @@ for i = 2, #ARGV do
   end
 end
 return missing
+"""
+
+
+# A frozen copy (KEYS[3]) of a partition's list (KEYS[1]) with its in-flight ids (KEYS[2]) after it,
+# made in one step (COPY is a copy of the list's nodes, not a walk of its ids), lasting ARGV[1]
+# seconds: it is read in pages at leisure while claims go on, where reading the live list in pages
+# would skip the ids a pop shifted across a page's edge. For the queue sweep's repair check.
+_FREEZE = """
+redis.call('DEL', KEYS[3])
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('COPY', KEYS[1], KEYS[3]) end
+local flying = redis.call('ZRANGE', KEYS[2], 0, -1)
+for i = 1, #flying, 5000 do
+  redis.call('RPUSH', KEYS[3], unpack(flying, i, math.min(i + 4999, #flying)))
+end
+redis.call('EXPIRE', KEYS[3], ARGV[1])
+return redis.call('LLEN', KEYS[3])
 """
 
 
@@ -354,6 +371,9 @@ atexit.register(send_all_settles)
 os.register_at_fork(after_in_child=_forget_settles_in_child)
 
 
+PAGE = 10_000  # ids a page of a partition read in steps holds: Redis serves it in about a millisecond
+
+
 class ValidationQueue:
     def __init__(self, redis):
         self.redis = redis
@@ -362,6 +382,7 @@ class ValidationQueue:
         self._rescue = redis.register_script(_RESCUE)
         self._move = redis.register_script(_MOVE)
         self._not_near = redis.register_script(_NOT_NEAR)
+        self._freeze = redis.register_script(_FREEZE)
         self._line = ClaimLine(redis)
         self._settles = ClaimSettles(self._send_settles)
 
@@ -539,13 +560,58 @@ class ValidationQueue:
     def not_held(self, horn_type: str, ids: list[int], near: int = 5000) -> set[int]:
         """Of `ids`, those the partition holds neither listed nor in flight. First in one bounded
         step (_NOT_NEAR: in flight, or among the `near` entries at either end of the list); only
-        if some are not found there, the partition's ids read once for them."""
+        if some are not found there, the partition's frozen copy read in pages for them."""
         send_all_settles()
         if not ids:
             return set()
         far = {int(i) for i in self._not_near(keys=[queue_key(horn_type), inflight_key(horn_type)],
                                               args=[near, *ids])}
-        return far - self.held_ids(horn_type) if far else far
+        return self.not_in_copy(horn_type, far) if far else far
+
+    def not_held_near_ends(self, horn_type: str, ids: list[int], near: int = 5000,
+                           page: int = PAGE) -> set[int]:
+        """`not_held` for many ids (more than one Lua step should look up one by one): the ends of
+        the list read in pages, each as long as `ids` plus `near` (an id pushed since lies within
+        that many entries of the end it went to: only later pushes to that end come after it), with
+        the ids in flight; only those not found there are looked for in the frozen copy."""
+        send_all_settles()
+        wanted = set(ids)
+        if not wanted:
+            return wanted
+        wanted -= self.in_flight(horn_type)
+        reach = len(ids) + near
+        for start in range(0, reach, page):
+            stop = min(start + page, reach) - 1
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.lrange(queue_key(horn_type), start, stop)
+            pipe.lrange(queue_key(horn_type), -stop - 1, -start - 1)
+            head, tail = pipe.execute()
+            wanted -= {int(i) for i in head} | {int(i) for i in tail}
+            if not wanted or len(head) < stop - start + 1:
+                break  # all found, or the list is shorter than the reach: both ends read whole
+        wanted -= self.in_flight(horn_type)  # popped while the ends were read
+        return self.not_in_copy(horn_type, wanted) if wanted else wanted
+
+    def freeze(self, horn_type: str, key: str, ttl: int) -> int:
+        """Copy the partition (listed, then in flight) to `key` in one step (_FREEZE); its length."""
+        send_all_settles()
+        return int(self._freeze(keys=[queue_key(horn_type), inflight_key(horn_type), key], args=[ttl]))
+
+    def not_in_copy(self, horn_type: str, ids: set[int], page: int = PAGE) -> set[int]:
+        """Of `ids`, those a frozen copy of the partition lacks, read in pages of `page` (Redis
+        never serves the whole list in one reply, which held every claim back for seconds at
+        10,000,000 ids); a claim in between is on the copy's in-flight side."""
+        key = f"{queue_key(horn_type)}:copy:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        missing = set(ids)
+        try:
+            size = self.freeze(horn_type, key, 600)
+            for start in range(0, size, page):
+                missing -= {int(i) for i in self.redis.lrange(key, start, start + page - 1)}
+                if not missing:
+                    break
+        finally:
+            self.redis.delete(key)
+        return missing
 
     def rebuild(self, horn_type: str, ids: list[int], chunk: int = 5000) -> None:
         """Replace the partition with `ids` in order, atomically (a reader sees old or new, never half)."""

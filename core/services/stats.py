@@ -143,8 +143,8 @@ def _queues(tx, horn_types: list[str], at: datetime) -> list[dict]:
         return []
     rows = tx.all(
         "SELECT h AS horn_type, "
-        " (SELECT count(*) FROM candidates WHERE horn_type = h AND state = 'PENDING') "
-        "  + (SELECT count(*) FROM candidates WHERE horn_type = h AND state = 'DISPUTED') AS depth, "
+        " (SELECT coalesce(sum(n), 0)::bigint FROM queue_counts WHERE horn_type = h "  # kept with each move
+        "   AND state IN ('PENDING', 'DISPUTED')) AS depth, "
         " (SELECT min(created_at) FROM candidates WHERE horn_type = h AND state = 'PENDING') AS oldest, "
         " (SELECT count(*) FROM validation_records v JOIN candidates c ON c.id = v.candidate_id "
         "   WHERE v.created_at >= %s AND c.horn_type = h) AS last_hour "

@@ -7,8 +7,15 @@ still come back: at most once per interval across all the workstations open.
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import threading
+import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
+
+from redis.exceptions import LockError
 
 from .. import audit
 
@@ -16,6 +23,7 @@ if TYPE_CHECKING:
     from ..context import Context
 
 SWEEP_LOCK = "raw_to_knowledge:sweep_lock"              # one sweep at a time, whoever runs it
+SWEEP_LOCK_SECONDS = 10.0  # the lock's lease; the sweep holding it renews it every third of that
 UNATTENDED_KEY = "raw_to_knowledge:sweep_unattended"    # the last workstation sweep, for an interval
 
 
@@ -23,16 +31,48 @@ def sweep_all(ctx: Context) -> dict:
     """One sweep of everything; skipped while another is running."""
     from . import generation, grey, tasks, webhooks
 
-    if not ctx.redis.set(SWEEP_LOCK, os.getpid(), nx=True, ex=10):
-        return {"skipped": "another sweep is running"}
-    try:
+    with sweep_turn(ctx) as mine:
+        if not mine:
+            return {"skipped": "another sweep is running"}
         swept = {"claims": sweep_claims(ctx), "grey": grey.sweep(ctx), "work_items": generation.recover(ctx),
                  "tasks": tasks.recover(ctx), "graph": sweep_graph(ctx),
                  "webhooks": webhooks.requeue_pending(ctx)}
         audit.checkpoint_if_due(ctx)  # the time-based checkpoint, when nothing commits; logs its own failure
         return swept
+
+
+@contextlib.contextmanager
+def sweep_turn(ctx: Context, seconds: float | None = None) -> Iterator[bool]:
+    """The sweep lock, held for as long as the sweep runs: a thread renews its lease every third of
+    `seconds` (SWEEP_LOCK_SECONDS), so a sweep slower than the lease (a slow graph, a large queue)
+    never lets a second one start beside it, while a sweeper killed mid-sweep frees it within one
+    lease. Released only if still ours (a token: the pid and a random part), never another's."""
+    seconds = SWEEP_LOCK_SECONDS if seconds is None else seconds
+    lock = ctx.redis.lock(SWEEP_LOCK, timeout=seconds, thread_local=False)
+    if not lock.acquire(blocking=False, token=f"{os.getpid()}:{uuid.uuid4().hex[:8]}"):
+        yield False
+        return
+    done = threading.Event()
+
+    def renew() -> None:
+        while not done.wait(seconds / 3):
+            try:
+                lock.reacquire()
+            except LockError:  # lapsed (Redis away longer than the lease): another may sweep now
+                logging.getLogger(__name__).warning("the sweep lost its lock before it ended")
+                return
+            except Exception as exc:  # noqa: BLE001 - Redis unreachable: tried again at the next third
+                logging.getLogger(__name__).debug("could not renew the sweep lock: %s", exc)
+
+    renewer = threading.Thread(target=renew, name="sweep-lock", daemon=True)
+    renewer.start()
+    try:
+        yield True
     finally:
-        ctx.redis.delete(SWEEP_LOCK)
+        done.set()
+        renewer.join()
+        with contextlib.suppress(LockError):
+            lock.release()
 
 
 def sweep_now(ctx: Context, actor) -> dict:
