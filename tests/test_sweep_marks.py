@@ -169,6 +169,26 @@ def test_a_drift_in_the_counts_is_repaired_by_the_full_comparison(ctx, people, s
     assert queue_index.recount(ctx, "FACT", "DISPUTED") == 0  # nothing left to repair
 
 
+
+def test_the_stripes_of_backends_that_ended_are_folded_into_one_by_a_recount(ctx, people):
+    """A count has a stripe per backend that moved a candidate (migration 0028); backends come and go,
+    so without folding, a count's rows would grow with every connection ever made."""
+    add_many(ctx, people["root"], "FACT", 3)
+    with ctx.db.read() as tx:
+        live = {r["pid"] for r in tx.all("SELECT pid FROM pg_stat_activity")}
+    ended = [pid for pid in range(4_000_000, 4_000_100) if pid not in live][:2]
+    with ctx.db.begin() as tx:  # two backends that are gone: one queued a FACT candidate, one claimed it
+        for pid, n in zip(ended, (1, -1)):
+            tx.execute("INSERT INTO queue_counts (horn_type, state, stripe, n) VALUES ('FACT', 'PENDING', %s, %s)",
+                       (pid, n))
+    before = picker(ctx)["FACT"]
+    assert queue_index.recount(ctx, "FACT", "PENDING") == 0  # folding is no drift: the sum is the same
+    with ctx.db.read() as tx:
+        stripes = [r["stripe"] for r in tx.all(
+            "SELECT stripe FROM queue_counts WHERE horn_type = 'FACT' AND state = 'PENDING' ORDER BY stripe")]
+    assert not set(ended) & set(stripes) and 0 in stripes
+    assert picker(ctx)["FACT"] == before == (3, 0, 0)
+
 def small_steps(monkeypatch) -> None:
     """Pages of 2 ids and buckets 3 ids wide: a handful of candidates take many steps."""
     monkeypatch.setattr(queue_index.FullRepair, "PAGE", 2)

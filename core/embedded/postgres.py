@@ -478,6 +478,11 @@ def grant_app(owner_url: str) -> None:
         # the app may call it (its migration closes it to PUBLIC).
         if conn.execute("SELECT to_regprocedure('r2k_events_watermark()')").fetchone()[0]:
             conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION r2k_events_watermark() TO {}").format(sql.Identifier(APP)))
+        # Folding the queue counts' stripes of ended backends deletes their rows, as the owner
+        # (migration 0028); the app may call it.
+        if conn.execute("SELECT to_regprocedure('r2k_fold_queue_counts(text, text)')").fetchone()[0]:
+            conn.execute(sql.SQL("GRANT EXECUTE ON FUNCTION r2k_fold_queue_counts(text, text) TO {}")
+                         .format(sql.Identifier(APP)))
         # Recording an embedding model makes the HNSW indexes for its dimension, as the owner
         # (core/migrations/vectors.py); the app may call it, and nothing else of the kind.
         if conn.execute("SELECT to_regprocedure('r2k_record_embedding_model(text, integer, text)')").fetchone()[0]:

@@ -350,7 +350,12 @@ def recount(ctx: Context, horn: str, state: str) -> int:
     later is right whatever moves commit meanwhile (a count read again after it sees it added: a
     recount done twice adds it once). The read is a query of its own, so it may run in parallel.
     A drift has no cause in r2k (every move counts in its own transaction); this repairs one made
-    outside it (rows changed with the triggers off, as a restore in replica mode does)."""
+    outside it (rows changed with the triggers off, as a restore in replica mode does).
+    First the stripes of backends that have ended are folded into stripe 0, in one transaction (the
+    sum stays what it was), so a count keeps a row per live backend, not one per connection ever made;
+    a new backend given an ended one's pid meanwhile waits on the row or writes a new one."""
+    with ctx.db.begin() as tx:
+        tx.execute("SELECT r2k_fold_queue_counts(%s, %s)", (horn, state))
     with ctx.db.read() as tx:
         drift = int(tx.scalar(
             "SELECT (SELECT count(*) FROM candidates WHERE horn_type = %(h)s AND state = %(s)s) "

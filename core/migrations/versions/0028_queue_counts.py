@@ -6,7 +6,8 @@ touched, so a COPY of a million rows costs one aggregate, not a million updates)
 backend's pid: two transactions never share a row, so a claim waits on no one else's count and no
 two can deadlock over them. A count is the sum of its stripes: what the picker reads instead of
 counting every queued row (403 ms at 10,000,000 candidates). The sweep's full repair recounts one
-(Horn type, state) at a time and adds any drift to stripe 0 (`queue_index.recount`).
+(Horn type, state) at a time, first folding the stripes of ended backends into stripe 0
+(`r2k_fold_queue_counts`), and adds any drift to stripe 0 (`queue_index.recount`).
 
 Revision ID: 0028
 Revises: 0025
@@ -56,6 +57,18 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- The stripes of backends that have ended, folded into stripe 0 (the sum unchanged), so a count keeps a
+-- row per live backend: the owner's, as the application role may not DELETE (queue_index.recount).
+CREATE FUNCTION r2k_fold_queue_counts(horn text, st text) RETURNS void LANGUAGE sql SECURITY DEFINER
+SET search_path = public, pg_temp AS $$
+    WITH ended AS (DELETE FROM queue_counts q WHERE q.horn_type = horn AND q.state = st AND q.stripe <> 0
+                     AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = q.stripe) RETURNING q.n)
+    INSERT INTO queue_counts (horn_type, state, stripe, n) SELECT horn, st, 0, sum(n) FROM ended
+    HAVING count(*) > 0
+    ON CONFLICT (horn_type, state, stripe) DO UPDATE SET n = queue_counts.n + EXCLUDED.n;
+$$;
+REVOKE ALL ON FUNCTION r2k_fold_queue_counts(text, text) FROM PUBLIC;
+
 CREATE TRIGGER candidates_counted_insert AFTER INSERT ON candidates
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION queue_counts_add();
 CREATE TRIGGER candidates_counted_update AFTER UPDATE ON candidates
@@ -80,4 +93,5 @@ def downgrade() -> None:
         op.execute(f"DROP TRIGGER IF EXISTS candidates_counted_{name} ON candidates")
     op.execute("DROP FUNCTION IF EXISTS queue_counts_add()")
     op.execute("DROP FUNCTION IF EXISTS queue_counts_truncate()")
+    op.execute("DROP FUNCTION IF EXISTS r2k_fold_queue_counts(text, text)")
     op.execute("DROP TABLE IF EXISTS queue_counts")
