@@ -3,9 +3,10 @@ answers embedded as they are written, the recorded model, `r2k index rebuild`, a
 `services status` says about retrieval.
 
 - **Writes.** A document's passages and extracted candidates are embedded in one batch by
-  `index_document`, after ingest wrote them; any other candidate as it is created, and an answer as
-  it is published (reactions). Each write is one INSERT guarded by the recorded model, so a vector of
-  another model never lands beside the index's.
+  `index_document`, after ingest wrote them (with the shipped model, embedded while the document
+  before it is stored: `ahead`), and written by one binary COPY; any other candidate as it is
+  created, and an answer as it is published (reactions), by one INSERT. Each write is guarded by the
+  recorded model, so a vector of another model never lands beside the index's.
 - **The model.** The first write records the model and its dimension (`embedding_index`, with the
   HNSW indexes for that dimension: core/migrations/vectors.py). A configured model that differs from
   the recorded one (or answers with another dimension) is refused with `EmbeddingsMismatch`, naming
