@@ -150,7 +150,8 @@ def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
     return summary.as_dict()
 
 
-READ_AHEAD = 4  # files read and parsed ahead of the one being stored: enough to keep the database busy
+READ_AHEAD = 2  # files read and parsed ahead of the one being stored: enough to keep the database busy, and
+# few enough that a run of big files (up to 32 MB each) holds only a few in memory
 
 
 @dataclass
