@@ -302,6 +302,46 @@ def test_search_ranks_by_words_and_meaning_excluding_and_flagging_by_status(ctx,
     assert readout[kept["id"]]["disputed"] is True and fleet["id"] not in readout
 
 
+def test_an_ingest_stores_each_vector_as_the_embedder_gives_it_for_the_text_stored(ctx, people, tmp_path):
+    """An ingest embeds a document while the one before it is stored and writes the vectors by one
+    binary COPY: each passage's and candidate's stored vector is the embedder's own for the text
+    stored, to the bit, also for a document whose candidates are not the statements it was embedded
+    for (one of them another document's: embedded where it is written)."""
+    from r2k.core.adapters.embeddings import StaticEmbedder, literal
+
+    if not has_pgvector(ctx):
+        pytest.skip("this PostgreSQL has no pgvector")
+    shared = "Every forklift is inspected by the shift lead before its first use of the day."
+    (tmp_path / "a.md").write_text(f"# Forklifts\n\n{shared}\n\n## Charging\n\nBatteries are charged "
+                                   "overnight in bay seven of the yard.\n")
+    (tmp_path / "b.md").write_text(f"# Yard\n\n{shared}\n\nVisitors wear a yellow vest in every part of the "
+                                   "yard at all times.\n")
+    summary = ingest.ingest(ctx, people["root"], [tmp_path])
+    assert (summary["documents"], summary["merged"]) == (2, 1)
+    embedder = StaticEmbedder()
+    with ctx.db.read() as tx:
+        for kind, k in embeddings.KINDS.items():
+            if kind == "answer":
+                continue
+            where = "s.document_id = %s" + (" AND s.origin = 'extracted'" if kind == "candidate" else "")
+            for document_id in summary["document_ids"]:
+                rows = tx.all(f"SELECT s.id, {k.text} AS body FROM {k.source} s WHERE {where} ORDER BY s.id",
+                              (document_id,))
+                assert rows
+                for row, vector in zip(rows, embedder.embed([r["body"] for r in rows])):
+                    assert tx.scalar(f"SELECT embedding = %s::vector FROM {k.table} WHERE {k.key} = %s",
+                                     (literal(vector), row["id"])) is True, (kind, row["body"])
+
+
+def test_the_binary_form_of_a_vector_is_pgvectors():
+    """Rows (id, vector) in COPY's binary form: the signature, each row's two fields (an 8-byte id;
+    the dimension, a zero, then big-endian float4s), the trailer."""
+    data = embeddings.binary_copy([7], [[0.5, -0.25]])
+    assert data == (b"PGCOPY\n\xff\r\n\x00" + bytes(8) + b"\x00\x02" + b"\x00\x00\x00\x08" + (7).to_bytes(8, "big")
+                    + b"\x00\x00\x00\x0c" + b"\x00\x02\x00\x00" + b"\x3f\x00\x00\x00" + b"\xbe\x80\x00\x00"
+                    + b"\xff\xff")
+
+
 # ----------------------------------------------------------------------------- without pgvector
 
 @pytest.mark.compat

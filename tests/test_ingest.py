@@ -6,6 +6,9 @@ and grey entries matched against a new document through an index."""
 from __future__ import annotations
 
 import json
+import threading
+
+import pytest
 
 from r2k.core.services import candidate_views, candidates, claims, conflicts, grey, ingest, queue_index
 from tests.conftest import r2k, r2k_json
@@ -374,3 +377,37 @@ def test_a_candidate_in_review_whose_statement_went_is_left_to_its_validator(ctx
     assert (summary["withdrawn"], summary["flagged"]) == (0, 0)
     still = candidate_views.get(ctx, licence["id"])
     assert (still["state"], still["claimed_by"]) == ("IN_REVIEW", "alice")
+
+
+def test_files_are_stored_in_their_order_while_the_next_are_read_and_a_stop_stops_the_reading(ctx, people, tmp_path):
+    """Files are read and parsed a few ahead of the one stored (in a thread): each is stored in the
+    order given, the progress ticks once per file in that order, a file that cannot be read is
+    skipped with its reason as before, and a stop part way (ctrl+c in the progress) stops the
+    reading too, leaving the files before it stored and nothing after."""
+    names = [f"doc{n}.md" for n in range(7)]
+    for n, name in enumerate(names):
+        (tmp_path / name).write_text(f"# Bay {n}\n\nThe crane in bay {n} lifts at most {n + 2} tonnes at a time.\n")
+    (tmp_path / "doc3.md").write_bytes(b"# Bay 3\n\nThe crane \xff lifts.\n")  # not UTF-8
+    ticks = []
+    summary = ingest.ingest(ctx, people["root"], [tmp_path], on_file=lambda path, i, n: ticks.append((path.name, i, n)))
+    assert ticks == [(name, i, 7) for i, name in enumerate(names)] + [("", 7, 7)]
+    assert [s["path"].rsplit("/", 1)[-1] for s in summary["skipped"]] == ["doc3.md"]
+    with ctx.db.read() as tx:
+        stored = [r["path"].rsplit("/", 1)[-1] for r in tx.all("SELECT path FROM source_documents ORDER BY id")]
+    assert stored == [name for name in names if name != "doc3.md"]
+
+    for name in names:
+        (tmp_path / name).write_text((tmp_path / name).read_text(errors="replace") + "\nA second crane is on order.\n")
+    seen = []
+
+    def stop(path, i, n):
+        seen.append(i)
+        if i == 2:
+            raise KeyboardInterrupt  # the operator's ctrl+c
+
+    with pytest.raises(KeyboardInterrupt):
+        ingest.ingest(ctx, people["root"], [tmp_path], on_file=stop)
+    assert seen == [0, 1, 2]
+    assert not [t for t in threading.enumerate() if t.name == "ingest-read-ahead"]
+    with ctx.db.read() as tx:
+        assert tx.scalar("SELECT count(*) FROM source_documents") == len(stored) + 2  # doc0 and doc1 again

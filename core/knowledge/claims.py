@@ -431,7 +431,7 @@ class _Reader:
             self.out.skipped.append((claim.line, why))
             return
         plain = claim.plain.strip()
-        letters = sum(ch.isalpha() for ch in plain)
+        letters = sum(map(str.isalpha, plain))
         if claim.kind == PARAGRAPH and claim.question and not asks(claim.text) and \
                 (_NAV_TEXT.match(plain) or _CROSS_REFERENCE.match(plain) and len(sentences(plain)) <= 1):
             self.out.dropped[NAVIGATION] += 1  # "See the next question.": no answer to the heading's question

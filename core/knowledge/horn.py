@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .verbs import VERBS, base
 
@@ -137,6 +138,7 @@ class Form:
     term: str = ""
 
 
+@lru_cache(maxsize=4096)  # asked of one form by each rule tried: pure, and a tenth of the parse
 def main_claim(form: Form) -> str:
     """The words a prohibition, an obligation or a condition is looked for in: the claim's first
     sentence (a definition's, after its term), without what is in brackets, quoted, or said of
@@ -149,6 +151,7 @@ def main_claim(form: Form) -> str:
     return _ELLIPTIC.sub("", _REPORTED.sub("", _QUOTED.sub("", text)))
 
 
+@lru_cache(maxsize=4096)  # asked of one form up to three times by horn_type
 def unsettled(form: Form) -> bool:
     text = _QUOTED.sub("", form.text.strip())
     return text.endswith("?") or bool(_UNSETTLED.search(text))

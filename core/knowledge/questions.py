@@ -14,6 +14,7 @@ by their section (`distinct`).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .claims import Claim, sentences
 from .documents import squeeze
@@ -248,6 +249,7 @@ _ROLE = re.compile(r"\{[\w:.-]+\}")  # MyST's {file}, {ref}
 _MARKER = re.compile(r"^(?:\(?\d+[.)]|\(?[a-z][.)]|[-*\u2022])\s+")
 
 
+@lru_cache(maxsize=4096)  # a sentence is tidied three times on its way to a question: pure
 def tidy(sentence: str) -> str:
     """A sentence as a question is made of it: no remark in brackets, no emphasis marks, no trailing stop."""
     sentence = re.sub(r"\{[\w:.-]+\}([^<{}]*?)\s*<[^<>]*>", r"\1", squeeze(sentence))  # {ref}`title <target>`

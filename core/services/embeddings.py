@@ -3,9 +3,10 @@ answers embedded as they are written, the recorded model, `r2k index rebuild`, a
 `services status` says about retrieval.
 
 - **Writes.** A document's passages and extracted candidates are embedded in one batch by
-  `index_document`, after ingest wrote them; any other candidate as it is created, and an answer as
-  it is published (reactions). Each write is one INSERT guarded by the recorded model, so a vector of
-  another model never lands beside the index's.
+  `index_document`, after ingest wrote them (with the shipped model, embedded while the document
+  before it is stored: `ahead`), and written by one binary COPY; any other candidate as it is
+  created, and an answer as it is published (reactions), by one INSERT. Each write is guarded by the
+  recorded model, so a vector of another model never lands beside the index's.
 - **The model.** The first write records the model and its dimension (`embedding_index`, with the
   HNSW indexes for that dimension: core/migrations/vectors.py). A configured model that differs from
   the recorded one (or answers with another dimension) is refused with `EmbeddingsMismatch`, naming
@@ -143,9 +144,13 @@ class Embeddings:
             raise EmbeddingsMismatch(recorded, self.model, known)
 
     # -- writes ----------------------------------------------------------------------------------
-    def write(self, tx: Tx, kind: str, rows: list[tuple[int, str]]) -> int:
+    def write(self, tx: Tx, kind: str, rows: list[tuple[int, str]], *, new: bool = False,
+              ahead: tuple[list[str], list[list[float]]] | None = None) -> int:
         """Embed `rows` (id, text) of `kind` and store their vectors. Returns how many were stored: 0
-        without pgvector, or when the endpoint failed (logged; `index rebuild` fills them in)."""
+        without pgvector, or when the endpoint failed (logged; `index rebuild` fills them in).
+        `new`: the rows were written by this transaction (no other can have a vector for them yet),
+        so their vectors go in by one binary COPY (`_copy`). `ahead`: texts and their vectors embedded
+        before (`ahead`), used when they are the rows' texts."""
         if not rows:
             return 0
         recorded = self.recorded(tx)
@@ -153,8 +158,9 @@ class Embeddings:
             return 0
         if recorded.model is not None:
             self.check(recorded)  # refused before anything is computed
+        texts = [text for _, text in rows]
         try:
-            vectors = self.embedder.embed([text for _, text in rows])
+            vectors = ahead[1] if ahead is not None and ahead[0] == texts else self.embedder.embed(texts)
         except EmbeddingsError as exc:
             log.warning("%d %s(s) stored without vectors (the embeddings endpoint: %s): `r2k index rebuild` "
                         "embeds them", len(rows), kind, exc.detail)
@@ -163,7 +169,7 @@ class Embeddings:
         if recorded.model is None:
             recorded = self._record(tx, dimension, "ready")
         self.check(recorded, dimension)
-        return self._store(tx, kind, [row_id for row_id, _ in rows], vectors, recorded)
+        return (self._copy if new else self._store)(tx, kind, [row_id for row_id, _ in rows], vectors, recorded)
 
     def _record(self, tx: Tx, dimension: int, state: str) -> Recorded:
         row = tx.one("SELECT model, dimension, state FROM r2k_record_embedding_model(%s, %s, %s)",
@@ -183,15 +189,30 @@ class Embeddings:
             self.check(self.recorded(tx) or recorded, len(vectors[0]))
         return stored
 
-    def write_where(self, tx: Tx, kind: str, where: str, params: tuple) -> int:
+    def _copy(self, tx: Tx, kind: str, ids: list[int], vectors: list[list[float]], recorded: Recorded) -> int:
+        """The vectors of rows this transaction wrote, by one COPY in pgvector's binary form: the text
+        form cost a repr of every vector here and a parse of every number in PostgreSQL, about a
+        tenth of an ingest (bench/ingest.py). Guarded by the recorded model as `_store` is."""
+        k = KINDS[kind]
+        if not tx.scalar("SELECT EXISTS (SELECT 1 FROM embedding_index WHERE model = %s AND dimension = %s)",
+                         (recorded.model, recorded.dimension)):
+            self.forget()  # another model was recorded meanwhile (a rebuild elsewhere)
+            self.check(self.recorded(tx) or recorded, len(vectors[0]))
+            return 0
+        with tx.conn.cursor().copy(f"COPY {k.table} ({k.key}, embedding) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.write(binary_copy(ids, vectors))
+        return len(ids)
+
+    def write_where(self, tx: Tx, kind: str, where: str, params: tuple, *, new: bool = False,
+                    ahead: tuple[list[str], list[list[float]]] | None = None) -> int:
         """Embed the rows of `kind` that `where` (over the source table as `s`) picks and that have no
-        vector yet."""
+        vector yet (`new`, `ahead`: as `write`)."""
         if self.recorded(tx) is None:
             return 0
         k = KINDS[kind]
         rows = tx.all(f"SELECT s.id, {k.text} AS body FROM {k.source} s WHERE {where} AND NOT EXISTS "
                       f"(SELECT 1 FROM {k.table} v WHERE v.{k.key} = s.id) ORDER BY s.id", params)
-        return self.write(tx, kind, [(r["id"], r["body"]) for r in rows])
+        return self.write(tx, kind, [(r["id"], r["body"]) for r in rows], new=new, ahead=ahead)
 
     # -- reads -----------------------------------------------------------------------------------
     def question(self, tx: Tx, text: str) -> tuple[str, int] | None:
@@ -225,14 +246,66 @@ def configured_model(settings) -> str:
 
 # ----------------------------------------------------------------------------- writes, by kind
 
-def index_document(tx: Tx, document_id: int) -> int:
+@dataclass
+class Ahead:
+    """A document's texts as its passages and candidates will embed them, with their vectors,
+    computed while the document before it is stored (`ingest._read_ahead`)."""
+    passages: tuple[list[str], list[list[float]]]
+    candidates: tuple[list[str], list[list[float]]]
+
+
+def embeds_ahead(ctx: Context) -> bool:
+    """Whether an ingest embeds its documents ahead of storing them: with the shipped model only (in
+    process, never failing on text; an endpoint's failure is handled where the rows are written) and
+    when there is a vector index to write to."""
+    embeddings: Embeddings = ctx.embeddings
+    if not isinstance(embeddings.embedder, StaticEmbedder):
+        return False
+    with ctx.db.read() as tx:
+        return embeddings.recorded(tx) is not None
+
+
+def ahead(sections, units) -> Ahead:
+    """The vectors of a document's sections and of its statements' candidates, of the texts KINDS
+    reads back for them once stored (the candidate's question and text stripped, as
+    candidates.create_candidates stores them). `index_document` uses them only when the rows it
+    reads back are these texts, in this order: the same batches, so the same vectors."""
+    embedder = StaticEmbedder()
+    passages = [f"{x.heading}\n{x.text}" if x.heading else x.text for x in sections]
+    candidates = [f"{u.question.strip()}\n{u.text.strip()}" for u in units]
+    return Ahead((passages, embedder.embed(passages)), (candidates, embedder.embed(candidates)))
+
+
+def index_document(tx: Tx, document_id: int, ahead: Ahead | None = None) -> int:
     """After ingest wrote a document's passages and candidates: embed them, in batches, in the same
-    transaction. Returns how many vectors were stored."""
+    transaction (or take the vectors embedded `ahead` of it). Returns how many vectors were stored."""
     embeddings = tx.embeddings
     if embeddings is None:
         return 0
-    return (embeddings.write_where(tx, "passage", "s.document_id = %s", (document_id,))
-            + embeddings.write_where(tx, "candidate", "s.document_id = %s AND s.origin = 'extracted'", (document_id,)))
+    return (embeddings.write_where(tx, "passage", "s.document_id = %s", (document_id,), new=True,
+                                   ahead=ahead.passages if ahead else None)
+            + embeddings.write_where(tx, "candidate", "s.document_id = %s AND s.origin = 'extracted'", (document_id,),
+                                     new=True, ahead=ahead.candidates if ahead else None))
+
+
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)  # the signature, no flags, no header extension
+_COPY_TRAILER = b"\xff\xff"
+
+
+def binary_copy(ids: list[int], vectors: list[list[float]]) -> bytes:
+    """Rows (id bigint, embedding vector) in COPY's binary format, built by numpy in one go: each row
+    two fields, the id's 8 bytes and the vector as pgvector receives it (its dimension, a zero, then
+    each value a big-endian float4; the text form parsed each to the same float4)."""
+    import numpy
+
+    dimension = len(vectors[0])
+    row = numpy.dtype([("fields", ">i2"), ("id_length", ">i4"), ("id", ">i8"), ("vector_length", ">i4"),
+                       ("dimension", ">i2"), ("unused", ">i2"), ("values", ">f4", (dimension,))])
+    out = numpy.zeros(len(ids), dtype=row)
+    out["fields"], out["id_length"], out["id"] = 2, 8, ids
+    out["vector_length"], out["dimension"] = 4 + 4 * dimension, dimension
+    out["values"] = numpy.asarray(vectors, dtype=numpy.float64)
+    return _COPY_HEADER + out.tobytes() + _COPY_TRAILER
 
 
 def embed_candidate(tx: Tx, event: Event) -> None:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import psycopg
 
@@ -118,20 +120,20 @@ def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
     found = collect(paths, summary)
     if not found and not summary.skipped:
         raise InvalidInput(f"nothing to ingest: give files or folders of {SUFFIXES}")
-    for index, path in enumerate(found):
+    embed_ahead = embeddings.embeds_ahead(ctx)
+    for index, (path, name, raw, parts, failed) in enumerate(_read_ahead(found, embed_ahead)):
         if on_file:
             on_file(path, index, len(found))
-        name = files.shown(path)
         try:
-            raw = read(path)
-            # The reader by suffix (or a PDF's first bytes) parses the bytes; a text over DOCUMENT_BYTES
-            # comes back in parts of whole sections, each stored as a document of its own ("#part-2").
-            parts = extract_parts(Path(name), raw)
-            for n, doc in enumerate(parts):
+            if failed is not None:  # what reading it raised, handled here as before
+                raise failed
+            # The reader by suffix (or a PDF's first bytes) parsed the bytes; a text over DOCUMENT_BYTES
+            # came back in parts of whole sections, each stored as a document of its own ("#part-2").
+            for n, (doc, prepared) in enumerate(parts):
                 where = name if len(parts) == 1 else f"{name}#part-{n + 1}"
                 stored = summary.documents
                 store(ctx, actor, Path(where), raw if len(parts) == 1 else doc.content.encode("utf-8", "surrogatepass"),
-                      doc, summary)
+                      doc, summary, prepared)
                 if summary.documents > stored:  # what it said nothing with, and the parts left out, once
                     for reason, count in doc.dropped.items():
                         summary.dropped[reason] = summary.dropped.get(reason, 0) + count
@@ -148,16 +150,87 @@ def ingest(ctx: Context, actor: Actor, paths: Iterable[str | Path], *,
     return summary.as_dict()
 
 
-def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, summary: Summary) -> None:
+READ_AHEAD = 2  # files read and parsed ahead of the one being stored: enough to keep the database busy, and
+# few enough that a run of big files (up to 32 MB each) holds only a few in memory
+
+
+@dataclass
+class Prepared:
+    """What a document's transaction needs that reading it alone decides: its statements, its
+    sections, and (`embeddings.embeds_ahead`) the vectors of both."""
+    statements: dict[str, Unit]
+    sections: list[Section]
+    vectors: embeddings.Ahead | None = None
+
+
+def prepare(doc: Extracted, embed_ahead: bool = False) -> Prepared:
+    statements: dict[str, Unit] = {}  # statement -> its first unit (a statement said twice is one)
+    for unit in doc.units:
+        statements.setdefault(statement_of(unit.text), unit)
+    sections = sections_of(doc)
+    vectors = embeddings.ahead(sections, statements.values()) if embed_ahead else None
+    return Prepared(statements, sections, vectors)
+
+
+def _read_one(path: Path, embed_ahead: bool) -> tuple:
+    """A file read, parsed and prepared, or what that raised (raised again where it is stored)."""
+    name = files.shown(path)
+    try:
+        raw = read(path)
+        parts = extract_parts(Path(name), raw)
+        return path, name, raw, [(doc, prepare(doc, embed_ahead)) for doc in parts], None
+    except Exception as exc:  # noqa: BLE001 (handed over whole: the storing side handles it as before)
+        return path, name, None, [], exc
+
+
+def _read_ahead(found: list[Path], embed_ahead: bool) -> Iterator[tuple]:
+    """The files read and parsed (`_read_one`) in a thread of their own, in order, a few ahead of
+    the one stored: parsing is Python and the transaction mostly waits on PostgreSQL (its indexes),
+    so on two cores the one is done while the other waits. Stops when its reader stops."""
+    if len(found) < 2:
+        yield from (_read_one(path, embed_ahead) for path in found)
+        return
+    ready: queue.Queue = queue.Queue(maxsize=READ_AHEAD)
+    stopped = threading.Event()
+
+    def reading() -> None:
+        for path in found:
+            item = _read_one(path, embed_ahead)
+            while not stopped.is_set():
+                try:
+                    ready.put(item, timeout=0.2)
+                    break
+                except queue.Full:
+                    continue
+            if stopped.is_set():
+                return
+
+    thread = threading.Thread(target=reading, name="ingest-read-ahead", daemon=True)
+    thread.start()
+    try:
+        for _ in found:
+            while True:
+                try:
+                    yield ready.get(timeout=0.5)
+                    break
+                except queue.Empty:
+                    if not thread.is_alive() and ready.empty():  # stopped by what `_read_one` lets through
+                        raise RuntimeError("ingest: reading the files stopped part way") from None
+    finally:
+        stopped.set()
+        thread.join()
+
+
+def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, summary: Summary,
+          prepared: Prepared | None = None) -> None:
     """One document in one transaction, written in batches (docs/architecture.md, "Ingest"): the
     document, its passages, its statements, its new candidates and grey entries, and their events,
     in a few statements whatever its size. A file read before from the same place is a new version
     of it: the old one is kept, and only what changed between them becomes work (`_compare`)."""
     content_hash = hashlib.sha256(raw).hexdigest()
     location = os.path.abspath(path)
-    statements: dict[str, Unit] = {}  # statement -> its first unit (a statement said twice is one)
-    for unit in doc.units:
-        statements.setdefault(statement_of(unit.text), unit)
+    prepared = prepared or prepare(doc)
+    statements = prepared.statements
     with ctx.db.begin() as tx:
         # The locks serialise two ingests of one file, or of the same content; the unique index on
         # supersedes_id is the backstop (one version follows another).
@@ -177,9 +250,9 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
             "path": str(path), "title": doc.title[:300], "media_type": doc.media_type, "content": doc.content,
             "content_hash": content_hash, "created_by": actor.name, "location": location,
             "supersedes_id": previous["id"] if previous else None}, actor, event_type="ingested").row
-        _index_sections(tx, document, doc, previous)
+        _index_sections(tx, document, doc, prepared.sections, previous)
         outcome = _compare(tx, actor, document, doc, statements, previous)
-        embeddings.index_document(tx, document["id"])  # its passages and new candidates, in batches
+        embeddings.index_document(tx, document["id"], prepared.vectors)  # its passages and new candidates, in batches
         if doc.fragments:  # r2k's own words around the document's: cut to the limits
             grey.create_entries(tx, actor, [{
                 "subject": limits.clip(f"{doc.title}: {fragment.topic}", limits.GREY_SUBJECT),
@@ -198,13 +271,13 @@ def store(ctx: Context, actor: Actor, path: Path, raw: bytes, doc: Extracted, su
     summary.flagged += outcome["flagged"]
 
 
-def _index_sections(tx, document: dict, doc: Extracted, previous: dict | None) -> None:
+def _index_sections(tx, document: dict, doc: Extracted, sections: list[Section], previous: dict | None) -> None:
     """The retrieval index: the document's titled sections, in one statement; the version it
     replaces leaves the index (its rows stay, not current)."""
     title = doc.title[:300]
     tx.copy("source_passages", ("document_id", "ordinal", "span_start", "span_end", "text", "title", "heading"),
             [(document["id"], ordinal, x.start, x.end, x.text, title, x.heading)
-             for ordinal, x in enumerate(sections_of(doc))])
+             for ordinal, x in enumerate(sections)])
     if previous:
         tx.execute("UPDATE source_passages SET current = false WHERE document_id = %s", (previous["id"],))
 
