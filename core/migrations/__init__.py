@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-HEAD = "0025"
+HEAD = "0027"
 HERE = Path(__file__).resolve().parent
 
 
