@@ -137,8 +137,22 @@ def chain_key(aggregate_type: str, aggregate_id: str) -> str:
     return hashlib.sha256(f"{aggregate_type}\x00{aggregate_id}".encode()).hexdigest()
 
 
-def node_digest(children: list[bytes]) -> bytes:
-    return hashlib.sha256(b"\x01" + b"".join(children)).digest()
+def node_digest(children: bytes | bytearray) -> bytes:
+    """A node's digest from its 16 slots, 32 bytes each, in order (as audit_nodes stores them)."""
+    return hashlib.sha256(b"\x01" + children).digest()
+
+
+def slot_digest(children: bytes | bytearray, digit: str) -> bytes:
+    at = int(digit, 16) * 32
+    return bytes(children[at:at + 32])
+
+
+def slot_of(tree: PrefixTree, path: str) -> bytes:
+    """What fills the slot at `path` (in the node above it)."""
+    return slot_digest(tree.nodes[path[:-1]], path[-1])
+
+
+_EMPTY_NODE = _ZERO * RADIX
 
 
 class PrefixTree:
@@ -154,7 +168,7 @@ class PrefixTree:
     from the checkpoints' deltas). `occupant` names the chain whose leaf fills a slot."""
 
     def __init__(self):
-        self.nodes: dict[str, list[bytes]] = {"": [_ZERO] * RADIX}
+        self.nodes: dict[str, bytearray] = {"": bytearray(_EMPTY_NODE)}
         self.occupant: dict[str, tuple[str, str]] = {}
         self.dirty: set[str] = {""}
         self.written: set[str] = set()
@@ -172,7 +186,8 @@ class PrefixTree:
                 continue
             held = occupant.get(slot)
             if held is None or held == chain:
-                nodes[path][int(key[depth], 16)] = leaf
+                at = int(key[depth], 16) * 32
+                nodes[path][at:at + 32] = leaf
                 occupant[slot] = chain
                 self.dirty.add(path)
                 self._root = None
@@ -180,8 +195,9 @@ class PrefixTree:
             # Another chain's leaf fills the slot: the slot becomes a node holding both (and
             # deeper ones while their keys still agree, as the loop goes on).
             other = chain_key(*held)
-            below = [_ZERO] * RADIX
-            below[int(other[depth + 1], 16)] = nodes[path][int(key[depth], 16)]
+            below = bytearray(_EMPTY_NODE)
+            at = int(other[depth + 1], 16) * 32
+            below[at:at + 32] = slot_digest(nodes[path], key[depth])
             nodes[slot] = below
             del occupant[slot]
             occupant[slot + other[depth + 1]] = held
@@ -197,7 +213,8 @@ class PrefixTree:
             nodes = self.nodes
             for path in sorted(todo, key=len, reverse=True):
                 if path:
-                    nodes[path[:-1]][int(path[-1], 16)] = node_digest(nodes[path])
+                    at = int(path[-1], 16) * 32
+                    nodes[path[:-1]][at:at + 32] = node_digest(nodes[path])
             self.written |= todo  # the nodes whose slots changed: what the writer stores
             self.dirty = set()
             self._root = node_digest(nodes[""])
@@ -327,11 +344,12 @@ class Outcome:
                 "refused": self.refused, "skipped": self.skipped}
 
 
-def _rows(tx, sql: str, params=None) -> list[tuple]:
-    """Rows as tuples: the writer reads tens of thousands, where dicts cost more than the query."""
+def _rows(tx, sql: str, params=None, binary: bool = False) -> list[tuple]:
+    """Rows as tuples: the writer reads tens of thousands, where dicts cost more than the query.
+    `binary`: bytea as raw bytes, not hex text to parse (the tree's nodes, 512 bytes each)."""
     from psycopg.rows import tuple_row
 
-    return tx.conn.cursor(row_factory=tuple_row).execute(sql, params).fetchall()
+    return tx.conn.cursor(row_factory=tuple_row).execute(sql, params, binary=binary).fetchall()
 
 
 def _latest(tx) -> dict | None:
@@ -490,7 +508,7 @@ def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark:
         chain_count += row is None
     root = tree.root().hex()
     delta.sort()
-    nodes = [(path, b"".join(tree.nodes[path])) for path in sorted(tree.written)]
+    nodes = [(path, bytes(tree.nodes[path])) for path in sorted(tree.written)]
     return [], _Plan(delta, rows, nodes, rebuilt, root, count, chain_count)
 
 
@@ -516,10 +534,6 @@ def _whole_tree(tx, last: dict | None) -> tuple[PrefixTree, dict, list[str]]:
     return tree, anchored, []
 
 
-def _slots(children: bytes) -> list[bytes]:
-    return [children[n:n + 32] for n in range(0, RADIX * 32, 32)]
-
-
 def _paths(tx, last: dict, keys: dict[tuple[str, str], str]) -> tuple[PrefixTree, dict, list[str]]:
     """The stored nodes on the paths of the chains that moved, level by level from the root, each
     checked against the slot above it (the root against the previous signed root); and the leaf at
@@ -528,28 +542,29 @@ def _paths(tx, last: dict, keys: dict[tuple[str, str], str]) -> tuple[PrefixTree
     tree = PrefixTree()
     tree.dirty = set()
     problems: list[str] = []
-    root = _rows(tx, "SELECT children FROM audit_nodes WHERE path = ''")
-    if not root or len(root[0][0]) != RADIX * 32 or node_digest(_slots(root[0][0])) != bytes.fromhex(last["root"]):
+    root = _rows(tx, "SELECT children FROM audit_nodes WHERE path = ''", binary=True)
+    if not root or len(root[0][0]) != RADIX * 32 or node_digest(root[0][0]) != bytes.fromhex(last["root"]):
         return tree, {}, [f"the stored tree's root in audit_nodes does not match checkpoint {last['number']}'s signed root"]
-    tree.nodes[""] = _slots(root[0][0])
+    tree.nodes[""] = bytearray(root[0][0])
     pending = {chain: "" for chain in keys}  # chain -> the deepest node held on its path
     ends: dict[str, list[tuple[str, str]]] = {}  # the slot each path ends in -> its chains
     while pending:
         wanted: dict[str, list[tuple[str, str]]] = {}
         for chain, path in pending.items():
             wanted.setdefault(path + keys[chain][len(path)], []).append(chain)
-        found = dict(_rows(tx, "SELECT path, children FROM audit_nodes WHERE path = ANY(%s)", (list(wanted),)))
+        found = dict(_rows(tx, "SELECT path, children FROM audit_nodes WHERE path = ANY(%b)", (list(wanted),),
+                           binary=True))
         pending = {}
         for slot, members in wanted.items():
-            above = tree.nodes[slot[:-1]][int(slot[-1], 16)]
+            above = slot_of(tree, slot)
             if slot not in found:
                 ends[slot] = members
                 continue
             children = found[slot]
-            if len(children) != RADIX * 32 or node_digest(_slots(children)) != above:
+            if len(children) != RADIX * 32 or node_digest(children) != above:
                 problems.append(f"the stored tree node {slot} in audit_nodes was changed")
                 continue
-            tree.nodes[slot] = _slots(children)
+            tree.nodes[slot] = bytearray(children)
             pending.update((chain, slot) for chain in members)
     if problems:
         return tree, {}, problems
@@ -563,7 +578,7 @@ def _paths(tx, last: dict, keys: dict[tuple[str, str], str]) -> tuple[PrefixTree
                 "WHERE key BETWEEN decode(s->>1, 'hex') AND decode(s->>2, 'hex') LIMIT 2) h", (spans,)):
         held[slot].append((t, i, seq, digest))
     for slot, found_heads in held.items():
-        above = tree.nodes[slot[:-1]][int(slot[-1], 16)]
+        above = slot_of(tree, slot)
         if above == _ZERO:
             problems += [f"chain {t} {i}: audit_heads holds a head for it that no checkpoint anchored"
                          for t, i, _, _ in found_heads]
@@ -594,23 +609,26 @@ def _sign(ctx, last: dict | None, watermark: int, plan: _Plan) -> dict:
 
 
 NODE_BATCH = 20000  # nodes a statement upserts: bounded parameters however large the change
+HEAD_BATCH = 50000  # heads likewise
 
 
 def _store(tx, record: dict, plan: _Plan) -> None:
     from psycopg.types.json import Jsonb
 
-    # Thousands of rows as one JSON parameter: far cheaper to send than arrays adapted value by value.
-    tx.execute("INSERT INTO audit_heads (aggregate_type, aggregate_id, seq, hash, bucket, leaf, key) "
-               "SELECT e->>0, e->>1, (e->>2)::int, e->>3, (e->>4)::int, decode(e->>5, 'hex'), decode(e->>6, 'hex') "
-               "FROM jsonb_array_elements(%s::jsonb) e "
-               "ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET seq = EXCLUDED.seq, "
-               "hash = EXCLUDED.hash, bucket = EXCLUDED.bucket, leaf = EXCLUDED.leaf, key = EXCLUDED.key",
-               (json.dumps(plan.heads),))
+    # Thousands of rows as one JSON parameter: far cheaper to send than arrays adapted value by value;
+    # in batches, so the first checkpoint of millions of chains sends no gigabyte string.
+    for n in range(0, len(plan.heads), HEAD_BATCH):
+        tx.execute("INSERT INTO audit_heads (aggregate_type, aggregate_id, seq, hash, bucket, leaf, key) "
+                   "SELECT e->>0, e->>1, (e->>2)::int, e->>3, (e->>4)::int, decode(e->>5, 'hex'), "
+                   "decode(e->>6, 'hex') FROM jsonb_array_elements(%s::jsonb) e "
+                   "ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET seq = EXCLUDED.seq, "
+                   "hash = EXCLUDED.hash, bucket = EXCLUDED.bucket, leaf = EXCLUDED.leaf, key = EXCLUDED.key",
+                   (json.dumps(plan.heads[n:n + HEAD_BATCH]),))
     # Upserts, never a delete (the application's role may not delete): a node, once made, only
     # changes, as chains are never removed from the tree.
     for n in range(0, len(plan.nodes), NODE_BATCH):
         part = plan.nodes[n:n + NODE_BATCH]
-        tx.execute("INSERT INTO audit_nodes (path, children) SELECT * FROM unnest(%s::text[], %s::bytea[]) "
+        tx.execute("INSERT INTO audit_nodes (path, children) SELECT * FROM unnest(%b::text[], %b::bytea[]) "
                    "ON CONFLICT (path) DO UPDATE SET children = EXCLUDED.children",
                    ([p for p, _ in part], [c for _, c in part]))
     tx.execute("INSERT INTO audit_checkpoints (number, watermark, created_at, hash, record, delta) "
