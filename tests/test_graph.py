@@ -324,6 +324,42 @@ def test_the_sweep_catches_up_and_moves_its_mark_only_when_nothing_lags(ctx, peo
     assert graph_sync.status(ctx)["in_step"]
 
 
+def test_a_graph_far_behind_is_compared_whole_once_and_its_mark_moves_with_each_sweep(ctx, people, graph):
+    answers = [publish(ctx, people, f"What is established about topic {i}?", f"Topic {i} is settled.")
+               for i in range(3)]
+    graph.run("MATCH (n) DETACH DELETE n")  # a graph made anew: every answer lags, no mark
+    first = graph_sync.catch_up(ctx, limit=1)
+    assert first == {"compared": 3, "whole": True, "lagging": 3, "synced": 1}
+    # The oldest change is in step: the mark moves up to the next one, so the next sweeps compare
+    # what changed since, not the whole registry again.
+    assert graph_sync.catch_up(ctx, limit=1)["whole"] is False
+    assert graph_sync.catch_up(ctx, limit=1)["lagging"] == 1
+    assert graph_sync.catch_up(ctx) == {"compared": 3, "whole": False, "lagging": 0, "synced": 0}
+    assert sorted(nodes(graph)) == sorted(a["id"] for a in answers)
+    assert graph_sync.status(ctx)["in_step"]
+
+
+def test_the_catch_up_reads_what_changed_by_index_on_both_sides(ctx, people, graph):
+    """Cost, not time: with the mark set, PostgreSQL answers `updated_at >= …` from an index (the
+    planner told not to scan), and the graph has its Answer.updated index even when the catch-up is
+    the first thing to meet it."""
+    publish(ctx, people, "What is established about badge renewal?", "Badges are renewed every 12 months.")
+    with ctx.db.begin() as tx:
+        tx.execute("SET LOCAL enable_seqscan = off")
+        plan = "\n".join(r["QUERY PLAN"] for r in tx.all(
+            "EXPLAIN SELECT id, status, version, supersedes_id FROM approved_answers "
+            "WHERE updated_at >= to_timestamp(%s) ORDER BY id", (0.0,)))
+    assert "approved_answers_updated" in plan, plan
+    if isinstance(graph, FalkorGraph):
+        graph_sync.catch_up(ctx)  # in step, and the mark set
+        graph.run("DROP INDEX ON :Answer(updated)")  # a graph server restarted from an older dump
+        graph_sync._indexed.discard(id(graph))
+        assert graph_sync.catch_up(ctx)["lagging"] == 0  # nothing to sync: only the catch-up itself
+        indexed = [r for r in graph.run("CALL db.indexes() YIELD label, properties RETURN label, properties")
+                   if r["label"] == "Answer"]
+        assert any("updated" in r["properties"] for r in indexed), indexed
+
+
 def test_sync_is_idempotent_and_a_long_answer_text_never_reaches_the_graph(ctx, people, graph):
     long_text = "Nightly database backups are kept for 30 days in Frankfurt. " * 200  # ~12,000 characters
     question = "What is established about backup retention " + "in the main data centre " * 10 + "?"

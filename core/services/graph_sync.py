@@ -205,21 +205,29 @@ def _set_mark(graph, at: float) -> None:
 
 def catch_up(ctx: Context, *, limit: int = CATCH_UP_LIMIT) -> dict:
     """Sync what the graph lags on: answers changed since its mark, or all of them without one; at
-    most `limit` per call (the mark moves only once nothing before it lags)."""
+    most `limit` per call, the oldest changes first. Both sides read by index (PostgreSQL's
+    `approved_answers_updated`, the graph's Answer.updated), so a sweep costs what changed since the
+    mark. The mark moves past every answer now in step: to the newest change when nothing lags,
+    else to the oldest change still lagging, so a graph far behind (or with no mark) is compared
+    whole once, not at every sweep until it has caught up."""
     graph = ctx.graph
+    ensure_indexes(graph)  # the graph's side of "changed since the mark" is an index read
     mark = read_mark(graph)
     since = None if mark is None else mark - SLACK
     pg = _pg_versions(ctx, since)
     nodes = _graph_versions(graph) if since is None else _graph_versions(graph, "a.updated >= $since", since=since)
-    lag = _lagging(pg, nodes)
+    updated = {r["id"]: r["updated"] for r in pg}
+    lag = sorted(_lagging(pg, nodes), key=lambda i: (updated[i], i))
     todo = lag[:limit]
     # An answer the graph never had lost its publish's jobs together (one MULTI, core/reactions.py):
     # its contradiction check goes again with its sync. One the graph has only changed.
     unseen = _without_node(graph, todo)
     synced = (sync_answers(ctx, [i for i in todo if i not in unseen]) + sync_answers(ctx, sorted(unseen), detect=True)
               if todo else [])
-    if len(lag) <= limit and pg:
-        _set_mark(graph, max([r["updated"] for r in pg] + ([mark] if mark is not None else [])))
+    if pg:
+        moved = max(updated.values()) if len(lag) <= limit else updated[lag[limit]]
+        if mark is None or moved > mark:
+            _set_mark(graph, moved)
     return {"compared": len(pg), "whole": mark is None, "lagging": len(lag), "synced": len(synced)}
 
 
