@@ -33,7 +33,8 @@ LOAD_BATCH = 20000
 
 
 def load() -> str:
-    return "load %.2f %.2f %.2f" % os.getloadavg()
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
 
 
 def signed_rows(ctx, heads: dict[str, tuple[int, str]], ids: list[str]) -> list[tuple]:

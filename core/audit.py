@@ -542,6 +542,9 @@ def _paths(tx, last: dict, keys: dict[tuple[str, str], str]) -> tuple[PrefixTree
     tree = PrefixTree()
     tree.dirty = set()
     problems: list[str] = []
+    # Every read here is a handful of index rows; a table the planner has no statistics for yet (just
+    # filled by the first checkpoint, before autovacuum comes by) must not be scanned, per path.
+    tx.execute("SET LOCAL enable_seqscan = off")
     root = _rows(tx, "SELECT children FROM audit_nodes WHERE path = ''", binary=True)
     if not root or len(root[0][0]) != RADIX * 32 or node_digest(root[0][0]) != bytes.fromhex(last["root"]):
         return tree, {}, [f"the stored tree's root in audit_nodes does not match checkpoint {last['number']}'s signed root"]

@@ -339,6 +339,21 @@ def test_a_graph_far_behind_is_compared_whole_once_and_its_mark_moves_with_each_
     assert graph_sync.status(ctx)["in_step"]
 
 
+def test_a_sweep_syncs_hundreds_of_answers_the_graph_never_had_in_small_requests(ctx, people, graph):
+    """More lagging answers than one small request can name (a graph restored empty under a large
+    registry): the catch-up looks for their nodes in chunks, as it writes them."""
+    with ctx.db.begin() as tx:  # in bulk: the registry's rows, no publish jobs
+        tx.execute("WITH c AS (INSERT INTO candidates (question, text, horn_type, state, origin, created_by, "
+                   "created_at, updated_at, version, queue_rank) SELECT 'What is established about item ' || g || "
+                   "'?', 'Item ' || g || ' is settled.', 'FACT', 'APPROVED', 'manual', 'root', now(), now(), 1, 0 "
+                   "FROM generate_series(1, 800) g RETURNING id, question, text) INSERT INTO approved_answers "
+                   "(candidate_id, question, text, horn_type, status, published_by, created_at, updated_at, version) "
+                   "SELECT id, question, text, 'FACT', 'APPROVED', 'root', now(), now(), 1 FROM c")
+    result = graph_sync.catch_up(ctx)
+    assert (result["lagging"], result["synced"]) == (800, 800)
+    assert len(nodes(graph)) == 800
+
+
 def test_the_catch_up_reads_what_changed_by_index_on_both_sides(ctx, people, graph):
     """Cost, not time: with the mark set, PostgreSQL answers `updated_at >= …` from an index (the
     planner told not to scan), and the graph has its Answer.updated index even when the catch-up is
