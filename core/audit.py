@@ -9,14 +9,24 @@ signed by the data dir's key. It is written every `checkpoint_events` events or
 `audit verify` (core/events.py) checks the database's chains against the newest checkpoint it
 trusts and names every chain that is shorter, missing or ends elsewhere.
 
-The root is a two-level Merkle tree: chains fall into BUCKETS buckets by a hash of (type, id);
-a bucket's digest is the RFC 6962 Merkle tree hash of its sorted leaves (leaf = H(0x00‖leaf),
-node = H(0x01‖left‖right)); the root is the Merkle tree hash of the bucket digests in order. A
-checkpoint recomputes only the buckets its new events touched.
+Format 2 (FORMAT, migration 0027; docs/architecture.md, "Event log and audit"): the root is a
+sparse 16-ary Merkle tree over the chains' keys (PrefixTree), whose nodes the writer keeps in
+`audit_nodes`. A checkpoint reads only the nodes on the paths of the chains that moved and the
+heads at their ends, checks each against the slot above it and the root against the previous
+signed root, and rehashes those paths: O(events since the last checkpoint · log16 chains), not
+O(chains). The tables are the writer's cache, never trusted: what does not hash to the signed root
+is refused.
+
+Format 1 (records without a "format" field, written before): chains fell into BUCKETS buckets by a
+hash of (type, id); a bucket's digest was the RFC 6962 Merkle tree hash of its sorted leaves (leaf
+= H(0x00‖leaf), node = H(0x01‖left‖right)); the root the Merkle tree hash of the bucket digests in
+order. Such logs still verify; the first format 2 checkpoint checks every stored head against
+format 1's root and builds the tree from them, once.
 
 Each checkpoint's record holds its delta (the new head of every chain that moved since the
 previous one), so a verifier folds the deltas from the first checkpoint to rebuild the heads any
-checkpoint anchored and checks them against its signed root, trusting no table.
+checkpoint anchored and checks them against its signed root (in the tree of its format), trusting
+no table.
 """
 from __future__ import annotations
 
