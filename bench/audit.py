@@ -14,7 +14,9 @@ and hashing K leaves. Every round is printed with the machine's load average.
 
 Then `audit verify` (every hash and Ed25519 signature, the checkpoints folded, every chain compared
 with the newest) as events per second, beside a bare scan of the events table in the order verify
-reads it, through the same kind of server-side cursor.
+reads it, through the same kind of server-side cursor. And the part of verify the tree's format
+changes, alone: the same checkpoints' deltas folded (heads rebuilt, each root computed) in format 1's
+bucket tree and in format 2's prefix tree, in turns, every round.
 
     python bench/audit.py [--chains 100000] [--events 1000,5000] [--rounds 5] [--verify-rounds 1]
 """
@@ -169,6 +171,23 @@ def main() -> None:
         nodes = tx.scalar("SELECT count(*) FROM audit_nodes")
         size = tx.scalar("SELECT pg_total_relation_size('audit_nodes') + pg_total_relation_size('audit_heads')")
     print(f"stored tree: {nodes} nodes; audit_nodes and audit_heads {size / 2**20:.0f} MiB")
+
+    with ctx.db.read() as tx:
+        deltas = [r["delta"] for r in tx.all("SELECT delta FROM audit_checkpoints ORDER BY number")]
+    entries = sum(len(d) for d in deltas)
+    for n in range(1, args.rounds + 1):
+        spent = {}
+        for fmt in (1, audit.FORMAT):
+            record = {"format": fmt, "buckets": audit.BUCKETS}
+            t0 = time.perf_counter()
+            fold = audit._Fold()
+            for delta in deltas:
+                assert fold.apply(record, delta) is None
+                fold.root  # noqa: B018 - each checkpoint's root, as verify checks it
+            spent[fmt] = time.perf_counter() - t0
+        print(f"round {n} fold of {len(deltas)} checkpoints' deltas ({entries} heads): format 1 "
+              f"{entries / spent[1]:>8.0f} heads/s, format {audit.FORMAT} {entries / spent[audit.FORMAT]:>8.0f} "
+              f"heads/s   {load()}")
 
     for n in range(1, args.verify_rounds + 1):
         scanned, scan_s = floor_scan(ctx)
