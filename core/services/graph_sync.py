@@ -152,15 +152,27 @@ def sync_answer(ctx: Context, answer_id: int) -> dict:
 # ----------------------------------------------------------------------------- comparing
 
 def _graph_versions(graph, where: str = "", **params) -> dict[int, dict]:
-    """Answer nodes (id → status, version, the id it supersedes), read a page at a time."""
+    """Answer nodes (id → status, version, the id it supersedes), read a page at a time.
+
+    The whole graph is read in windows of ids (`a.id > lo AND a.id <= lo + PAGE`, the id index's
+    range), not `a.id > $after ORDER BY a.id LIMIT PAGE`: that sorts every node after `after` for
+    each page, which made a whole comparison quadratic (14 minutes at 1,000,000 answers). What
+    changed since the mark (`where`) is few nodes, found by their own index and paged by id."""
     found: dict[int, dict] = {}
+    ret = ("OPTIONAL MATCH (a)-[:SUPERSEDES]->(o:Answer) "
+           "RETURN a.id AS id, a.status AS status, a.version AS version, o.id AS old")
+    if not where:
+        span = graph.run("MATCH (a:Answer) RETURN min(a.id) AS lo, max(a.id) AS hi")
+        if not span or span[0]["lo"] is None:
+            return found
+        for lo in range(span[0]["lo"] - 1, span[0]["hi"], PAGE):
+            for row in graph.run(f"MATCH (a:Answer) WHERE a.id > $lo AND a.id <= $hi {ret}", lo=lo, hi=lo + PAGE):
+                found[row["id"]] = row
+        return found
     after = -1
-    cond = f" AND {where}" if where else ""
     while True:
-        rows = graph.run(f"MATCH (a:Answer) WHERE a.id > $after{cond} "
-                         "OPTIONAL MATCH (a)-[:SUPERSEDES]->(o:Answer) "
-                         "RETURN a.id AS id, a.status AS status, a.version AS version, o.id AS old "
-                         f"ORDER BY a.id LIMIT {PAGE}", after=after, **params)
+        rows = graph.run(f"MATCH (a:Answer) WHERE a.id > $after AND {where} {ret} ORDER BY a.id LIMIT {PAGE}",
+                         after=after, **params)
         for row in rows:
             found[row["id"]] = row
         if len(rows) < PAGE:
