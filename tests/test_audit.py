@@ -872,3 +872,26 @@ def test_the_switch_from_format_1_refuses_heads_that_do_not_match_its_signed_roo
     result = r2k("audit", "anchor", "--as", "root")
     assert result.returncode == 1
     assert "the anchored heads in the database (audit_heads) do not match checkpoint 1's signed root" in result.stdout
+
+
+def test_migration_0027_gives_the_heads_a_database_holds_their_key_in_the_tree(services):
+    """An installation with format 1 checkpoints: the migration fills each stored head's key as the
+    writer computes it (SHA-256 of type, 0x00, id), non-ASCII ids too, so the first format 2
+    checkpoint finds every head at the end of its path."""
+    import psycopg
+
+    from r2k.core import migrations
+    from tests.conftest import scratch_databases
+
+    heads = [("candidate", "1"), ("user", "zoë"), ("answer", "12345678901234567890")]
+    with scratch_databases(services, f"r2k_before_0027_{os.getpid()}") as (url,):
+        migrations.upgrade(url, "0025")
+        with psycopg.connect(url) as conn:
+            for t, i in heads:
+                conn.execute("INSERT INTO audit_heads (aggregate_type, aggregate_id, seq, hash, bucket, leaf) "
+                             "VALUES (%s, %s, 1, 'h', %s, '\\x00')", (t, i, audit.bucket_of(t, i)))
+        migrations.upgrade(url, "head")
+        with psycopg.connect(url) as conn:
+            keys = {(t, i): bytes(k).hex() for t, i, k in conn.execute(
+                "SELECT aggregate_type, aggregate_id, key FROM audit_heads").fetchall()}
+    assert keys == {(t, i): audit.chain_key(t, i) for t, i in heads}
