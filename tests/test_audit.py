@@ -14,7 +14,7 @@ import pytest
 
 from r2k.core import audit, events
 from r2k.core.services import candidates, claims, queue_index
-from tests.conftest import ROOT, error_of, r2k, r2k_json
+from tests.conftest import ROOT, error_of, r2k, r2k_json, scratch_databases
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -881,7 +881,6 @@ def test_migration_0027_gives_the_heads_a_database_holds_their_key_in_the_tree(s
     import psycopg
 
     from r2k.core import migrations
-    from tests.conftest import scratch_databases
 
     heads = [("candidate", "1"), ("user", "zoë"), ("answer", "12345678901234567890")]
     with scratch_databases(services, f"r2k_before_0027_{os.getpid()}") as (url,):
