@@ -381,10 +381,12 @@ def _is_due(tx, settings, watermark: int, upto: int | None = None) -> bool:
     return top > watermark and (top - watermark >= settings.checkpoint_events or row["old_enough"])
 
 
-def write_checkpoint(ctx, *, force: bool = False, db: Database | None = None) -> Outcome:
+def write_checkpoint(ctx, *, force: bool = False, db: Database | None = None, upto: int | None = None) -> Outcome:
     """Write a checkpoint of every event committed so far (when due, or whenever there is a new
     event with `force`), unless the log no longer matches the previous checkpoint. Unless forced,
-    it leaves the checkpoint to another process already writing one, rather than wait for it."""
+    it leaves the checkpoint to another process already writing one, rather than wait for it.
+    `upto`: no event after this id (a log loaded in bulk, checkpointed in steps: one record's delta
+    must stay under jsonb's 256 MB, about 2.5 million chains)."""
     db, settings = db or ctx.db, ctx.settings
     # The exact watermark: SHARE waits for every transaction still inserting events (they hold
     # ROW EXCLUSIVE from before their ids were drawn), so every event up to max(id) is committed.
@@ -400,6 +402,8 @@ def write_checkpoint(ctx, *, force: bool = False, db: Database | None = None) ->
             with db.begin() as tx:
                 tx.execute(f"SET LOCAL lock_timeout = '{WATERMARK_WAIT}'")
                 watermark = tx.scalar("SELECT r2k_events_watermark()")
+            if upto is not None:  # every event up to the exact watermark is committed, so up to less too
+                watermark = min(watermark, upto)
             break
         except Conflict:
             attempt += 1
