@@ -1,28 +1,43 @@
-"""The cost of the audit trail's checkpoints and of `audit verify`.
+"""The cost of one audit checkpoint at 100k, 1M and more chains, and of `audit verify`.
 
-With C chains in the database (default 100,000, one signed event each, written straight into the
-events table with COPY for setup speed), the bench appends K new signed events to K chains drawn at
-random (K = 100, 1000, 5000: the default checkpoint interval is 5000 events) and times
-`audit.write_checkpoint` (the exact watermark, the delta, the checks against the previous
-checkpoint, the touched buckets, the signed record in PostgreSQL and in the data dir's file). In
-the same run it times the floor: a bare `SELECT` of those K events by id range, which any
-checkpoint must at least read.
+With C chains in the database (one signed event each, loaded straight into the events table with
+COPY, not through the service layer, for setup speed; kept in a data dir per C, so a second run
+loads nothing), the bench appends K new signed events to K chains drawn at random (K = 1000 and
+5000: the default checkpoint interval is 5000 events or 60 s) and times `audit.write_checkpoint`:
+the exact watermark, the events since the last checkpoint, the stored tree nodes on the moved
+chains' paths checked against the previous signed root, the moved heads, the signed record in
+PostgreSQL and in the data dir's file. A checkpoint must cost O(K · log chains), not O(C).
 
-Then it times `audit verify` (every hash and Ed25519 signature, the checkpoints folded, every chain
-compared with the newest) as events per second, next to a bare scan of the events table in the
-order verify reads it, through the same kind of server-side cursor.
+In the same round it times the floor, the work any checkpoint of those K events must do: a bare
+`SELECT` of the K events by id range, one bare indexed read of the K moved chains' stored heads,
+and hashing K leaves. Every round is printed with the machine's load average.
 
-    python bench/audit.py [--chains 100000] [--events 100,1000,5000] [--rounds 3]
+Then `audit verify` (every hash and Ed25519 signature, the checkpoints folded, every chain compared
+with the newest) as events per second, beside a bare scan of the events table in the order verify
+reads it, through the same kind of server-side cursor. And the part of verify the tree's format
+changes, alone: the same checkpoints' deltas folded (heads rebuilt, each root computed) in format 1's
+bucket tree and in format 2's prefix tree, in turns, every round.
+
+    python bench/audit.py [--chains 100000] [--events 1000,5000] [--rounds 5] [--verify-rounds 1]
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import time
 
 from _common import bench_env, median, vacuum
 
 AGGREGATE = "bench_chain"
+LOAD_BATCH = 20000
+STEP = 1_000_000  # events a bulk-loaded log is first checkpointed by
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
 
 
 def signed_rows(ctx, heads: dict[str, tuple[int, str]], ids: list[str]) -> list[tuple]:
@@ -57,25 +72,36 @@ def copy_in(ctx, rows: list[tuple]) -> None:
 
 
 def setup(ctx, chains: int) -> dict[str, tuple[int, str]]:
-    """At least `chains` bench chains; their heads as the database has them."""
+    """At least `chains` bench chains, loaded with COPY; their heads as the database has them."""
     with ctx.db.begin() as tx:
         ctx.signer.register(tx)
         heads = {r["aggregate_id"]: (r["seq"], r["hash"]) for r in tx.all(
             "SELECT DISTINCT ON (aggregate_id) aggregate_id, seq, hash FROM events WHERE aggregate_type = %s "
             "ORDER BY aggregate_id, seq DESC", (AGGREGATE,))}
-    missing = [f"{i:07d}" for i in range(chains) if f"{i:07d}" not in heads]
-    for start in range(0, len(missing), 20000):
-        copy_in(ctx, signed_rows(ctx, heads, missing[start:start + 20000]))
-    vacuum("events")
+    missing = [f"{i:08d}" for i in range(chains) if f"{i:08d}" not in heads]
+    for start in range(0, len(missing), LOAD_BATCH):
+        copy_in(ctx, signed_rows(ctx, heads, missing[start:start + LOAD_BATCH]))
+    if missing:
+        vacuum("events")
     return heads
 
 
-def floor_select(ctx, low: int, high: int) -> float:
+def floor(ctx, low: int, high: int, moved: list[str], heads: dict[str, tuple[int, str]]) -> float:
+    """The K events read by id, the K stored heads read by key, K leaves hashed."""
+    from r2k.core.audit import leaf_hash
+
+    keys = json.dumps([[AGGREGATE, i] for i in moved])
     t0 = time.perf_counter()
     with ctx.db.read() as tx:
-        rows = tx.all("SELECT * FROM events WHERE id > %s AND id <= %s ORDER BY id", (low, high))
-    assert rows
-    return time.perf_counter() - t0
+        rows = tx.all("SELECT aggregate_type, aggregate_id, seq, prev_hash, hash FROM events "
+                      "WHERE id > %s AND id <= %s ORDER BY id", (low, high))
+        stored = tx.all("SELECT h.seq, h.hash FROM audit_heads h JOIN jsonb_array_elements(%s::jsonb) k "
+                        "ON h.aggregate_type = k->>0 AND h.aggregate_id = k->>1", (keys,))
+    for agg_id in moved:
+        leaf_hash(AGGREGATE, agg_id, *heads[agg_id])
+    spent = time.perf_counter() - t0
+    assert len(rows) == len(moved) and len(stored) == len(moved)
+    return spent
 
 
 def floor_scan(ctx) -> tuple[int, float]:
@@ -95,56 +121,92 @@ def floor_scan(ctx) -> tuple[int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chains", type=int, default=100_000)
-    parser.add_argument("--events", default="100,1000,5000")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--events", default="1000,5000")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--verify-rounds", type=int, default=1)
     args = parser.parse_args()
+    os.environ.setdefault("R2K_DATA_DIR", f"/tmp/r2k-bench-audit-{args.chains}")
     bench_env("audit")
     from r2k.core import audit
     from r2k.core.context import Context
 
     ctx = Context()
+    print(f"data dir {os.environ['R2K_DATA_DIR']}; {load()}")
     t0 = time.perf_counter()
     heads = setup(ctx, args.chains)
     with ctx.db.read() as tx:
         total = tx.scalar("SELECT count(*) FROM events")
         chain_count = tx.scalar("SELECT count(*) FROM (SELECT DISTINCT aggregate_type, aggregate_id FROM events) c")
-    print(f"{chain_count} chains, {total} events in the database (setup {time.perf_counter() - t0:.1f} s)")
+    print(f"{chain_count} chains, {total} events in the database (COPY load and count {time.perf_counter() - t0:.1f} s)")
 
     t0 = time.perf_counter()
+    with ctx.db.read() as tx:
+        done = tx.scalar("SELECT coalesce(max(watermark), 0) FROM audit_checkpoints")
+    # In steps of a million events: one record's delta must stay under jsonb's 256 MB (a log filled
+    # by the service layer is checkpointed every 5,000 events; this one was loaded in bulk).
+    for upto in range(done + STEP, total, STEP):
+        audit.write_checkpoint(ctx, force=True, upto=upto)
     first = audit.write_checkpoint(ctx, force=True)
     if first.written:
-        print(f"first checkpoint, every chain new to it: {time.perf_counter() - t0:.2f} s")
+        print(f"a checkpoint of every chain not yet anchored (the first, or the first of format 2: "
+              f"O(chains), once): {time.perf_counter() - t0:.2f} s")
     elif first.refused:
         raise SystemExit(f"the bench database no longer matches its checkpoints: {first.refused}")
 
-    print(f"{'K new events':>12} {'checkpoint ms':>14} {'floor ms':>9} {'ratio':>6}   (median of {args.rounds} rounds)")
     rng = random.Random(7)
     ids = sorted(heads)
+    print(f"{'chains':>9} {'K':>5} {'round':>5} {'checkpoint ms':>14} {'floor ms':>9} {'ratio':>6}")
     for k in (int(x) for x in args.events.split(",")):
-        ours, floor = [], []
-        for _ in range(args.rounds):
+        ours, floors = [], []
+        for n in range(1, args.rounds + 1):
             with ctx.db.read() as tx:
                 low = tx.scalar("SELECT coalesce(max(id), 0) FROM events")
-            copy_in(ctx, signed_rows(ctx, heads, rng.sample(ids, min(k, len(ids)))))
+            moved = rng.sample(ids, min(k, len(ids)))
+            copy_in(ctx, signed_rows(ctx, heads, moved))
             t0 = time.perf_counter()
             outcome = audit.write_checkpoint(ctx, force=True)
             ours.append(time.perf_counter() - t0)
             if not outcome.written:
                 raise SystemExit(f"no checkpoint written: {outcome.refused or outcome.skipped}")
-            floor.append(floor_select(ctx, low, outcome.written["watermark"]))
-        o, f = median(ours) * 1000, median(floor) * 1000
-        print(f"{k:>12} {o:>14.1f} {f:>9.1f} {o / f:>6.1f}")
+            floors.append(floor(ctx, low, outcome.written["watermark"], moved, heads))
+            print(f"{chain_count:>9} {k:>5} {n:>5} {ours[-1] * 1000:>14.1f} {floors[-1] * 1000:>9.1f} "
+                  f"{ours[-1] / floors[-1]:>6.1f}   {load()}")
+        o, f = median(ours) * 1000, median(floors) * 1000
+        print(f"{chain_count:>9} {k:>5} {'med':>5} {o:>14.1f} {f:>9.1f} {o / f:>6.1f}   "
+              f"(median of {args.rounds}; the interval is 5000 events or 60 s)")
+    with ctx.db.read() as tx:
+        nodes = tx.scalar("SELECT count(*) FROM audit_nodes")
+        size = tx.scalar("SELECT pg_total_relation_size('audit_nodes') + pg_total_relation_size('audit_heads')")
+    print(f"stored tree: {nodes} nodes; audit_nodes and audit_heads {size / 2**20:.0f} MiB")
 
-    scanned, scan_s = floor_scan(ctx)
-    t0 = time.perf_counter()
-    report = audit.verify(ctx.db, settings=ctx.settings)
-    verify_s = time.perf_counter() - t0
-    if not report["ok"]:
-        raise SystemExit(f"audit verify found damage in the bench database: {report['broken'][:3]} "
-                         f"{report['damaged_chains'][:3]} {report['checkpoints']['problems'][:3]}")
-    print(f"audit verify: {report['events'] / verify_s:>9.0f} events/s ({report['events']} events, "
-          f"{report['checkpoints']['checked']} checkpoints, {verify_s:.1f} s)")
-    print(f"bare scan:    {scanned / scan_s:>9.0f} events/s ({scanned} events, {scan_s:.1f} s)")
+    with ctx.db.read() as tx:
+        deltas = [r["delta"] for r in tx.all("SELECT delta FROM audit_checkpoints ORDER BY number")]
+    entries = sum(len(d) for d in deltas)
+    for n in range(1, args.rounds + 1):
+        spent = {}
+        for fmt in (1, audit.FORMAT):
+            record = {"format": fmt, "buckets": audit.BUCKETS}
+            t0 = time.perf_counter()
+            fold = audit._Fold()
+            for delta in deltas:
+                assert fold.apply(record, delta) is None
+                fold.root  # noqa: B018 - each checkpoint's root, as verify checks it
+            spent[fmt] = time.perf_counter() - t0
+        print(f"round {n} fold of {len(deltas)} checkpoints' deltas ({entries} heads): format 1 "
+              f"{entries / spent[1]:>8.0f} heads/s, format {audit.FORMAT} {entries / spent[audit.FORMAT]:>8.0f} "
+              f"heads/s   {load()}")
+
+    for n in range(1, args.verify_rounds + 1):
+        scanned, scan_s = floor_scan(ctx)
+        t0 = time.perf_counter()
+        report = audit.verify(ctx.db, settings=ctx.settings)
+        verify_s = time.perf_counter() - t0
+        if not report["ok"]:
+            raise SystemExit(f"audit verify found damage in the bench database: {report['broken'][:3]} "
+                             f"{report['damaged_chains'][:3]} {report['checkpoints']['problems'][:3]}")
+        print(f"round {n} audit verify: {report['events'] / verify_s:>9.0f} events/s ({report['events']} events, "
+              f"{report['checkpoints']['checked']} checkpoints, {verify_s:.1f} s)   {load()}")
+        print(f"round {n} bare scan:    {scanned / scan_s:>9.0f} events/s ({scanned} events, {scan_s:.1f} s)")
     ctx.close()
 
 

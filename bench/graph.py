@@ -16,13 +16,26 @@ changed since the graph's mark) next to a whole comparison (`graph status`), and
 of contradiction detection for one answer, over `--subjects` subjects.
 
     python bench/graph.py [--answers 10000] [--rounds 2] [--subjects 50]
+
+`--catch-up N` instead measures the sweep's catch-up at N answers (100,000 and 1,000,000 for issue
+31), in a data dir of its own per N: the answers written in bulk by SQL (`INSERT … SELECT` over
+`generate_series`, not the service layer, one a minute back from now) and their graph nodes by bare
+`UNWIND … CREATE` (what a sync would leave: id, status, version, updated). It prints the whole
+comparison with no mark (the once-only path), then every round of a catch-up with nothing changed
+and with K = 1,000 answers published since the mark (K rows in bulk again, their nodes missing),
+each beside its floor in the same round: the bare indexed reads of what changed since the mark on
+both sides (PostgreSQL `updated_at >= …`, the graph's `a.updated >= …`), plus, with K changed, the
+bare MERGEs of those K answers. The load average is printed with every round.
+
+    python bench/graph.py --catch-up 100000 [--catch-up-rounds 5] [--changed 1000]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
-from _common import bench_env, median, verdict
+from _common import bench_env, median, vacuum, verdict
 
 ADJECTIVES = ["backup", "badge", "visitor", "pallet", "forklift", "freezer", "laptop", "printer", "vehicle",
               "contractor", "invoice", "password", "ladder", "chemical", "battery", "loading", "archive",
@@ -103,12 +116,117 @@ def bare_merge(graph, rows: list[dict]) -> None:
                        "SET d.title = r.title MERGE (a)-[:CITES]->(d)", [c for r in part for c in r["cites"]])
 
 
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def bulk_answers(ctx, n: int, label: str, age_minutes: bool = True) -> None:
+    """`n` approved answers (and their candidates) in two SQL statements, published by `label`."""
+    with ctx.db.begin() as tx:
+        age = "make_interval(mins => g)" if age_minutes else "interval '0'"
+        tx.execute(
+            "WITH c AS (INSERT INTO candidates (question, text, horn_type, state, origin, created_by, created_at, "
+            "updated_at, version, queue_rank) SELECT 'What is established about item ' || g || '?', "
+            "'Item ' || g || ' is checked every ' || (g %% 30 + 1) || ' days.', 'FACT', 'APPROVED', 'manual', "
+            f"%(label)s, now() - {age}, now() - {age}, 1, 0 FROM generate_series(1, %(n)s) g "
+            "RETURNING id, question, text, created_at) "
+            "INSERT INTO approved_answers (candidate_id, question, text, horn_type, status, published_by, created_at, "
+            "updated_at, version) SELECT id, question, text, 'FACT', 'APPROVED', %(label)s, created_at, created_at, 1 "
+            "FROM c", {"n": n, "label": label})
+
+
+def bulk_nodes(ctx, graph, label: str) -> None:
+    """Graph nodes for the answers `label` published, as a sync leaves them, by bare CREATE."""
+    with ctx.db.read() as tx:
+        rows = tx.all("SELECT id, status, version, extract(epoch FROM updated_at)::float8 AS updated "
+                      "FROM approved_answers WHERE published_by = %s ORDER BY id", (label,))
+    query = "UNWIND $rows AS r CREATE (:Answer {id: r.id, status: r.status, version: r.version, updated: r.updated})"
+    bare = getattr(graph, "_graph", None)  # FalkorDB's own client: setup in large requests
+    for start in range(0, len(rows), 10000):
+        if bare is not None:
+            bare.query(query, {"rows": rows[start:start + 10000]})
+        else:
+            graph.run_rows(query, rows[start:start + 10000])
+
+
+def changed_floor(ctx, graph, since: float) -> tuple[int, int]:
+    """The bare indexed reads of what changed since `since`, both sides."""
+    with ctx.db.read() as tx:
+        pg = tx.all("SELECT id, status, version, supersedes_id FROM approved_answers "
+                    "WHERE updated_at >= to_timestamp(%s)", (since,))
+    nodes = graph.run("MATCH (a:Answer) WHERE a.updated >= $since RETURN a.id AS id, a.status AS status, "
+                      "a.version AS version", since=since)
+    return len(pg), len(nodes)
+
+
+def catch_up_bench(n: int, rounds: int, changed: int) -> None:
+    os.environ.setdefault("R2K_DATA_DIR", f"/tmp/r2k-bench-graph-catch-up-{n}")
+    bench_env("graph")
+    from r2k.core.context import Context
+    from r2k.core.services import graph_sync
+
+    ctx = Context()
+    graph = ctx.graph
+    graph_sync.ensure_indexes(graph)
+    print(f"data dir {os.environ['R2K_DATA_DIR']}; {load()}")
+    with ctx.db.read() as tx:
+        have = tx.scalar("SELECT count(*) FROM approved_answers")
+    t = time.perf_counter()
+    if have < n:
+        bulk_answers(ctx, n - have, "bench")
+        vacuum("approved_answers")
+    if graph.run("MATCH (a:Answer) RETURN count(a) AS n")[0]["n"] < n:
+        wipe(graph)
+        bulk_nodes(ctx, graph, "bench")
+    with ctx.db.read() as tx:
+        total = tx.scalar("SELECT count(*) FROM approved_answers")
+    nodes = graph.run("MATCH (a:Answer) RETURN count(a) AS n")[0]["n"]
+    print(f"{total:,} answers in PostgreSQL, {nodes:,} Answer nodes (bulk SQL and bare CREATE, "
+          f"{time.perf_counter() - t:.1f} s)")
+
+    graph.run("MATCH (m:SyncMark) DELETE m")
+    t = time.perf_counter()
+    whole = graph_sync.catch_up(ctx)
+    print(f"no mark: the whole comparison, once: {(time.perf_counter() - t) * 1000:,.0f} ms ({whole})")
+    print(f"{'answers':>9} {'changed':>7} {'round':>5} {'catch-up ms':>12} {'floor ms':>9} {'ratio':>6}")
+    for k in (0, changed):
+        ours, floors = [], []
+        for r in range(1, rounds + 1):
+            since = graph_sync.read_mark(graph) - graph_sync.SLACK
+            if k:
+                label = f"bench-new-{time.time_ns()}"
+                bulk_answers(ctx, k, label, age_minutes=False)
+                with ctx.db.read() as tx:
+                    ids = [row["id"] for row in tx.all("SELECT id FROM approved_answers WHERE published_by = %s",
+                                                       (label,))]
+            t = time.perf_counter()
+            result = graph_sync.catch_up(ctx, limit=max(k, 1))
+            ours.append(time.perf_counter() - t)
+            assert result["synced"] == k and not result["whole"], result
+            t = time.perf_counter()
+            changed_floor(ctx, graph, since)
+            if k:
+                bare_merge(graph, floor_rows(ctx, ids))
+            floors.append(time.perf_counter() - t)
+            print(f"{total:>9,} {k:>7} {r:>5} {ours[-1] * 1000:>12.1f} {floors[-1] * 1000:>9.1f} "
+                  f"{ours[-1] / floors[-1]:>6.1f}   compared {result['compared']}   {load()}")
+        print(f"{total:>9,} {k:>7} {'med':>5} {median(ours) * 1000:>12.1f} {median(floors) * 1000:>9.1f} "
+              f"{median(ours) / median(floors):>6.1f}   (median of {rounds}; the sweep runs every 15 s)")
+    ctx.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--answers", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--subjects", type=int, default=50)
+    parser.add_argument("--catch-up", type=int, default=0, help="measure the catch-up at this many answers")
+    parser.add_argument("--changed", type=int, default=1000)
+    parser.add_argument("--catch-up-rounds", type=int, default=5)
     args = parser.parse_args()
+    if args.catch_up:
+        return catch_up_bench(args.catch_up, args.catch_up_rounds, args.changed)
     bench_env("graph")
 
     from r2k.core.context import Context

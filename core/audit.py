@@ -9,14 +9,24 @@ signed by the data dir's key. It is written every `checkpoint_events` events or
 `audit verify` (core/events.py) checks the database's chains against the newest checkpoint it
 trusts and names every chain that is shorter, missing or ends elsewhere.
 
-The root is a two-level Merkle tree: chains fall into BUCKETS buckets by a hash of (type, id);
-a bucket's digest is the RFC 6962 Merkle tree hash of its sorted leaves (leaf = H(0x00‖leaf),
-node = H(0x01‖left‖right)); the root is the Merkle tree hash of the bucket digests in order. A
-checkpoint recomputes only the buckets its new events touched.
+Format 2 (FORMAT, migration 0027; docs/architecture.md, "Event log and audit"): the root is a
+sparse 16-ary Merkle tree over the chains' keys (PrefixTree), whose nodes the writer keeps in
+`audit_nodes`. A checkpoint reads only the nodes on the paths of the chains that moved and the
+heads at their ends, checks each against the slot above it and the root against the previous
+signed root, and rehashes those paths: O(events since the last checkpoint · log16 chains), not
+O(chains). The tables are the writer's cache, never trusted: what does not hash to the signed root
+is refused.
+
+Format 1 (records without a "format" field, written before): chains fell into BUCKETS buckets by a
+hash of (type, id); a bucket's digest was the RFC 6962 Merkle tree hash of its sorted leaves (leaf
+= H(0x00‖leaf), node = H(0x01‖left‖right)); the root the Merkle tree hash of the bucket digests in
+order. Such logs still verify; the first format 2 checkpoint checks every stored head against
+format 1's root and builds the tree from them, once.
 
 Each checkpoint's record holds its delta (the new head of every chain that moved since the
 previous one), so a verifier folds the deltas from the first checkpoint to rebuild the heads any
-checkpoint anchored and checks them against its signed root, trusting no table.
+checkpoint anchored and checks them against its signed root (in the tree of its format), trusting
+no table.
 """
 from __future__ import annotations
 
@@ -127,10 +137,114 @@ class BucketTree:
         return self.levels[-1][0].hex()
 
 
+FORMAT = 2                # the checkpoint format this version writes: the prefix tree below
+RADIX = 16                # children per node: one hex digit (nibble) of a chain's key per level
+_ZERO = bytes(32)         # an empty slot (no known preimage: no leaf or node hashes to it)
+
+
+def chain_key(aggregate_type: str, aggregate_id: str) -> str:
+    """A chain's place in the prefix tree: SHA-256 of (type, id) in hex (the hash bucket_of reads)."""
+    return hashlib.sha256(f"{aggregate_type}\x00{aggregate_id}".encode()).hexdigest()
+
+
+def node_digest(children: bytes | bytearray) -> bytes:
+    """A node's digest from its 16 slots, 32 bytes each, in order (as audit_nodes stores them)."""
+    return hashlib.sha256(b"\x01" + children).digest()
+
+
+def slot_digest(children: bytes | bytearray, digit: str) -> bytes:
+    at = int(digit, 16) * 32
+    return bytes(children[at:at + 32])
+
+
+def slot_of(tree: PrefixTree, path: str) -> bytes:
+    """What fills the slot at `path` (in the node above it)."""
+    return slot_digest(tree.nodes[path[:-1]], path[-1])
+
+
+_EMPTY_NODE = _ZERO * RADIX
+
+
+class PrefixTree:
+    """Format 2's tree: a sparse 16-ary Merkle tree over the chains' keys (a Merkle Patricia trie).
+
+    A node at path P (a string of hex digits) holds 16 slots, one per next digit. A slot is empty
+    (_ZERO), or the leaf hash of the one chain whose key starts with P+digit, or the digest of the
+    node P+digit when two or more chains' keys start with it. A node's digest is
+    H(0x01 ‖ its 16 slots); the root (path "") is always a node. So the root depends only on the set
+    of heads, any chain is found log16(chains) nodes down, and a changed head costs that many
+    hashes. The writer holds only the nodes on the paths of the chains that moved (read from
+    audit_nodes and checked against the previous signed root); the verifier holds them all (built
+    from the checkpoints' deltas). `occupant` names the chain whose leaf fills a slot."""
+
+    def __init__(self):
+        self.nodes: dict[str, bytearray] = {"": bytearray(_EMPTY_NODE)}
+        self.occupant: dict[str, tuple[str, str]] = {}
+        self.dirty: set[str] = {""}
+        self.written: set[str] = set()
+        self._root: bytes | None = None
+
+    def put(self, chain: tuple[str, str], key: str, leaf: bytes) -> None:
+        """Set `chain`'s leaf. Every node on its path must be held (the writer read them)."""
+        nodes, occupant = self.nodes, self.occupant
+        path = ""
+        while True:
+            depth = len(path)
+            slot = path + key[depth]
+            if slot in nodes:
+                path = slot
+                continue
+            held = occupant.get(slot)
+            if held is None or held == chain:
+                at = int(key[depth], 16) * 32
+                nodes[path][at:at + 32] = leaf
+                occupant[slot] = chain
+                self.dirty.add(path)
+                self._root = None
+                return
+            # Another chain's leaf fills the slot: the slot becomes a node holding both (and
+            # deeper ones while their keys still agree, as the loop goes on).
+            other = chain_key(*held)
+            below = bytearray(_EMPTY_NODE)
+            at = int(other[depth + 1], 16) * 32
+            below[at:at + 32] = slot_digest(nodes[path], key[depth])
+            nodes[slot] = below
+            del occupant[slot]
+            occupant[slot + other[depth + 1]] = held
+            self.dirty.add(slot)
+            path = slot
+
+    def root(self) -> bytes:
+        """Rehash the changed nodes, deepest first, each into its parent's slot."""
+        if self._root is None:
+            todo = set()
+            for path in self.dirty:
+                todo.update(path[:n] for n in range(len(path) + 1))
+            nodes = self.nodes
+            for path in sorted(todo, key=len, reverse=True):
+                if path:
+                    at = int(path[-1], 16) * 32
+                    nodes[path[:-1]][at:at + 32] = node_digest(nodes[path])
+            self.written |= todo  # the nodes whose slots changed: what the writer stores
+            self.dirty = set()
+            self._root = node_digest(nodes[""])
+        return self._root
+
+
 # ----------------------------------------------------------------------------- records
 
+def _fields(record: dict) -> tuple[str, ...]:
+    """A record's signed fields: format 1's records (written before the prefix tree) have no
+    "format" field, and their hash stays the one they were signed with."""
+    return (*HEADER, "format") if "format" in record else HEADER
+
+
+def record_format(record: dict) -> Any:
+    return record.get("format", 1)
+
+
 def record_hash(record: dict) -> str:
-    return hashlib.sha256(canonical({k: record.get(k) for k in HEADER})).hexdigest()
+    return hashlib.sha256(canonical({k: record.get(k) for k in _fields(record)})).hexdigest()
 
 
 def delta_digest(delta: list) -> str:
@@ -139,7 +253,8 @@ def delta_digest(delta: list) -> str:
 
 def header(record: dict) -> dict:
     """A checkpoint as `audit anchor` prints it: everything but the delta (its digest is signed)."""
-    return {**{k: record.get(k) for k in HEADER}, "hash": record.get("hash"), "signature": record.get("signature")}
+    return {**{k: record.get(k) for k in _fields(record)}, "hash": record.get("hash"),
+            "signature": record.get("signature")}
 
 
 def record_problems(record: dict, trust: dict[str, bytes]) -> list[str]:
@@ -239,11 +354,12 @@ class Outcome:
                 "refused": self.refused, "skipped": self.skipped}
 
 
-def _rows(tx, sql: str, params=None) -> list[tuple]:
-    """Rows as tuples: the writer reads tens of thousands, where dicts cost more than the query."""
+def _rows(tx, sql: str, params=None, binary: bool = False) -> list[tuple]:
+    """Rows as tuples: the writer reads tens of thousands, where dicts cost more than the query.
+    `binary`: bytea as raw bytes, not hex text to parse (the tree's nodes, 512 bytes each)."""
     from psycopg.rows import tuple_row
 
-    return tx.conn.cursor(row_factory=tuple_row).execute(sql, params).fetchall()
+    return tx.conn.cursor(row_factory=tuple_row).execute(sql, params, binary=binary).fetchall()
 
 
 def _latest(tx) -> dict | None:
@@ -265,10 +381,12 @@ def _is_due(tx, settings, watermark: int, upto: int | None = None) -> bool:
     return top > watermark and (top - watermark >= settings.checkpoint_events or row["old_enough"])
 
 
-def write_checkpoint(ctx, *, force: bool = False, db: Database | None = None) -> Outcome:
+def write_checkpoint(ctx, *, force: bool = False, db: Database | None = None, upto: int | None = None) -> Outcome:
     """Write a checkpoint of every event committed so far (when due, or whenever there is a new
     event with `force`), unless the log no longer matches the previous checkpoint. Unless forced,
-    it leaves the checkpoint to another process already writing one, rather than wait for it."""
+    it leaves the checkpoint to another process already writing one, rather than wait for it.
+    `upto`: no event after this id (a log loaded in bulk, checkpointed in steps: one record's delta
+    must stay under jsonb's 256 MB, about 2.5 million chains)."""
     db, settings = db or ctx.db, ctx.settings
     # The exact watermark: SHARE waits for every transaction still inserting events (they hold
     # ROW EXCLUSIVE from before their ids were drawn), so every event up to max(id) is committed.
@@ -284,6 +402,8 @@ def write_checkpoint(ctx, *, force: bool = False, db: Database | None = None) ->
             with db.begin() as tx:
                 tx.execute(f"SET LOCAL lock_timeout = '{WATERMARK_WAIT}'")
                 watermark = tx.scalar("SELECT r2k_events_watermark()")
+            if upto is not None:  # every event up to the exact watermark is committed, so up to less too
+                watermark = min(watermark, upto)
             break
         except Conflict:
             attempt += 1
@@ -319,8 +439,9 @@ def write_checkpoint(ctx, *, force: bool = False, db: Database | None = None) ->
 @dataclass
 class _Plan:
     delta: list          # [[type, id, seq, hash]], sorted
-    heads: list          # rows for audit_heads: (type, id, seq, hash, bucket, leaf in hex)
-    buckets: dict        # bucket -> new digest
+    heads: list          # rows for audit_heads: [type, id, seq, hash, bucket, leaf hex, key hex]
+    nodes: list          # rows for audit_nodes: (path, its 16 slots as 512 bytes), the changed nodes
+    rebuilt: bool        # the whole tree was built (the first checkpoint, or the first after format 1)
     root: str
     events: int
     chains: int
@@ -343,44 +464,38 @@ def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark:
                             f"{checkpoint_file(settings)}")
     if last is not None:
         problems += [f"checkpoint {last['number']}: {p}" for p in record_problems(last, trust)]
-    stored = {bucket: bytes(digest) for bucket, digest in _rows(tx, "SELECT bucket, digest FROM audit_buckets")}
-    tree = BucketTree(stored)
-    if last is None:
-        if stored or tx.scalar("SELECT count(*) FROM audit_heads"):
-            problems.append("audit_heads holds anchored heads but the database holds no checkpoint")
-    elif tree.root != last["root"]:
-        problems.append(f"the anchored heads in the database (audit_buckets) do not match checkpoint "
-                        f"{last['number']}'s signed root")
+        if record_format(last) not in (1, FORMAT):
+            problems.append(f"checkpoint {last['number']} has format {record_format(last)!r}, which this "
+                            f"version does not write on")
+    if problems:
+        return problems, None
+
+    chains: dict[tuple[str, str], list[tuple]] = {}
+    for ev in _rows(tx, "SELECT aggregate_type, aggregate_id, seq, prev_hash, hash FROM events "
+                        "WHERE id > %s AND id <= %s ORDER BY aggregate_type, aggregate_id, seq",
+                    (previous_mark, watermark)):
+        chains.setdefault((ev[0], ev[1]), []).append(ev)
+    keys = {chain: chain_key(*chain) for chain in chains}  # once each: it is a hash
+    rebuilt = last is None or record_format(last) == 1
+    if rebuilt:  # O(chains), once: the first checkpoint, or the first of format 2
+        tree, anchored, problems = _whole_tree(tx, last)
+    else:        # O(chains that moved · log16 chains): their paths only
+        tree, anchored, problems = _paths(tx, last, keys)
     if problems:
         return problems, None
 
     # Only the links are checked here: an event's content and signature are verify's check of every
     # event, which anchoring it can neither hide nor replace. What a checkpoint must never do is
     # anchor a chain that was cut back, so each chain's new events must continue from its head.
-    chains: dict[tuple[str, str], list[tuple]] = {}
-    for ev in _rows(tx, "SELECT aggregate_type, aggregate_id, seq, prev_hash, hash FROM events "
-                        "WHERE id > %s AND id <= %s ORDER BY aggregate_type, aggregate_id, seq",
-                    (previous_mark, watermark)):
-        chains.setdefault((ev[0], ev[1]), []).append(ev)
-    anchored = {(t, i): {"seq": seq, "hash": digest, "bucket": bucket, "leaf": leaf}
-                for t, i, seq, digest, bucket, leaf in _rows(
-                    tx, "SELECT h.aggregate_type, h.aggregate_id, h.seq, h.hash, h.bucket, h.leaf FROM audit_heads h "
-                        "JOIN jsonb_array_elements(%s::jsonb) k ON h.aggregate_type = k->>0 "
-                        "AND h.aggregate_id = k->>1", (json.dumps(list(chains)),))}
-    bucket_at = {chain: bucket_of(*chain) for chain in chains}  # once each: it is a hash
     new_heads = []
     for chain, evs in chains.items():
         name = f"{chain[0]} {chain[1]}"
         row = anchored.get(chain)
-        seq, prev = (row["seq"], row["hash"]) if row else (0, GENESIS)
-        if row is not None and (bytes(row["leaf"]) != leaf_hash(*chain, row["seq"], row["hash"])
-                                or row["bucket"] != bucket_at[chain]):
-            problems.append(f"chain {name}: its anchored head in audit_heads was changed")
-            continue
+        seq, prev = row or (0, GENESIS)
         for _, _, ev_seq, ev_prev, ev_hash in evs:
-            if row is not None and ev_seq <= row["seq"]:
+            if row is not None and ev_seq <= row[0]:
                 problems.append(f"chain {name} is shorter than anchored: a new event has seq {ev_seq}, "
-                                f"checkpoint {last['number']} anchored seq {row['seq']}")
+                                f"checkpoint {last['number']} anchored seq {row[0]}")
                 break
             if ev_seq != seq + 1:
                 problems.append(f"chain {name}: seq {ev_seq} follows seq {seq} (an event is missing)")
@@ -394,58 +509,145 @@ def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark:
     if problems:
         return problems, None
 
-    touched = {bucket_at[chain] for chain, *_ in new_heads}
-    leaves: dict[int, dict[tuple[str, str], bytes]] = {b: {} for b in touched}
-    for t, i, bucket, leaf in _rows(tx, "SELECT aggregate_type, aggregate_id, bucket, leaf FROM audit_heads "
-                                        "WHERE bucket = ANY(%s)", (sorted(touched),)):
-        leaves[bucket][(t, i)] = bytes(leaf)
-    for bucket in touched:
-        if bucket_digest(leaves[bucket]) != stored.get(bucket, _EMPTY):
-            problems.append(f"the anchored heads of bucket {bucket} in audit_heads were changed")
-    if problems:
-        return problems, None
-
     delta, rows = [], []
     count = last["events"] if last else 0
     chain_count = last["chains"] if last else 0
     for chain, row, seq, digest in new_heads:
+        key = keys[chain]
         leaf = leaf_hash(*chain, seq, digest)
-        leaves[bucket_at[chain]][chain] = leaf
+        tree.put(chain, key, leaf)
         delta.append([chain[0], chain[1], seq, digest])
-        rows.append((chain[0], chain[1], seq, digest, bucket_at[chain], leaf.hex()))
-        count += seq - (row["seq"] if row else 0)
+        rows.append([chain[0], chain[1], seq, digest, int(key[:8], 16) % BUCKETS, leaf.hex(), key])
+        count += seq - (row[0] if row else 0)
         chain_count += row is None
-    digests = {b: bucket_digest(leaves[b]) for b in touched}
-    tree.update(digests)
+    root = tree.root().hex()
     delta.sort()
-    return [], _Plan(delta, rows, digests, tree.root, count, chain_count)
+    nodes = [(path, bytes(tree.nodes[path])) for path in sorted(tree.written)]
+    return [], _Plan(delta, rows, nodes, rebuilt, root, count, chain_count)
+
+
+def _whole_tree(tx, last: dict | None) -> tuple[PrefixTree, dict, list[str]]:
+    """Every anchored head, checked against format 1's signed root, and the prefix tree over them."""
+    tree = PrefixTree()
+    heads = _rows(tx, "SELECT aggregate_type, aggregate_id, seq, hash FROM audit_heads")
+    if last is None:
+        if heads:
+            return tree, {}, ["audit_heads holds anchored heads but the database holds no checkpoint"]
+        return tree, {}, []
+    leaves: dict[int, dict[tuple[str, str], bytes]] = {}
+    anchored = {}
+    for t, i, seq, digest in heads:
+        leaf = leaf_hash(t, i, seq, digest)
+        leaves.setdefault(bucket_of(t, i, last["buckets"]), {})[(t, i)] = leaf
+        anchored[(t, i)] = (seq, digest)
+        tree.put((t, i), chain_key(t, i), leaf)
+    if BucketTree({b: bucket_digest(ls) for b, ls in leaves.items()}, last["buckets"]).root != last["root"]:
+        problem = (f"the anchored heads in the database (audit_heads) do not match checkpoint "
+                   f"{last['number']}'s signed root")
+        return tree, {}, [problem]
+    return tree, anchored, []
+
+
+def _paths(tx, last: dict, keys: dict[tuple[str, str], str]) -> tuple[PrefixTree, dict, list[str]]:
+    """The stored nodes on the paths of the chains that moved, level by level from the root, each
+    checked against the slot above it (the root against the previous signed root); and the leaf at
+    the end of each path, read from audit_heads by key and checked against its slot. The writer
+    trusts no row it has not checked so: a changed node or head, a head deleted or added, is refused."""
+    tree = PrefixTree()
+    tree.dirty = set()
+    problems: list[str] = []
+    # Every read here is a handful of index rows; a table the planner has no statistics for yet (just
+    # filled by the first checkpoint, before autovacuum comes by) must not be scanned, per path.
+    tx.execute("SET LOCAL enable_seqscan = off")
+    root = _rows(tx, "SELECT children FROM audit_nodes WHERE path = ''", binary=True)
+    if not root or len(root[0][0]) != RADIX * 32 or node_digest(root[0][0]) != bytes.fromhex(last["root"]):
+        return tree, {}, [f"the stored tree's root in audit_nodes does not match checkpoint {last['number']}'s signed root"]
+    tree.nodes[""] = bytearray(root[0][0])
+    pending = {chain: "" for chain in keys}  # chain -> the deepest node held on its path
+    ends: dict[str, list[tuple[str, str]]] = {}  # the slot each path ends in -> its chains
+    while pending:
+        wanted: dict[str, list[tuple[str, str]]] = {}
+        for chain, path in pending.items():
+            wanted.setdefault(path + keys[chain][len(path)], []).append(chain)
+        found = dict(_rows(tx, "SELECT path, children FROM audit_nodes WHERE path = ANY(%b)", (list(wanted),),
+                           binary=True))
+        pending = {}
+        for slot, members in wanted.items():
+            above = slot_of(tree, slot)
+            if slot not in found:
+                ends[slot] = members
+                continue
+            children = found[slot]
+            if len(children) != RADIX * 32 or node_digest(children) != above:
+                problems.append(f"the stored tree node {slot} in audit_nodes was changed")
+                continue
+            tree.nodes[slot] = bytearray(children)
+            pending.update((chain, slot) for chain in members)
+    if problems:
+        return tree, {}, problems
+
+    anchored = {}
+    spans = json.dumps([[slot, slot.ljust(64, "0"), slot.ljust(64, "f")] for slot in ends])
+    held: dict[str, list[tuple]] = {slot: [] for slot in ends}
+    for slot, t, i, seq, digest in _rows(
+            tx, "SELECT s->>0, h.aggregate_type, h.aggregate_id, h.seq, h.hash FROM jsonb_array_elements(%s::jsonb) s "
+                "CROSS JOIN LATERAL (SELECT aggregate_type, aggregate_id, seq, hash FROM audit_heads "
+                "WHERE key BETWEEN decode(s->>1, 'hex') AND decode(s->>2, 'hex') LIMIT 2) h", (spans,)):
+        held[slot].append((t, i, seq, digest))
+    for slot, found_heads in held.items():
+        above = slot_of(tree, slot)
+        if above == _ZERO:
+            problems += [f"chain {t} {i}: audit_heads holds a head for it that no checkpoint anchored"
+                         for t, i, _, _ in found_heads]
+        elif not found_heads:
+            problems.append(f"the anchored head in tree slot {slot} is missing from audit_heads")
+        elif len(found_heads) > 1:
+            problems.append(f"audit_heads holds more than one head in tree slot {slot}, which anchors one")
+        else:
+            t, i, seq, digest = found_heads[0]
+            if not chain_key(t, i).startswith(slot) or leaf_hash(t, i, seq, digest) != above:
+                problems.append(f"chain {t} {i}: its anchored head in audit_heads was changed")
+            else:
+                tree.occupant[slot] = (t, i)
+                anchored[(t, i)] = (seq, digest)
+    return tree, anchored, problems
 
 
 def _sign(ctx, last: dict | None, watermark: int, plan: _Plan) -> dict:
     signer = ctx.signer
     record = {"number": (last["number"] if last else 0) + 1, "watermark": watermark, "events": plan.events,
-              "chains": plan.chains, "buckets": BUCKETS, "root": plan.root,
+              "chains": plan.chains, "buckets": None, "root": plan.root,
               "prev_hash": last["hash"] if last else GENESIS, "delta_digest": delta_digest(plan.delta),
-              "created_at": datetime.now(timezone.utc).isoformat(), "key_id": signer.key_id}
+              "created_at": datetime.now(timezone.utc).isoformat(), "key_id": signer.key_id, "format": FORMAT}
     record["hash"] = record_hash(record)
     record["signature"] = signer.sign(record["hash"]).hex()
     record["delta"] = plan.delta
     return record
 
 
+NODE_BATCH = 20000  # nodes a statement upserts: bounded parameters however large the change
+HEAD_BATCH = 50000  # heads likewise
+
+
 def _store(tx, record: dict, plan: _Plan) -> None:
     from psycopg.types.json import Jsonb
 
-    # Thousands of rows as one JSON parameter: far cheaper to send than arrays adapted value by value.
-    tx.execute("INSERT INTO audit_heads (aggregate_type, aggregate_id, seq, hash, bucket, leaf) "
-               "SELECT e->>0, e->>1, (e->>2)::int, e->>3, (e->>4)::int, decode(e->>5, 'hex') "
-               "FROM jsonb_array_elements(%s::jsonb) e "
-               "ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET seq = EXCLUDED.seq, "
-               "hash = EXCLUDED.hash, bucket = EXCLUDED.bucket, leaf = EXCLUDED.leaf", (json.dumps(plan.heads),))
-    tx.execute("INSERT INTO audit_buckets (bucket, digest) "
-               "SELECT (e->>0)::int, decode(e->>1, 'hex') FROM jsonb_array_elements(%s::jsonb) e "
-               "ON CONFLICT (bucket) DO UPDATE SET digest = EXCLUDED.digest",
-               (json.dumps([[b, d.hex()] for b, d in sorted(plan.buckets.items())]),))
+    # Thousands of rows as one JSON parameter: far cheaper to send than arrays adapted value by value;
+    # in batches, so the first checkpoint of millions of chains sends no gigabyte string.
+    for n in range(0, len(plan.heads), HEAD_BATCH):
+        tx.execute("INSERT INTO audit_heads (aggregate_type, aggregate_id, seq, hash, bucket, leaf, key) "
+                   "SELECT e->>0, e->>1, (e->>2)::int, e->>3, (e->>4)::int, decode(e->>5, 'hex'), "
+                   "decode(e->>6, 'hex') FROM jsonb_array_elements(%s::jsonb) e "
+                   "ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET seq = EXCLUDED.seq, "
+                   "hash = EXCLUDED.hash, bucket = EXCLUDED.bucket, leaf = EXCLUDED.leaf, key = EXCLUDED.key",
+                   (json.dumps(plan.heads[n:n + HEAD_BATCH]),))
+    # Upserts, never a delete (the application's role may not delete): a node, once made, only
+    # changes, as chains are never removed from the tree.
+    for n in range(0, len(plan.nodes), NODE_BATCH):
+        part = plan.nodes[n:n + NODE_BATCH]
+        tx.execute("INSERT INTO audit_nodes (path, children) SELECT * FROM unnest(%b::text[], %b::bytea[]) "
+                   "ON CONFLICT (path) DO UPDATE SET children = EXCLUDED.children",
+                   ([p for p, _ in part], [c for _, c in part]))
     tx.execute("INSERT INTO audit_checkpoints (number, watermark, created_at, hash, record, delta) "
                "VALUES (%s, %s, %s, %s, %s, %s)",
                (record["number"], record["watermark"], record["created_at"], record["hash"],
@@ -599,16 +801,35 @@ def _file_delta(path: Path, offset: int) -> list:
 
 
 class _Fold:
-    """The heads of every chain as the checkpoints' deltas, applied in order, make them."""
+    """The heads of every chain as the checkpoints' deltas, applied in order, make them, and the
+    tree of each checkpoint's format over them: format 1's buckets until the first format 2
+    checkpoint, which builds the prefix tree from every head folded so far (once), and goes on."""
 
-    def __init__(self, buckets: int):
-        self.buckets = buckets
+    def __init__(self):
         self.heads: dict[tuple[str, str], tuple[int, str]] = {}
-        self.leaves: dict[int, dict[tuple[str, str], bytes]] = {}
-        self.tree = BucketTree(buckets=buckets)
+        self.format: Any = None
+        self.leaves: dict[int, dict[tuple[str, str], bytes]] = {}  # format 1: bucket -> chain -> leaf
+        self.tree: BucketTree | None = None
+        self.prefix: PrefixTree | None = None
         self.events = 0
 
-    def apply(self, delta: Any) -> str | None:
+    def apply(self, record: dict, delta: Any) -> str | None:
+        fmt = record_format(record)
+        if fmt not in (1, FORMAT):
+            return f"its format {fmt!r} is not one this version reads (1 or {FORMAT})"
+        if fmt == 1 and self.format == FORMAT:
+            return f"it goes back to format 1 after format {FORMAT} checkpoints"
+        if fmt == 1 and self.tree is None:
+            try:
+                self.tree = BucketTree(buckets=record["buckets"])
+            except (InvalidInput, TypeError) as exc:
+                return str(exc)
+        if fmt == FORMAT and self.prefix is None:
+            self.prefix = PrefixTree()
+            for chain, (seq, digest) in self.heads.items():
+                self.prefix.put(chain, chain_key(*chain), leaf_hash(*chain, seq, digest))
+            self.leaves, self.tree = {}, None
+        self.format = fmt
         touched = set()
         for entry in delta if isinstance(delta, list) else [None]:
             if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)
@@ -620,11 +841,19 @@ class _Fold:
                 return f"it moves chain {t} {i} back from seq {before[0]} to seq {seq}"
             self.heads[(t, i)] = (seq, digest)
             self.events += seq - (before[0] if before else 0)
-            bucket = bucket_of(t, i, self.buckets)
-            self.leaves.setdefault(bucket, {})[(t, i)] = leaf_hash(t, i, seq, digest)
-            touched.add(bucket)
-        self.tree.update({b: bucket_digest(self.leaves[b]) for b in touched})
+            if self.prefix is not None:
+                self.prefix.put((t, i), chain_key(t, i), leaf_hash(t, i, seq, digest))
+            else:
+                bucket = bucket_of(t, i, self.tree.buckets)
+                self.leaves.setdefault(bucket, {})[(t, i)] = leaf_hash(t, i, seq, digest)
+                touched.add(bucket)
+        if self.prefix is None:
+            self.tree.update({b: bucket_digest(self.leaves[b]) for b in touched})
         return None
+
+    @property
+    def root(self) -> str:
+        return self.prefix.root().hex() if self.prefix is not None else self.tree.root
 
 
 def inspect(conn, settings, trust: dict[str, bytes], anchor: dict | None = None,
@@ -688,19 +917,16 @@ def inspect(conn, settings, trust: dict[str, bytes], anchor: dict | None = None,
             problem = f"its watermark is below checkpoint {number - 1}'s"
         else:
             if fold is None:
-                try:
-                    fold = _Fold(record["buckets"])
-                except InvalidInput as exc:
-                    problem = str(exc)
-            if fold is not None and problem is None:
-                delta = load()
-                if delta_digest(delta) != record["delta_digest"]:
-                    problem = f"its delta in the {where} does not match its signed digest"
-                else:
-                    problem = fold.apply(delta)
-                if problem is None and fold.tree.root != record["root"]:
+                fold = _Fold()
+            delta = load()
+            if delta_digest(delta) != record["delta_digest"]:
+                problem = f"its delta in the {where} does not match its signed digest"
+            else:
+                problem = fold.apply(record, delta)
+            if problem is None:
+                if fold.root != record["root"]:
                     problem = "its recorded heads do not match its signed root"
-                if problem is None and (fold.events != record["events"] or len(fold.heads) != record["chains"]):
+                elif fold.events != record["events"] or len(fold.heads) != record["chains"]:
                     problem = "its event and chain counts do not match its heads"
         if problem:
             out.add(number, f"checkpoint {number}: {problem}")

@@ -79,7 +79,7 @@ def services(data_dir):
 
 TABLES = ("idempotency_keys", "events", "signing_keys", "durable_tasks", "grey_transitions", "grey_entries",
           "answer_subjects", "conflict_flags", "generated_candidates", "work_items", "approved_answers", "validation_records", "candidate_reviews",
-          "document_statements", "candidates", "passage_terms", "source_passages", "source_documents", "users", "audit_checkpoints", "audit_heads",
+          "document_statements", "candidates", "passage_terms", "source_passages", "source_documents", "users", "audit_checkpoints", "audit_heads", "audit_nodes",
           "audit_buckets", "task_snapshots", "api_tokens", "webhook_attempts", "webhook_deliveries", "webhooks",
           "comments", "queue_guidelines", "queue_settings", "queue_counts")
 

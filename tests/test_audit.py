@@ -14,7 +14,7 @@ import pytest
 
 from r2k.core import audit, events
 from r2k.core.services import candidates, claims, queue_index
-from tests.conftest import ROOT, error_of, r2k, r2k_json
+from tests.conftest import ROOT, error_of, r2k, r2k_json, scratch_databases
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -580,7 +580,8 @@ def test_anchor_prints_the_latest_checkpoint_in_words(ctx, request):
     text = r2k("audit", "anchor", "--as", "root").stdout.splitlines()
     assert text[0].startswith("checkpoint 1 (written now): 13 events in 10 chains, up to event ")
     again = anchor()
-    assert again["number"] == 1 and set(again) == {*audit.HEADER, "hash", "signature"}
+    assert again["number"] == 1 and set(again) == {*audit.HEADER, "format", "hash", "signature"}
+    assert again["format"] == audit.FORMAT
     assert datetime.fromisoformat(again["created_at"]).tzinfo is not None
     assert r2k("audit", "anchor", "--as", "root").stdout.splitlines()[0].startswith("checkpoint 1: 13 events")
 
@@ -623,3 +624,273 @@ def test_a_refused_checkpoint_logs_a_bounded_line(ctx, people, superuser, caplog
     assert line.count("chain candidate") == 5
     assert f"and {len(outcome['refused']) - 5} more (r2k audit verify lists them all)" in line
     assert verify()[0] == 1  # the refusal changed nothing: verify still names the damage
+
+
+# ----------------------------------------------------------------------------- the prefix tree (format 2)
+
+def reference_root(heads: dict) -> bytes:
+    """Format 2's root straight from its definition (core/audit.py, PrefixTree), by recursion."""
+    import hashlib
+
+    leaves = {audit.chain_key(*c): audit.leaf_hash(*c, seq, digest) for c, (seq, digest) in heads.items()}
+
+    def digest(prefix: str, keys: list[str], root: bool = False) -> bytes:
+        if not root and not keys:
+            return bytes(32)
+        if not root and len(keys) == 1:
+            return leaves[keys[0]]
+        return hashlib.sha256(b"\x01" + b"".join(
+            digest(prefix + d, [k for k in keys if k[len(prefix)] == d]) for d in "0123456789abcdef")).digest()
+
+    return digest("", list(leaves), True)
+
+
+def test_the_prefix_tree_root_is_its_heads_whatever_the_order_they_came_in():
+    import random
+
+    rng = random.Random(31)
+    heads: dict = {}
+    tree = audit.PrefixTree()
+    assert tree.root() == reference_root({})
+    for batch in range(6):  # new chains and moved ones, in batches as checkpoints take them
+        for _ in range(400):
+            chain_ = (rng.choice(["candidate", "answer"]), str(rng.randrange(1500)))
+            seq = heads.get(chain_, (0, ""))[0] + 1
+            heads[chain_] = (seq, f"{batch}-{seq}")
+            tree.put(chain_, audit.chain_key(*chain_), audit.leaf_hash(*chain_, *heads[chain_]))
+        assert tree.root() == reference_root(heads)
+    other = audit.PrefixTree()
+    for chain_ in rng.sample(sorted(heads), len(heads)):
+        other.put(chain_, audit.chain_key(*chain_), audit.leaf_hash(*chain_, *heads[chain_]))
+    assert other.root() == tree.root()
+    assert len(heads) > 1000 and max(map(len, tree.nodes)) >= 3  # deep enough that paths split
+
+
+def test_new_checkpoints_are_format_2_and_keep_only_the_nodes_of_their_tree(ctx, people):
+    world(ctx, people)
+    first = anchor()
+    assert first["format"] == audit.FORMAT and first["buckets"] is None
+    claims.claim_next(ctx, people["alice"], "FACT")
+    second = anchor()
+    with ctx.db.read() as tx:
+        heads = {(r["aggregate_type"], r["aggregate_id"]): (r["seq"], r["hash"])
+                 for r in tx.all("SELECT aggregate_type, aggregate_id, seq, hash FROM audit_heads")}
+        root_row = tx.one("SELECT children FROM audit_nodes WHERE path = ''")
+    assert second["root"] == reference_root(heads).hex() == audit.node_digest(bytes(root_row["children"])).hex()
+    assert verify()[0] == 0
+
+
+def extend(ctx, superuser, aggregate_type: str, aggregate_id: str) -> None:
+    """One more well-linked, signed event on a chain, as an insider holding the host's key would add it."""
+    head = chain(superuser, aggregate_type, aggregate_id)[-1]
+    at = datetime.fromisoformat("2026-12-02T00:00:00+00:00")
+    digest = events.event_hash(events.hashed_fields(aggregate_type, aggregate_id, head["seq"] + 1, "note", "x", {},
+                                                    at, None, head["hash"]))
+    superuser("INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, prev_hash, "
+              "hash, signature, key_id) VALUES (%s, %s, %s, 'note', 'x', '{}', %s, %s, %s, %s, %s)",
+              (aggregate_type, aggregate_id, head["seq"] + 1, at, head["hash"], digest, ctx.signer.sign(digest),
+               ctx.signer.key_id))
+
+
+def test_a_stored_tree_node_rewritten_by_an_insider_is_refused_and_verify_never_reads_it(ctx, people, superuser):
+    world(ctx, people)
+    for i in range(3, 40):  # enough chains that some paths go below the root
+        candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")
+    anchor()
+    heads = superuser("SELECT aggregate_type, aggregate_id FROM audit_heads")
+    [path] = [r["path"] for r in superuser("SELECT path FROM audit_nodes WHERE path <> '' ORDER BY path LIMIT 1")]
+    [below] = [(h["aggregate_type"], h["aggregate_id"]) for h in heads
+               if audit.chain_key(h["aggregate_type"], h["aggregate_id"]).startswith(path)][:1]
+
+    # A node below the root rewritten: the slot above it no longer matches it.
+    superuser("UPDATE audit_nodes SET children = overlay(children placing '\\xff'::bytea from 1 for 1) "
+              "WHERE path = %s", (path,))
+    extend(ctx, superuser, *below)  # its chain moves: the next checkpoint reads that node
+    result = r2k("audit", "anchor", "--as", "root")
+    assert result.returncode == 1 and "NOT a fresh checkpoint" in result.stdout
+    assert f"the stored tree node {path} in audit_nodes was changed" in result.stdout
+    assert verify()[0] == 0  # the log itself is whole: verify rebuilds the tree from the checkpoints
+
+    # The root rewritten too, to agree with the node: it no longer matches the signed root.
+    superuser("UPDATE audit_nodes SET children = overlay(children placing %s from %s for 32) WHERE path = ''",
+              (audit.node_digest(bytes(superuser("SELECT children FROM audit_nodes WHERE path = %s",
+                                                              (path,))[0]["children"])),
+               int(path[0], 16) * 32 + 1))
+    result = r2k("audit", "anchor", "--as", "root")
+    assert result.returncode == 1
+    assert "the stored tree's root in audit_nodes does not match checkpoint 1's signed root" in result.stdout
+    assert superuser("SELECT count(*) AS n FROM audit_checkpoints")[0]["n"] == 1
+    assert verify()[0] == 0
+
+
+def test_a_tail_cut_with_its_stored_head_moved_back_is_refused_by_the_writer(ctx, people, superuser):
+    world(ctx, people)
+    anchor()
+    # The insider cuts candidate 1's approval and makes audit_heads agree, so the links check out.
+    approve, claim = chain(superuser, "candidate", 1)[-1], chain(superuser, "candidate", 1)[-2]
+    tamper(superuser, ("DELETE FROM events WHERE id = %s", (approve["id"],)))
+    superuser("UPDATE audit_heads SET seq = 2, hash = %s WHERE aggregate_type = 'candidate' AND aggregate_id = '1'",
+              (claim["hash"],))
+    superuser("UPDATE candidates SET state = 'CLAIMED', version = version WHERE id = 1")
+    digest = events.event_hash(events.hashed_fields("candidate", "1", 3, "note", "mallory", {}, approve["created_at"],
+                                                    None, claim["hash"]))
+    superuser("INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, prev_hash, "
+              "hash, signature, key_id) VALUES ('candidate', '1', 3, 'note', 'mallory', '{}', %s, %s, %s, %s, %s)",
+              (approve["created_at"], claim["hash"], digest, ctx.signer.sign(digest), ctx.signer.key_id))
+    result = r2k("audit", "anchor", "--as", "root")
+    assert result.returncode == 1
+    assert "chain candidate 1: its anchored head in audit_heads was changed" in result.stdout
+    code, report = verify()
+    assert code == 1 and damaged(report) == [
+        ("candidate", "1", "different head: its event seq 3 is not the one checkpoint 1 anchored")]
+
+
+def test_a_chain_dropped_with_its_stored_head_is_refused_by_the_writer_and_named_by_verify(ctx, people, superuser):
+    world(ctx, people)
+    anchor()
+    tamper(superuser, "DELETE FROM events WHERE aggregate_type = 'candidate' AND aggregate_id = '3'")
+    superuser("DELETE FROM audit_heads WHERE aggregate_type = 'candidate' AND aggregate_id = '3'")
+    # The chain starts again from nothing: its first event links to nothing, as a new chain's does.
+    digest = events.event_hash(events.hashed_fields("candidate", "3", 1, "create", "mallory", {},
+                                                    datetime.fromisoformat("2026-12-01T00:00:00+00:00"), None,
+                                                    events.GENESIS))
+    superuser("INSERT INTO events (aggregate_type, aggregate_id, seq, type, actor, payload, created_at, prev_hash, "
+              "hash, signature, key_id) VALUES ('candidate', '3', 1, 'create', 'mallory', '{}', "
+              "'2026-12-01T00:00:00+00:00', %s, %s, %s, %s)",
+              (events.GENESIS, digest, ctx.signer.sign(digest), ctx.signer.key_id))
+    result = r2k("audit", "anchor", "--as", "root")
+    assert result.returncode == 1
+    assert "is missing from audit_heads" in result.stdout
+    code, report = verify()
+    assert code == 1 and damaged(report) == [
+        ("candidate", "3", "different head: its event seq 1 is not the one checkpoint 1 anchored")]
+
+
+def test_a_stored_head_added_for_a_chain_no_checkpoint_anchored_is_refused(ctx, people, superuser):
+    world(ctx, people)
+    anchor()
+    # An insider gives candidate 4, which does not exist yet, a head: its first events would then be
+    # taken to continue from it (a chain's start cut off and hidden).
+    key = audit.chain_key("candidate", "4")
+    superuser("INSERT INTO audit_heads (aggregate_type, aggregate_id, seq, hash, bucket, leaf, key) "
+              "VALUES ('candidate', '4', 1, 'made up', 0, '\\x00', decode(%s, 'hex'))", (key,))
+    candidates.add(ctx, people["root"], "Q4?", "Fact 4.", "FACT")
+    result = r2k("audit", "anchor", "--as", "root")
+    assert result.returncode == 1
+    assert ("chain candidate 4: audit_heads holds a head for it that no checkpoint anchored" in result.stdout
+            or "audit_heads holds more than one head in tree slot" in result.stdout)
+
+
+# ----------------------------------------------------------------------------- format 1 logs
+
+def write_format1(ctx) -> dict:
+    """A checkpoint of every event so far as r2k wrote them before format 2: heads in
+    audit.BUCKETS buckets, a bucket's digest the RFC 6962 hash of its sorted leaves, the root the
+    tree hash of the bucket digests; no "format" field; stored in audit_heads and audit_buckets as
+    that writer did (the key column as migration 0027 fills it), and in the data dir's file."""
+    from psycopg.types.json import Jsonb
+
+    with ctx.db.begin() as tx:
+        ctx.signer.register(tx)
+        last = tx.one("SELECT record FROM audit_checkpoints ORDER BY number DESC LIMIT 1")
+        last = last["record"] if last else None
+        watermark = tx.scalar("SELECT max(id) FROM events")
+        heads = {(r["aggregate_type"], r["aggregate_id"]): (r["seq"], r["hash"]) for r in tx.all(
+            "SELECT DISTINCT ON (aggregate_type, aggregate_id) aggregate_type, aggregate_id, seq, hash FROM events "
+            "WHERE id <= %s ORDER BY aggregate_type, aggregate_id, seq DESC", (watermark,))}
+        before = {(r["aggregate_type"], r["aggregate_id"]): (r["seq"], r["hash"])
+                  for r in tx.all("SELECT aggregate_type, aggregate_id, seq, hash FROM audit_heads")}
+        delta = sorted([t, i, seq, h] for (t, i), (seq, h) in heads.items() if before.get((t, i)) != (seq, h))
+        leaves: dict = {}
+        for (t, i), (seq, h) in heads.items():
+            leaves.setdefault(audit.bucket_of(t, i), {})[(t, i)] = audit.leaf_hash(t, i, seq, h)
+        digests = {b: audit.bucket_digest(ls) for b, ls in leaves.items()}
+        record = {"number": (last["number"] if last else 0) + 1, "watermark": watermark,
+                  "events": sum(seq for seq, _ in heads.values()), "chains": len(heads), "buckets": audit.BUCKETS,
+                  "root": audit.BucketTree(digests).root, "prev_hash": last["hash"] if last else events.GENESIS,
+                  "delta_digest": audit.delta_digest(delta), "created_at": datetime.now().astimezone().isoformat(),
+                  "key_id": ctx.signer.key_id}
+        record["hash"] = audit.record_hash(record)
+        record["signature"] = ctx.signer.sign(record["hash"]).hex()
+        for (t, i), (seq, h) in heads.items():
+            tx.execute("INSERT INTO audit_heads (aggregate_type, aggregate_id, seq, hash, bucket, leaf, key) "
+                       "VALUES (%s, %s, %s, %s, %s, %s, decode(%s, 'hex')) ON CONFLICT (aggregate_type, aggregate_id) "
+                       "DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, leaf = EXCLUDED.leaf",
+                       (t, i, seq, h, audit.bucket_of(t, i), audit.leaf_hash(t, i, seq, h), audit.chain_key(t, i)))
+        for b, d in digests.items():
+            tx.execute("INSERT INTO audit_buckets (bucket, digest) VALUES (%s, %s) ON CONFLICT (bucket) "
+                       "DO UPDATE SET digest = EXCLUDED.digest", (b, d))
+        tx.execute("INSERT INTO audit_checkpoints (number, watermark, created_at, hash, record, delta) "
+                   "VALUES (%s, %s, %s, %s, %s, %s)", (record["number"], watermark, record["created_at"],
+                                                      record["hash"], Jsonb(record), Jsonb(delta)))
+    audit._append_to_file(ctx.settings, {**record, "delta": delta})
+    return record
+
+
+def test_a_format_1_log_still_verifies_and_names_a_cut_tail(ctx, people, superuser):
+    world(ctx, people)
+    first = write_format1(ctx)
+    claims.claim_next(ctx, people["alice"], "FACT")
+    write_format1(ctx)
+    assert "format" not in first
+    code, report = verify()
+    assert code == 0, report
+    assert (report["anchor"]["number"], report["checkpoints"]["checked"]) == (2, 2)
+    tail = chain(superuser, "candidate", 3)[-1]
+    tamper(superuser, ("DELETE FROM events WHERE id = %s", (tail["id"],)))
+    code, report = verify()
+    assert code == 1 and damaged(report) == [
+        ("candidate", "3", "shorter than anchored: it ends at seq 1, checkpoint 2 anchored seq 2")]
+
+
+def test_a_log_whose_format_changes_midway_verifies(ctx, people, superuser):
+    world(ctx, people)
+    write_format1(ctx)
+    claims.claim_next(ctx, people["alice"], "FACT")
+    write_format1(ctx)
+    candidates.approve(ctx, people["alice"], 2)  # moves candidate 2 and makes answer 2, record 2
+    third = anchor()  # the writer builds the prefix tree from format 1's heads, once, and goes on
+    assert (third["number"], third["format"]) == (3, audit.FORMAT)
+    candidates.add(ctx, people["root"], "Q9?", "Fact 9.", "FACT")
+    fourth = anchor()
+    assert fourth["number"] == 4
+    code, report = verify()
+    assert code == 0, report
+    assert (report["anchor"]["number"], report["checkpoints"]["checked"]) == (4, 4)
+    # Damage anchored by a format 1 checkpoint is still named after the switch.
+    tail = chain(superuser, "candidate", 3)[-1]
+    tamper(superuser, ("DELETE FROM events WHERE id = %s", (tail["id"],)))
+    assert damaged(verify()[1]) == [
+        ("candidate", "3", "shorter than anchored: it ends at seq 1, checkpoint 4 anchored seq 2")]
+
+
+def test_the_switch_from_format_1_refuses_heads_that_do_not_match_its_signed_root(ctx, people, superuser):
+    world(ctx, people)
+    write_format1(ctx)
+    superuser("UPDATE audit_heads SET seq = 1 WHERE aggregate_type = 'candidate' AND aggregate_id = '1'")
+    claims.claim_next(ctx, people["alice"], "FACT")
+    result = r2k("audit", "anchor", "--as", "root")
+    assert result.returncode == 1
+    assert "the anchored heads in the database (audit_heads) do not match checkpoint 1's signed root" in result.stdout
+
+
+def test_migration_0027_gives_the_heads_a_database_holds_their_key_in_the_tree(services):
+    """An installation with format 1 checkpoints: the migration fills each stored head's key as the
+    writer computes it (SHA-256 of type, 0x00, id), non-ASCII ids too, so the first format 2
+    checkpoint finds every head at the end of its path."""
+    import psycopg
+
+    from r2k.core import migrations
+
+    heads = [("candidate", "1"), ("user", "zoë"), ("answer", "12345678901234567890")]
+    with scratch_databases(services, f"r2k_before_0027_{os.getpid()}") as (url,):
+        migrations.upgrade(url, "0025")
+        with psycopg.connect(url) as conn:
+            for t, i in heads:
+                conn.execute("INSERT INTO audit_heads (aggregate_type, aggregate_id, seq, hash, bucket, leaf) "
+                             "VALUES (%s, %s, 1, 'h', %s, '\\x00')", (t, i, audit.bucket_of(t, i)))
+        migrations.upgrade(url, "head")
+        with psycopg.connect(url) as conn:
+            keys = {(t, i): bytes(k).hex() for t, i, k in conn.execute(
+                "SELECT aggregate_type, aggregate_id, key FROM audit_heads").fetchall()}
+    assert keys == {(t, i): audit.chain_key(t, i) for t, i in heads}

@@ -324,6 +324,66 @@ def test_the_sweep_catches_up_and_moves_its_mark_only_when_nothing_lags(ctx, peo
     assert graph_sync.status(ctx)["in_step"]
 
 
+def test_a_graph_far_behind_is_compared_whole_once_and_its_mark_moves_with_each_sweep(ctx, people, graph):
+    answers = [publish(ctx, people, f"What is established about topic {i}?", f"Topic {i} is settled.")
+               for i in range(3)]
+    graph.run("MATCH (n) DETACH DELETE n")  # a graph made anew: every answer lags, no mark
+    first = graph_sync.catch_up(ctx, limit=1)
+    assert first == {"compared": 3, "whole": True, "lagging": 3, "synced": 1}
+    # The oldest change is in step: the mark moves up to the next one, so the next sweeps compare
+    # what changed since, not the whole registry again.
+    assert graph_sync.catch_up(ctx, limit=1)["whole"] is False
+    assert graph_sync.catch_up(ctx, limit=1)["lagging"] == 1
+    assert graph_sync.catch_up(ctx) == {"compared": 3, "whole": False, "lagging": 0, "synced": 0}
+    assert sorted(nodes(graph)) == sorted(a["id"] for a in answers)
+    assert graph_sync.status(ctx)["in_step"]
+
+
+def test_a_sweep_syncs_hundreds_of_answers_the_graph_never_had_in_small_requests(ctx, people, graph):
+    """More lagging answers than one small request can name (a graph restored empty under a large
+    registry): the catch-up looks for their nodes in chunks, as it writes them."""
+    with ctx.db.begin() as tx:  # in bulk: the registry's rows, no publish jobs
+        tx.execute("WITH c AS (INSERT INTO candidates (question, text, horn_type, state, origin, created_by, "
+                   "created_at, updated_at, version, queue_rank) SELECT 'What is established about item ' || g || "
+                   "'?', 'Item ' || g || ' is settled.', 'FACT', 'APPROVED', 'manual', 'root', now(), now(), 1, 0 "
+                   "FROM generate_series(1, 800) g RETURNING id, question, text) INSERT INTO approved_answers "
+                   "(candidate_id, question, text, horn_type, status, published_by, created_at, updated_at, version) "
+                   "SELECT id, question, text, 'FACT', 'APPROVED', 'root', now(), now(), 1 FROM c")
+    result = graph_sync.catch_up(ctx)
+    assert (result["lagging"], result["synced"]) == (800, 800)
+    assert len(nodes(graph)) == 800
+
+
+def test_a_whole_comparison_reads_every_node_in_windows_of_ids_whatever_the_gaps(graph):
+    page = graph_sync.PAGE
+    ids = [1, 2, page - 1, page, page + 1, 2 * page + 7, 5 * page + 3]  # edges, and windows with none
+    graph.run("UNWIND $ids AS i CREATE (:Answer {id: i, status: 'APPROVED', version: 1, updated: 0.0})", ids=ids)
+    assert sorted(graph_sync._graph_versions(graph)) == ids
+    graph.run("MATCH (a:Answer) DETACH DELETE a")
+    assert graph_sync._graph_versions(graph) == {}
+
+
+def test_the_catch_up_reads_what_changed_by_index_on_both_sides(ctx, people, graph):
+    """Cost, not time: with the mark set, PostgreSQL answers `updated_at >= …` from an index (the
+    planner told not to scan), and the graph has its Answer.updated index even when the catch-up is
+    the first thing to meet it."""
+    publish(ctx, people, "What is established about badge renewal?", "Badges are renewed every 12 months.")
+    with ctx.db.begin() as tx:  # what a sweep asks, a minute after its mark
+        tx.execute("SET LOCAL enable_seqscan = off")
+        plan = "\n".join(r["QUERY PLAN"] for r in tx.all(
+            "EXPLAIN SELECT id, status, version, supersedes_id FROM approved_answers "
+            "WHERE updated_at >= to_timestamp(%s) ORDER BY id", (time.time() - 60 - graph_sync.SLACK,)))
+    assert "approved_answers_updated" in plan, plan
+    if isinstance(graph, FalkorGraph):
+        graph_sync.catch_up(ctx)  # in step, and the mark set
+        graph.run("DROP INDEX ON :Answer(updated)")  # a graph server restarted from an older dump
+        graph_sync._indexed.discard(id(graph))
+        assert graph_sync.catch_up(ctx)["lagging"] == 0  # nothing to sync: only the catch-up itself
+        indexed = [r for r in graph.run("CALL db.indexes() YIELD label, properties RETURN label, properties")
+                   if r["label"] == "Answer"]
+        assert any("updated" in r["properties"] for r in indexed), indexed
+
+
 def test_sync_is_idempotent_and_a_long_answer_text_never_reaches_the_graph(ctx, people, graph):
     long_text = "Nightly database backups are kept for 30 days in Frankfurt. " * 200  # ~12,000 characters
     question = "What is established about backup retention " + "in the main data centre " * 10 + "?"

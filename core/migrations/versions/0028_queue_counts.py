@@ -10,13 +10,13 @@ counting every queued row (403 ms at 10,000,000 candidates). The sweep's full re
 (`r2k_fold_queue_counts`), and adds any drift to stripe 0 (`queue_index.recount`).
 
 Revision ID: 0028
-Revises: 0025
+Revises: 0027
 Create Date: 2026-12-03
 """
 from alembic import op
 
 revision = "0028"
-down_revision = "0025"
+down_revision = "0027"
 branch_labels = None
 depends_on = None
 
