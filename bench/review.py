@@ -106,13 +106,6 @@ async def measure_my_work(rounds: int = 5) -> list[float]:
     app = R2KApp(user="ada", listen=False, sweep_every=0)
     times = []
     async with app.run_test(size=(120, 40)):
-        async def until(predicate, timeout=30.0):
-            deadline = time.perf_counter() + timeout
-            while not predicate():
-                if time.perf_counter() > deadline:
-                    raise SystemExit("timed out")
-                await asyncio.sleep(0.001)
-
         await until(lambda: app.actor is not None)
         for _ in range(rounds):
             t0 = time.perf_counter()
@@ -163,18 +156,20 @@ def report_my_work(decisions: int) -> None:
           f"(target < 1000 ms: {verdict(my_work, 1.0)}; {decided:,} decisions in the database)")
 
 
+async def until(predicate, timeout: float = 60.0) -> None:
+    """Wait, a millisecond at a time, until `predicate()` holds; give up after `timeout` seconds."""
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise SystemExit("timed out")
+        await asyncio.sleep(0.001)
+
+
 async def measure(approvals: int, undos: int, listen: bool = True) -> dict:
     from r2k.app.tui import R2KApp
 
     app = R2KApp(user="ada", listen=listen, sweep_every=0)  # no sweep in the middle of a timing
     async with app.run_test(size=(140, 45)) as pilot:
-        async def until(predicate, timeout=30.0):
-            deadline = time.perf_counter() + timeout
-            while not predicate():
-                if time.perf_counter() > deadline:
-                    raise SystemExit("timed out")
-                await asyncio.sleep(0.001)
-
         await until(lambda: app.actor is not None)
         picker_times, review_times, floor_times = await first_draws(app, pilot, until, "RULE")
 
@@ -305,13 +300,6 @@ async def measure_draws(user: str, horn: str) -> dict:
 
     app = R2KApp(user=user, listen=True, sweep_every=0)
     async with app.run_test(size=(140, 45)) as pilot:
-        async def until(predicate, timeout=60.0):
-            deadline = time.perf_counter() + timeout
-            while not predicate():
-                if time.perf_counter() > deadline:
-                    raise SystemExit("timed out")
-                await asyncio.sleep(0.001)
-
         await until(lambda: app.actor is not None)
         picker, review, floor = await first_draws(app, pilot, until, horn)
     return {"picker": picker, "review": review, "floor": floor}
