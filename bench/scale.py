@@ -34,7 +34,7 @@ the other benches have one (ours and the floor alternating):
   longest sweep's share, with the sweeps it took and their sum (**full repair sweeps**, **total
   s**); same floor and target;
 - **checkpoint**: `audit.write_checkpoint` after K new signed events on bench chains, as
-  bench/audit.py makes them; floor: a bare SELECT of those K events; target: under the
+  bench/audit.py makes them; floor: bench/audit.py's (the K events read, their stored heads by key, K leaves hashed); target: under the
   checkpoint interval (seconds) with a 10x margin;
 - **audit verify**: `audit.verify` over the whole log in events/s, beside a bare scan. The COPY'd
   candidates have no events, so the log holds only what the bench's own actions wrote (claims,
@@ -129,7 +129,7 @@ def measure(ctx, rounds: int, seconds: float, heads: dict, work: Path) -> dict[s
     """Every row's rounds: {name: (ours, floor)} (floor None where none is measured)."""
     import random
 
-    from audit import copy_in, floor_scan, floor_select, signed_rows
+    from audit import copy_in, floor as checkpoint_floor, floor_scan, signed_rows
     from claim import _floor_claim, _our_claim
     from ingest import parse_only
 
@@ -222,13 +222,15 @@ def measure(ctx, rounds: int, seconds: float, heads: dict, work: Path) -> dict[s
         # One checkpoint after K new signed events, as bench/audit.py times it.
         with ctx.db.read() as tx:
             low = tx.scalar("SELECT coalesce(max(id), 0) FROM events")
-        copy_in(ctx, signed_rows(ctx, heads, rng.sample(chains, min(CHECK_K, len(chains)))))
+        moved = rng.sample(chains, min(CHECK_K, len(chains)))
+        copy_in(ctx, signed_rows(ctx, heads, moved))
         t0 = time.perf_counter()
         outcome = audit.write_checkpoint(ctx, force=True)
         rows["checkpoint ms"][0].append((time.perf_counter() - t0) * 1000)
         if not outcome.written:
             raise SystemExit(f"no checkpoint written: {outcome.refused or outcome.skipped}")
-        rows["checkpoint ms"][1].append(floor_select(ctx, low, outcome.written["watermark"]) * 1000)
+        # Floor: bench/audit.py's (the K events read, their K stored heads by key, K leaves hashed).
+        rows["checkpoint ms"][1].append(checkpoint_floor(ctx, low, outcome.written["watermark"], moved, heads) * 1000)
         # Ingest one document, made unique so it is not a duplicate of the last round's.
         doc = work / f"scale-{os.getpid()}-{r}-{corpus.name}"
         doc.write_text(corpus.read_text(encoding="utf-8") + f"\n\nScale round {r} {os.urandom(4).hex()}.\n",
