@@ -104,6 +104,22 @@ def floor(ctx, low: int, high: int, moved: list[str], heads: dict[str, tuple[int
     return spent
 
 
+def checkpoint_round(ctx, heads: dict[str, tuple[int, str]], moved: list[str]) -> tuple[float, float]:
+    """One new signed event on each chain of `moved`, then one checkpoint timed, and its floor
+    (`floor`) over the same events: (seconds, floor seconds). bench/scale.py times its row with it."""
+    from r2k.core import audit
+
+    with ctx.db.read() as tx:
+        low = tx.scalar("SELECT coalesce(max(id), 0) FROM events")
+    copy_in(ctx, signed_rows(ctx, heads, moved))
+    t0 = time.perf_counter()
+    outcome = audit.write_checkpoint(ctx, force=True)
+    spent = time.perf_counter() - t0
+    if not outcome.written:
+        raise SystemExit(f"no checkpoint written: {outcome.refused or outcome.skipped}")
+    return spent, floor(ctx, low, outcome.written["watermark"], moved, heads)
+
+
 def floor_scan(ctx) -> tuple[int, float]:
     t0 = time.perf_counter()
     n = 0
@@ -159,16 +175,9 @@ def main() -> None:
     for k in (int(x) for x in args.events.split(",")):
         ours, floors = [], []
         for n in range(1, args.rounds + 1):
-            with ctx.db.read() as tx:
-                low = tx.scalar("SELECT coalesce(max(id), 0) FROM events")
-            moved = rng.sample(ids, min(k, len(ids)))
-            copy_in(ctx, signed_rows(ctx, heads, moved))
-            t0 = time.perf_counter()
-            outcome = audit.write_checkpoint(ctx, force=True)
-            ours.append(time.perf_counter() - t0)
-            if not outcome.written:
-                raise SystemExit(f"no checkpoint written: {outcome.refused or outcome.skipped}")
-            floors.append(floor(ctx, low, outcome.written["watermark"], moved, heads))
+            spent, floor_spent = checkpoint_round(ctx, heads, rng.sample(ids, min(k, len(ids))))
+            ours.append(spent)
+            floors.append(floor_spent)
             print(f"{chain_count:>9} {k:>5} {n:>5} {ours[-1] * 1000:>14.1f} {floors[-1] * 1000:>9.1f} "
                   f"{ours[-1] / floors[-1]:>6.1f}   {load()}")
         o, f = median(ours) * 1000, median(floors) * 1000
