@@ -25,7 +25,6 @@ TASKS = {
     "deliver_webhook_task": "r2k.workers.tasks.deliver_webhook_task",  # one attempt at a webhook delivery
     "refine_candidates_task": "r2k.workers.tasks.refine_candidates_task",  # an LLM's proposals for a document's candidates
     "sweep_task": "r2k.workers.tasks.sweep_task",  # enqueued by the workers' own scheduler
-    "noop_task": "r2k.workers.tasks.noop_task",    # benches only: RQ's own cost for a job
 }
 TASK_PATHS = frozenset(TASKS.values())
 
