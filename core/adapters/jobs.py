@@ -103,12 +103,6 @@ def waiting(redis, kind: str, job_id: str) -> bool:
     return redis.lpos(queue(redis, kind).key, job_id) is not None
 
 
-def live_workers(redis) -> int:
-    from rq import Worker
-
-    return Worker.count(connection=redis)
-
-
 def workers(redis) -> list[dict]:
     """The workers RQ's registry lists on r2k's queues (their key not lapsed), as each last recorded
     itself: name, host, pid, the r2k queues it serves, its last heartbeat."""
