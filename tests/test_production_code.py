@@ -1,6 +1,7 @@
 """No bench or test code in the product's modules (issue 29 point 8): a module-level function of
-core/, app/, workers/ or testing/ that no product module names, while a test or a bench does, is code
-kept for them. It belongs in tests/, bench/ or, if developers are meant to use it, testing/."""
+core/, app/ or workers/ that no product module names, while a test, a bench or the developers'
+harness (testing/) does, is code kept for them. It belongs in tests/, bench/ or, if developers are
+meant to use it, testing/."""
 from __future__ import annotations
 
 import re
@@ -8,7 +9,7 @@ from collections import Counter
 
 from tests.conftest import ROOT
 
-PRODUCT = ("core", "app", "workers", "testing")
+PRODUCT = ("core", "app", "workers")
 DEFINED = re.compile(r"^(?:async )?def ([A-Za-z]\w*)\(", re.M)
 WORD = re.compile(r"\w+")
 
@@ -33,6 +34,6 @@ def test_the_check_finds_a_function_only_a_test_names():
 def test_no_product_function_is_kept_for_tests_or_benches_alone():
     product = {str(p.relative_to(ROOT)): p.read_text() for folder in PRODUCT
                for p in sorted((ROOT / folder).rglob("*.py"))}
-    others = {str(p.relative_to(ROOT)): p.read_text() for folder in ("tests", "bench")
+    others = {str(p.relative_to(ROOT)): p.read_text() for folder in ("tests", "bench", "testing")
               for p in sorted((ROOT / folder).rglob("*.py"))}
     assert kept_for_tests(product, others) == []
