@@ -15,6 +15,7 @@ from textual.widgets import Footer, Static
 
 from r2k.app import textual_private as private
 from tests.conftest import ROOT
+from tests.tui import wait_for
 
 
 class Box(Widget, can_focus=True):
@@ -118,10 +119,11 @@ async def test_the_footer_is_ready_once_textual_has_handed_it_the_screen_s_bindi
     assert private.footer_bindings_ready(Footer()) is False  # not yet mounted: it draws no key
     app = Probe()
     async with app.run_test() as pilot:
-        await pilot.pause()
-        footer = app.screen.query_one(Footer)
-        assert private.footer_bindings_ready(footer) is True
-        assert "a" in {key.key for key in footer.query(private.FooterKey)}
+        footer = (await wait_for(pilot, lambda: isinstance(app.screen, Panel), what="the panel")) and \
+            app.screen.query_one(Footer)
+        await wait_for(pilot, lambda: private.footer_bindings_ready(footer), what="the footer handed its bindings")
+        # and once it is, it draws them: the screen's keys as FooterKey widgets
+        await wait_for(pilot, lambda: "a" in {key.key for key in footer.query(private.FooterKey)}, what="Approve drawn")
 
 
 def textual_private_names() -> set[str]:
