@@ -26,7 +26,7 @@ from r2k.app import wording
 from r2k.app.widgets import format as fmt
 from r2k.core import audit
 from r2k.core.domain import limits
-from r2k.core.classify import classify, open_question
+from r2k.core.classify import classify
 from r2k.core.domain import parse_horn_type, parse_id
 from r2k.core.errors import InvalidInput
 from r2k.core.extract import MIN_WORDS, ExtractError, extract
@@ -69,11 +69,6 @@ def test_the_first_reading_in_logical_order_wins():
 def test_a_step_line_keeps_its_leading_blanks_on_its_own_line():
     assert classify("  1. Stop.\n\t2. Go.") == "PROCEDURE"
     assert classify("1.\n\n\n2. x") == "FACT"  # "1." alone is no step: a step needs words after it
-
-
-def test_the_open_question_is_the_sentence_that_asks():
-    assert open_question("Docks close at ten. Do they open at six? Nobody knows.") == "Do they open at six?"
-    assert open_question("Whether the cameras are kept is unclear.") is None
 
 
 def test_classification_reads_long_adversarial_text_in_linear_time():
