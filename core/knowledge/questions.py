@@ -45,6 +45,7 @@ _CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case)\b\s*(.+?),\s+(
 _CONDITION_BARE = re.compile(r"^(if|when|whenever|unless)\b\s*(.+?)\s+((?:you|we|one|users?) (?:need|must|should|can|"
                              r"have to|will|may|might)\b.+)$", re.I | re.S)
 _CONDITION_THEN = re.compile(r"^(if|when|whenever)\b\s*(.+?)\s+then\s+(.+)$", re.I | re.S)  # "If X is empty then …"
+_INSTRUCTION = re.compile(r"^(?:in order )?to ((?:[a-z]+ )?[a-z]+\b[^,:.]{2,120}):$", re.I)
 _PURPOSE = re.compile(r"^(?:in order )?to ([^,]{3,160}),\s+(.+)$", re.I | re.S)
 # A phrase before the main clause that is context for it ("For non-anonymous binds, …", "By default, …"): asked
 # after the main clause's question.
@@ -60,14 +61,15 @@ _LINK = re.compile(r"^(?:(?:as|like|unlike)\b[^,]{0,40},\s+|(?:even if|even when
                    r"\s+|note(?: that|:)\s+|remember that\s+|keep in mind that\s+|(?:in practice|in general|by default|"
                    r"in most cases|in many cases|in some cases|usually|normally|typically|generally|currently|today|previously|"
                    r"formerly|originally|historically|nowadays|sometimes|occasionally) "
-                   r"(?=[a-z`]))", re.I)
+                   r"(?=[a-z`])|(?:say|suppose|assume|imagine)(?: that)?\s+(?=[A-Z`]))", re.I)
 _IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not possible|impossible|recommended|"
                     r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
                     r"common|easy|hard|difficult|convenient|customary|sufficient|enough|unnecessary|"
                     r"not necessary|wise|preferable) (?:to|that) (.+)$", re.I | re.S)
 _LABEL = re.compile(r"^(?:[A-Z][\w.-]*(?: [\w.-]+){0,2}:\s+(?=[A-Z])|(?:a )?[\w .-]{0,30}\b(?:note|detail|warning|tip|"
                     r"hint|caution|important):\s+|(?:changed|new|deprecated|added|removed) in version [\d.]+:\s+|"
-                    r"note(?: also)?(?: that|:)\s+)", re.I)  # "CPython implementation detail: …", "Note: …"
+                    r"note,?(?: also| however| though| too)?,?(?: that|:)\s+)",
+                    re.I)  # "CPython implementation detail: …", "Note: …"
 _IT_IS_ANY = re.compile(r"^it is (?:also |often |usually |sometimes |generally )?(not )?((?:an? )?[A-Za-z]+) (to|that) (.+)$",
                         re.I | re.S)
 _THERE = re.compile(r"^there (is|are) (.+)$", re.I | re.S)
@@ -79,7 +81,7 @@ _SUPERLATIVE = re.compile(r"^the (?:\w+ )?(?:purpose|goal|aim|reason|idea|advant
 _FOLLOWING = re.compile(r"^the following ([\w\s-]{2,60}?) ((?:can|must|should|may|will|are|is|have|has)\b.*|\w+)$",
                         re.I | re.S)
 _DANGLING = frozenset("to of in on at for with by from the a an and or but more most than as into that like "
-                      "whose whether such so very".split())
+                      "whose whether such so very if when unless because while".split())
 _DETERMINED = frozenset("the a an of for to in on and or with by from all any".split())
 _SUBORDINATE = frozenset("since because although though while whereas as if when unless once until before after "
                          "where whether so and but or".split())
@@ -130,12 +132,19 @@ def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK) -> str:
                    default=0)
         if back and len(words) - back <= 3:
             words = words[:back]
+    after_cut = text[len(cut):].lstrip(",;: ").split(" ", 1)[0].lower()
+    if not whole and not cut_short and after_cut not in _SUBORDINATE | {"then", "etc"}:
+        # "be aware that if they hit issues, they may …" cut at its comma: the "if" clause is left open
+        opened = max((k for k, w in enumerate(words) if k >= 3 and w.lower() in _OPENS_CLAUSE), default=0)
+        if opened and len(words) - opened <= 8:
+            words = words[:opened]
     while len(words) > 1 and not whole and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
                               words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
         words.pop()  # "… in order to more", "… working as you": not where a question ends
     return " ".join(words)
 
 
+_OPENS_CLAUSE = frozenset("if when whenever unless because".split())
 _ASIDE = frozenset("however therefore though thus indeed still also".split())  # "Python is, however, aggressive"
 _PHRASE_START = frozenset("and or but with without to of for in on at by from into than as that which who whose "
                           "where when while if using via through about between".split())
@@ -246,6 +255,8 @@ _EMPHASIS = re.compile(r"(?<![\w*])(\*\*?)(\S[^*]*?\S|\S)\1(?![\w*])")  # *word*
 
 
 _ROLE = re.compile(r"\{[\w:.-]+\}")  # MyST's {file}, {ref}
+_NAMED_ROLES = {"pep": "PEP", "rfc": "RFC"}  # roles whose name is part of what they cite: {pep}`440` is "PEP 440"
+_NAMED_ROLE = re.compile(r"\{(pep|rfc)\}`?(?=\d)", re.I)
 _MARKER = re.compile(r"^(?:\(?\d+[.)]|\(?[a-z][.)]|[-*\u2022])\s+")
 
 
@@ -253,6 +264,7 @@ _MARKER = re.compile(r"^(?:\(?\d+[.)]|\(?[a-z][.)]|[-*\u2022])\s+")
 def tidy(sentence: str) -> str:
     """A sentence as a question is made of it: no remark in brackets, no emphasis marks, no trailing stop."""
     sentence = re.sub(r"\{[\w:.-]+\}([^<{}]*?)\s*<[^<>]*>", r"\1", squeeze(sentence))  # {ref}`title <target>`
+    sentence = _NAMED_ROLE.sub(lambda m: _NAMED_ROLES[m.group(1).lower()] + " ", sentence)
     sentence = _MARKER.sub("", _ROLE.sub("", sentence))
     if sentence.startswith("(") and sentence.rstrip(".").endswith(")"):  # a whole sentence in brackets
         sentence = sentence.rstrip(".")[1:-1]
@@ -306,6 +318,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             return f"What {'should be done' if ordered else 'happens'} {word} {clause}?"
         return None
     purpose = _PURPOSE.match(sentence)
+    instruction = None if purpose else _INSTRUCTION.match(sentence + ":" if not sentence.endswith(":") else sentence)
+    if instruction and not re.search(r"\b(this|these|those|it|them|above)\b", instruction.group(1), re.I):
+        return f"How do you {instruction.group(1)}?"  # "To install directly from a wheel archive:" and the command
     if purpose:
         goal = _clause(purpose.group(1), 16)
         if len(goal.split()) == 1:  # "To specify which server pg_dump should contact, …"
@@ -330,10 +345,13 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if main and len(lead.split()) <= 8 and not re.search(r"\b(this|these|that|those|it|above|former|latter)\b",
                                                             lead, re.I):
             lead = lead[:1].lower() + lead[1:] if lead.split()[0] not in names else lead
-            if main[:-1].split()[-1].lower() in _PHRASE_START:  # "What is linkage declared in?" and "In a DLL"
+            if main[:-1].split()[-1].lower() in _PHRASE_START or \
+                    main.startswith(("What happens ", "What should be done ", "What can ")):
+                # "What is linkage declared in?" and "In a DLL"; "By definition, what happens if …?"
                 return f"{lead[:1].upper() + lead[1:]}, {main[:1].lower() + main[1:]}"
             return main[:-1] + f" {lead}?"
         return main
+    sentence = re.sub(r"^it['’]s (?:simply |just |also |often |usually )?", "it is ", sentence, flags=re.I)
     it_is = _IT_IS.match(sentence)
     adjective = None if it_is else _IT_IS_ANY.match(sentence)
     if adjective:  # "It is often expected that a function call creates …": asked as it is said
@@ -364,6 +382,11 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         rest = _clause(there.group(2), 12)
         if rest:
             return f"{there.group(1).capitalize()} there {rest}?"
+    announced = re.match(r"^the following (is|are) (.{8,})$", sentence, re.I)
+    if announced and not _LEANING_WORDS.search(announced.group(2)):
+        body = _clause(announced.group(2), 16)
+        if len(body.split()) >= 2:
+            return f"What {announced.group(1).lower()} {body}?"  # "The following is the logical flow for …"
     following = _FOLLOWING.match(sentence)
     if following:
         return f"Which {following.group(1).strip()} {following.group(2).strip()}?"
@@ -375,6 +398,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         aux = {"cannot": "can", "can't": "can", "won't": "will"}.get(words[1].lower(), words[1].lower())
         negated = words[1].lower() in ("cannot", "can't", "won't") or words[2].lower() in _NEGATION
         rest = words[3:] if words[2].lower() in _NEGATION else words[2:]
+        if aux == "have" and rest and rest[0].lower() not in ("been", "not", "never") and \
+                not rest[0].lower().endswith("ed") and rest[0].lower() not in _PARTICIPLE:
+            aux, rest = "do", ["have", *rest]  # "We have to use …": "Do we have to use …?", not "Have we to use …?"
         body = _clause(" ".join(rest), 14)
         if not body or re.search(r"\b(this|these|those|it|them|above)\b", " ".join(body.split()[:4]), re.I):
             return None
@@ -642,6 +668,9 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
         goal = _GOAL.match(intro) or _HOW_TO.search(intro)
         if goal:
             return f"How do you {goal.group(1).strip()}?"
+        how_to = re.match(r"^how to (.{3,120}?)\??$", topic, re.I)
+        if how_to:
+            return f"How do you {how_to.group(1)}?"
         gerund = _gerund_goal(topic)
         if gerund:
             return f"How do you {gerund}?"

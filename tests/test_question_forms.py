@@ -1,0 +1,59 @@
+"""Questions a person would ask (docs/architecture.md, "Documents and extraction"): one row per form
+of sentence a real corpus turned into a garbled or templated question, worded anew. Pure: the
+fast tier."""
+from __future__ import annotations
+
+import pytest
+
+from r2k.core.knowledge.claims import Claim
+from r2k.core.knowledge.horn import Form, horn_type
+from r2k.core.knowledge.questions import ask, names_of
+
+
+def question(text: str, heading: tuple[str, ...] = ("Tuning",), kind: str = "paragraph",
+             items: tuple[str, ...] = (), ordered: bool = False, intro: str = "") -> str:
+    claim = Claim(text, text, 0, len(text), 1, kind, heading, items, ordered, intro)
+    return ask(claim, "Handbook", horn_type(Form(text, items, ordered, intro)), names_of(text))
+
+
+ROWS = [
+    # "Note however that" is a label, not the subject: the condition after it is asked.
+    ("Note however that if two replicas read from one spool folder, you will need to keep old segments "
+     "until both have read them.",
+     "What should be done if two replicas read from one spool folder?"),
+    # A clause cut at its comma does not leave an "if" open.
+    ("Operators who run unsupported kernels should be aware that if they hit crashes, they are on their own.",
+     "Should operators who run unsupported kernels be aware?"),
+    # A context phrase goes in front of a condition's question, not after it.
+    ("By convention, if a folder holds a manifest file, it is a bundle.",
+     "By convention, what happens if a folder holds a manifest file?"),
+    # "We have to …" is asked with "do", not as "Have we to …?".
+    ("In practice, we have to rebuild the index after each import.",
+     "Do we have to rebuild the index after each import in practice?"),
+    # An example's premise ("say X has …") is no verb of the question.
+    ("As an example, say Foolib has a plugin, Barplug, and both of them are already installed.",
+     "What does Foolib have?"),
+    # An instruction's intro line: how to do it.
+    ("To export the audit trail as CSV:", "How do you export the audit trail as CSV?"),
+    # "The following is …": what it is, not "what is the following?".
+    ("The following is the order in which hooks are called for a request:",
+     "What is the order in which hooks are called for a request?"),
+    # "It's simply impossible to …" is asked like "It is impossible to …".
+    ("Sometimes it's simply impossible to find a layout that fits every screen.",
+     "Is it possible to find a layout that fits every screen?"),
+    # MyST's {pep} role keeps its name.
+    ("The full grammar of version specifiers can be found in {pep}`621`.",
+     "Can the full grammar of version specifiers be found in PEP 621?"),
+]
+
+
+@pytest.mark.parametrize("text,expected", ROWS, ids=[row[0][:40] for row in ROWS])
+def test_question_of_a_sentence(text, expected):
+    assert question(text) == expected
+
+
+def test_a_procedure_under_a_how_to_heading_asks_how():
+    items = ("Stop the scheduler.", "Copy the spool folder.", "Start the scheduler again.")
+    text = "\n".join(f"{n}. {item}" for n, item in enumerate(items, 1))
+    assert question(text, heading=("How to move the spool",), kind="list", items=items, ordered=True) == \
+        "How do you move the spool?"
