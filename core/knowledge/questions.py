@@ -280,6 +280,8 @@ def tidy(sentence: str) -> str:
     return sentence.strip().rstrip(".!:;,")
 
 
+_LIKENED = re.compile(r"^(.{3,120}?),? (is|are) ((?:roughly |exactly )?(?:equivalent|similar|identical|analogous|"
+                      r"equal)) to$", re.I)
 _VERSIONED = re.compile(r"^(changed|new|added|deprecated|removed)(?: in| since) version ([\d.]+)\b", re.I)
 
 
@@ -296,6 +298,9 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
 
 def _turned(sentence: str, names: frozenset[str]) -> str | None:
     sentence = _LABEL.sub("", tidy(sentence), count=1)
+    likened = _LIKENED.match(sentence)
+    if likened:  # "The short form, x, is equivalent to" and the code that completes it
+        return f"What {likened.group(2).lower()} {_lower_first(likened.group(1), names)} {likened.group(3)} to?"
     for _ in range(2):
         linked = _LINK.match(sentence)
         if linked and len(sentence) > linked.end() + 10:
