@@ -30,6 +30,8 @@ ROWS = [
     ("It is unwise to store the passphrase next to the key.", "CONSTRAINT"),
     ("Be careful not to commit the generated secrets file.", "CONSTRAINT"),
     ("A bare await is a syntax error when used outside an async function.", "CONSTRAINT"),
+    # "It is important to note that" describes: no obligation.
+    ("It is important to note that the index is rebuilt nightly.", "FACT"),
     # What is possible is no permission.
     ("You may also find that the cache grows after an upgrade.", "FACT"),
     ("Slow disks may reduce the effective throughput considerably.", "FACT"),

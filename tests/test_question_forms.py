@@ -41,6 +41,23 @@ ROWS = [
     # "It's simply impossible to …" is asked like "It is impossible to …".
     ("Sometimes it's simply impossible to find a layout that fits every screen.",
      "Is it possible to find a layout that fits every screen?"),
+    # "Every time X, Y" asks what happens then.
+    ("Every time a tenant is archived, the billing service writes a closing invoice.",
+     "What happens every time a tenant is archived?"),
+    # "… the following X:" asks which X.
+    ("Plugins must implement the following hooks:", "What hooks must plugins implement?"),
+    # A year after "in" asks when.
+    ("The original scheduler was published in 2009 and is long out of date.",
+     "When was the original scheduler published?"),
+    # A second verb of the subject is a claim of its own, left out of the question.
+    ("By default, the daemon does not verify signatures on downloaded bundles and runs their install hooks.",
+     "Does the daemon verify signatures on downloaded bundles by default?"),
+    # A modal of a "that" clause after the sentence's own verb is not the sentence's.
+    ("Caching lowers the chance that a slow mirror will stall the whole build.", "What does caching lower?"),
+    # "It is important to note that" is a label; an option opening the sentence is no order.
+    ("It is important to note that --force skips the lock while --wait honours it.", "What does --force skip?"),
+    # A name with its particle stays a name.
+    ("Ada van Houten recommends keeping one scheduler per host.", "What does Ada van Houten recommend?"),
     # MyST's {pep} role keeps its name.
     ("The full grammar of version specifiers can be found in {pep}`621`.",
      "Can the full grammar of version specifiers be found in PEP 621?"),

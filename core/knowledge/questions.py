@@ -41,7 +41,8 @@ _HAVE = ("has", "have")
 _NEGATION = ("not", "never", "n't")
 _ADVERBS = frozenset("also only always usually normally generally typically still already just then "
                      "automatically explicitly simply now often".split())
-_CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case)\b\s*(.+?),\s+(.+)$", re.I | re.S)
+_CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case|every time|each time)\b\s*(.+?),\s+(.+)$",
+                        re.I | re.S)
 _CONDITION_BARE = re.compile(r"^(if|when|whenever|unless)\b\s*(.+?)\s+((?:you|we|one|users?) (?:need|must|should|can|"
                              r"have to|will|may|might)\b.+)$", re.I | re.S)
 _CONDITION_THEN = re.compile(r"^(if|when|whenever)\b\s*(.+?)\s+then\s+(.+)$", re.I | re.S)  # "If X is empty then …"
@@ -68,7 +69,9 @@ _IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not 
                     r"not necessary|wise|preferable) (?:to|that) (.+)$", re.I | re.S)
 _LABEL = re.compile(r"^(?:[A-Z][\w.-]*(?: [\w.-]+){0,2}:\s+(?=[A-Z])|(?:a )?[\w .-]{0,30}\b(?:note|detail|warning|tip|"
                     r"hint|caution|important):\s+|(?:changed|new|deprecated|added|removed) in version [\d.]+:\s+|"
-                    r"note,?(?: also| however| though| too)?,?(?: that|:)\s+)",
+                    r"note,?(?: also| however| though| too)?,?(?: that|:)\s+|it is (?:important|useful) to "
+                    r"(?:note|remember|realize|understand|know) that\s+|it is worth (?:noting|remembering) that\s+|"
+                    r"it (?:should|must) be noted that\s+)",
                     re.I)  # "CPython implementation detail: …", "Note: …"
 _IT_IS_ANY = re.compile(r"^it is (?:also |often |usually |sometimes |generally )?(not )?((?:an? )?[A-Za-z]+) (to|that) (.+)$",
                         re.I | re.S)
@@ -116,7 +119,7 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
     return first[:1].lower() + first[1:] + (" " + words[1] if len(words) > 1 else "")
 
 
-def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK) -> str:
+def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK, one_verb: bool = True) -> str:
     """The words up to the first clause boundary (a comma (not a number's thousands comma), a semicolon, a bracket), at most `limit`
     (or the whole clause, when it is at most `slack` words longer: a question cut open is garbled)."""
     cut = re.split(r"(?<!\d),|,(?!\d{3}(?!\d))|[;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |(?<!\bto )(?<!\bin )(?<!\bof )(?<!\bby )\bwhich\b|"
@@ -138,6 +141,11 @@ def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK) -> str:
         opened = max((k for k, w in enumerate(words) if k >= 3 and w.lower() in _OPENS_CLAUSE), default=0)
         if opened and len(words) - opened <= 8:
             words = words[:opened]
+    second = one_verb and next((k for k, w in enumerate(words) if k >= 3 and w.lower() in ("and", "but") and
+                                k + 1 < len(words) and verb_base(words[k + 1]) is not None and
+                                words[k + 1].lower() not in _FUNCTION and not words[k + 1][:1].isupper()), None)
+    if second:  # "… any checks against tampering and involves running code": the second verb is a claim of its own
+        words, whole = words[:second], False
     while len(words) > 1 and not whole and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
                               words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
         words.pop()  # "… in order to more", "… working as you": not where a question ends
@@ -192,7 +200,8 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
         if low in _BE and words[k - 1].lower() not in relative and k > 1 and \
                 not any(w.lower() in relative for w in words[max(0, k - 4):k]):
             break  # "Parameters after * are keyword-only and may only …": the sentence's verb is "are"
-        if low == "that" and _third_person(words[k - 1]):
+        if low == "that" and (_third_person(words[k - 1]) or any(
+                _third_person(w) and words[j - 1].lower() not in _DETERMINED for j, w in enumerate(words[1:k - 1], 1))):
             break  # "The snippet assumes that a must have …": the modal is the clause's
         if (low in _MODALS or low in _MODALS_NOT) and \
                 words[k - 1].lower() not in relative:
@@ -308,7 +317,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             sentence = sentence[:1].upper() + sentence[1:]
     condition = _CONDITION.match(sentence) or _CONDITION_THEN.match(sentence) or _CONDITION_BARE.match(sentence)
     if condition:
-        word, clause, main = condition.group(1).lower(), _clause(condition.group(2), 16), condition.group(3)
+        word, main = condition.group(1).lower(), condition.group(3)
+        clause = _clause(condition.group(2), 16, one_verb=False)
         wants = re.match(r"^you (?:want|wish|would like|need|'d like) to (.+)$", clause, re.I)
         if wants and word in ("if", "when") and len(wants.group(1).split()) >= 2:
             return f"How do you {wants.group(1)}?"  # "If you want to decrease the timeout, …"
@@ -412,8 +422,10 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         return f"{aux.capitalize()} {words[0].lower()} {'not ' if negated and aux in ('have', 'are') else ''}{body}?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
         return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
-    if action(sentence) and not (re.search(r"\b(?:is|are|was|were)\b", " ".join(words[1:8]), re.I) and
-                                 len(words) > 1 and words[1].lower() not in _ORDER_OBJECT):
+    # "--force skips …": an option opening the sentence, no order
+    if not sentence.startswith("-") and action(sentence) and not (
+            re.search(r"\b(?:is|are|was|were)\b", " ".join(words[1:8]), re.I) and
+            len(words) > 1 and words[1].lower() not in _ORDER_OBJECT):
         # "Support for most databases is available": a noun, not an order
         if words[0].lower() in ("never", "don't", "don’t") or words[0].lower() == "do" and words[1:2] == ["not"]:
             words = words[2:] if words[0].lower() == "do" else words[1:]  # "Do not omit zeroes": "Should you omit …?"
@@ -460,6 +472,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if len(body.split()) == 1 and body.lower() in VERBS and sentence.rstrip().endswith(":"):
             # "you could consider:" and the list that follows
             return f"What {modal} {subject} {body}?"
+        following = re.match(r"^(\w+) the following ([\w-]+(?: [\w-]+)?)$", body)
+        if following and following.group(1).lower() in VERBS and not negated:
+            return f"What {following.group(2)} {modal} {subject} {following.group(1)}?"  # "… satisfy the following:"
         if negated and modal in ("must", "should", "shall", "may"):
             modal = "may"  # asked as a permission: "May drivers …?" (the answer forbids it)
         return f"{modal.capitalize()} {subject} {body}?"
@@ -499,6 +514,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
                     return f"Why {verb} {subject} {first}?"  # "is used to …", "is designed to …"
                 tail = _clause(" ".join(rest[1:]), 10)  # "are allowed to run at the same time": asked whole
                 return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{first} {tail}?"
+            if nxt in ("in", "since", "until") and len(after) > 1 and re.fullmatch(r"1[5-9]\d\d|20\d\d", after[1]):
+                return f"When {verb} {subject} {first}?"  # "was written in 1991"
             if nxt == "for" and len(after) > 1 and after[1][:1].isdigit():
                 return f"How long {verb} {subject} {first}?"
             if nxt in ("every", "each", "daily", "weekly", "monthly", "yearly", "annually"):
@@ -721,7 +738,7 @@ def names_of(text: str) -> frozenset[str]:
     return frozenset(w for w in [*_MID_SENTENCE.findall(text), *paired] if w.lower() not in lower)
 
 
-_NAME_PAIR = re.compile(r"\b([A-Z][a-z][\w'’-]*) [A-Z][a-z]")
+_NAME_PAIR = re.compile(r"\b([A-Z][a-z][\w'’-]*) (?:(?:van|von|de|der|den|da|di|du|le|la) )?[A-Z][a-z]")
 
 
 def phrase(text: str, names: frozenset[str]) -> str:
