@@ -10,6 +10,8 @@ ROWS = [
     # An if / when statement of what follows is a RULE, "if any" included ("if any," alone is elliptic).
     ("If any of the mirrors goes offline for some reason, it is swapped out for the spare.", "RULE"),
     ("Each time a tenant is archived, the billing service writes a closing invoice.", "RULE"),
+    # A condition whose main clause asks is an example's question, not what follows.
+    ("If the queue holds ten jobs, how many does each worker take? Each of the two takes five.", "FACT"),
     # A condition inside a description is not one: an alternative value, a relative clause, an "if" of "whether".
     ("owner_ref is the account that opened the ticket, or None if the ticket came in by mail.", "FACT"),
     ("The gateway offers a hook, which lets you register a handler that runs when a packet arrives.", "FACT"),
@@ -18,6 +20,7 @@ ROWS = [
     # A recommendation worded as the best way, a passive need, "may only", "you could consider" are RULEs.
     ("The simplest way is to pin every dependency in a lock file.", "RULE"),
     ("A lock file is the recommended way to freeze a build.", "RULE"),
+    ("The suggested approach is to build the wheel once and copy it to each host.", "RULE"),
     ("The plugin loader needs to be upgraded before the plugins themselves.", "RULE"),
     ("continue may only appear inside a loop body.", "RULE"),
     ("In that case you could consider splitting the archive in two.", "RULE"),

@@ -18,7 +18,8 @@ once, in the order they are tried: the first that holds wins.
                 list the packages:" and its command); a method's contract ("Should return …",
                 or an obligation in any sentence of a signature's definition); or an if / when /
                 unless statement of what follows: the condition opens the sentence ("If any
-                standby fails, it is replaced") or a clause of its own. A condition inside a
+                standby fails, it is replaced") or a clause of its own, and its main clause does
+                not ask ("If the clock says 10, what did it say?"). A condition inside a
                 description ("a hook which runs when a packet arrives", "or None if there is
                 none", "while checking if a login is required") says when, not what follows.
     FACT        the rest: holds unconditionally, a description of how things are; what is
@@ -109,7 +110,8 @@ _CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<!\bexcept )(?<!\bdifference )
 # What is said of others, or asked, is not said by the text: "it has been suggested that X should …",
 # "whether X should …"; a remark in brackets is not the claim.
 _REPORTED = re.compile(r"\b(?:(?:determin|check|test|verif|detect|decid)\w* if|"
-                       r"(?:reason|reasons|chance|possibility|risk) (?:that|why)|assumes? that|expects? that|suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
+                       r"(?:reason|reasons|chance|possibility|risk) (?:that|why)|assumes? that|expects? that|"
+                       r"(?<!the )(?<!a )(?:suggested|proposed)|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
                        r"whether|(?:specif(?:y|ies)|determines?|controls?|sets?|describes?|decides?|defines?|"
                        r"indicates?|selects?|reports?|shows?) (?:how|what|which|whether|when|where|who))\b"
                        r"(?:[^.;:]|\.(?=\w))*", re.I)
@@ -297,6 +299,8 @@ def conditional(text: str) -> bool:
     A condition inside a description ("is installed when the cluster is created", "or None if
     there is none") says when a thing happens, not what follows: a FACT."""
     text = text.strip()
+    if text.endswith("?"):
+        return False  # "If the clock says 10 now, what did it say an hour ago?": a question, not what follows
     opened = _OPENER.match(text)
     rest = text[opened.end():] if opened else text
     found = _CONDITION.match(rest) or _EVERY_TIME.match(rest)
