@@ -111,7 +111,8 @@ _CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<!\bexcept )(?<!\bdifference )
 # "whether X should …"; a remark in brackets is not the claim.
 _REPORTED = re.compile(r"\b(?:(?:determin|check|test|verif|detect|decid)\w* if|"
                        r"(?:reason|reasons|chance|possibility|risk) (?:that|why)|assumes? that|expects? that|"
-                       r"(?<!the )(?<!a )(?:suggested|proposed)|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
+                       r"(?<!the )(?<!a )(?:suggested|proposed)|argued|claimed|said|says|believes?|thinks?|thought|"
+                       r"wondered|asked|"
                        r"whether|(?:specif(?:y|ies)|determines?|controls?|sets?|describes?|decides?|defines?|"
                        r"indicates?|selects?|reports?|shows?) (?:how|what|which|whether|when|where|who))\b"
                        r"(?:[^.;:]|\.(?=\w))*", re.I)
