@@ -34,6 +34,11 @@ def test_a_pointer_to_what_is_given_here_is_no_claim():
     assert out.dropped.get("navigation") == 1
 
 
+def test_a_pointer_to_a_page_is_no_claim():
+    out = extract(Path("cache.md"), f"# Cache\n\n{CLAIM}\n\nDetails on the sweep schedule are here: sweep-schedule.\n")
+    assert [u.text for u in out.units] == [CLAIM]
+
+
 def test_an_intro_whose_example_is_not_there_is_cut_off():
     body = "The sweeper writes one line per entry it evicts. An example of such a line is shown below:\n\n## Next\n\n" \
            "Eviction is logged at the info level by default."

@@ -58,6 +58,14 @@ ROWS = [
     ("It is important to note that --force skips the lock while --wait honours it.", "What does --force skip?"),
     # A name with its particle stays a name.
     ("Ada van Houten recommends keeping one scheduler per host.", "What does Ada van Houten recommend?"),
+    # A context phrase of up to twelve words stays in the question: what the statement is for.
+    ("For jobs which can be retried like `fetch` and `sync`, a negative count can be used to mean forever.",
+     "Can a negative count be used to mean forever for jobs which can be retried like fetch and sync?"),
+    # "X is that …" asks what X is; "probably" is no part of a yes/no question.
+    ("One consequence of the lazy loading of plugins is that\noften, the daemon starts before they are ready.",
+     "What is one consequence of the lazy loading of plugins?"),
+    ("Even if the session has expired, the token is probably still cached on disk.",
+     "Where is the token cached?"),
     # MyST's {pep} role keeps its name.
     ("The full grammar of version specifiers can be found in {pep}`621`.",
      "Can the full grammar of version specifiers be found in PEP 621?"),

@@ -138,7 +138,7 @@ _CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.
                               r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
                               r"(?:in|at|under) (?:section|chapter|the|\S+$)|"
                               r".{0,80}\b(?:is|are) (?:(?:given|listed|shown|described|provided|"
-                              r"summarized|collected) )?(?:here|below|above)\s*[:.]?$|"
+                              r"summarized|collected) )?(?:here|below|above)\s*(?:[:.]|:\s*[\w./#-]+\.?)?$|"
                               r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b|"
                               r".{0,160}\b(?:is|are) shown in (?:example|table|figure|section|listing)\s+[\d.]+\.?$)", re.I)
 # A paragraph's words that stop mid-sentence, before a code block that goes on with it: a word, not a stop.

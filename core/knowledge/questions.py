@@ -40,7 +40,7 @@ _BE = ("is", "are", "was", "were")
 _HAVE = ("has", "have")
 _NEGATION = ("not", "never", "n't")
 _ADVERBS = frozenset("also only always usually normally generally typically still already just then "
-                     "automatically explicitly simply now often".split())
+                     "automatically explicitly simply now often probably perhaps possibly".split())
 _CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case|every time|each time)\b\s*(.+?),\s+(.+)$",
                         re.I | re.S)
 _CONDITION_BARE = re.compile(r"^(if|when|whenever|unless)\b\s*(.+?)\s+((?:you|we|one|users?) (?:need|must|should|can|"
@@ -357,7 +357,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     if context:
         main = _from_sentence(context.group(2)[:1].upper() + context.group(2)[1:], names)
         lead = context.group(1)
-        if main and len(lead.split()) <= 8 and not re.search(r"\b(this|these|that|those|it|above|former|latter)\b",
+        if main and len(lead.split()) <= 12 and not re.search(r"\b(this|these|that|those|it|above|former|latter)\b",
                                                             lead, re.I):
             lead = lead[:1].lower() + lead[1:] if lead.split()[0] not in names else lead
             if main[:-1].split()[-1].lower() in _PHRASE_START or \
@@ -489,7 +489,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         first = rest[0].lower().strip(",;:.")
         if first in ("prohibited", "forbidden", "banned", "disallowed") or negated and first in ("allowed", "permitted"):
             return f"{verb.capitalize()} {subject} allowed?"
-        if _SUPERLATIVE.match(subject) or first in ("a", "an", "the") and not negated:
+        if _SUPERLATIVE.match(subject) or first in ("a", "an", "the") and not negated or \
+                first == "that" and not negated:  # "One implication of X is that …": what it is
             return f"What {verb} {subject}?"
         if first.endswith("ed") or first in _PARTICIPLE:
             after = [w.lower().strip(",;:.") for w in rest[1:3]]
