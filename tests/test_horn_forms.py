@@ -33,6 +33,8 @@ ROWS = [
     ("It is unwise to store the passphrase next to the key.", "CONSTRAINT"),
     ("Be careful not to commit the generated secrets file.", "CONSTRAINT"),
     ("A bare await is a syntax error when used outside an async function.", "CONSTRAINT"),
+    # Two orders in order ("first …, and then …") are a PROCEDURE.
+    ("To rotate a log, first make sure the writer is paused, and then move the file aside.", "PROCEDURE"),
     # "It is important to note that" describes: no obligation.
     ("It is important to note that the index is rebuilt nightly.", "FACT"),
     # What is possible is no permission.

@@ -82,3 +82,15 @@ def test_a_procedure_under_a_how_to_heading_asks_how():
     text = "\n".join(f"{n}. {item}" for n, item in enumerate(items, 1))
     assert question(text, heading=("How to move the spool",), kind="list", items=items, ordered=True) == \
         "How do you move the spool?"
+
+
+def test_a_procedure_under_a_heading_that_asks_is_asked_by_its_intro_or_the_heading():
+    items = ("Exports first.", "Imports next.", "Active code last.")
+    intro = "Ada Lovelace suggests performing steps in the following order in each module:"
+    text = intro + "\n\n" + "\n".join(f"- {item}" for item in items)
+    claim = Claim(text, text, 0, len(text), 1, "list", ("How can modules import each other?",), items, False, intro)
+    assert horn_type(Form(text, items, False, intro)) == "PROCEDURE"
+    assert ask(claim, "Handbook", "PROCEDURE", names_of(text)) == "What does Ada Lovelace suggest?"
+    intro = "There are two factors that produce this result:"
+    claim = Claim(text, text, 0, len(text), 1, "list", ("Why is the build slow?",), items, True, intro)
+    assert ask(claim, "Handbook", "PROCEDURE", names_of(text)) == "Why is the build slow?"

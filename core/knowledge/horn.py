@@ -3,7 +3,8 @@ once, in the order they are tried: the first that holds wins.
 
     OPEN_ISSUE  the text says it is unknown, undecided or to be decided, or asks it
     PROCEDURE   ordered steps that reach a goal: a numbered list of actions, tight or loose; the
-                steps a list's intro announces; "Step 1 … Step 2"; first … then … finally.
+                steps a list's intro announces, or orders ("performing steps in the following
+                order:"); "Step 1 … Step 2"; first … then … finally; "first <order> … then <order>".
                 A list of conditions or of descriptions is not a procedure.
     CONSTRAINT  a prohibition: must not, should not, may not, shall not, must never (an adverb
                 between: "should generally never"), is not allowed / permitted, is prohibited /
@@ -149,6 +150,10 @@ is are was were be been has have had can could may might must shall should will 
 _DETERMINERS = frozenset("the a an your all any each every this that these those its their our his her my".split())
 _ANNOUNCES_STEPS = re.compile(r"\b(steps?|procedure|follow(?:ing)? (?:these|this)|in (?:this )?order|"
                               r"do the following|as follows|^to \w+|how to)\b", re.I)
+# Steps the intro orders ("performing steps in the following order:"), not an order things are read in.
+_IN_ORDER = re.compile(r"\b(?:steps?|perform\w*|do(?:ing)?|run(?:ning)?|follow(?:ing)?|apply(?:ing)?|"
+                       r"carry(?:ing)? out)\b"
+                       r"[^:]{0,60}\bin (?:the following|this|that|the given) order\b", re.I)
 _ANNOUNCES_CONDITIONS = re.compile(r"\b(conditions?|criteria|requirements?|if|when|unless|one of the following|"
                                    r"all of the following|must be (?:met|true)|are true|holds?)\b", re.I)
 
@@ -247,6 +252,8 @@ def acted(item: str) -> bool:
 
 def steps(form: Form) -> bool:
     if form.items:
+        if form.intro and _IN_ORDER.search(form.intro) and len(form.items) >= 2:
+            return True  # "… performing steps in the following order:": ordered by the intro, whatever its items say
         actions = sum((acted if form.ordered else action)(item) for item in form.items)
         conditional = sum(bool(_CONDITION.search(item)) for item in form.items)
         if len(form.items) < 2 or actions * 2 < len(form.items) or not form.ordered and conditional * 2 >= len(form.items):
@@ -260,6 +267,9 @@ def steps(form: Form) -> bool:
         return True
     first = _FIRST.search(form.text)
     then = first and _THEN.search(form.text, first.end())
+    after_first, after_then = form.text[first.end():] if first else "", form.text[then.end():] if then else ""
+    if then and (order(after_first) or action(after_first)) and (order(after_then) or action(after_then)):
+        return True  # "To test it, first make sure it is set, and then use …": two orders in order
     return bool(then and _FINALLY.search(form.text, then.end()))
 
 

@@ -697,6 +697,9 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
         gerund = _gerund_goal(topic)
         if gerund:
             return f"How do you {gerund}?"
+        if topic.endswith("?"):  # under "How can I …?": the intro's own question, else the heading's
+            own = _from_sentence(tidy(intro), names)
+            return own if own and not _LEANING_WORDS.search(own) else topic
         return f"What are the steps for {phrase(topic, names)}?"
     if claim.kind == "list" and claim.intro and len(claim.intro.rstrip(": ").split()) <= 2 and \
             claim.intro.rstrip().endswith(":"):
