@@ -66,6 +66,13 @@ ROWS = [
      "What is one consequence of the lazy loading of plugins?"),
     ("Even if the session has expired, the token is probably still cached on disk.",
      "Where is the token cached?"),
+    # "It is possible for X to Y" asks whether X can Y; "Be careful not to X" is asked as the order it forbids.
+    ("It is possible for a stale lock to block the nightly export.", "Can a stale lock block the nightly export?"),
+    ("Be careful not to overwrite the shared key by running the setup script twice.",
+     "Should you overwrite the shared key by running the setup script twice?"),
+    # An adverb after "it is" does not hide the recommendation.
+    ("Despite the retries, it is still a good idea to close each session explicitly.",
+     "Should you close each session explicitly?"),
     # MyST's {pep} role keeps its name.
     ("The full grammar of version specifiers can be found in {pep}`621`.",
      "Can the full grammar of version specifiers be found in PEP 621?"),

@@ -63,7 +63,9 @@ _LINK = re.compile(r"^(?:(?:as|like|unlike)\b[^,]{0,40},\s+|(?:even if|even when
                    r"in most cases|in many cases|in some cases|usually|normally|typically|generally|currently|today|previously|"
                    r"formerly|originally|historically|nowadays|sometimes|occasionally) "
                    r"(?=[a-z`])|(?:say|suppose|assume|imagine)(?: that)?\s+(?=[A-Z`]))", re.I)
-_IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not possible|impossible|recommended|"
+_IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes |still |extremely |very |quite |generally |"
+                    r"relatively )?"
+                    r"(possible|not possible|impossible|recommended|"
                     r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
                     r"common|easy|hard|difficult|convenient|customary|sufficient|enough|unnecessary|"
                     r"not necessary|wise|preferable) (?:to|that) (.+)$", re.I | re.S)
@@ -73,7 +75,8 @@ _LABEL = re.compile(r"^(?:[A-Z][\w.-]*(?: [\w.-]+){0,2}:\s+(?=[A-Z])|(?:a )?[\w 
                     r"(?:note|remember|realize|understand|know) that\s+|it is worth (?:noting|remembering) that\s+|"
                     r"it (?:should|must) be noted that\s+)",
                     re.I)  # "CPython implementation detail: …", "Note: …"
-_IT_IS_ANY = re.compile(r"^it is (?:also |often |usually |sometimes |generally )?(not )?((?:an? )?[A-Za-z]+) (to|that) (.+)$",
+_IT_IS_ANY = re.compile(r"^it is (?:also |often |usually |sometimes |generally |still |extremely |very |quite |"
+                        r"relatively )?(not )?((?:an? )?[A-Za-z]+) (to|that) (.+)$",
                         re.I | re.S)
 _THERE = re.compile(r"^there (is|are) (.+)$", re.I | re.S)
 _SUPERLATIVE = re.compile(r"^the (?:\w+ )?(?:purpose|goal|aim|reason|idea|advantage|disadvantage|point|job|role|effect|"
@@ -367,6 +370,14 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             return main[:-1] + f" {lead}?"
         return main
     sentence = re.sub(r"^it['’]s (?:simply |just |also |often |usually )?", "it is ", sentence, flags=re.I)
+    able = re.match(r"^it is (not possible|impossible|possible) for (.{3,80}?) to (.+)$", sentence, re.I | re.S)
+    if able and able.group(2).split()[0].lower() not in _PRONOUN_SUBJECT:  # "It is possible for a cycle to …"
+        body = _clause(able.group(3), 14)
+        return f"Can {_lower_first(able.group(2), names)} {body}?" if body else None
+    careful = re.match(r"^(?:be careful|take care) not to (.+)$", sentence, re.I | re.S)
+    if careful:  # "Be careful not to commit the secrets": asked as the order it forbids, like "Do not …"
+        body = _clause(careful.group(1), 12)
+        return f"Should you {body}?" if body and not _LEANING_WORDS.search(body) else None
     it_is = _IT_IS.match(sentence)
     adjective = None if it_is else _IT_IS_ANY.match(sentence)
     if adjective:  # "It is often expected that a function call creates …": asked as it is said
