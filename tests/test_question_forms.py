@@ -73,6 +73,12 @@ ROWS = [
     # An adverb after "it is" does not hide the recommendation.
     ("Despite the retries, it is still a good idea to close each session explicitly.",
      "Should you close each session explicitly?"),
+    # A plural subject, an adverb, then its verb (and "top" is no "to").
+    ("Some storage drivers only support top level folders.", "What do some storage drivers support?"),
+    # "Only X should …" asks what should, not which X; "Not all X are Y" asks whether all are.
+    ("Only plain files should be placed in the spool folder; anything else is skipped.",
+     "What should be placed in the spool folder?"),
+    ("Not all mirrors are full mirrors.", "Are all mirrors full mirrors?"),
     # MyST's {pep} role keeps its name.
     ("The full grammar of version specifiers can be found in {pep}`621`.",
      "Can the full grammar of version specifiers be found in PEP 621?"),

@@ -244,17 +244,21 @@ def _plural_verb(words: list[str], limit: int) -> int | None:
     """Where a plural subject's verb is, before `limit`: "Some tools emit warnings"."""
     for k, word in enumerate(words[1:limit], start=1):
         before = words[k - 1].lower()
+        if k >= 2 and (before in _ADVERBS or before.endswith("ly") and len(before) > 4):
+            before = words[k - 2].lower()  # "Some finders only support …", "Tools frequently call …"
         if k + 1 < len(words) and _third_person(words[k + 1]):
             continue  # "… in the requirements file protects you": a noun, then the verb
         if any(w.lower() in ("that", "which", "who", "whose") for w in words[:k]):
             break  # the verb of a relative clause ("standbys whose names appear …")
         if before not in _DETERMINED and word.lower() in VERBS and word.lower() not in ("have", "be", "do") and \
                 before.endswith("s") and before.isalpha() and k + 1 < len(words) and \
-                not words[k + 1].lower().startswith(("of", "to")):
+                words[k + 1].lower() not in ("of", "to"):  # "support top level imports": "top" is no "to"
             return k
     return None
 
 
+_PEOPLE = frozenset("user superuser administrator admin owner member role maintainer developer author caller person "
+                    "people staff".split())
 _POINTER = re.compile(r"^(?:see|refer to|for (?:more |further )?(?:details|information),)\b", re.I)
 _MODALS_NOT = frozenset("cannot can't won't mustn't shouldn't wouldn't couldn't mightn't can’t won’t mustn’t shouldn’t "
                         "wouldn’t couldn’t".split())
@@ -419,6 +423,10 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     words = sentence.split()
     if not words:
         return None
+    if len(words) > 3 and words[0].lower() == "not" and words[1].lower() in ("all", "every", "each"):
+        asked = _turned(" ".join([words[1].capitalize(), *words[2:]]), names)
+        if asked and not asked.lower().startswith(("is it true", "what does “")):
+            return asked  # "Not all releases are bugfix releases": "Are all releases bugfix releases?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and \
             words[1].lower() in _MODALS + ("have", "are", "were", "cannot", "can't", "won't"):
         aux = {"cannot": "can", "can't": "can", "won't": "will"}.get(words[1].lower(), words[1].lower())
@@ -452,9 +460,10 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             k, kind = found
             k += 1
             head = words[1] if words[1].lower() not in _OBJECT_START else words[2]
-            if kind == "modal":
-                return f"Which {head if head in names else head.lower()} {words[k].lower()} " \
-                       f"{_clause(' '.join(words[k + 1:]), 12)}?"
+            if kind == "modal":  # "Only strings should be present on sys.path": what should be, not which strings
+                who = f"Which {head if head in names else head.lower()}" if head.lower().rstrip("s") in _PEOPLE \
+                    else "What"  # "Only staff with a licence may drive": which staff
+                return f"{who} {words[k].lower()} {_clause(' '.join(words[k + 1:]), 12)}?"
     found = _subject_verb(words)
     if not found:
         return None
