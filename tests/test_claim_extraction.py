@@ -34,9 +34,17 @@ def test_a_pointer_to_what_is_given_here_is_no_claim():
     assert out.dropped.get("navigation") == 1
 
 
-def test_a_pointer_to_a_page_is_no_claim():
-    out = extract(Path("cache.md"), f"# Cache\n\n{CLAIM}\n\nDetails on the sweep schedule are here: sweep-schedule.\n")
+@pytest.mark.parametrize("pointer", [
+    "Details on the sweep schedule are here: sweep-schedule.",
+    "Check out the scheduler documentation for the cron syntax.",
+    "For more information on how eviction works, consult the operator guide.",
+    "Read below for the migration notes and the deprecation timeline.",
+    "Limits on the key sizes are listed earlier in section Storage.",
+])
+def test_a_pointer_elsewhere_is_no_claim(pointer):
+    out = extract(Path("cache.md"), f"# Cache\n\n{CLAIM}\n\n{pointer}\n")
     assert [u.text for u in out.units] == [CLAIM]
+    assert out.dropped.get("navigation") == 1
 
 
 def test_an_intro_whose_example_is_not_there_is_cut_off():

@@ -140,7 +140,15 @@ _CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.
                               r".{0,80}\b(?:is|are) (?:(?:given|listed|shown|described|provided|"
                               r"summarized|collected) )?(?:here|below|above)\s*(?:[:.]|:\s*[\w./#-]+\.?)?$|"
                               r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b|"
-                              r".{0,160}\b(?:is|are) shown in (?:example|table|figure|section|listing)\s+[\d.]+\.?$)", re.I)
+                              r".{0,160}\b(?:is|are) shown in (?:example|table|figure|section|listing)\s+[\d.]+\.?$|"
+                              # "Check out the Tk documentation for …", "For more …, consult the guide.", "Read below
+                              # for …", "… are listed earlier in section X."
+                              r"(?:check out|consult|read|see) the [^.;]{0,60}\b(?:documentation|docs|guide|manual|"
+                              r"wiki page)\b(?: for [^.;]{0,80})?\.?$|(?:for|more) (?:more |further |full )?"
+                              r"(?:information|details|examples|discussion)[^.]*?(?:consult|read|check out)\b|"
+                              r"read (?:below|above|on)\b|"
+                              r".{0,80}\b(?:is|are) (?:listed|described|given|explained|discussed) (?:earlier|later|"
+                              r"above|below)(?: in\b|\.))", re.I)
 # A paragraph's words that stop mid-sentence, before a code block that goes on with it: a word, not a stop.
 _UNFINISHED = re.compile(r"(?:\b(?:to|of|is|are|as|like|with|by|from|the|a|an|and|or|be|run|use|type|enter)|[\w`])$")
 _INTRO_ALONE = re.compile(r"(?::|\bas follows\.?|\bthe following\.?)$", re.I)
