@@ -149,6 +149,11 @@ def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK, one_verb: boo
                                 words[k + 1].lower() not in _FUNCTION and not words[k + 1][:1].isupper()), None)
     if second:  # "… any checks against tampering and involves running code": the second verb is a claim of its own
         words, whole = words[:second], False
+    negated = one_verb and next((k for k in range(3, len(words) - 1) if words[k].lower() in ("and", "but") and
+                                 (words[k + 1].lower() in ("don't", "don’t", "never") or
+                                  " ".join(words[k + 1:k + 3]).lower() == "do not")), None)
+    if negated:  # "provide the token as the username and do not provide a password": one order per question
+        words, whole = words[:negated], False
     while len(words) > 1 and not whole and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
                               words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
         words.pop()  # "… in order to more", "… working as you": not where a question ends
