@@ -80,7 +80,8 @@ ROWS = [
      "What should be placed in the spool folder?"),
     ("Not all mirrors are full mirrors.", "Are all mirrors full mirrors?"),
     # An order and the order not to do something else: one order per question.
-    ("Enter the token as the password and do not fill in the user name.", "Should you enter the token as the password?"),
+    ("Enter the token as the password and do not fill in the user name.",
+     "Should you enter the token as the password?"),
     # MyST's {pep} role keeps its name.
     ("The full grammar of version specifiers can be found in {pep}`621`.",
      "Can the full grammar of version specifiers be found in PEP 621?"),
