@@ -14,6 +14,8 @@ criteria in bench/extraction_labels/README.md.
         --out bench/extraction_labels/sample-5-after.jsonl
     python bench/extraction.py --draw 150 --seed 6 --fresh --exclude … (samples 1 to 5) \
         --out bench/extraction_labels/sample-6-after.jsonl
+    python bench/extraction.py --draw 150 --seed 7 --fresh --exclude … (samples 1 to 6) \
+        --out bench/extraction_labels/sample-7-after.jsonl
     python bench/extraction.py          # every sample's figures, and which is the result
 
 The corpora are ingested once into the bench's own data dir (R2K_DATA_DIR, else
@@ -38,13 +40,14 @@ from _common import ROOT, bench_env, r2k
 from corpora import CACHE, CORPORA, corpus_of, files
 
 LABELS = Path(__file__).with_name("extraction_labels")
-RESULT = "sample-6-after.jsonl"  # the last drawn, after the last tuning commit
+RESULT = "sample-7-after.jsonl"  # the last drawn, after the last tuning commit
 ROLES = {  # what each sample is: only the last, drawn after the last tuning commit, is a result
     "sample-1-before.jsonl": "before tuning",
     "sample-2-after.jsonl": "after a first round of tuning; tuned on since",
     "sample-3-after.jsonl": "after a second round of tuning; tuned on since",
     "sample-4-after.jsonl": "after a third round of tuning; tuned on since",
     "sample-5-after.jsonl": "after a fourth round of tuning; tuned on since",
+    "sample-6-after.jsonl": "drawn after the fifth round of tuning; tuned on since",
 }
 TARGETS = {"all three right": 0.80, "Horn type right": 0.90, "distinct questions": 0.95}
 

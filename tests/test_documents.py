@@ -532,7 +532,7 @@ def asked(sentence: str, context: str = "") -> str:
      "What happens if attribute is empty?"),
     ("Each command typed interactively is a block.", "What is each command typed interactively?"),  # its subject's
     ("pip's configuration files are located in fairly standard locations.", "Where are pip's configuration files located?"),
-    ("The very first article about Python was written in 1991.", "What was the very first article about Python written in?"),
+    ("The very first article about Python was written in 1991.", "When was the very first article about Python written?"),
     # a purpose, then what a thing does: how it does it; then an order or a modal: how you do it
     ("To indicate that the spec represents a namespace portion, the path entry finder sets the search locations.",
      "How does the path entry finder indicate that the spec represents a namespace portion?"),

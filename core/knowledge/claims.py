@@ -22,8 +22,21 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..domain import limits
-from .documents import (CODE, DEFINITION, LABEL, LEANING, LIST, MARKUP, NAVIGATION, PARAGRAPH, SYMBOLS, TABLE, Block,
-                        Document, squeeze)
+from .documents import (
+    CODE,
+    DEFINITION,
+    LABEL,
+    LEANING,
+    LIST,
+    MARKUP,
+    NAVIGATION,
+    PARAGRAPH,
+    SYMBOLS,
+    TABLE,
+    Block,
+    Document,
+    squeeze,
+)
 
 MIN_WORDS = 5
 SPLIT_CHARS = 400     # a paragraph longer than this, or of SPLIT_SENTENCES sentences or more, is split
@@ -82,8 +95,12 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
                     r"noted|described|shown|discussed|explained|seen)|the other|the others|the rest|the remaining|"
                     r"the next|the previous|the (?:dis)?advantages?|(?:a|an|the) (?:\S+ )?alternative|the second|"
                     r"the third|either way|in any case|even then|at this point|at that point|by then|to do (?:so|"
-                    r"this|that)|in doing so|doing so|apart from that|other than that)\b|^\([a-z]\)\s|^(?:second|"
-                    r"secondly|third|thirdly|lastly),|^(?:yes|no)\s*[.,!;:]", re.I)
+                    r"this|that)|in doing so|doing so|apart from that|other than that|"
+                    # "Worse, …", "Many other aspects …", "If instead you …", "(Actually, …)", "(In earlier versions …)"
+                    r"(?:even )?worse|better still|more importantly|(?:many|several|some|a few|most) other|"
+                    r"(?:if|when) instead|actually|i\.e\.|in (?:earlier|older|previous|later|newer) "
+                    r"(?:versions|releases))(?![\w.])|^\([a-z]\)\s|^(?:second|"
+                    r"secondly|third|thirdly|lastly),|^\(?(?:yes|no)\s*[.,!;:]", re.I)
 # A first sentence that points at what came before it, anywhere in it ("The first time you call this
 # function, …", "… reasons for this.", "the above list"): it cannot be judged alone.
 # "This policy …", "this handbook": the document speaking of itself, which is there to read.
@@ -100,7 +117,7 @@ _POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|
                           rf"its|their) [\w’']+(?: [\w’']+)? then\b|(?:no|a|the) similar|^(?:if|when|unless|once|"
                           rf"since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|"
                           rf"that)\b)|the latter|the former|said (?:function|method|file|option))\b|\b(?:as|just as|"
-                          rf"equally) (?:easy|simple|fast|slow)\b(?! as)|\babove\s*[.:]?$", re.I)
+                          rf"equally) (?:easy|simple|fast|slow)\b(?! as)|\babove\s*[.:]?$|,\s*however\s*[.!]?$", re.I)
 # An intro line announcing an example ("Here is a simple example that …:", "For example:"): the code after
 # it illustrates the claim before it; it is no claim of its own.
 _EXAMPLE_INTRO = re.compile(r"^(?:[\"“(*_`]*)(?:here(?:’s|'s| is| are)\b[^:]{0,160}\bexamples?\b|for (?:example|instance)\b|"
@@ -119,9 +136,21 @@ _NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of
 _CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.]{1,40}, (?:see|refer to)\b|this (?:is now|has been) (?:covered|moved|documented)|"
                               r"see the (?:next|previous|following) (?:question|section|chapter)|(?:for|more) (?:more |further |full )?(?:information|details|examples|discussion)[^.]*?(?:see|refer|"
                               r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
-                              r"(?:in|at|under) (?:section|chapter|the|\S+$)|.{0,80}\b(?:is|are) (?:here|below|above)\s*[:.]?$|"
+                              r"(?:in|at|under) (?:section|chapter|the|\S+$)|"
+                              r".{0,80}\b(?:is|are) (?:(?:given|listed|shown|described|provided|"
+                              r"summarized|collected) )?(?:here|below|above)\s*(?:[:.]|:\s*[\w./#-]+\.?)?$|"
                               r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b|"
-                              r".{0,160}\b(?:is|are) shown in (?:example|table|figure|section|listing)\s+[\d.]+\.?$)", re.I)
+                              r".{0,160}\b(?:is|are) shown in (?:example|table|figure|section|listing)\s+[\d.]+\.?$|"
+                              # "Check out the Tk documentation for …", "For more …, consult the guide.", "Read below
+                              # for …", "… are listed earlier in section X."
+                              r"(?:check out|consult|read|see) the [^.;]{0,60}\b(?:documentation|docs|guide|manual|"
+                              r"wiki page)\b(?: for [^.;]{0,80})?\.?$|(?:for|more) (?:more |further |full )?"
+                              r"(?:information|details|examples|discussion)[^.]*?(?:consult|read|check out)\b|"
+                              r"read (?:below|above|on)\b|"
+                              r".{0,80}\b(?:is|are) (?:listed|described|given|explained|discussed) (?:earlier|later|"
+                              r"above|below)(?: in\b|\.))", re.I)
+# A paragraph's words that stop mid-sentence, before a code block that goes on with it: a word, not a stop.
+_UNFINISHED = re.compile(r"(?:\b(?:to|of|is|are|as|like|with|by|from|the|a|an|and|or|be|run|use|type|enter)|[\w`])$")
 _INTRO_ALONE = re.compile(r"(?::|\bas follows\.?|\bthe following\.?)$", re.I)
 # Inline Markdown marks, for the words of a piece of a paragraph (a whole block's words come from the parser).
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\[[^\]]*\]")
@@ -275,14 +304,16 @@ class _Reader:
                     not _NAV_TEXT.match(block.plain) and not _CROSS_REFERENCE.match(block.plain):
                 upto = i + 1 if block.plain.rstrip().endswith(":") and nxt is not None and \
                     nxt.kind in (CODE, TABLE, LIST) else i  # an intro line goes with what it introduces
-                if not self.leaning(block, blocks[upto], heading):
+                if upto == i and block.plain.rstrip().endswith(":"):
+                    self.out.dropped[LABEL] += 1  # an intro whose list or code is not here: it adds nothing
+                elif not self.leaning(block, blocks[upto], heading):
                     self.out.dropped[LEANING] += 1  # nothing to lean on in this section: no claim alone
                 asked = ""
                 i = upto + 1
                 continue
             before = blocks[i - 1] if i else None
             if block.kind == PARAGRAPH and not block.question and before is not None and \
-                    names_the_before(block.plain, before.plain):
+                    not _CROSS_REFERENCE.match(block.plain) and names_the_before(block.plain, before.plain):
                 upto = i + 1 if block.plain.rstrip().endswith(":") and nxt is not None and \
                     nxt.kind in (CODE, TABLE, LIST) else i
                 if self.leaning(block, blocks[upto], heading):  # else it stays a claim of its own
@@ -307,7 +338,9 @@ class _Reader:
                     if after is not None and after.kind == PARAGRAPH and after.plain[:1].islower():
                         last, plain, notes = after, f"{plain} {after.plain}", notes + after.notes
                         j += 2  # the paragraph goes on after the code: one paragraph, the code its context
-                    elif last.plain.rstrip().endswith(":"):
+                    elif last.plain.rstrip().endswith(":") or last.kind == PARAGRAPH and \
+                            _UNFINISHED.search(last.plain.rstrip()):
+                        # "The simple form is equivalent to" and the code: the code ends the sentence
                         last = blocks[j]  # the code or table the line introduces goes with it
                         j += 1
                     else:
@@ -424,6 +457,17 @@ class _Reader:
     def add(self, claim: Claim, notes: tuple[str, ...]) -> None:
         if not claim.plain:
             claim.plain = self.words(claim.text)
+        if claim.kind in (PARAGRAPH, DEFINITION) and not claim.items and not notes and not claim.question and \
+                claim.text.rstrip().endswith(":"):
+            # It ends on an intro whose list, code or quotation is not here ("An example is shown here:"):
+            # the intro is cut off, and a claim that is nothing but the intro is no claim.
+            spans, words = sentences(claim.text.rstrip()), sentences(claim.plain.rstrip())
+            if len(spans) < 2 or len(words) < 2:
+                self.out.dropped[NAVIGATION if _CROSS_REFERENCE.match(claim.plain.strip()) else LABEL] += 1
+                return
+            claim.text = claim.text[:spans[-1][0]].rstrip()
+            claim.plain = claim.plain[:words[-1][0]].rstrip()
+            claim.end = claim.start + len(claim.text)
         if notes:  # the footnotes it cites go with it
             claim.text += "".join(f"\n\n[{note}]" for note in notes)
         why = limits.too_long("an answer", limits.ANSWER, len(claim.text.strip()))

@@ -3,17 +3,28 @@ once, in the order they are tried: the first that holds wins.
 
     OPEN_ISSUE  the text says it is unknown, undecided or to be decided, or asks it
     PROCEDURE   ordered steps that reach a goal: a numbered list of actions, tight or loose; the
-                steps a list's intro announces; "Step 1 … Step 2"; first … then … finally.
+                steps a list's intro announces, or orders ("performing steps in the following
+                order:"); "Step 1 … Step 2"; first … then … finally; "first <order> … then <order>".
                 A list of conditions or of descriptions is not a procedure.
-    CONSTRAINT  a prohibition: must not, should not, may not, shall not, must never, is not
-                allowed / permitted, is prohibited / forbidden, no one may, no X may; an order
-                not to ("Do not …", "Never …", "Avoid …") as a sentence of its own.
-                A negation inside a description ("the authors do not consider it a bug") or
-                inside a quotation is not a prohibition.
+    CONSTRAINT  a prohibition: must not, should not, may not, shall not, must never (an adverb
+                between: "should generally never"), is not allowed / permitted, is prohibited /
+                forbidden, no one may, no X may, it is unwise to, be careful not to, is a syntax
+                error when; an order not to ("Do not …", "Never …", "Avoid …") as a sentence of
+                its own. A negation inside a description ("the authors do not consider it a
+                bug") or inside a quotation is not a prohibition.
     RULE        an obligation, recommendation or permission, conditional or not (must, shall,
-                should, ought to, is required, has to, needs to, is recommended, may as
-                permission), or an if / when / unless statement of what follows
-    FACT        the rest: holds unconditionally, a description of how things are
+                should, ought to, is required, has to, needs to, needs to be done, is
+                recommended, may as permission, may only, the easiest / suggested way is to,
+                is the preferred way, you could consider, it is useful to); an instruction ("To
+                list the packages:" and its command); a method's contract ("Should return …",
+                or an obligation in any sentence of a signature's definition); or an if / when /
+                unless statement of what follows: the condition opens the sentence ("If any
+                standby fails, it is replaced") or a clause of its own, and its main clause does
+                not ask ("If the clock says 10, what did it say?"). A condition inside a
+                description ("a hook which runs when a packet arrives", "or None if there is
+                none", "while checking if a login is required") says when, not what follows.
+    FACT        the rest: holds unconditionally, a description of how things are; what is
+                possible ("may reduce", "you may find") is no permission
 
 An unconditional obligation is a RULE, not a FACT. Pure: the same text always gives the same type.
 """
@@ -39,13 +50,16 @@ _STEP_LINE = re.compile(r"^[^\S\n]*(?:\d+[.)]|step\s+\d+[:.)]?)[^\S\n]+(?=\S)", 
 _FIRST, _THEN, _FINALLY = (re.compile(rf"\b({words})\b", re.I) for words in ("first", "then", "finally|lastly"))
 _QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|“[^”\n]{0,400}”|«[^»\n]{0,400}»")
 
-_MODAL_NOT = re.compile(r"(?<!\bor )\b(?:must|shall|should|may)(?:\s+(?:not|never)\b(?!\s+only\b)|n['’]t\b)|\bmustn['’]t\b|"
+_MODAL_NOT = re.compile(r"(?<!\bor )\b(?:must|shall|should|may)(?:\s+(?:generally\s+|usually\s+|really\s+|"
+                        r"ever\s+)?(?:not|never)\b(?!\s+only\b)|n['’]t\b)|\bmustn['’]t\b|"
                         r"\bshan['’]t\b", re.I)
 _NOT_ALLOWED = re.compile(
     r"\b(?:is|are|be|being)\s+(?:strictly\s+|also\s+)?(?:not\s+(?:allowed|permitted)|prohibited|forbidden|"
     r"disallowed|banned)\b|\bnot\s+(?:allowed|permitted)\s+to\b|\bunder no circumstances\b|"
     r"\b(?:no one|nobody|no \w+(?: \w+)?)\s+(?:may|must|shall|should|is allowed to|are allowed to)\b|"
-    r"\bit is an? (?:\w+ )?(?:error|\w+error) (?:to|for)\b|\b(?:is|are)\s+never\s+\w+(?:ed|en|t)\b", re.I)
+    r"\bit is an? (?:\w+ )?(?:error|\w+error) (?:to|for)\b|\b(?:is|are) an? (?:\w+ )?(?:error|\w+Error) (?:when|if)\b|"
+    r"\b(?:it is|it's) (?:unwise|inadvisable|a (?:bad|poor) idea|not (?:advisable|recommended|a good idea)) to\b|"
+    r"^(?:be careful|take care) not to\b|\b(?:is|are)\s+never\s+\w+(?:ed|en|t)\b", re.I)
 # An order not to: "Do not …", "Never …", "Avoid …" opening a sentence or following a condition's comma.
 _ORDER_NOT = re.compile(r"(?:^|[.!?;:]\s+|,\s+)(?:please\s+)?(?:do not|don['’]t|never|avoid)\b(?!\s+forget)", re.I)
 _POSSIBLE_NOT = re.compile(r"\bmay\s+not\s+(?:be\s+\w+able|be\s+(?:available|possible|present|supported|"
@@ -61,9 +75,19 @@ _OBLIGATION = re.compile(
     r"(?:is|are|be)\s+(?:also\s+)?(?:required|mandatory|obligatory|expected to|recommended|encouraged|"
     r"allowed to|permitted|entitled to)|required to|recommended that|we recommend|it is recommended|"
     r"(?:it is|it's) (?:still |usually |often |generally |also |sometimes )?(?:a good idea|advisable|best|better|wise|"
-    r"preferable|safer|necessary|essential|important) to|the recommended (?:way|idiom|approach|method|practice) is|(?:is|are) (?:usually |often |generally )?(?:advisable|preferable|a good idea)|"
+    r"preferable|safer|necessary|essential|important) to(?! (?:note|remember|realize|understand|know)\b)|"
+    r"the recommended (?:way|idiom|approach|method|practice) is|"
+    r"(?:is|are) (?:usually |often |generally )?(?:advisable|preferable|a good idea)|"
     r"(?:you|we|one) (?:might|may) (?:also |instead |still )?(?:want|wish|prefer|consider|use)|"
     r"(?:don['’]t|do not|never) forget to|"
+    # a recommendation worded as the best way: "The easiest way is to use …", "X is the preferred way to …"
+    r"(?:the|a) (?:easiest|simplest|suggested|preferred|recommended|best|safest|usual|better|simple|quick|good) "
+    r"(?:way|approach|fix|method|solution|option|practice|idiom)(?: \w+){0,3} is (?:to|by)|"
+    r"(?:is|are) the (?:preferred|recommended|suggested|best|correct|proper|right) (?:way|approach|method|means|idiom)|"
+    r"recommends|suggests? (?=\w+ing\b)|(?:you|one|we) (?:could|might|may) (?:also )?consider|"
+    r"(?:it is|it's|is) (?:often |usually |also |very )?(?:useful|helpful|wise) to|"
+    r"(?<!that )(?<!which )(?<!who )(?:needs?|has|have) to be (?:\w+ed|\w+en|set|run|built|put|kept|done|made|used)|"
+    r"may only|"
     r"only\s+[\w\s-]{1,60}\s+may)\b", re.I)
 # "needs to", "has to": an obligation of a person (or of what a person writes); of a program, a description
 # of what it does ("pip needs to make assumptions").
@@ -74,7 +98,7 @@ _PERSON_MUST = re.compile(r"\b(?:you|users?|one|we|the user|administrators?|main
 _MAY = re.compile(r"\b(\w+)\s+may\s+(?:also\s+|only\s+|not\s+)?(\w+)(?:\s+(\w+))?", re.I)
 _POSSIBILITY_AFTER = frozenset("""take cause result lead happen vary differ change fail become seem appear occur
 help affect break work exist depend look produce mean get end trigger conflict overlap lose miss differ come
-prove turn""".split())
+prove turn find reduce increase improve slow""".split())
 _POSSIBILITY_SUBJECT = frozenset("it this that there which these those what something anything".split())
 _PARTICIPLE_IRREGULAR = frozenset("""given taken done made used set put run shown written sent built kept found left held
 read seen known chosen drawn driven eaten hidden laid lent lost met paid sold sought spent struck sworn thrown told torn
@@ -86,15 +110,18 @@ _CONDITION = re.compile(r"(?<!\bas )(?<!\beven )(?<!\bexcept )(?<!\bdifference )
                         r"(?<=^When)|(?<=^If))", re.I)
 # What is said of others, or asked, is not said by the text: "it has been suggested that X should …",
 # "whether X should …"; a remark in brackets is not the claim.
-_REPORTED = re.compile(r"\b(?:(?:reason|reasons|chance|possibility|risk) (?:that|why)|assumes? that|expects? that|suggested|proposed|argued|claimed|said|says|believes?|thinks?|thought|wondered|asked|"
+_REPORTED = re.compile(r"\b(?:(?:determin|check|test|verif|detect|decid)\w* if|"
+                       r"(?:reason|reasons|chance|possibility|risk) (?:that|why)|assumes? that|expects? that|"
+                       r"(?<!the )(?<!a )(?:suggested|proposed)|argued|claimed|said|says|believes?|thinks?|thought|"
+                       r"wondered|asked|"
                        r"whether|(?:specif(?:y|ies)|determines?|controls?|sets?|describes?|decides?|defines?|"
                        r"indicates?|selects?|reports?|shows?) (?:how|what|which|whether|when|where|who))\b"
                        r"(?:[^.;:]|\.(?=\w))*", re.I)
 _BRACKETS = re.compile(r"\([^()]*\)")
 # "whenever possible", "if necessary": a condition in name only
 _ELLIPTIC = re.compile(r"\b(?:if|when|whenever|where|unless)\s+(?:at all\s+)?(?:possible|necessary|needed|required|"
-                       r"available|applicable|appropriate|any|so|not|desired|present|given|known|specified|"
-                       r"otherwise noted)\b", re.I)
+                       r"available|applicable|appropriate|so|desired|present|given|known|specified|"
+                       r"otherwise noted|(?:any|not)(?=\s*(?:[,.;:)]|$)))\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"“])")
 
 _LEADING_CONDITION = re.compile(r"^(?:(?:if|when|whenever|unless|once|after|before|to|in order to|for|on)\b[^,]{1,200},"
@@ -123,6 +150,10 @@ is are was were be been has have had can could may might must shall should will 
 _DETERMINERS = frozenset("the a an your all any each every this that these those its their our his her my".split())
 _ANNOUNCES_STEPS = re.compile(r"\b(steps?|procedure|follow(?:ing)? (?:these|this)|in (?:this )?order|"
                               r"do the following|as follows|^to \w+|how to)\b", re.I)
+# Steps the intro orders ("performing steps in the following order:"), not an order things are read in.
+_IN_ORDER = re.compile(r"\b(?:steps?|perform\w*|do(?:ing)?|run(?:ning)?|follow(?:ing)?|apply(?:ing)?|"
+                       r"carry(?:ing)? out)\b"
+                       r"[^:]{0,60}\bin (?:the following|this|that|the given) order\b", re.I)
 _ANNOUNCES_CONDITIONS = re.compile(r"\b(conditions?|criteria|requirements?|if|when|unless|one of the following|"
                                    r"all of the following|must be (?:met|true)|are true|holds?)\b", re.I)
 
@@ -221,6 +252,8 @@ def acted(item: str) -> bool:
 
 def steps(form: Form) -> bool:
     if form.items:
+        if form.intro and _IN_ORDER.search(form.intro) and len(form.items) >= 2:
+            return True  # "… performing steps in the following order:": ordered by the intro, whatever its items say
         actions = sum((acted if form.ordered else action)(item) for item in form.items)
         conditional = sum(bool(_CONDITION.search(item)) for item in form.items)
         if len(form.items) < 2 or actions * 2 < len(form.items) or not form.ordered and conditional * 2 >= len(form.items):
@@ -234,6 +267,9 @@ def steps(form: Form) -> bool:
         return True
     first = _FIRST.search(form.text)
     then = first and _THEN.search(form.text, first.end())
+    after_first, after_then = form.text[first.end():] if first else "", form.text[then.end():] if then else ""
+    if then and (order(after_first) or action(after_first)) and (order(after_then) or action(after_then)):
+        return True  # "To test it, first make sure it is set, and then use …": two orders in order
     return bool(then and _FINALLY.search(form.text, then.end()))
 
 
@@ -262,9 +298,52 @@ def _permission(match: re.Match) -> bool:
     return True
 
 
+# What may stand before a leading condition: a label, a link word ("Note that if …", "But when …", "Or, if …").
+_OPENER = re.compile(r"^(?:[\w .-]{0,40}:\s+|(?:note(?: also| however)?(?: that)?|but|and|or|so|also|however|thus|"
+                     r"otherwise|instead|then|in particular|in addition|similarly|likewise|conversely)\b,?\s*)*", re.I)
+_CLAUSE_CONDITION = re.compile(r"[,;:]\s+(?=(?:if|when|whenever|unless|once)\b[^,;]{1,200},)", re.I)
+
+
+def conditional(text: str) -> bool:
+    """An if / when / unless statement of what follows: the condition opens the sentence ("If the
+    file is missing, the server stops"), or a clause of its own ("…; when set to off, it stops").
+    A condition inside a description ("is installed when the cluster is created", "or None if
+    there is none") says when a thing happens, not what follows: a FACT."""
+    text = text.strip()
+    if text.endswith("?"):
+        return False  # "If the clock says 10 now, what did it say an hour ago?": a question, not what follows
+    opened = _OPENER.match(text)
+    rest = text[opened.end():] if opened else text
+    found = _CONDITION.match(rest) or _EVERY_TIME.match(rest)
+    if found:
+        return True
+    return any(not _DESCRIBED_CONDITION.search(text[:m.start()]) and
+               not _WHETHER_IF.search(text[max(0, m.start() - 40):m.start()]) for m in _CONDITION.finditer(text))
+
+
+# A condition that belongs to a description, not to what follows: inside a relative clause ("a callback
+# which will be called when I/O is possible"), an alternative value ("or None if there is none"); and an
+# "if" that means "whether" ("while determining if a password is required").
+_DESCRIBED_CONDITION = re.compile(r"(?:\b(?:which|who|whose)\b[^,;:]*|\bor (?:None|NULL|null|empty|zero|-1|false|"
+                                  r"False|true|True)\s*)$")
+_WHETHER_IF = re.compile(r"\b(?:determin\w*|check\w*|test\w*|see|seeing|know\w*|ask\w*|decid\w*|tell\w*|find out|"
+                         r"wonder\w*|verif\w*|detect\w*)\s+$", re.I)
+
+
+# "To list outdated packages:" and the command: an instruction, a RULE (several steps are a PROCEDURE).
+_INSTRUCTION = re.compile(r"^(?:in order )?to [a-z][^.:\n]{2,160}:\s*(?:$|```|\$ |>>> |python |pip |py )", re.I)
+# "Should return …" with no subject: what a method or a setting must do.
+_CONTRACT = re.compile(r"(?:^|[.:]\s+)(?:[Ss]hould|[Mm]ust) (?:return|be|raise|accept|take|have|not)\b")
+_EVERY_TIME = re.compile(r"(?:every|each|any) time\b", re.I)
+
+
 def rule(form: Form) -> bool:
     text = main_claim(form)
-    if _OBLIGATION.search(text) or _PERSON_MUST.search(text) or _CONDITION.search(text):
+    if _INSTRUCTION.match(form.text) or _CONTRACT.search(form.text):
+        return True
+    if form.term and "(" in form.term and _OBLIGATION.search(_QUOTED.sub("", form.text)):
+        return True  # a method's contract: "object.__len__(self): Called to … Should return …"
+    if _OBLIGATION.search(text) or _PERSON_MUST.search(text) or conditional(text):
         return True
     if not form.term and not form.items and order(text):  # an order: "Use a list", "To import it, run …"
         return True

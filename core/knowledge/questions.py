@@ -40,11 +40,13 @@ _BE = ("is", "are", "was", "were")
 _HAVE = ("has", "have")
 _NEGATION = ("not", "never", "n't")
 _ADVERBS = frozenset("also only always usually normally generally typically still already just then "
-                     "automatically explicitly simply now often".split())
-_CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case)\b\s*(.+?),\s+(.+)$", re.I | re.S)
+                     "automatically explicitly simply now often probably perhaps possibly".split())
+_CONDITION = re.compile(r"^(if|when|whenever|unless|once|in case|every time|each time)\b\s*(.+?),\s+(.+)$",
+                        re.I | re.S)
 _CONDITION_BARE = re.compile(r"^(if|when|whenever|unless)\b\s*(.+?)\s+((?:you|we|one|users?) (?:need|must|should|can|"
                              r"have to|will|may|might)\b.+)$", re.I | re.S)
 _CONDITION_THEN = re.compile(r"^(if|when|whenever)\b\s*(.+?)\s+then\s+(.+)$", re.I | re.S)  # "If X is empty then …"
+_INSTRUCTION = re.compile(r"^(?:in order )?to ((?:[a-z]+ )?[a-z]+\b[^,:.]{2,120}):$", re.I)
 _PURPOSE = re.compile(r"^(?:in order )?to ([^,]{3,160}),\s+(.+)$", re.I | re.S)
 # A phrase before the main clause that is context for it ("For non-anonymous binds, …", "By default, …"): asked
 # after the main clause's question.
@@ -60,15 +62,21 @@ _LINK = re.compile(r"^(?:(?:as|like|unlike)\b[^,]{0,40},\s+|(?:even if|even when
                    r"\s+|note(?: that|:)\s+|remember that\s+|keep in mind that\s+|(?:in practice|in general|by default|"
                    r"in most cases|in many cases|in some cases|usually|normally|typically|generally|currently|today|previously|"
                    r"formerly|originally|historically|nowadays|sometimes|occasionally) "
-                   r"(?=[a-z`]))", re.I)
-_IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes )?(possible|not possible|impossible|recommended|"
+                   r"(?=[a-z`])|(?:say|suppose|assume|imagine)(?: that)?\s+(?=[A-Z`]))", re.I)
+_IT_IS = re.compile(r"^it is (?:also |often |usually |sometimes |still |extremely |very |quite |generally |"
+                    r"relatively )?"
+                    r"(possible|not possible|impossible|recommended|"
                     r"not recommended|a good idea|best|advisable|important|necessary|safe|unsafe|required|useful|"
                     r"common|easy|hard|difficult|convenient|customary|sufficient|enough|unnecessary|"
                     r"not necessary|wise|preferable) (?:to|that) (.+)$", re.I | re.S)
 _LABEL = re.compile(r"^(?:[A-Z][\w.-]*(?: [\w.-]+){0,2}:\s+(?=[A-Z])|(?:a )?[\w .-]{0,30}\b(?:note|detail|warning|tip|"
                     r"hint|caution|important):\s+|(?:changed|new|deprecated|added|removed) in version [\d.]+:\s+|"
-                    r"note(?: also)?(?: that|:)\s+)", re.I)  # "CPython implementation detail: …", "Note: …"
-_IT_IS_ANY = re.compile(r"^it is (?:also |often |usually |sometimes |generally )?(not )?((?:an? )?[A-Za-z]+) (to|that) (.+)$",
+                    r"note,?(?: also| however| though| too)?,?(?: that|:)\s+|it is (?:important|useful) to "
+                    r"(?:note|remember|realize|understand|know) that\s+|it is worth (?:noting|remembering) that\s+|"
+                    r"it (?:should|must) be noted that\s+)",
+                    re.I)  # "CPython implementation detail: …", "Note: …"
+_IT_IS_ANY = re.compile(r"^it is (?:also |often |usually |sometimes |generally |still |extremely |very |quite |"
+                        r"relatively )?(not )?((?:an? )?[A-Za-z]+) (to|that) (.+)$",
                         re.I | re.S)
 _THERE = re.compile(r"^there (is|are) (.+)$", re.I | re.S)
 _SUPERLATIVE = re.compile(r"^the (?:\w+ )?(?:purpose|goal|aim|reason|idea|advantage|disadvantage|point|job|role|effect|"
@@ -79,7 +87,7 @@ _SUPERLATIVE = re.compile(r"^the (?:\w+ )?(?:purpose|goal|aim|reason|idea|advant
 _FOLLOWING = re.compile(r"^the following ([\w\s-]{2,60}?) ((?:can|must|should|may|will|are|is|have|has)\b.*|\w+)$",
                         re.I | re.S)
 _DANGLING = frozenset("to of in on at for with by from the a an and or but more most than as into that like "
-                      "whose whether such so very".split())
+                      "whose whether such so very if when unless because while".split())
 _DETERMINED = frozenset("the a an of for to in on and or with by from all any".split())
 _SUBORDINATE = frozenset("since because although though while whereas as if when unless once until before after "
                          "where whether so and but or".split())
@@ -114,7 +122,7 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
     return first[:1].lower() + first[1:] + (" " + words[1] if len(words) > 1 else "")
 
 
-def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK) -> str:
+def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK, one_verb: bool = True) -> str:
     """The words up to the first clause boundary (a comma (not a number's thousands comma), a semicolon, a bracket), at most `limit`
     (or the whole clause, when it is at most `slack` words longer: a question cut open is garbled)."""
     cut = re.split(r"(?<!\d),|,(?!\d{3}(?!\d))|[;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |(?<!\bto )(?<!\bin )(?<!\bof )(?<!\bby )\bwhich\b|"
@@ -130,12 +138,29 @@ def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK) -> str:
                    default=0)
         if back and len(words) - back <= 3:
             words = words[:back]
+    after_cut = text[len(cut):].lstrip(",;: ").split(" ", 1)[0].lower()
+    if not whole and not cut_short and after_cut not in _SUBORDINATE | {"then", "etc"}:
+        # "be aware that if they hit issues, they may …" cut at its comma: the "if" clause is left open
+        opened = max((k for k, w in enumerate(words) if k >= 3 and w.lower() in _OPENS_CLAUSE), default=0)
+        if opened and len(words) - opened <= 8:
+            words = words[:opened]
+    second = one_verb and next((k for k, w in enumerate(words) if k >= 3 and w.lower() in ("and", "but") and
+                                k + 1 < len(words) and verb_base(words[k + 1]) is not None and
+                                words[k + 1].lower() not in _FUNCTION and not words[k + 1][:1].isupper()), None)
+    if second:  # "… any checks against tampering and involves running code": the second verb is a claim of its own
+        words, whole = words[:second], False
+    negated = one_verb and next((k for k in range(3, len(words) - 1) if words[k].lower() in ("and", "but") and
+                                 (words[k + 1].lower() in ("don't", "don’t", "never") or
+                                  " ".join(words[k + 1:k + 3]).lower() == "do not")), None)
+    if negated:  # "provide the token as the username and do not provide a password": one order per question
+        words, whole = words[:negated], False
     while len(words) > 1 and not whole and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
                               words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
         words.pop()  # "… in order to more", "… working as you": not where a question ends
     return " ".join(words)
 
 
+_OPENS_CLAUSE = frozenset("if when whenever unless because".split())
 _ASIDE = frozenset("however therefore though thus indeed still also".split())  # "Python is, however, aggressive"
 _PHRASE_START = frozenset("and or but with without to of for in on at by from into than as that which who whose "
                           "where when while if using via through about between".split())
@@ -183,7 +208,8 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
         if low in _BE and words[k - 1].lower() not in relative and k > 1 and \
                 not any(w.lower() in relative for w in words[max(0, k - 4):k]):
             break  # "Parameters after * are keyword-only and may only …": the sentence's verb is "are"
-        if low == "that" and _third_person(words[k - 1]):
+        if low == "that" and (_third_person(words[k - 1]) or any(
+                _third_person(w) and words[j - 1].lower() not in _DETERMINED for j, w in enumerate(words[1:k - 1], 1))):
             break  # "The snippet assumes that a must have …": the modal is the clause's
         if (low in _MODALS or low in _MODALS_NOT) and \
                 words[k - 1].lower() not in relative:
@@ -223,17 +249,21 @@ def _plural_verb(words: list[str], limit: int) -> int | None:
     """Where a plural subject's verb is, before `limit`: "Some tools emit warnings"."""
     for k, word in enumerate(words[1:limit], start=1):
         before = words[k - 1].lower()
+        if k >= 2 and (before in _ADVERBS or before.endswith("ly") and len(before) > 4):
+            before = words[k - 2].lower()  # "Some finders only support …", "Tools frequently call …"
         if k + 1 < len(words) and _third_person(words[k + 1]):
             continue  # "… in the requirements file protects you": a noun, then the verb
         if any(w.lower() in ("that", "which", "who", "whose") for w in words[:k]):
             break  # the verb of a relative clause ("standbys whose names appear …")
         if before not in _DETERMINED and word.lower() in VERBS and word.lower() not in ("have", "be", "do") and \
                 before.endswith("s") and before.isalpha() and k + 1 < len(words) and \
-                not words[k + 1].lower().startswith(("of", "to")):
+                words[k + 1].lower() not in ("of", "to"):  # "support top level imports": "top" is no "to"
             return k
     return None
 
 
+_PEOPLE = frozenset("user superuser administrator admin owner member role maintainer developer author caller person "
+                    "people staff".split())
 _POINTER = re.compile(r"^(?:see|refer to|for (?:more |further )?(?:details|information),)\b", re.I)
 _MODALS_NOT = frozenset("cannot can't won't mustn't shouldn't wouldn't couldn't mightn't can’t won’t mustn’t shouldn’t "
                         "wouldn’t couldn’t".split())
@@ -246,6 +276,8 @@ _EMPHASIS = re.compile(r"(?<![\w*])(\*\*?)(\S[^*]*?\S|\S)\1(?![\w*])")  # *word*
 
 
 _ROLE = re.compile(r"\{[\w:.-]+\}")  # MyST's {file}, {ref}
+_NAMED_ROLES = {"pep": "PEP", "rfc": "RFC"}  # roles whose name is part of what they cite: {pep}`440` is "PEP 440"
+_NAMED_ROLE = re.compile(r"\{(pep|rfc)\}`?(?=\d)", re.I)
 _MARKER = re.compile(r"^(?:\(?\d+[.)]|\(?[a-z][.)]|[-*\u2022])\s+")
 
 
@@ -253,6 +285,7 @@ _MARKER = re.compile(r"^(?:\(?\d+[.)]|\(?[a-z][.)]|[-*\u2022])\s+")
 def tidy(sentence: str) -> str:
     """A sentence as a question is made of it: no remark in brackets, no emphasis marks, no trailing stop."""
     sentence = re.sub(r"\{[\w:.-]+\}([^<{}]*?)\s*<[^<>]*>", r"\1", squeeze(sentence))  # {ref}`title <target>`
+    sentence = _NAMED_ROLE.sub(lambda m: _NAMED_ROLES[m.group(1).lower()] + " ", sentence)
     sentence = _MARKER.sub("", _ROLE.sub("", sentence))
     if sentence.startswith("(") and sentence.rstrip(".").endswith(")"):  # a whole sentence in brackets
         sentence = sentence.rstrip(".")[1:-1]
@@ -268,6 +301,8 @@ def tidy(sentence: str) -> str:
     return sentence.strip().rstrip(".!:;,")
 
 
+_LIKENED = re.compile(r"^(.{3,120}?),? (is|are) ((?:roughly |exactly )?(?:equivalent|similar|identical|analogous|"
+                      r"equal)) to$", re.I)
 _VERSIONED = re.compile(r"^(changed|new|added|deprecated|removed)(?: in| since) version ([\d.]+)\b", re.I)
 
 
@@ -284,6 +319,9 @@ def _from_sentence(sentence: str, names: frozenset[str]) -> str | None:
 
 def _turned(sentence: str, names: frozenset[str]) -> str | None:
     sentence = _LABEL.sub("", tidy(sentence), count=1)
+    likened = _LIKENED.match(sentence)
+    if likened:  # "The short form, x, is equivalent to" and the code that completes it
+        return f"What {likened.group(2).lower()} {_lower_first(likened.group(1), names)} {likened.group(3)} to?"
     for _ in range(2):
         linked = _LINK.match(sentence)
         if linked and len(sentence) > linked.end() + 10:
@@ -291,7 +329,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             sentence = sentence[:1].upper() + sentence[1:]
     condition = _CONDITION.match(sentence) or _CONDITION_THEN.match(sentence) or _CONDITION_BARE.match(sentence)
     if condition:
-        word, clause, main = condition.group(1).lower(), _clause(condition.group(2), 16), condition.group(3)
+        word, main = condition.group(1).lower(), condition.group(3)
+        clause = _clause(condition.group(2), 16, one_verb=False)
         wants = re.match(r"^you (?:want|wish|would like|need|'d like) to (.+)$", clause, re.I)
         if wants and word in ("if", "when") and len(wants.group(1).split()) >= 2:
             return f"How do you {wants.group(1)}?"  # "If you want to decrease the timeout, …"
@@ -306,6 +345,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             return f"What {'should be done' if ordered else 'happens'} {word} {clause}?"
         return None
     purpose = _PURPOSE.match(sentence)
+    instruction = None if purpose else _INSTRUCTION.match(sentence + ":" if not sentence.endswith(":") else sentence)
+    if instruction and not re.search(r"\b(this|these|those|it|them|above)\b", instruction.group(1), re.I):
+        return f"How do you {instruction.group(1)}?"  # "To install directly from a wheel archive:" and the command
     if purpose:
         goal = _clause(purpose.group(1), 16)
         if len(goal.split()) == 1:  # "To specify which server pg_dump should contact, …"
@@ -327,13 +369,24 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     if context:
         main = _from_sentence(context.group(2)[:1].upper() + context.group(2)[1:], names)
         lead = context.group(1)
-        if main and len(lead.split()) <= 8 and not re.search(r"\b(this|these|that|those|it|above|former|latter)\b",
+        if main and len(lead.split()) <= 12 and not re.search(r"\b(this|these|that|those|it|above|former|latter)\b",
                                                             lead, re.I):
             lead = lead[:1].lower() + lead[1:] if lead.split()[0] not in names else lead
-            if main[:-1].split()[-1].lower() in _PHRASE_START:  # "What is linkage declared in?" and "In a DLL"
+            if main[:-1].split()[-1].lower() in _PHRASE_START or \
+                    main.startswith(("What happens ", "What should be done ", "What can ")):
+                # "What is linkage declared in?" and "In a DLL"; "By definition, what happens if …?"
                 return f"{lead[:1].upper() + lead[1:]}, {main[:1].lower() + main[1:]}"
             return main[:-1] + f" {lead}?"
         return main
+    sentence = re.sub(r"^it['’]s (?:simply |just |also |often |usually )?", "it is ", sentence, flags=re.I)
+    able = re.match(r"^it is (not possible|impossible|possible) for (.{3,80}?) to (.+)$", sentence, re.I | re.S)
+    if able and able.group(2).split()[0].lower() not in _PRONOUN_SUBJECT:  # "It is possible for a cycle to …"
+        body = _clause(able.group(3), 14)
+        return f"Can {_lower_first(able.group(2), names)} {body}?" if body else None
+    careful = re.match(r"^(?:be careful|take care) not to (.+)$", sentence, re.I | re.S)
+    if careful:  # "Be careful not to commit the secrets": asked as the order it forbids, like "Do not …"
+        body = _clause(careful.group(1), 12)
+        return f"Should you {body}?" if body and not _LEANING_WORDS.search(body) else None
     it_is = _IT_IS.match(sentence)
     adjective = None if it_is else _IT_IS_ANY.match(sentence)
     if adjective:  # "It is often expected that a function call creates …": asked as it is said
@@ -364,25 +417,39 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         rest = _clause(there.group(2), 12)
         if rest:
             return f"{there.group(1).capitalize()} there {rest}?"
+    announced = re.match(r"^the following (is|are) (.{8,})$", sentence, re.I)
+    if announced and not _LEANING_WORDS.search(announced.group(2)):
+        body = _clause(announced.group(2), 16)
+        if len(body.split()) >= 2:
+            return f"What {announced.group(1).lower()} {body}?"  # "The following is the logical flow for …"
     following = _FOLLOWING.match(sentence)
     if following:
         return f"Which {following.group(1).strip()} {following.group(2).strip()}?"
     words = sentence.split()
     if not words:
         return None
+    if len(words) > 3 and words[0].lower() == "not" and words[1].lower() in ("all", "every", "each"):
+        asked = _turned(" ".join([words[1].capitalize(), *words[2:]]), names)
+        if asked and not asked.lower().startswith(("is it true", "what does “")):
+            return asked  # "Not all releases are bugfix releases": "Are all releases bugfix releases?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and \
             words[1].lower() in _MODALS + ("have", "are", "were", "cannot", "can't", "won't"):
         aux = {"cannot": "can", "can't": "can", "won't": "will"}.get(words[1].lower(), words[1].lower())
         negated = words[1].lower() in ("cannot", "can't", "won't") or words[2].lower() in _NEGATION
         rest = words[3:] if words[2].lower() in _NEGATION else words[2:]
+        if aux == "have" and rest and rest[0].lower() not in ("been", "not", "never") and \
+                not rest[0].lower().endswith("ed") and rest[0].lower() not in _PARTICIPLE:
+            aux, rest = "do", ["have", *rest]  # "We have to use …": "Do we have to use …?", not "Have we to use …?"
         body = _clause(" ".join(rest), 14)
         if not body or re.search(r"\b(this|these|those|it|them|above)\b", " ".join(body.split()[:4]), re.I):
             return None
         return f"{aux.capitalize()} {words[0].lower()} {'not ' if negated and aux in ('have', 'are') else ''}{body}?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
         return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
-    if action(sentence) and not (re.search(r"\b(?:is|are|was|were)\b", " ".join(words[1:8]), re.I) and
-                                 len(words) > 1 and words[1].lower() not in _ORDER_OBJECT):
+    # "--force skips …": an option opening the sentence, no order
+    if not sentence.startswith("-") and action(sentence) and not (
+            re.search(r"\b(?:is|are|was|were)\b", " ".join(words[1:8]), re.I) and
+            len(words) > 1 and words[1].lower() not in _ORDER_OBJECT):
         # "Support for most databases is available": a noun, not an order
         if words[0].lower() in ("never", "don't", "don’t") or words[0].lower() == "do" and words[1:2] == ["not"]:
             words = words[2:] if words[0].lower() == "do" else words[1:]  # "Do not omit zeroes": "Should you omit …?"
@@ -398,9 +465,10 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             k, kind = found
             k += 1
             head = words[1] if words[1].lower() not in _OBJECT_START else words[2]
-            if kind == "modal":
-                return f"Which {head if head in names else head.lower()} {words[k].lower()} " \
-                       f"{_clause(' '.join(words[k + 1:]), 12)}?"
+            if kind == "modal":  # "Only strings should be present on sys.path": what should be, not which strings
+                who = f"Which {head if head in names else head.lower()}" if head.lower().rstrip("s") in _PEOPLE \
+                    else "What"  # "Only staff with a licence may drive": which staff
+                return f"{who} {words[k].lower()} {_clause(' '.join(words[k + 1:]), 12)}?"
     found = _subject_verb(words)
     if not found:
         return None
@@ -429,6 +497,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if len(body.split()) == 1 and body.lower() in VERBS and sentence.rstrip().endswith(":"):
             # "you could consider:" and the list that follows
             return f"What {modal} {subject} {body}?"
+        following = re.match(r"^(\w+) the following ([\w-]+(?: [\w-]+)?)$", body)
+        if following and following.group(1).lower() in VERBS and not negated:
+            return f"What {following.group(2)} {modal} {subject} {following.group(1)}?"  # "… satisfy the following:"
         if negated and modal in ("must", "should", "shall", "may"):
             modal = "may"  # asked as a permission: "May drivers …?" (the answer forbids it)
         return f"{modal.capitalize()} {subject} {body}?"
@@ -443,7 +514,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         first = rest[0].lower().strip(",;:.")
         if first in ("prohibited", "forbidden", "banned", "disallowed") or negated and first in ("allowed", "permitted"):
             return f"{verb.capitalize()} {subject} allowed?"
-        if _SUPERLATIVE.match(subject) or first in ("a", "an", "the") and not negated:
+        if _SUPERLATIVE.match(subject) or first in ("a", "an", "the") and not negated or \
+                first == "that" and not negated:  # "One implication of X is that …": what it is
             return f"What {verb} {subject}?"
         if first.endswith("ed") or first in _PARTICIPLE:
             after = [w.lower().strip(",;:.") for w in rest[1:3]]
@@ -468,6 +540,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
                     return f"Why {verb} {subject} {first}?"  # "is used to …", "is designed to …"
                 tail = _clause(" ".join(rest[1:]), 10)  # "are allowed to run at the same time": asked whole
                 return f"{verb.capitalize()} {subject} {'not ' if negated else ''}{first} {tail}?"
+            if nxt in ("in", "since", "until") and len(after) > 1 and re.fullmatch(r"1[5-9]\d\d|20\d\d", after[1]):
+                return f"When {verb} {subject} {first}?"  # "was written in 1991"
             if nxt == "for" and len(after) > 1 and after[1][:1].isdigit():
                 return f"How long {verb} {subject} {first}?"
             if nxt in ("every", "each", "daily", "weekly", "monthly", "yearly", "annually"):
@@ -642,9 +716,15 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
         goal = _GOAL.match(intro) or _HOW_TO.search(intro)
         if goal:
             return f"How do you {goal.group(1).strip()}?"
+        how_to = re.match(r"^how to (.{3,120}?)\??$", topic, re.I)
+        if how_to:
+            return f"How do you {how_to.group(1)}?"
         gerund = _gerund_goal(topic)
         if gerund:
             return f"How do you {gerund}?"
+        if topic.endswith("?"):  # under "How can I …?": the intro's own question, else the heading's
+            own = _from_sentence(tidy(intro), names)
+            return own if own and not _LEANING_WORDS.search(own) else topic
         return f"What are the steps for {phrase(topic, names)}?"
     if claim.kind == "list" and claim.intro and len(claim.intro.rstrip(": ").split()) <= 2 and \
             claim.intro.rstrip().endswith(":"):
@@ -687,7 +767,7 @@ def names_of(text: str) -> frozenset[str]:
     return frozenset(w for w in [*_MID_SENTENCE.findall(text), *paired] if w.lower() not in lower)
 
 
-_NAME_PAIR = re.compile(r"\b([A-Z][a-z][\w'’-]*) [A-Z][a-z]")
+_NAME_PAIR = re.compile(r"\b([A-Z][a-z][\w'’-]*) (?:(?:van|von|de|der|den|da|di|du|le|la) )?[A-Z][a-z]")
 
 
 def phrase(text: str, names: frozenset[str]) -> str:

@@ -1,0 +1,112 @@
+"""Questions a person would ask (docs/architecture.md, "Documents and extraction"): one row per form
+of sentence a real corpus turned into a garbled or templated question, worded anew. Pure: the
+fast tier."""
+from __future__ import annotations
+
+import pytest
+
+from r2k.core.knowledge.claims import Claim
+from r2k.core.knowledge.horn import Form, horn_type
+from r2k.core.knowledge.questions import ask, names_of
+
+
+def question(text: str, heading: tuple[str, ...] = ("Tuning",), kind: str = "paragraph",
+             items: tuple[str, ...] = (), ordered: bool = False, intro: str = "") -> str:
+    claim = Claim(text, text, 0, len(text), 1, kind, heading, items, ordered, intro)
+    return ask(claim, "Handbook", horn_type(Form(text, items, ordered, intro)), names_of(text))
+
+
+ROWS = [
+    # "Note however that" is a label, not the subject: the condition after it is asked.
+    ("Note however that if two replicas read from one spool folder, you will need to keep old segments "
+     "until both have read them.",
+     "What should be done if two replicas read from one spool folder?"),
+    # A clause cut at its comma does not leave an "if" open.
+    ("Operators who run unsupported kernels should be aware that if they hit crashes, they are on their own.",
+     "Should operators who run unsupported kernels be aware?"),
+    # A context phrase goes in front of a condition's question, not after it.
+    ("By convention, if a folder holds a manifest file, it is a bundle.",
+     "By convention, what happens if a folder holds a manifest file?"),
+    # "We have to …" is asked with "do", not as "Have we to …?".
+    ("In practice, we have to rebuild the index after each import.",
+     "Do we have to rebuild the index after each import in practice?"),
+    # An example's premise ("say X has …") is no verb of the question.
+    ("As an example, say Foolib has a plugin, Barplug, and both of them are already installed.",
+     "What does Foolib have?"),
+    # An instruction's intro line: how to do it.
+    ("To export the audit trail as CSV:", "How do you export the audit trail as CSV?"),
+    # "The following is …": what it is, not "what is the following?".
+    ("The following is the order in which hooks are called for a request:",
+     "What is the order in which hooks are called for a request?"),
+    # "It's simply impossible to …" is asked like "It is impossible to …".
+    ("Sometimes it's simply impossible to find a layout that fits every screen.",
+     "Is it possible to find a layout that fits every screen?"),
+    # "Every time X, Y" asks what happens then.
+    ("Every time a tenant is archived, the billing service writes a closing invoice.",
+     "What happens every time a tenant is archived?"),
+    # "… the following X:" asks which X.
+    ("Plugins must implement the following hooks:", "What hooks must plugins implement?"),
+    # A year after "in" asks when.
+    ("The original scheduler was published in 2009 and is long out of date.",
+     "When was the original scheduler published?"),
+    # A second verb of the subject is a claim of its own, left out of the question.
+    ("By default, the daemon does not verify signatures on downloaded bundles and runs their install hooks.",
+     "Does the daemon verify signatures on downloaded bundles by default?"),
+    # A modal of a "that" clause after the sentence's own verb is not the sentence's.
+    ("Caching lowers the chance that a slow mirror will stall the whole build.", "What does caching lower?"),
+    # "It is important to note that" is a label; an option opening the sentence is no order.
+    ("It is important to note that --force skips the lock while --wait honours it.", "What does --force skip?"),
+    # A name with its particle stays a name.
+    ("Ada van Houten recommends keeping one scheduler per host.", "What does Ada van Houten recommend?"),
+    # A context phrase of up to twelve words stays in the question: what the statement is for.
+    ("For jobs which can be retried like `fetch` and `sync`, a negative count can be used to mean forever.",
+     "Can a negative count be used to mean forever for jobs which can be retried like fetch and sync?"),
+    # "X is that …" asks what X is; "probably" is no part of a yes/no question.
+    ("One consequence of the lazy loading of plugins is that\noften, the daemon starts before they are ready.",
+     "What is one consequence of the lazy loading of plugins?"),
+    ("Even if the session has expired, the token is probably still cached on disk.",
+     "Where is the token cached?"),
+    # "It is possible for X to Y" asks whether X can Y; "Be careful not to X" is asked as the order it forbids.
+    ("It is possible for a stale lock to block the nightly export.", "Can a stale lock block the nightly export?"),
+    ("Be careful not to overwrite the shared key by running the setup script twice.",
+     "Should you overwrite the shared key by running the setup script twice?"),
+    # An adverb after "it is" does not hide the recommendation.
+    ("Despite the retries, it is still a good idea to close each session explicitly.",
+     "Should you close each session explicitly?"),
+    # A plural subject, an adverb, then its verb (and "top" is no "to").
+    ("Some storage drivers only support top level folders.", "What do some storage drivers support?"),
+    # "Only X should …" asks what should, not which X; "Not all X are Y" asks whether all are.
+    ("Only plain files should be placed in the spool folder; anything else is skipped.",
+     "What should be placed in the spool folder?"),
+    ("Not all mirrors are full mirrors.", "Are all mirrors full mirrors?"),
+    # An order and the order not to do something else: one order per question.
+    ("Enter the token as the password and do not fill in the user name.",
+     "Should you enter the token as the password?"),
+    # MyST's {pep} role keeps its name.
+    ("The full grammar of version specifiers can be found in {pep}`621`.",
+     "Can the full grammar of version specifiers be found in PEP 621?"),
+]
+
+
+@pytest.mark.parametrize("text,expected", ROWS, ids=[row[0][:40] for row in ROWS])
+def test_question_of_a_sentence(text, expected):
+    assert question(text) == expected
+
+
+def test_a_procedure_under_a_how_to_heading_asks_how():
+    items = ("Stop the scheduler.", "Copy the spool folder.", "Start the scheduler again.")
+    text = "\n".join(f"{n}. {item}" for n, item in enumerate(items, 1))
+    assert question(text, heading=("How to move the spool",), kind="list", items=items, ordered=True) == \
+        "How do you move the spool?"
+
+
+def test_a_procedure_under_a_heading_that_asks_is_asked_by_its_intro_or_the_heading():
+    items = ("Exports first.", "Imports next.", "Active code last.")
+    intro = "Ada Lovelace suggests performing steps in the following order in each module:"
+    text = intro + "\n\n" + "\n".join(f"- {item}" for item in items)
+    claim = Claim(text, text, 0, len(text), 1, "list", ("How can modules import each other?",), items, False, intro)
+    assert horn_type(Form(text, items, False, intro)) == "PROCEDURE"
+    assert ask(claim, "Handbook", "PROCEDURE", names_of(text)) == "What does Ada Lovelace suggest?"
+    intro = "There are two factors that produce this result:"
+    claim = Claim(text, text, 0, len(text), 1, "list", ("Why is the build slow?",), items, True, intro)
+    assert ask(claim, "Handbook", "PROCEDURE", names_of(text)) == "Why is the build slow?"
