@@ -23,6 +23,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import platformdirs
+
 from r2k.app.textual_private import app_keymap, character_to_key, class_bindings, node_bindings
 from r2k.core.domain import files, limits
 from r2k.core.errors import InvalidInput
@@ -64,7 +66,6 @@ def keymap_path() -> Path:
     named = os.environ.get("R2K_KEYMAP_FILE")
     if named:
         return Path(named).expanduser()
-    import platformdirs
 
     return Path(platformdirs.user_config_dir("r2k", appauthor=False)) / "keymap.toml"
 

@@ -11,7 +11,13 @@ class Progress:
     def start(self, description: str, total: int | None) -> "Progress":
         if self.enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress as RichProgress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
 
             # Plain text, not markup: a description may name a file, and a file name may hold "[".
             self._progress = RichProgress(TextColumn("{task.description}", markup=False), BarColumn(),

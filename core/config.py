@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
 
+import platformdirs
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -66,8 +67,6 @@ def _finite(default: float, low: float, high: float, unit: str = "", *, above: b
 
 
 def _default_data_dir() -> Path:
-    import platformdirs
-
     return Path(platformdirs.user_data_dir("r2k", appauthor=False))
 
 

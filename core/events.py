@@ -17,6 +17,8 @@ wrote; replay folds those `set`s per aggregate and compares the result with the 
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import os
@@ -25,6 +27,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from psycopg.types.json import Jsonb
 
 from .adapters.postgres import Database, Tx, jsonable
@@ -77,9 +82,6 @@ class Signer:
     """The Ed25519 key events are signed with: R2K_SIGNING_KEY_FILE, or generated into the data dir."""
 
     def __init__(self, key_file: Path):
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
         key_file = Path(key_file)
         if not key_file.exists():
             key_file.parent.mkdir(parents=True, exist_ok=True)
@@ -195,9 +197,6 @@ def key_id_of(public_key: bytes) -> str:
 
 
 def _decode_key(token: str) -> bytes | None:
-    import base64
-    import binascii
-
     if len(token) == 64:
         try:
             return bytes.fromhex(token)
@@ -218,8 +217,6 @@ def parse_trusted_keys(path: Path) -> dict[str, bytes]:
         3Jc8…base64…=  ops-2 signing key
         9f1c…64 hex digits…
     """
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
     path = Path(path)
     text = files.read_text_argument(path, "the trusted keys file (R2K_TRUSTED_KEYS)", KEYS_FILE)
     keys: dict[str, bytes] = {}
@@ -244,8 +241,6 @@ def parse_trusted_keys(path: Path) -> dict[str, bytes]:
 
 def own_public_key(settings) -> bytes | None:
     """The public half of the data dir's signing key, when this host has one (never generated here)."""
-    from cryptography.hazmat.primitives import serialization
-
     key_file = Path(settings.signing_key_file or Path(settings.data_dir) / "signing_key.pem")
     if not key_file.exists():
         return None
@@ -256,10 +251,6 @@ def own_public_key(settings) -> bytes | None:
 def private_key(key_file: Path):
     """The Ed25519 private key of a PEM file (the data dir's signing_key.pem or R2K_SIGNING_KEY_FILE):
     a regular file of at most a key file's size, else a 400 that says what it is instead."""
-    from cryptography.exceptions import UnsupportedAlgorithm
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
     what = "the signing key file (R2K_SIGNING_KEY_FILE)"
     pem = files.read_argument(key_file, what, KEY_FILE)
     try:
@@ -282,9 +273,6 @@ def trust_store(settings) -> dict[str, bytes]:
 
 
 def verify_signature(public_key: bytes, signature: bytes, digest: str) -> bool:
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
     try:
         Ed25519PublicKey.from_public_bytes(public_key).verify(signature, digest.encode())
     except (InvalidSignature, ValueError):

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Callable, TypeVar
 
+from .adapters.graph import GraphUnavailable
 from .errors import ServiceUnavailable
 
 T = TypeVar("T")
@@ -95,6 +96,8 @@ def service_error(exc: BaseException, ctx=None) -> ServiceUnavailable | None:
     part, so a caller knows what to reconnect to); None for any other error."""
     if isinstance(exc, ServiceUnavailable):
         return exc
+    # Here, not at the top: the embedded servers and the settings (psycopg and pydantic, ~200 ms) load
+    # only once a driver failed; every module that reports a 503 imports this one, `r2k --help` too.
     from . import embedded
     from .config import get_settings
 
@@ -111,8 +114,6 @@ def service_error(exc: BaseException, ctx=None) -> ServiceUnavailable | None:
     if kinds & {("psycopg", "OperationalError"), ("psycopg", "InterfaceError"), ("psycopg_pool", "PoolTimeout"),
                 ("sqlalchemy", "OperationalError")}:
         return embedded.unavailable("postgres", url_of("postgres"), exc)
-    from .adapters.graph import GraphUnavailable
-
     if isinstance(exc, GraphUnavailable) or kinds & {("neo4j", "ServiceUnavailable"), ("neo4j", "SessionExpired")}:
         return embedded.unavailable("graph", url_of("graph"), exc)
     if kinds & {("redis", "ConnectionError"), ("redis", "TimeoutError"), ("redis", "BusyLoadingError")}:

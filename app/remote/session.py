@@ -15,7 +15,6 @@ import os
 import sys
 import termios
 
-
 SAVES = ("save_screenshot", "deliver_screenshot", "deliver_text", "deliver_binary")
 
 

@@ -19,8 +19,10 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import span
 from r2k.app.widgets.text import plain
 from r2k.core.domain import HORN_MEANING, HORN_TYPES
+from r2k.core.services import candidate_views
 
 from .base import Reply, WorkstationScreen
+from .review import ReviewScreen
 
 # key, label, width: fixed, so a late value ("no authority") is never cut to the first one's width;
 # all but the meaning fit in 80 columns. Disputed: answers disputed in the registry, back for re-review.
@@ -89,8 +91,6 @@ class QueuePickerScreen(WorkstationScreen):
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
     def fetch_stats(self) -> None:
-        from r2k.core.services import candidate_views
-
         with self.reporting("stats"):
             self.reply(QueueStats(candidate_views.queue_stats(self.ctx)))
 
@@ -171,7 +171,6 @@ class QueuePickerScreen(WorkstationScreen):
             self.show_error(f"{self.actor.name} holds no authority for {horn}: that queue is shown, but you "
                             f"cannot review it.", 403)
             return
-        from .review import ReviewScreen
 
         self.show_info("")
         self.app.push_screen(ReviewScreen(horn))

@@ -17,6 +17,8 @@ from abc import ABC, abstractmethod
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from ..errors import ServiceUnavailable
+
 MAX_BATCH = 20
 MAX_STRING = 200
 MAX_REQUEST_BYTES = 3000
@@ -238,7 +240,6 @@ def connect(url: str, user: str | None = None, password: str | None = None,
         return BoltGraph(url, user, password, timeout)
     if scheme in FALKOR_SCHEMES:
         return FalkorGraph(url, user, password, timeout)
-    from ..errors import ServiceUnavailable
 
     raise ServiceUnavailable(f"R2K_GRAPH_URL has an unknown scheme {scheme!r}: use falkor://host:port or "
                              f"unix:///path/to/socket (FalkorDB) or bolt://host:port (Neo4j, any Bolt server)")

@@ -10,6 +10,8 @@ the database state of the entity, not the job, decides what a retry redoes.
 """
 from __future__ import annotations
 
+from datetime import timedelta
+
 from .redis_queues import GENERATION_QUEUE, GRAPH_QUEUE
 
 QUEUES = {"generation": GENERATION_QUEUE, "graph": GRAPH_QUEUE}
@@ -60,8 +62,6 @@ def enqueue(redis, kind: str, task_name: str, *args, job_id: str | None = None, 
 def enqueue_in(redis, kind: str, task_name: str, seconds: float, *args, job_id: str | None = None):
     """`enqueue`, run no sooner than `seconds` from now (RQ's scheduler, which `r2k worker` runs, puts it
     in its queue when due): a retry after its backoff."""
-    from datetime import timedelta
-
     from rq import Retry
 
     func = task(task_name)

@@ -6,6 +6,9 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from ..errors import InvalidInput
+from .limits import ID, said
+
 HORN_TYPES = ("FACT", "RULE", "CONSTRAINT", "PROCEDURE", "OPEN_ISSUE")
 ROLES = ("validator", "specialist", "admin")
 
@@ -42,9 +45,6 @@ SYSTEM = Actor("system", "system")
 
 def parse_id(value, what: str) -> int:
     """An entity id from user input; a 400 that names the entity when it is not a number."""
-    from ..errors import InvalidInput
-    from .limits import ID, said
-
     article = "an" if what[0] in "aeiou" else "a"
     try:
         number = int(value)
@@ -61,7 +61,6 @@ def parse_id(value, what: str) -> int:
 def parse_horn_type(value: str) -> str:
     if value in HORN_TYPES:  # as the queues and the read-ahead spell it (every claim)
         return value
-    from ..errors import InvalidInput
 
     normal = (value or "").strip().upper().replace("-", "_").replace(" ", "_")
     if normal not in HORN_TYPES:

@@ -22,6 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psycopg
+from psycopg import ProgrammingError
+from psycopg.conninfo import conninfo_to_dict
+
+from .. import migrations
+from ..adapters.graph import connect
 from ..config import Settings, mask_url
 from ..errors import ServiceUnavailable
 from . import common, graph, postgres, redis
@@ -80,9 +86,6 @@ def without_tls(part: str, url: str) -> str | None:
     """What a configured URL to another host sends in the clear, in words; None when it uses TLS, or
     reaches this machine (loopback, a Unix socket)."""
     if part == "postgres":
-        from psycopg import ProgrammingError
-        from psycopg.conninfo import conninfo_to_dict
-
         try:
             params = conninfo_to_dict(url)  # a URL or key=value pairs, as libpq reads them
         except ProgrammingError:
@@ -226,8 +229,6 @@ def prepare_database(settings: Settings, *, behind_only: bool = False) -> None:
     """Bring the database to the current schema as its owner; for the embedded one, grant the app
     role what it needs on the tables the migrations made. `behind_only`: an embedded server just
     (re)started, left alone when it is at the current schema."""
-    from .. import migrations
-
     url = owner_url(settings)
     if behind_only and not settings.database_url and postgres.at_revision(url) == migrations.HEAD:
         return  # migrated and granted when it got there; Alembic's import alone is ~0.5 s of a restart
@@ -282,8 +283,6 @@ def credential(settings: Settings, part: str) -> str:
     """Which credential `part` is reached with, in words; never the credential itself."""
     url = configured_url(settings, part)
     if url:
-        from urllib.parse import urlsplit
-
         try:
             has_password = urlsplit(url).password is not None
         except ValueError:
@@ -323,8 +322,6 @@ def probe(part: str, url: str, settings: Settings, timeout: float = 2.0) -> tupl
     """Does the service at `url` answer a trivial request?"""
     try:
         if part == "postgres":
-            import psycopg
-
             with psycopg.connect(url, connect_timeout=max(1, int(timeout))) as conn:
                 version = conn.execute("SHOW server_version").fetchone()[0]
             return True, f"PostgreSQL {version}"
@@ -337,7 +334,6 @@ def probe(part: str, url: str, settings: Settings, timeout: float = 2.0) -> tupl
             finally:
                 client.close()
             return True, f"Redis {info.get('redis_version', '?')}"
-        from ..adapters.graph import connect
 
         graph = connect(url, settings.graph_user, settings.graph_password, timeout=timeout)
         try:

@@ -11,7 +11,9 @@ import contextlib
 import fcntl
 import json
 import os
+import pwd
 import secrets as _secrets
+import signal
 import socket
 import stat
 import subprocess
@@ -45,8 +47,6 @@ def data_dir(settings: Settings) -> Path:
 
 
 def _account(uid: int) -> str:
-    import pwd
-
     try:
         return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
     except KeyError:
@@ -280,7 +280,6 @@ def log_tail(log: Path | None, lines: int = 15) -> str:
 def stop_pid(pid: int | None, program: str, timeout: float = 10.0) -> None:
     if not process_is(pid, program):
         return
-    import signal
 
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout

@@ -20,8 +20,10 @@ the account's, which root reaches and nobody else does.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import os
+import pwd
 import shlex
 import shutil
 import signal
@@ -32,6 +34,10 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
+import psycopg
+from psycopg import sql
+
+from .. import migrations
 from ..config import Settings
 from ..errors import ServiceUnavailable
 from . import common
@@ -65,8 +71,6 @@ HBA_LEGACY = "local all postgres trust\n"
 # ----------------------------------------------------------------------------- where things are
 
 def bin_dir() -> Path | None:
-    import importlib.util
-
     spec = importlib.util.find_spec("pgserver")
     if spec is not None and spec.submodule_search_locations:
         pkg = Path(list(spec.submodule_search_locations)[0])
@@ -83,7 +87,6 @@ def os_account() -> str | None:
     """None when we are not root; else the system account PostgreSQL runs as (created if missing)."""
     if os.geteuid() != 0:
         return None
-    import pwd
 
     try:
         pwd.getpwnam(OS_ACCOUNT)
@@ -124,8 +127,6 @@ def cluster_dir(settings: Settings, account: str | None) -> Path:
 
 def _run_as(account: str | None, args: list[str], **kwargs) -> subprocess.CompletedProcess:
     if account:
-        import pwd
-
         # Drop root's groups too: with gid 0 a root-owned directory could still be open to it.
         kwargs.update(user=account, group=pwd.getpwnam(account).pw_gid, extra_groups=[])
     return common.run_private(args, **kwargs)
@@ -352,8 +353,6 @@ def _pg_ctl_start(binaries: Path, pgdata: Path, account: str | None, prefer_tcp:
     """Start the cluster on its socket in `pgdata` (and, with `tcp`, on 127.0.0.1 too, on
     `prefer_tcp` when it is free); the port and whether it listens on TCP. After a `kill -9` of the
     postmaster its old backends can hold the shared memory for a moment: that start is retried."""
-    import time
-
     log = pgdata / "server.log"
     tried: set[int] = set()
     result = None
@@ -389,15 +388,11 @@ def _pg_ctl_start(binaries: Path, pgdata: Path, account: str | None, prefer_tcp:
 
 
 def _connect(target: str, **kw):
-    import psycopg
-
     kw.setdefault("connect_timeout", 10)
     return psycopg.connect(target, autocommit=True, **kw)
 
 
 def _give_superuser_its_password(state: dict, password: str) -> None:
-    from psycopg import sql
-
     with _connect(_socket_url(state, SUPERUSER, "postgres")) as conn:
         conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(SUPERUSER), sql.Literal(password)))
 
@@ -410,8 +405,6 @@ def _reload(settings: Settings, state: dict) -> None:
 def _bootstrap(settings: Settings, state: dict, passwords: dict[str, str]) -> None:
     """The owner and app roles with their passwords, the database owned by the owner and open to
     these two only. Idempotent: run at every start, so the roles always match the secrets files."""
-    from psycopg import sql
-
     with _connect(url(settings, state, SUPERUSER, "postgres")) as conn:
         for role in (OWNER, APP):
             exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
@@ -436,8 +429,6 @@ def _bootstrap(settings: Settings, state: dict, passwords: dict[str, str]) -> No
 def _hand_objects_to_owner(conn) -> None:
     """Tables, sequences and functions a cluster made by an older r2k created as the superuser go to
     the owner role (a fresh cluster has none)."""
-    from psycopg import sql
-
     objects = conn.execute(
         "SELECT 'TABLE' AS kind, c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND pg_get_userbyid(c.relowner) <> %s "
@@ -464,8 +455,6 @@ REVOKE INSERT, UPDATE ON alembic_version FROM {app};
 def grant_app(owner_url: str) -> None:
     """After migrations (as the owner): what the app may do. Tables with an append-only trigger
     (the event log, its keys and checkpoints) take inserts only, so the trigger is not the only guard."""
-    from psycopg import sql
-
     with _connect(owner_url) as conn:
         conn.execute(GRANTS.format(app=APP, owner=OWNER))
         append_only = [r[0] for r in conn.execute(
@@ -500,8 +489,6 @@ def create_vector_extension(superuser_url: str) -> None:
 
 def at_revision(url: str) -> str | None:
     """The schema revision the database at `url` is at (None before the first migration)."""
-    from .. import migrations
-
     with _connect(url) as conn:
         return migrations.current(conn)
 

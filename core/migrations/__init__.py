@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from psycopg.rows import tuple_row
+
 HEAD = "0029"
 HERE = Path(__file__).resolve().parent
 
@@ -38,8 +40,6 @@ def upgrade(url: str, revision: str = "head") -> None:
 
 def current(conn) -> str | None:
     """The revision a psycopg connection's database is at (None when never migrated)."""
-    from psycopg.rows import tuple_row
-
     cursor = conn.cursor(row_factory=tuple_row)
     if not cursor.execute("SELECT to_regclass('alembic_version') IS NOT NULL").fetchone()[0]:
         return None

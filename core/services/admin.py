@@ -7,7 +7,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import audit, embedded, events, migrations
+from ..adapters.postgres import adapt
 from ..config import mask_url
+from ..domain import jsonable
+from ..errors import Forbidden
+from .tasks import with_signatures
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -58,10 +62,6 @@ def replay_repair(ctx: Context, actor) -> dict:
     one a trigger keeps (a published answer's content), is reported, not touched. What it changed is
     itself a signed event (aggregate `replay_repair`), and the report says it column by column.
     It writes projection rows, so only an admin (or the system) may, whoever calls it."""
-    from ..adapters.postgres import adapt
-    from ..domain import jsonable
-    from ..errors import Forbidden
-
     if not (actor.is_system or actor.role == "admin"):
         raise Forbidden(f"{actor.name} ({actor.role}) may not repair projections: only an admin may")
     before = events.replay(ctx.db)
@@ -114,8 +114,6 @@ def replay_repair(ctx: Context, actor) -> dict:
 def _unverified(tx, trust: dict, aggregate_type: str, aggregate_id: str) -> str | None:
     """Why an aggregate's events are not to be trusted (the first that fails its hash, its link or
     its signature under the trust store), or None when every one verifies."""
-    from .tasks import with_signatures
-
     rows = tx.all("SELECT * FROM events WHERE aggregate_type = %s AND aggregate_id = %s ORDER BY seq",
                   (aggregate_type, aggregate_id))
     bad = next((e for e in with_signatures(rows, trust) if e["signature"] != "verified"), None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from itertools import combinations
 from typing import TYPE_CHECKING
 
@@ -19,6 +19,7 @@ from ..adapters.postgres import public_row
 from ..domain import Actor, parse_horn_type
 from ..errors import Forbidden, InvalidInput
 from ..events import now
+from .stats import _SINCE, parse_since
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -83,10 +84,6 @@ def window(since: str | None = None, until: str | None = None, days=None) -> tup
 
 def _when(value: str, flag: str) -> datetime:
     """A moment: a span back from now (7d, 12h, as `r2k stats --since` takes) or an ISO date or time."""
-    from datetime import UTC
-
-    from .stats import _SINCE, parse_since
-
     if _SINCE.fullmatch(value.strip()):
         return now() - parse_since(value.strip())
     try:

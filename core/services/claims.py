@@ -15,11 +15,12 @@ import psycopg
 from .. import engine, notices
 from ..adapters.postgres import Tx, public_row
 from ..adapters.redis_queues import IndexLost, ValidationQueue
-from ..domain import Actor, parse_horn_type
-from ..errors import Forbidden, NotFound
+from ..domain import Actor, limits, parse_horn_type
+from ..errors import Forbidden, NotFound, R2KError
 from ..events import now
 from ..machines.candidate import CANDIDATE
-from . import candidates, overlap, queue_index
+from ..outage import service_error
+from . import candidate_views, candidates, overlap, queue_index
 from .common import keyed_request, mutate, parse_id, saying_who
 from .queue_index import IN_FLIGHT_GRACE, QUEUED, reconcile, reconcile_if_lost
 
@@ -232,8 +233,6 @@ def settle_claim(ctx: Context, event) -> None:
 
 def next_for_review(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: str | None = None) -> dict | None:
     """Claim the oldest candidate of a queue and read it as a reviewer sees it; None when empty."""
-    from . import candidate_views
-
     try:
         claimed = claim_next(ctx, actor, horn_type, idempotency_key=idempotency_key)
     except NotFound:
@@ -244,8 +243,6 @@ def next_for_review(ctx: Context, actor: Actor, horn_type: str, *, idempotency_k
 def resume_or_claim(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: str | None = None) -> dict:
     """Opening a queue: carry on with a claim this user already holds in it (leaving a queue keeps
     the claim), else claim the next. `resumed` says which."""
-    from . import candidate_views
-
     mine = candidate_views.list_candidates(ctx, "IN_REVIEW", horn_type, limit=1, claimed_by=actor.name)
     if mine:
         return {"resumed": True, "shown": candidate_views.show(ctx, mine[0]["id"])}
@@ -257,9 +254,6 @@ def then_next(ctx: Context, actor: Actor, horn_type: str, key: str | None, done:
     same queue, returned as `done` (the first step's result) with `next` (None when the queue is
     empty) and `error`. Its failure is returned, not raised: the first step stands and must be
     reported as done."""
-    from ..outage import service_error
-    from ..errors import R2KError
-
     try:
         shown = next_for_review(ctx, actor, horn_type, idempotency_key=f"{key}:next" if key else None)
         return {**done, "next": shown, "error": None}
@@ -314,17 +308,12 @@ def _give_back(ctx: Context, actor: Actor, claimed: dict) -> None:
 
 def held(ctx: Context, actor: Actor) -> list[dict]:
     """The claims this user holds now (leaving the workstation asks what to do with them)."""
-    from ..domain import limits
-    from . import candidate_views
-
     return candidate_views.list_candidates(ctx, "IN_REVIEW", claimed_by=actor.name, limit=limits.LIST_LIMIT[1])
 
 
 def release_held(ctx: Context, actor: Actor) -> list[int]:
     """Give back every claim this user holds, each to the head of its queue; the ids released. A
     claim that moved meanwhile (its lease swept, decided elsewhere) is passed over."""
-    from ..errors import R2KError
-
     released = []
     for row in held(ctx, actor):
         try:

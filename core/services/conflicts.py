@@ -24,10 +24,13 @@ from typing import TYPE_CHECKING
 from psycopg.types.json import Jsonb
 
 from .. import engine
+from ..adapters.breaker import CircuitBreaker
+from ..adapters.graph import GraphUnavailable
+from ..adapters.llm import LLMError
 from ..adapters.postgres import Tx, public_row
 from ..domain import SYSTEM, Actor, limits
 from ..engine import Event
-from ..errors import ValidationStateError
+from ..errors import ServiceUnavailable, ValidationStateError
 from ..knowledge.contradictions import Finding, compare
 from ..knowledge.subjects import subjects_of
 from ..machines.answer import ANSWER
@@ -149,8 +152,6 @@ def _judge(ctx: Context, pairs: list[tuple[dict, dict]]) -> dict[tuple[int, int]
     breaker is open or the LLM fails (the rules' flags stand either way)."""
     if not ctx.settings.llm_url or not pairs:
         return {}
-    from ..adapters.breaker import CircuitBreaker
-    from ..adapters.llm import LLMError
 
     s = ctx.settings
     breaker = CircuitBreaker(ctx.redis, s.breaker_threshold, s.breaker_cooldown, probe_timeout=s.llm_timeout * 4)
@@ -357,9 +358,6 @@ def neighbours(ctx: Context, answer_id) -> dict:
     be reached, the embedded one is followed once (started again on its socket if it died, as the
     sweep does) and asked again; when it still cannot, `graph` says why and the graph's parts are
     empty: a registry view never fails on it."""
-    from ..adapters.graph import GraphUnavailable
-    from ..errors import ServiceUnavailable
-
     found = _neighbours(ctx, answer_id)
     if found["graph"].startswith("down:") and not ctx.settings.graph_url:
         try:
@@ -372,9 +370,6 @@ def neighbours(ctx: Context, answer_id) -> dict:
 
 
 def _neighbours(ctx: Context, answer_id) -> dict:
-    from ..adapters.graph import GraphUnavailable
-    from ..errors import ServiceUnavailable
-
     with ctx.db.read() as tx:
         answer = fetch(tx, "approved_answers", "answer", answer_id)
         conflicts = [public_row(r) for r in tx.all(

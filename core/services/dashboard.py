@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import embedded
+from ..adapters import jobs
 from ..domain import HORN_TYPES
-from . import agreement
+from . import agreement, generation, workers_live
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -37,14 +39,9 @@ def counts(ctx: Context, actor: Actor | None = None) -> dict:
 def health(ctx: Context, child: dict | None = None) -> dict:
     """Each service part, the LLM breaker, the live RQ workers and who serves the jobs, in words
     (`jobs`; `child`: the workstation's own worker as app/worker_child.py reports it); never raises."""
-    from .. import embedded
-
     parts = [p.as_dict() for p in embedded.status(ctx.settings)]
     extra: dict = {"breaker": None, "workers": None, "queues": None, "jobs": None}
     try:
-        from ..adapters import jobs
-        from . import generation, workers_live
-
         extra["breaker"] = generation.breaker_status(ctx)
         served = workers_live.serving(ctx, own_pids=[(child or {}).get("pid")])
         extra["workers"] = served["count"]

@@ -1,11 +1,13 @@
 """The demo corpus and users shipped with the package (`r2k demo`): an operations handbook."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..domain import Actor
+from . import ingest, tasks, users
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -19,8 +21,6 @@ def demo_users() -> list[dict]:
 
 
 def _corpus_hashes() -> set[str]:
-    import hashlib
-
     return {hashlib.sha256(path.read_bytes()).hexdigest() for path in CORPUS.iterdir() if path.is_file()}
 
 
@@ -36,8 +36,6 @@ def loaded(ctx: Context) -> bool:
 
 def load(ctx: Context, by: Actor) -> dict:
     """Add the demo users and ingest the corpus, as `by` (an admin); running it again adds nothing."""
-    from . import ingest, users
-
     added = []
     with ctx.db.read() as tx:
         existing = {r["name"] for r in tx.all("SELECT name FROM users")}
@@ -46,7 +44,6 @@ def load(ctx: Context, by: Actor) -> dict:
             users.add(ctx, user["name"], user["role"], user["horn_types"], by=by)
             added.append(user["name"])
     summary = ingest.ingest(ctx, by, [CORPUS])
-    from . import tasks
 
     articles = tasks.demo_articles(ctx, by)  # three durable tasks: in review, to resolve, published
     return {"users": demo_users(), "users_added": added, "ingest": summary,

@@ -23,8 +23,9 @@ from ..errors import InvalidInput
 from ..events import now
 from ..machines.grey import GREY
 from ..machines.work_item import NO_CONTENT
-from . import jobs
+from . import jobs, retrieval
 from .common import Allowed, fetch, mutate, one_state, parse_id
+from .extractive import grounding
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -233,8 +234,6 @@ def processing_jobs(ctx: Context, events: list[Event]) -> None:
 
 def process(ctx: Context, entry_id: int, *, force: bool = False) -> dict:
     """The processing job: Pending/Retrying → Processing → Resolved, Retrying or Failed."""
-    from . import retrieval
-
     with ctx.db.begin() as tx:
         entry = engine.lock(tx, GREY, entry_id)
         state = entry["state"]
@@ -249,7 +248,6 @@ def process(ctx: Context, entry_id: int, *, force: bool = False) -> dict:
     # resolves on sources its work item would not find (which would escalate it straight back here).
     # The sources are counted as generation counts them (`extractive.grounding`): a passage retrieval
     # added only because it is near another (`related`) is no source.
-    from .extractive import grounding
 
     question = _as_question(entry["subject"])
     sources = grounding(question, retrieval.retrieve(ctx, question))

@@ -17,6 +17,8 @@ decide each of its candidates; without one a queue takes one, and nothing here r
 """
 from __future__ import annotations
 
+import time
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from .. import engine
@@ -65,8 +67,6 @@ def reviews_for_claims(tx: Tx, horn_type: str) -> int:
     is) costs no more round trips than it did. A copy a moment stale does no harm: the decision
     reads k afresh under the row's lock and refuses a reviewer's second review (409), and the
     unique index on open reviews holds it in the database."""
-    import time
-
     seen = _SEEN.get(horn_type)
     if seen is not None and time.monotonic() - seen[1] < SEEN_SECONDS:
         return seen[0]
@@ -297,8 +297,6 @@ def undo_review(ctx: Context, tx: Tx, actor: Actor, review: dict) -> dict:
     is claimed again by its reviewer (`unreview`, whose reaction takes its id out of the queue), with
     a fresh lease. Refused (409) once another
     validator claimed it or past the undo window."""
-    from datetime import timedelta
-
     cid = review["candidate_id"]
     row = engine.lock(tx, CANDIDATE, cid)
     age = (now() - review["created_at"]).total_seconds()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..adapters.redis_queues import EPOCH_KEY, ValidationQueue, queue_key
 from ..domain import HORN_TYPES
+from . import generation
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -89,7 +90,6 @@ def reconcile_if_lost(ctx: Context) -> bool:
     it held. One EXISTS when nothing was lost."""
     if ctx.redis.exists(EPOCH_KEY):
         return False
-    from . import generation
 
     # Every workstation and worker notices a flush at once: one rebuilds, the others wait for it.
     with queue(ctx).rebuild_turn(REBUILD_SECONDS):

@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING
 from redis.exceptions import LockError
 
 from .. import audit
+from ..errors import Forbidden
+from ..outage import service_error
+from . import candidates, generation, graph_sync, grey, queue_index, tasks, webhooks, workers_live
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -29,8 +32,6 @@ UNATTENDED_KEY = "raw_to_knowledge:sweep_unattended"    # the last workstation s
 
 def sweep_all(ctx: Context) -> dict:
     """One sweep of everything; skipped while another is running."""
-    from . import generation, grey, tasks, webhooks
-
     with sweep_turn(ctx) as mine:
         if not mine:
             return {"skipped": "another sweep is running"}
@@ -78,8 +79,6 @@ def sweep_turn(ctx: Context, seconds: float | None = None) -> Iterator[bool]:
 def sweep_now(ctx: Context, actor) -> dict:
     """`r2k queue sweep`: the whole sweep, now. A specialist or an admin may: it releases other
     people's expired claims and expires grey entries, as the scheduled sweep does."""
-    from ..errors import Forbidden
-
     if not actor.is_system and actor.role not in ("specialist", "admin"):
         raise Forbidden(f"{actor.name} ({actor.role}) may not run the sweep: only a specialist or an admin may")
     return sweep_all(ctx)
@@ -87,8 +86,6 @@ def sweep_now(ctx: Context, actor) -> dict:
 
 def sweep_claims(ctx: Context) -> dict:
     """Release expired claims, return ids stuck in flight, rebuild partitions that miss ids."""
-    from . import candidates, queue_index
-
     return {"released": candidates.release_expired(ctx), "rescued": queue_index.sweep_in_flight(ctx),
             "rebuilt": queue_index.repair_queues(ctx)}
 
@@ -97,9 +94,6 @@ def sweep_graph(ctx: Context) -> dict:
     """Catch the graph up with the registry (core/services/graph_sync.py). A graph that does not
     answer is followed once (an embedded one that died is started again, on its socket) and tried
     again; one that still does not answer is reported, and never fails the rest of the sweep."""
-    from ..outage import service_error
-    from . import graph_sync
-
     for attempt in (1, 2):
         try:
             return graph_sync.catch_up(ctx)
@@ -121,8 +115,6 @@ def sweep_if_unattended(ctx: Context, interval: float) -> dict | None:
     """A workstation's offer to sweep: taken only when no worker is running (they sweep on their own
     schedule) and no workstation has swept within `interval` seconds; None when not taken. A worker
     RQ still lists after a kill -9 serves nothing: live as workers_live counts them."""
-    from . import workers_live
-
     if workers_live.serving(ctx)["count"]:
         return None
     if not ctx.redis.set(UNATTENDED_KEY, os.getpid(), nx=True, px=max(100, int(interval * 1000))):

@@ -14,7 +14,7 @@ import secrets
 from typing import TYPE_CHECKING
 
 from ..domain import Actor, limits, parse_id
-from ..errors import Forbidden, NotFound, Unauthorized
+from ..errors import Conflict, Forbidden, NotFound, Unauthorized
 from ..events import append, now
 from .common import mutate
 from .users import NAME
@@ -89,8 +89,6 @@ def list_tokens(ctx: Context, by: Actor, user: str | None = None, *, all_users: 
 def revoke(ctx: Context, by: Actor, token_id, *, idempotency_key: str | None = None) -> dict:
     """Revoke a token by its id: every request with it is a 401 from now on. An admin revokes anyone's,
     a user their own; revoking one revoked already is a 409 that changes nothing."""
-    from ..errors import Conflict
-
     tid = parse_id(token_id, "API token")
 
     def work(tx):

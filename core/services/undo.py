@@ -27,7 +27,7 @@ from ..events import now
 from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
 from ..machines.work_item import WORK_ITEM
-from . import candidates, overlap, queue_index
+from . import candidate_views, candidates, overlap, queue_index
 from .common import mover, moves_since, mutate, parse_id
 
 if TYPE_CHECKING:
@@ -183,8 +183,6 @@ def undo_and_show(ctx: Context, actor: Actor, candidate_id=None, *, release: dic
     """The review screen's undo: undo the last decision, give back the claim on screen (`release`,
     the candidate as shown, if any: the undone one takes its place) and read the new candidate as a
     reviewer sees it (`shown`). A failed release is returned (`error`), not raised: the undo stands."""
-    from . import candidate_views
-
     result = undo(ctx, actor, candidate_id, idempotency_key=idempotency_key)
     released, error = None, None
     if release is not None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import os
 import re
@@ -9,10 +10,13 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cryptography.hazmat.primitives.serialization import load_ssh_public_key
+
 from .. import engine
 from ..adapters.postgres import public_row
 from ..domain import HORN_TYPES, ROLES, SYSTEM, Actor, files, limits, parse_horn_type
 from ..errors import Conflict, Forbidden, InvalidInput, NotFound
+from ..events import append, now
 from .common import mutate
 
 if TYPE_CHECKING:
@@ -107,8 +111,6 @@ def authorized_keys_path(ctx: Context) -> Path:
 def parse_public_key(text: str) -> tuple[str, str, str]:
     """A public key as `ssh-keygen` writes it (`TYPE BASE64 [comment]`): its type, base64 and
     SHA256 fingerprint (as `ssh-keygen -l` prints it); anything else is a 400."""
-    from cryptography.hazmat.primitives.serialization import load_ssh_public_key
-
     lines = [line.strip() for line in (text or "").splitlines() if line.strip() and not line.strip().startswith("#")]
     if len(lines) != 1:
         raise InvalidInput(f"a key file holds one public key (a .pub file), found {len(lines)} lines")
@@ -182,10 +184,6 @@ def add_key(ctx: Context, name: str, key_text: str, *, by: Actor = SYSTEM, path:
             idempotency_key: str | None = None) -> dict:
     """Let the holder of a public key in through `r2k serve ssh` as the user `name` (who must exist):
     a line in the authorized keys file (0600, in a 0700 directory), and an event on the user."""
-    import fcntl
-
-    from ..events import append, now
-
     if not (by.is_system or by.role == "admin"):
         raise Forbidden(f"{by.name} ({by.role}) may not add keys: only an admin may")
     key_type, key_b64, print_ = parse_public_key(key_text)

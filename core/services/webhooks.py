@@ -17,19 +17,24 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib
 import json
 import logging
+import pkgutil
 import secrets
 import threading
 import time
 import uuid
+from datetime import timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from .. import machines as package
 from ..adapters.postgres import jsonable, public_row
 from ..domain import Actor, limits, parse_id
 from ..errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..events import append, now
+from ..machines import Machine
 from . import jobs
 from .common import mutate
 
@@ -74,12 +79,6 @@ def known_events() -> dict[str, tuple[str, str]]:
 def machines() -> list:
     """Every Machine of core/machines, found in its modules rather than listed, so a new machine's moves
     have their names at once."""
-    import importlib
-    import pkgutil
-
-    from .. import machines as package
-    from ..machines import Machine
-
     found = {}
     for module in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
         for value in vars(importlib.import_module(module.name)).values():
@@ -320,8 +319,6 @@ def deliver(ctx: Context, delivery: int) -> dict:
 
 
 def _seconds(n: float):
-    from datetime import timedelta
-
     return timedelta(seconds=n)
 
 

@@ -11,9 +11,10 @@ from .. import engine
 from ..adapters.postgres import Tx, public_row
 from ..domain import SYSTEM, Actor, limits, parse_horn_type
 from ..engine import Event
-from ..errors import Forbidden, InvalidInput
+from ..errors import Forbidden, InvalidInput, R2KError, ValidationStateError
 from ..machines import WHO
 from ..machines.work_item import WORK_ITEM
+from . import jobs
 from .common import Allowed, event_history, fetch, mutate, one_state, parse_id
 
 if TYPE_CHECKING:
@@ -31,8 +32,6 @@ def generation_job_id(work_item_id: int) -> str:
 
 def enqueue_generation(ctx: Context, work_item_id: int, *, at_front: bool = False) -> None:
     """Queue `generate_answer_task` on RQ (after commit: the job reads what was committed)."""
-    from . import jobs
-
     jobs.enqueue(ctx, "generation", "generate_answer_task", work_item_id,
                  job_id=generation_job_id(work_item_id), at_front=at_front)
 
@@ -157,8 +156,6 @@ def close_for_resubmitted(tx: Tx, event: Event) -> dict | None:
     generation is under way or whose generated answer awaits review cannot close (the work item
     machine closes only from NEW, VALIDATED, NEEDS_REWORK or ESCALATED): then the resubmission is
     refused, as a 422 that says why, and nothing changes."""
-    from ..errors import ValidationStateError
-
     candidate = event.row
     if candidate["work_item_id"] is not None:
         item_id = candidate["work_item_id"]
@@ -188,8 +185,6 @@ def generation_job(ctx: Context, event: Event) -> None:
 def generate_refusal(actor: Actor, item: dict):
     """Why `actor` may not (re)run generation for `item` as it reads now (the error `generate`
     raises, not raised), or None: the work items screen offers the key only when this is None."""
-    from ..errors import R2KError
-
     who = WHO.HORN_AUTHORITY_OR_SPECIALIST
     if not who(actor, item):  # authority before state
         return Forbidden(f"{actor.name} ({actor.role}) may not generate for work item {item['id']}: "
