@@ -21,7 +21,8 @@ SCHEMAS = Path(__file__).resolve().parent / "schemas"
 
 @lru_cache(maxsize=1)
 def _finite_validator():
-    """Draft 2020-12 with "number" (and so "integer") meaning a finite number."""
+    """Draft 2020-12 with "number" (and so "integer") meaning a finite number. jsonschema is imported
+    here, on first use: 138 ms (python -X importtime) that only a command checking a task's body pays."""
     from jsonschema import Draft202012Validator, validators
 
     draft = Draft202012Validator.TYPE_CHECKER
@@ -34,11 +35,10 @@ def _finite_validator():
 
 @lru_cache(maxsize=None)
 def validator(name: str):
-    from jsonschema import Draft202012Validator
-
     schema = json.loads((SCHEMAS / f"{name}.json").read_text())
-    Draft202012Validator.check_schema(schema)
-    return _finite_validator()(schema)
+    checking = _finite_validator()
+    checking.check_schema(schema)
+    return checking(schema)
 
 
 def _where(error) -> str:

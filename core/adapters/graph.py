@@ -113,6 +113,8 @@ class FalkorGraph(_Statements):
     protocol = "FalkorDB"
 
     def __init__(self, url: str, user: str | None = None, password: str | None = None, timeout: float = 5.0):
+        # Here, not at the top: redis (192 ms) and falkordb only once a graph is reached; every module
+        # that reports a 503 imports this one for GraphUnavailable, `r2k --help` too.
         import redis
         from falkordb import FalkorDB
 
@@ -179,24 +181,29 @@ def close_without_goodbye() -> None:
     _patched = True
 
 
+def _neo4j():
+    """The neo4j driver with its exceptions, imported on first use: 637 ms (python -X importtime) that
+    only a Bolt graph pays."""
+    import neo4j.exceptions
+
+    return neo4j
+
+
 class BoltGraph(_Statements):
     """Any Bolt server (Neo4j 5, FalkorDB's Bolt port) through the official neo4j driver."""
 
     protocol = "Bolt"
 
     def __init__(self, url: str, user: str | None = None, password: str | None = None, timeout: float = 5.0):
-        from neo4j import GraphDatabase
-
         auth = (user, password or "") if user else None
         self.url = url
-        self._driver = GraphDatabase.driver(url, auth=auth, connection_timeout=timeout,
+        self._driver = _neo4j().GraphDatabase.driver(url, auth=auth, connection_timeout=timeout,
                                             connection_acquisition_timeout=timeout * 2,
                                             max_transaction_retry_time=0)
         self._server: str | None = None  # the server's agent, read with the first statement
 
     def run(self, query: str, **params: Any) -> list[dict]:
-        from neo4j.exceptions import ServiceUnavailable, SessionExpired
-
+        lost = _neo4j().exceptions
         params = _checked(query, params)
         try:
             if self._server is None:
@@ -205,7 +212,7 @@ class BoltGraph(_Statements):
                     close_without_goodbye()
             with self._driver.session() as session:
                 return session.run(query, params).data()
-        except (ServiceUnavailable, SessionExpired) as exc:
+        except (lost.ServiceUnavailable, lost.SessionExpired) as exc:
             raise GraphUnavailable(str(exc)) from None
 
     def _unexplained_refusal_is_an_existing_index(self) -> bool:
@@ -216,12 +223,11 @@ class BoltGraph(_Statements):
     def _identify(self) -> str:
         """Which Bolt server this is. FalkorDB's says it is "Neo4j/5.13.0", so it is told apart by
         what it lacks: Neo4j answers `dbms.components()`, FalkorDB does not."""
-        from neo4j.exceptions import ClientError, DatabaseError
-
+        refused = _neo4j().exceptions
         try:
             with self._driver.session() as session:
                 rows = session.run("CALL dbms.components() YIELD name RETURN name").data()
-        except (ClientError, DatabaseError):
+        except (refused.ClientError, refused.DatabaseError):
             return "FalkorDB"
         return rows[0]["name"] if rows else "Bolt"
 

@@ -42,19 +42,28 @@ def task(name: str) -> str:
         raise ValueError(f"unknown task {name!r}: expected one of {', '.join(TASKS)}") from None
 
 
-def queue(redis, kind: str):
-    from rq import Queue
+def _rq():
+    """RQ, imported on first use: 70 ms (python -X importtime, psycopg and redis loaded) that a command
+    which queues no job never pays. `rq.job` and `rq.Worker` come with the package."""
+    import rq
 
+    return rq
+
+
+def _retry():
+    """Every r2k job's retries: three, after 2, 10 and 60 seconds."""
+    return _rq().Retry(max=3, interval=[2, 10, 60])
+
+
+def queue(redis, kind: str):
     if kind not in QUEUES:
         raise ValueError(f"unknown queue {kind!r}: expected one of {', '.join(QUEUES)}")
-    return Queue(QUEUES[kind], connection=redis, serializer=SERIALIZER)
+    return _rq().Queue(QUEUES[kind], connection=redis, serializer=SERIALIZER)
 
 
 def enqueue(redis, kind: str, task_name: str, *args, job_id: str | None = None, at_front: bool = False):
-    from rq import Retry
-
     func = task(task_name)
-    return queue(redis, kind).enqueue(func, *args, job_id=job_id, retry=Retry(max=3, interval=[2, 10, 60]),
+    return queue(redis, kind).enqueue(func, *args, job_id=job_id, retry=_retry(),
                                       job_timeout=JOB_TIMEOUT[kind], result_ttl=3600, failure_ttl=7 * 86400,
                                       at_front=at_front)
 
@@ -62,11 +71,9 @@ def enqueue(redis, kind: str, task_name: str, *args, job_id: str | None = None, 
 def enqueue_in(redis, kind: str, task_name: str, seconds: float, *args, job_id: str | None = None):
     """`enqueue`, run no sooner than `seconds` from now (RQ's scheduler, which `r2k worker` runs, puts it
     in its queue when due): a retry after its backoff."""
-    from rq import Retry
-
     func = task(task_name)
     return queue(redis, kind).enqueue_in(timedelta(seconds=seconds), func, *args, job_id=job_id,
-                                         retry=Retry(max=3, interval=[2, 10, 60]), job_timeout=JOB_TIMEOUT[kind],
+                                         retry=_retry(), job_timeout=JOB_TIMEOUT[kind],
                                          result_ttl=3600, failure_ttl=7 * 86400)
 
 
@@ -79,22 +86,18 @@ def enqueue_many(redis, kind: str, calls: list[tuple[str, tuple, str | None]]) -
     """`enqueue` for many jobs of one queue, each of its own task ((task name, args, job id) each), in
     one Redis pipeline (MULTI … EXEC): every job is queued, or, when Redis fails, none is. An unknown
     task name raises ValueError before anything is sent."""
-    from rq import Retry
-
     if not calls:
         return
     funcs = [task(task_name) for task_name, _, _ in calls]
     q = queue(redis, kind)
-    q.enqueue_many([q.prepare_data(func, args, job_id=job_id, retry=Retry(max=3, interval=[2, 10, 60]),
+    q.enqueue_many([q.prepare_data(func, args, job_id=job_id, retry=_retry(),
                                    timeout=JOB_TIMEOUT[kind], result_ttl=3600, failure_ttl=7 * 86400)
                     for func, (_, args, job_id) in zip(funcs, calls)])
 
 
 def job(redis, job_id: str):
     """The job with this id, read as JSON (RQ's NoSuchJobError when there is none)."""
-    from rq.job import Job
-
-    return Job.fetch(job_id, connection=redis, serializer=SERIALIZER)
+    return _rq().job.Job.fetch(job_id, connection=redis, serializer=SERIALIZER)
 
 
 def waiting(redis, kind: str, job_id: str) -> bool:
@@ -106,11 +109,9 @@ def waiting(redis, kind: str, job_id: str) -> bool:
 def workers(redis) -> list[dict]:
     """The workers RQ's registry lists on r2k's queues (their key not lapsed), as each last recorded
     itself: name, host, pid, the r2k queues it serves, its last heartbeat."""
-    from rq import Worker
-
     ours = set(QUEUES.values())
     found = []
-    for worker in Worker.all(connection=redis, serializer=SERIALIZER):
+    for worker in _rq().Worker.all(connection=redis, serializer=SERIALIZER):
         queues = [name for name in worker.queue_names() if name in ours]
         if queues:
             found.append({"name": worker.name, "host": worker.hostname, "pid": worker.pid, "queues": queues,
