@@ -99,9 +99,25 @@ def test_odd_questions_retrieve_without_an_error(demo):
 
 
 def test_a_lexeme_of_any_characters_is_one_tsquery_operand(ctx):
-    with ctx.db.read() as tx:  # a backslash or a quote never ends the operand early (a syntax error: a 500)
-        for lexeme in ["a\\", "o'brien", "x\\'y", "a|b&!c:*", "\\\\"]:
-            tx.scalar("SELECT to_tsquery('simple', %s)::text", (retrieval._quoted(lexeme),))
+    # A backslash or a quote never ends the operand early (a syntax error: a 500), and the operand is
+    # the lexeme as stored, whatever its characters: one node that finds the lexeme and nothing else.
+    # A hyphenated lexeme (pip's `--keyring-provider` stems to `keyring-provid`) is found too.
+    odd = "C:\\temp\\ a\\'b e-mail@x.org/\\ http://h/a\\b?c='d' o'brien --keyring-provider"
+    with ctx.db.read() as tx:
+        stored = [r["lexeme"] for r in tx.all("SELECT lexeme FROM unnest(to_tsvector('english', %s))", (odd,))]
+        assert "keyring-provid" in stored
+        lexemes = stored + ["a\\", "o'brien", "x\\'y", "a|b&!c:*", "\\\\", "'", ":*"]
+        for lexeme in lexemes:
+            got = tx.one("SELECT numnode(q) AS nodes, array_to_tsvector(ARRAY[%(l)s]) @@ q AS finds, "
+                         "array_to_tsvector(ARRAY['other', 'a']) @@ q AS strays "
+                         "FROM (SELECT " + retrieval._OPERAND.format(x="%(l)s::text") + " AS q) x", {"l": lexeme})
+            assert (got["nodes"], got["finds"], got["strays"]) == (1, True, lexeme == "a"), lexeme
+        # The query for any of them (the feedback terms'): each lexeme finds it, another does not.
+        any_of = retrieval._ANY_OF.format(x="%(all)s::text[]")
+        for lexeme in lexemes:
+            found = tx.scalar("SELECT array_to_tsvector(ARRAY[%(l)s]) @@ " + any_of, {"l": lexeme, "all": lexemes})
+            assert found, lexeme
+        assert not tx.scalar("SELECT array_to_tsvector(ARRAY['other']) @@ " + any_of, {"all": lexemes})
 
 
 def test_a_question_the_corpus_does_not_answer_escalates_exactly_no_content(demo, people):

@@ -49,17 +49,21 @@ if TYPE_CHECKING:
 COUNT_CAP = 100_000
 QUESTION_CHARS = 5000  # a question is read from its first 5,000 characters
 
-# A lexeme as one quoted tsquery operand, whatever its characters, in SQL (`_quoted` in Python): the
-# tsquery is built from to_tsvector's lexemes, never from the question's text.
+# A lexeme as one quoted tsquery operand, whatever its characters: the tsquery is built from
+# to_tsvector's lexemes, never from the question's text. Cast, not parsed again: to_tsquery('simple')
+# made a hyphenated lexeme (`keyring-provid`) a phrase of three that matched nothing, and a quote
+# split one in two. `_OPERAND` is one lexeme's query, `_ANY_OF` the query for any of an array's.
 _QUOTE = "'''' || replace(replace({x}, '\\', '\\\\'), '''', '''''') || ''''"
+_OPERAND = "(" + _QUOTE + ")::tsquery"
+_ANY_OF = "(SELECT string_agg(" + _QUOTE.format(x="l") + ", ' | ')::tsquery FROM unnest({x}) l)"
 # The question's terms (`q.lexemes`) and the query for any of them (`q.q`): parsed from the question,
 # or given as lexemes (the feedback terms).
 _FROM_QUESTION = (
     "parsed AS (SELECT lexeme, positions[1] AS position FROM unnest(to_tsvector('english', "
     f"left(%(question)s, {QUESTION_CHARS})))), "
-    "q AS (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes, to_tsquery('simple', "
-    f"string_agg({_QUOTE.format(x='lexeme')}, ' | ')) AS q FROM parsed)")
-_FROM_LEXEMES = "q AS (SELECT %(lexemes)s::text[] AS lexemes, to_tsquery('simple', %(query)s) AS q)"
+    "q AS (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes, "
+    f"string_agg({_QUOTE.format(x='lexeme')}, ' | ')::tsquery AS q FROM parsed)")
+_FROM_LEXEMES = "q AS (SELECT %(lexemes)s::text[] AS lexemes, " + _ANY_OF.format(x="%(lexemes)s::text[]") + " AS q)"
 _HITS = ("(SELECT json_object_agg(t.lexeme, json_build_object('p', t.positions, 'w', t.weights)) "
          "   FROM unnest({vector}) t WHERE t.lexeme = ANY(q.lexemes))")
 # A passage's hits come from the term index (migration 0025, `hits_p` below): the same positions and
@@ -83,7 +87,7 @@ WEIGH = (
     "        AND s.passage_id NOT IN (SELECT o.id FROM source_passages o WHERE NOT o.current) LIMIT %(cap)s) s) + "
     "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q AND a.status = 'APPROVED' "
     "        LIMIT %(cap)s) a) AS df "
-    "  FROM parsed p, LATERAL (SELECT to_tsquery('simple', " + _QUOTE.format(x="p.lexeme") + ") AS q) t "
+    "  FROM parsed p, LATERAL (SELECT " + _OPERAND.format(x="p.lexeme") + " AS q) t "
     " ORDER BY p.position, p.lexeme")
 
 # The candidates, by words and by meaning, each with where it has the question's terms (computed once
@@ -249,12 +253,6 @@ def _vectors_checked(tx: Tx):
         raise IndexChanged() from None
 
 
-def _quoted(lexeme: str) -> str:
-    """A lexeme as one quoted tsquery operand, whatever its characters: the query is built from
-    to_tsvector's lexemes, never from the question's text, and passed as a parameter."""
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
 def _weigh(tx: Tx, lexemes: list[str], ranking: Ranking) -> list[Term]:
     """Terms weighed by how many passages and answers have them (the feedback terms')."""
     if not lexemes:
@@ -266,9 +264,9 @@ def _weigh(tx: Tx, lexemes: list[str], ranking: Ranking) -> list[Term]:
         "                                   OR p.heading_search @@ t.q) AND p.current LIMIT %(cap)s) p) + "
         "                                  (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q "
         "                                   AND a.status = 'APPROVED' LIMIT %(cap)s) a)) "
-        "          FROM unnest(%(lexemes)s::text[], %(quoted)s::text[]) u(l, quoted), "
-        "               LATERAL (SELECT to_tsquery('simple', u.quoted) AS q) t) AS df",
-        {"lexemes": lexemes, "quoted": [_quoted(lexeme) for lexeme in lexemes], "cap": COUNT_CAP})
+        "          FROM unnest(%(lexemes)s::text[]) u(l), "
+        "               LATERAL (SELECT " + _OPERAND.format(x="u.l") + " AS q) t) AS df",
+        {"lexemes": lexemes, "cap": COUNT_CAP})
     n, df = counts["n"], counts["df"] or {}
     return [weigh(lexeme, 0, n, df.get(lexeme, 0), ranking) for lexeme in lexemes]
 
@@ -311,7 +309,6 @@ def _related(tx: Tx, best: dict, terms: list[Term], room: int, ranking: Ranking,
     if len(feedback) < 2:
         return []
     rows = tx.all(LEXICAL_OF_TERMS, {"lexemes": [t.lexeme for t in feedback], "wide": ranking.wide,
-                                     "query": " | ".join(_quoted(t.lexeme) for t in feedback),
                                      "exclude": best["id"], "answers": False, "passages": True})
     scored = []
     for row in rows:
