@@ -84,13 +84,37 @@ def ablations(Ranking) -> list[tuple[str, object]]:
         (f"other_coverage 0.3 (from {d.other_coverage})", d.but(other_coverage=0.3)),
         (f"heading_weight 1.0 (from {d.heading_weight})", d.but(heading_weight=1.0)),
         (f"title_weight 1.0 (from {d.title_weight})", d.but(title_weight=1.0)),
-        ("phrase_weight 0", d.but(phrase_weight=0.0)),
+        (f"phrase_weight 0.5 (from {d.phrase_weight})", d.but(phrase_weight=0.5)),
         ("generic_weight 1.0", d.but(generic_weight=1.0)),
         (f"similarity_weight 0 (from {d.similarity_weight})", d.but(similarity_weight=0.0)),
-        (f"similarity_weight 2 (from {d.similarity_weight})", d.but(similarity_weight=2.0)),
+        (f"similarity_weight 1 (from {d.similarity_weight})", d.but(similarity_weight=1.0)),
+        (f"similarity_weight 3 (from {d.similarity_weight})", d.but(similarity_weight=3.0)),
         (f"wide 200 (from {d.wide})", d.but(wide=200)),
         (f"wide 20 (from {d.wide})", d.but(wide=20)),
         ("feedback_terms 0 (no related context)", d.but(feedback_terms=0)),
+        (f"best_within 1 (from {d.best_within}: the first or none)", d.but(best_within=1)),
+        ("unknown_share off (unknown names asked)", d.but(unknown_share=2.0)),
+        (f"unknown_share 0.3 (from {d.unknown_share})", d.but(unknown_share=0.3)),
+    ]
+
+
+def composition_ablations() -> list[tuple[str, dict]]:
+    """Each constant of the extractive composition changed alone: (what the row says, the changes)."""
+    from r2k.core.services import extractive as x
+
+    return [
+        ("default", {}),
+        (f"MEANING_WEIGHT 0.25 (from {x.MEANING_WEIGHT})", {"MEANING_WEIGHT": 0.25}),
+        (f"CONTEXT_WEIGHT 0 (from {x.CONTEXT_WEIGHT})", {"CONTEXT_WEIGHT": 0.0}),
+        (f"QUANTITY_BONUS 0 (from {x.QUANTITY_BONUS})", {"QUANTITY_BONUS": 0.0}),
+        (f"RANK_STEP 0 (from {x.RANK_STEP})", {"RANK_STEP": 0.0}),
+        (f"RANK_STEP 0.1 (from {x.RANK_STEP})", {"RANK_STEP": 0.1}),
+        (f"KEEP 0.5 (from {x.KEEP})", {"KEEP": 0.5}),
+        (f"HEADING_SHARE 0.5 (from {x.HEADING_SHARE})", {"HEADING_SHARE": 0.5}),
+        (f"ON_TOPIC 0 (from {x.ON_TOPIC})", {"ON_TOPIC": 0.0}),
+        ("NAMED_OTHERS off (another source's sentences free)", {"HEADING_NAMES": 2.0}),
+        (f"MAX_SENTENCES 4 (from {x.MAX_SENTENCES})", {"MAX_SENTENCES": 4}),
+        (f"MAX_SENTENCES 8 (from {x.MAX_SENTENCES})", {"MAX_SENTENCES": 8}),
     ]
 
 
@@ -301,6 +325,12 @@ def _run_set(ctx, actor, name: str, labelled: dict, args) -> None:
             r = _ablation(ctx, ranking, questions, unanswerable, hits_of, top_of, retrieve, extractive)
             print(f"    {label:40} {r['recall5']:8.3f} {r['top1']:6.3f} {r['answer']:6.3f} {r['false_nc']:8.3f} "
                   f"{r['unanswerable_nc']:>5}/{len(unanswerable)}")
+    if not args.no_ablation:
+        print(f"\n  composition ablation on the {name} set (each constant of core/services/extractive.py changed "
+              "alone, the sources as ranked by default):")
+        print(f"    {'composition':40} {'answer':>6}")
+        for label, changes in composition_ablations():
+            print(f"    {label:40} {_composed(ctx, questions, changes, retrieve):6.3f}")
     if misses:
         print(f"\n  misses ({name} set):\n" + "\n".join(misses))
 
@@ -347,6 +377,28 @@ def _ablation(ctx, ranking, questions, unanswerable, hits_of, top_of, retrieve, 
     n = len(questions)
     return {"recall5": found / n, "top1": first / n, "answer": fact / n, "false_nc": false_nc / n,
             "unanswerable_nc": unanswered}
+
+
+def _composed(ctx, questions, changes: dict, retrieve) -> float:
+    """The share of answers holding the fact, composed with `changes` to the extractive generator's
+    constants (set on its module for the call, then put back), from the default ranking's sources."""
+    from r2k.core.services import extractive as x
+    from r2k.core.services.generation import grounding, meaning
+
+    near = meaning(ctx)
+    before = {k: getattr(x, k) for k in changes}
+    fact = 0
+    try:
+        for k, v in changes.items():
+            setattr(x, k, v)
+        for q in questions:
+            kept = grounding(q["question"], retrieve(ctx, q["question"], 5))
+            if len(kept) >= 2:
+                fact += holds(q, x.extractive(q["question"], kept, x.MAX_SENTENCES, meaning=near).text)
+    finally:
+        for k, v in before.items():
+            setattr(x, k, v)
+    return fact / len(questions)
 
 
 def _time_embedding(embeddings) -> dict:

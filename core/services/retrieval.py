@@ -35,6 +35,7 @@ from ..knowledge.ranking import (  # noqa: F401 - Term, Hits, idf and generic: t
     Hits,
     Ranking,
     Term,
+    asks_elsewhere,
     choose,
     generic,
     idf,
@@ -196,6 +197,8 @@ def retrieve(ctx: Context, question: str, k: int | None = None, *, ranking: Rank
 def retrieve_in(tx: Tx, question: str, k: int, *, ranking: Ranking = DEFAULT,
                 leave_out: Callable[[dict], bool] | None = None) -> list[dict]:
     terms, ranked = rank(tx, question, ranking)
+    if asks_elsewhere(terms, question, ranking):
+        return []  # about what the corpus never names: its nearest passages are about something else
     if leave_out is not None:
         ranked = [c for c in ranked if not leave_out(c.row)]
     chosen = [_source(c) for c in choose(ranked, k, ranking)]
