@@ -290,6 +290,34 @@ def test_the_first_pass_ranks_as_cover_density_does_and_leaves_older_versions_ou
     assert stale in before and found() == before - {stale}
 
 
+def test_the_hits_without_positions_rank_as_with_them(demo, people):
+    # The default (no phrase bonus) reads only which of the question's terms each candidate has; with a
+    # phrase weight, their positions too. The same terms in the same places either way, so the same
+    # scores: for passages and for an approved answer (its question is its heading).
+    candidates.add(demo, people["root"], "How long are nightly backups kept?", "Nightly backups are kept for 30 days.",
+                   "FACT")
+    claimed = claims.claim_next(demo, people["alice"], "FACT")
+    candidates.approve(demo, people["alice"], claimed["id"])
+    kinds = set()
+    for question in [HEADCOUNT, PPE, "How long are nightly backups kept?", "Who approves deletion of personal data?",
+                     "Can an operator give a colleague a ride on a forklift?"]:
+        with demo.db.read() as tx:
+            terms, _ = retrieval.rank(tx, question)
+            asked = tx.embeddings.question(tx, question)
+            params = {"question": question, "cap": retrieval.COUNT_CAP, "wide": 50, "exclude": None, "answers": True,
+                      "passages": True, "nearest": 20, "vector": asked[0]}
+            read = {positions: sorted(tx.all(retrieval.hybrid_sql(asked[1], positions), params),
+                                      key=lambda r: (r["kind"], r["id"])) for positions in (True, False)}
+        assert [(r["kind"], r["id"]) for r in read[True]] == [(r["kind"], r["id"]) for r in read[False]]
+        for with_positions, without in zip(read[True], read[False]):
+            a, b = retrieval._hits(with_positions), retrieval._hits(without)
+            assert (set(a.body), set(a.heading), set(a.title)) == (set(b.body), set(b.heading), set(b.title))
+            assert retrieval.score(terms, a) == retrieval.score(terms, b)
+            if set(b.body) | set(b.heading):
+                kinds.add(without["kind"])
+    assert kinds == {"passage", "answer"}  # the approved answer was found by its words too
+
+
 # ----------------------------------------------------------------------------- the escalation reason
 
 def test_the_validators_escalation_reason_is_on_the_work_item_and_in_the_prompt(demo, people):

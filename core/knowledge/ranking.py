@@ -102,7 +102,7 @@ def score(terms: list[Term], hits: Hits, ranking: Ranking = DEFAULT) -> tuple[fl
         if places:
             covered += t.weight
             weighted += t.weight * max(places)
-    ordered = sorted(terms, key=lambda t: t.position)
+    ordered = sorted(terms, key=lambda t: t.position) if ranking.phrase_weight else []  # no bonus, no search
     for a, b in zip(ordered, ordered[1:]):
         gap = b.position - a.position
         if 0 < gap <= 3 and any(adjacent(part.get(a.lexeme), part.get(b.lexeme), gap + 1)
