@@ -513,7 +513,8 @@ def test_a_word_and_its_short_forms_meet():
     # "ends" and "end", "maps" and "map", "saved" and "save", "excluded" and "exclude": one term each,
     # where the stem cut only a longer word's ending; "class" and "classes" too, and "class" is no plural.
     for forms in (["end", "ends"], ["map", "maps"], ["save", "saved"], ["exclude", "excluded", "excludes"],
-                  ["class", "classes"], ["user", "users"], ["define", "defined"]):
+                  ["class", "classes"], ["user", "users"], ["define", "defined"], ["exceed", "exceeds", "exceeded"],
+                  ["speed", "speeds"]):
         assert len({stem(f) for f in forms}) == 1, forms
     assert stem("class") == "class" and stem("access") == "access"
     assert terms("the exception is cleared at the end") >= {stem("ends")}

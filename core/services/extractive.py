@@ -60,9 +60,10 @@ ON_TOPIC = 0.3       # share of the best paragraph's hold on the question anothe
 def stem(word: str) -> str:
     """A crude stem, enough to match "protective" with "protection" and "backups" with "backup"."""
     for suffix in ("ations", "ation", "ings", "ing", "ies", "ive", "ion", "ions", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4 and not (suffix == "s" and word.endswith("ss")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4 and not (suffix == "s" and word.endswith("ss")) \
+                and not (suffix == "ed" and word.endswith("eed")):  # "exceed" is no past
             return _final_e(word[: -len(suffix)])
-    if word.endswith("ed") and len(word) >= 5:
+    if word.endswith("ed") and not word.endswith("eed") and len(word) >= 5:
         return word[:-2]  # a short past: "saved" is "sav", as "save" is
     if word.endswith("s") and not word.endswith("ss") and len(word) >= 4:
         return _final_e(word[:-1])  # a short plural: "maps" is "map", "ends" is "end"
