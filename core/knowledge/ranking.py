@@ -13,12 +13,14 @@ neighbours of the question's vector, or both. Each has:
 `order` fuses the two ranks by reciprocal rank fusion and re-ranks by coverage: the final score is
 the lexical score plus `fusion_weight` times the fused rank (1.0 for a candidate first in both lists).
 `supports` says whether a candidate grounds an answer: enough coverage of the question, or, by
-meaning, enough similarity. `choose` keeps the best supporting ones. Every constant is a field of
+meaning, enough similarity. `choose` keeps the best supporting ones; none when the question is
+mostly names no passage has (`asks_elsewhere`). Every constant is a field of
 `Ranking`, so `bench/retrieval.py` measures each one's effect.
 """
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 
@@ -34,7 +36,7 @@ class Ranking:
     generic_weight: float = 0.25   # a word of asking weighs a quarter
     heading_weight: float = 1.3    # a question term in the section's heading path
     title_weight: float = 0.6      # in the document's title (true of every section of it)
-    phrase_weight: float = 0.5     # adjacent question terms adjacent in the passage
+    phrase_weight: float = 0.0     # adjacent question terms adjacent in the passage (off: it cost the real sets)
     best_coverage: float = 0.5     # the best source covers half the question's weight …
     other_coverage: float = 0.15   # … the others 0.15
     best_similarity: float = 0.45  # … or, by meaning: the best this cosine with the question,
@@ -43,8 +45,10 @@ class Ranking:
     nearest: int = 20              # vector candidates of each kind (HNSW, cosine)
     rrf_k: int = 60                # reciprocal rank fusion: 1 / (rrf_k + rank)
     fusion_weight: float = 0.5     # what the fused ranks count beside the lexical score
-    similarity_weight: float = 1.0  # what the cosine with the question counts beside them
+    similarity_weight: float = 2.0  # what the cosine with the question counts beside them
     feedback_terms: int = 8        # pseudo-relevance feedback: the best passage's most telling terms
+    best_within: int = 2           # the best source: the first of this many ranked that supports as the best must
+    unknown_share: float = 0.4     # a question this much of whose weight is names no passage has: no sources
     vectors: bool = True           # retrieval by meaning at all (off: lexical only)
     changed: tuple = field(default=(), compare=False)  # names the bench set (for its rows)
 
@@ -98,7 +102,7 @@ def score(terms: list[Term], hits: Hits, ranking: Ranking = DEFAULT) -> tuple[fl
         if places:
             covered += t.weight
             weighted += t.weight * max(places)
-    ordered = sorted(terms, key=lambda t: t.position)
+    ordered = sorted(terms, key=lambda t: t.position) if ranking.phrase_weight else []  # no bonus, no search
     for a, b in zip(ordered, ordered[1:]):
         gap = b.position - a.position
         if 0 < gap <= 3 and any(adjacent(part.get(a.lexeme), part.get(b.lexeme), gap + 1)
@@ -160,9 +164,38 @@ def supports(c: Candidate, ranking: Ranking = DEFAULT, *, best: bool = False) ->
     return c.coverage >= coverage or (c.similarity is not None and c.similarity >= similarity)
 
 
+_NAME = re.compile(r"[\w.+-]*[A-Z][\w.+-]*")  # a word with a capital: "Redis", "SQLite", "AWS", "GitHub"
+
+
+def unknown(terms: list[Term], question: str) -> float:
+    """The share of the question's weight in names (its words with a capital) that no passage or answer
+    has: a product the corpus never mentions ("Redis", "SQLite") says it asks about something else. A
+    plain word the corpus lacks ("ride", "colleague") is only another wording: meaning may find it."""
+    names = [w.lower() for w in _NAME.findall(question or "")]
+    total = sum(t.weight for t in terms) or 1.0
+    return sum(t.weight for t in terms if t.df == 0 and not generic(t.lexeme) and _named(t.lexeme, names)) / total
+
+
+def _named(lexeme: str, names: list[str]) -> bool:
+    """Is `lexeme` the stem of one of the question's names? A stem is the word's start ("redi" of
+    "redis"), but for a final y made i ("Hardy", "hardi")."""
+    heads = (lexeme, lexeme[:-1] + "y") if lexeme.endswith("i") else (lexeme,)
+    return any(n.startswith(head) for n in names for head in heads)
+
+
+def asks_elsewhere(terms: list[Term], question: str, ranking: Ranking = DEFAULT) -> bool:
+    """Does the question ask about what the corpus does not know (`unknown_share` of it or more in names
+    it never mentions)? Then no passage grounds an answer, however near in meaning: the nearest is
+    about something else."""
+    return unknown(terms, question) >= ranking.unknown_share
+
+
 def choose(ranked: list[Candidate], k: int, ranking: Ranking = DEFAULT) -> list[Candidate]:
-    """The sources: the best candidate if it supports an answer as the best must, then the others
-    that support one, at most `k` in all. None when the best does not."""
-    if not ranked or not supports(ranked[0], ranking, best=True):
+    """The sources: the first of the best `best_within` candidates that supports an answer as the best
+    must, then the others that support one, in rank order, at most `k` in all. None when none of them
+    does (a first one that only shares the question's words, far in meaning, no longer hides a second
+    that answers it)."""
+    best = next((c for c in ranked[:ranking.best_within] if supports(c, ranking, best=True)), None)
+    if best is None:
         return []
-    return [ranked[0]] + [c for c in ranked[1:] if supports(c, ranking)][:k - 1]
+    return [best] + [c for c in ranked if c is not best and supports(c, ranking)][:k - 1]

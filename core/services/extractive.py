@@ -46,7 +46,10 @@ MAX_SENTENCES = 6
 QUANTITY_BONUS = 0.3  # what stating a figure adds to a unit's score, for a question after one
 KEEP = 0.3           # share of the best unit's score another must reach to be quoted beside it
 HEADING_SHARE = 1.0  # a question word in the section's heading counts as one in the unit: the section is about it
-MEANING_WEIGHT = 0.25  # what the unit's cosine with the question adds to its word score
+# What the unit's cosine with the question adds to its word score. 0 with the shipped static model: its
+# sentence vectors cost the real sets' answers (bench/retrieval.py's composition rows); an endpoint's
+# better model may earn a weight there. At 0 the sentences are not embedded at all.
+MEANING_WEIGHT = 0.0
 RANK_STEP = 0.03     # what each step down the sources' ranking costs a unit
 CONTEXT_WEIGHT = 0.5  # what the best score in a unit's paragraph adds to its own
 HEADING_NAMES = 0.5  # share of the question's telling words a heading must have to name the question
@@ -57,9 +60,19 @@ ON_TOPIC = 0.3       # share of the best paragraph's hold on the question anothe
 def stem(word: str) -> str:
     """A crude stem, enough to match "protective" with "protection" and "backups" with "backup"."""
     for suffix in ("ations", "ation", "ings", "ing", "ies", "ive", "ion", "ions", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4 and not (suffix == "s" and word.endswith("ss")) \
+                and not (suffix == "ed" and word.endswith("eed")):  # "exceed" is no past
+            return _final_e(word[: -len(suffix)])
+    if word.endswith("ed") and not word.endswith("eed") and len(word) >= 5:
+        return word[:-2]  # a short past: "saved" is "sav", as "save" is
+    if word.endswith("s") and not word.endswith("ss") and len(word) >= 4:
+        return _final_e(word[:-1])  # a short plural: "maps" is "map", "ends" is "end"
+    return _final_e(word)
+
+
+def _final_e(word: str) -> str:
+    """"save" as "sav", "exclude" as "exclud": the forms that drop it ("saving", "excluded") meet it."""
+    return word[:-1] if word.endswith("e") and len(word) >= 4 else word
 
 
 def terms(text: str) -> set[str]:
@@ -185,7 +198,7 @@ def select(question: str, sources: list[dict], max_sentences: int = MAX_SENTENCE
             df[w] = df.get(w, 0) + 1
     weight = {w: math.log(1 + len(pool) / (1 + df.get(w, 0))) for w in wanted}
     total = sum(weight.values()) or 1.0
-    near = meaning(question, [u.said for u in pool]) if meaning and wanted else None
+    near = meaning(question, [u.said for u in pool]) if meaning and wanted and MEANING_WEIGHT else None
     figure = asks_quantity(question)
     lexical, topic = [], []
     for i, u in enumerate(pool):

@@ -35,6 +35,7 @@ from ..knowledge.ranking import (  # noqa: F401 - Term, Hits, idf and generic: t
     Hits,
     Ranking,
     Term,
+    asks_elsewhere,
     choose,
     generic,
     idf,
@@ -49,17 +50,21 @@ if TYPE_CHECKING:
 COUNT_CAP = 100_000
 QUESTION_CHARS = 5000  # a question is read from its first 5,000 characters
 
-# A lexeme as one quoted tsquery operand, whatever its characters, in SQL (`_quoted` in Python): the
-# tsquery is built from to_tsvector's lexemes, never from the question's text.
+# A lexeme as one quoted tsquery operand, whatever its characters: the tsquery is built from
+# to_tsvector's lexemes, never from the question's text. Cast, not parsed again: to_tsquery('simple')
+# made a hyphenated lexeme (`keyring-provid`) a phrase of three that matched nothing, and a quote
+# split one in two. `_OPERAND` is one lexeme's query, `_ANY_OF` the query for any of an array's.
 _QUOTE = "'''' || replace(replace({x}, '\\', '\\\\'), '''', '''''') || ''''"
+_OPERAND = "(" + _QUOTE + ")::tsquery"
+_ANY_OF = "(SELECT string_agg(" + _QUOTE.format(x="l") + ", ' | ')::tsquery FROM unnest({x}) l)"
 # The question's terms (`q.lexemes`) and the query for any of them (`q.q`): parsed from the question,
 # or given as lexemes (the feedback terms).
 _FROM_QUESTION = (
     "parsed AS (SELECT lexeme, positions[1] AS position FROM unnest(to_tsvector('english', "
     f"left(%(question)s, {QUESTION_CHARS})))), "
-    "q AS (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes, to_tsquery('simple', "
-    f"string_agg({_QUOTE.format(x='lexeme')}, ' | ')) AS q FROM parsed)")
-_FROM_LEXEMES = "q AS (SELECT %(lexemes)s::text[] AS lexemes, to_tsquery('simple', %(query)s) AS q)"
+    "q AS (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes, "
+    f"string_agg({_QUOTE.format(x='lexeme')}, ' | ')::tsquery AS q FROM parsed)")
+_FROM_LEXEMES = "q AS (SELECT %(lexemes)s::text[] AS lexemes, " + _ANY_OF.format(x="%(lexemes)s::text[]") + " AS q)"
 _HITS = ("(SELECT json_object_agg(t.lexeme, json_build_object('p', t.positions, 'w', t.weights)) "
          "   FROM unnest({vector}) t WHERE t.lexeme = ANY(q.lexemes))")
 # A passage's hits come from the term index (migration 0025, `hits_p` below): the same positions and
@@ -67,8 +72,26 @@ _HITS = ("(SELECT json_object_agg(t.lexeme, json_build_object('p', t.positions, 
 _PASSAGE = ("'passage' AS kind, p.id, p.document_id, p.title, p.heading, p.text, p.span_start, p.span_end, "
             "h.body, h.labels")
 _ANSWER = ("'answer' AS kind, a.id, NULL::bigint AS document_id, 'Registry answer ' || a.id AS title, "
-           "a.question AS heading, a.text, NULL::integer AS span_start, NULL::integer AS span_end, "
-           f"NULL::json AS body, {_HITS.format(vector='a.search')} AS labels")
+           "a.question AS heading, a.text, NULL::integer AS span_start, NULL::integer AS span_end, {answer_hits}")
+# Where each candidate has the question's terms, two ways (`_hits` reads both). With their positions,
+# as JSON (lexeme → positions, and the weights of those in the title and heading): only the phrase
+# bonus needs them. Without (`phrase_weight` 0, the default), as text arrays of the lexemes: `body`
+# those in the text, `labels` each with its place's letter before it ('A' the title, or an answer's
+# question; 'B' the heading). Building the positions' JSON for the pool was the largest share of
+# retrieval's time beyond its two searches (docs/architecture.md, "Retrieval").
+_HIT_FORMS = {
+    True: {"passage_hits": "json_object_agg(t.lexeme, t.body) FILTER (WHERE t.body IS NOT NULL) AS body, "
+                           "json_object_agg(t.lexeme, json_build_object('p', t.labels, 'w', t.label_weights)) "
+                           "  FILTER (WHERE t.labels IS NOT NULL) AS labels ",
+           "answer_hits": f"NULL::json AS body, {_HITS.format(vector='a.search')} AS labels"},
+    False: {"passage_hits": "array_agg(t.lexeme) FILTER (WHERE t.body IS NOT NULL) AS body, "
+                            "array_agg('A' || t.lexeme) FILTER (WHERE 'A' = ANY(t.label_weights)) || "
+                            "array_agg('B' || t.lexeme) FILTER (WHERE NOT 'A' = ALL(t.label_weights)) AS labels ",
+            "answer_hits": "ARRAY(SELECT t.lexeme FROM unnest(a.search) t WHERE t.lexeme = ANY(q.lexemes) "
+                           "      AND NOT 'A' = ALL(t.weights)) AS body, "
+                           "ARRAY(SELECT 'A' || t.lexeme FROM unnest(a.search) t WHERE t.lexeme = ANY(q.lexemes) "
+                           "      AND 'A' = ANY(t.weights)) AS labels"},
+}
 
 # Each term of the question with how many passages (of the current versions: the term index's rows
 # of the term) and APPROVED answers have it, counted up to COUNT_CAP: past that a term is common
@@ -83,7 +106,7 @@ WEIGH = (
     "        AND s.passage_id NOT IN (SELECT o.id FROM source_passages o WHERE NOT o.current) LIMIT %(cap)s) s) + "
     "       (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q AND a.status = 'APPROVED' "
     "        LIMIT %(cap)s) a) AS df "
-    "  FROM parsed p, LATERAL (SELECT to_tsquery('simple', " + _QUOTE.format(x="p.lexeme") + ") AS q) t "
+    "  FROM parsed p, LATERAL (SELECT " + _OPERAND.format(x="p.lexeme") + " AS q) t "
     " ORDER BY p.position, p.lexeme")
 
 # The candidates, by words and by meaning, each with where it has the question's terms (computed once
@@ -101,10 +124,7 @@ _SEARCH = (
     "          GROUP BY t.passage_id ORDER BY rank DESC, t.passage_id LIMIT %(wide)s), "
     "near_p AS ({near_p}), "
     "pool_p AS (SELECT ARRAY(SELECT id FROM lex_p UNION SELECT id FROM near_p WHERE %(passages)s) AS ids), "
-    "hits_p AS (SELECT t.passage_id AS id, "
-    "                  json_object_agg(t.lexeme, t.body) FILTER (WHERE t.body IS NOT NULL) AS body, "
-    "                  json_object_agg(t.lexeme, json_build_object('p', t.labels, 'w', t.label_weights)) "
-    "                    FILTER (WHERE t.labels IS NOT NULL) AS labels "
+    "hits_p AS (SELECT t.passage_id AS id, {passage_hits}"
     "             FROM passage_terms t, q, pool_p "
     "            WHERE t.lexeme = ANY(q.lexemes) AND t.passage_id = ANY(pool_p.ids) GROUP BY t.passage_id), "
     "lex_a AS (SELECT a.id, ts_rank_cd(a.search, q.q) AS rank FROM approved_answers a, q "
@@ -121,22 +141,25 @@ _SEARCH = (
 # A candidate found by its words only gets its cosine too, from its own vector (one index lookup by
 # key): every candidate is then ranked by meaning, not only the `nearest`.
 _EXACT = "(SELECT v.embedding::vector({d}) <=> %(vector)s::vector({d}) FROM {table} v WHERE v.{key} = {row}.id)"
-LEXICAL = "WITH " + _FROM_QUESTION + ", " + _SEARCH.format(near_p=_NONE, near_a=_NONE, exact_p="NULL",
-                                                             exact_a="NULL")
-LEXICAL_OF_TERMS = "WITH " + _FROM_LEXEMES + ", " + _SEARCH.format(near_p=_NONE, near_a=_NONE, exact_p="NULL",
-                                                                   exact_a="NULL")
+LEXICAL_IN = {positions: "WITH " + _FROM_QUESTION + ", " + _SEARCH.format(
+    near_p=_NONE, near_a=_NONE, exact_p="NULL", exact_a="NULL", **_HIT_FORMS[positions]) for positions in _HIT_FORMS}
+LEXICAL_OF_TERMS_IN = {positions: "WITH " + _FROM_LEXEMES + ", " + _SEARCH.format(
+    near_p=_NONE, near_a=_NONE, exact_p="NULL", exact_a="NULL", **_HIT_FORMS[positions]) for positions in _HIT_FORMS}
+LEXICAL = LEXICAL_IN[True]
 
 
 _GENERIC = "SELECT set_config('plan_cache_mode', %s, true)"
 
 
-def hybrid_sql(dimension: int) -> str:
-    """The search by words and by meaning, for vectors of `dimension`."""
+def hybrid_sql(dimension: int, positions: bool = True) -> str:
+    """The search by words and by meaning, for vectors of `dimension`; the hits with their positions
+    or without (`_HIT_FORMS`)."""
     return "WITH " + _FROM_QUESTION + ", " + _SEARCH.format(
         near_p=_NEAR.format(key="passage_id", table="passage_vectors", d=int(dimension)),
         near_a=_NEAR.format(key="answer_id", table="answer_vectors", d=int(dimension)),
         exact_p=_EXACT.format(key="passage_id", table="passage_vectors", d=int(dimension), row="p"),
-        exact_a=_EXACT.format(key="answer_id", table="answer_vectors", d=int(dimension), row="a"))
+        exact_a=_EXACT.format(key="answer_id", table="answer_vectors", d=int(dimension), row="a"),
+        **_HIT_FORMS[positions])
 
 
 # Registry search (core/services/registry.py): the answers of the statuses asked for, by words (the
@@ -192,6 +215,8 @@ def retrieve(ctx: Context, question: str, k: int | None = None, *, ranking: Rank
 def retrieve_in(tx: Tx, question: str, k: int, *, ranking: Ranking = DEFAULT,
                 leave_out: Callable[[dict], bool] | None = None) -> list[dict]:
     terms, ranked = rank(tx, question, ranking)
+    if asks_elsewhere(terms, question, ranking):
+        return []  # about what the corpus never names: its nearest passages are about something else
     if leave_out is not None:
         ranked = [c for c in ranked if not leave_out(c.row)]
     chosen = [_source(c) for c in choose(ranked, k, ranking)]
@@ -214,7 +239,9 @@ def rank(tx: Tx, question: str, ranking: Ranking = DEFAULT, *, passages: bool = 
         # does not depend on the question, and planning these statements cost more than running WEIGH.
         tx.execute(_GENERIC, ("force_generic_plan",))
         weighed = tx.conn.execute(WEIGH, params, prepare=True)
-        found = tx.conn.execute(hybrid_sql(asked[1]) if asked else LEXICAL, params, prepare=True)
+        positions = ranking.phrase_weight != 0  # only the phrase bonus reads where the terms stand
+        found = tx.conn.execute(hybrid_sql(asked[1], positions) if asked else LEXICAL_IN[positions], params,
+                                prepare=True)
         tx.execute(_GENERIC, ("auto",))
     terms = [weigh(r["lexeme"], int(r["position"] or 0), r["n"], r["df"], ranking) for r in weighed.fetchall()]
     return terms, order(candidates(terms, found.fetchall(), ranking), ranking)
@@ -249,12 +276,6 @@ def _vectors_checked(tx: Tx):
         raise IndexChanged() from None
 
 
-def _quoted(lexeme: str) -> str:
-    """A lexeme as one quoted tsquery operand, whatever its characters: the query is built from
-    to_tsvector's lexemes, never from the question's text, and passed as a parameter."""
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
 def _weigh(tx: Tx, lexemes: list[str], ranking: Ranking) -> list[Term]:
     """Terms weighed by how many passages and answers have them (the feedback terms')."""
     if not lexemes:
@@ -266,14 +287,22 @@ def _weigh(tx: Tx, lexemes: list[str], ranking: Ranking) -> list[Term]:
         "                                   OR p.heading_search @@ t.q) AND p.current LIMIT %(cap)s) p) + "
         "                                  (SELECT count(*) FROM (SELECT 1 FROM approved_answers a WHERE a.search @@ t.q "
         "                                   AND a.status = 'APPROVED' LIMIT %(cap)s) a)) "
-        "          FROM unnest(%(lexemes)s::text[], %(quoted)s::text[]) u(l, quoted), "
-        "               LATERAL (SELECT to_tsquery('simple', u.quoted) AS q) t) AS df",
-        {"lexemes": lexemes, "quoted": [_quoted(lexeme) for lexeme in lexemes], "cap": COUNT_CAP})
+        "          FROM unnest(%(lexemes)s::text[]) u(l), "
+        "               LATERAL (SELECT " + _OPERAND.format(x="u.l") + " AS q) t) AS df",
+        {"lexemes": lexemes, "cap": COUNT_CAP})
     n, df = counts["n"], counts["df"] or {}
     return [weigh(lexeme, 0, n, df.get(lexeme, 0), ranking) for lexeme in lexemes]
 
 
 def _hits(row: dict) -> Hits:
+    if isinstance(row["body"], list) or isinstance(row["labels"], list):  # without positions (`_HIT_FORMS`)
+        body, heading, title = {lexeme: [] for lexeme in row["body"] or []}, {}, {}
+        for label in row["labels"] or []:
+            if row["kind"] == "answer":  # an answer's question is its heading
+                (heading if label[:1] == "A" else body)[label[1:]] = []
+            else:
+                (title if label[:1] == "A" else heading)[label[1:]] = []
+        return Hits(body, heading, title)
     body, heading, title = dict(row["body"] or {}), {}, {}  # a passage's text: lexeme → positions
     for lexeme, hit in (row["labels"] or {}).items():
         for position, weight in zip(hit["p"], hit["w"]):
@@ -310,8 +339,8 @@ def _related(tx: Tx, best: dict, terms: list[Term], room: int, ranking: Ranking,
                       key=lambda t: (-t.weight * tf[t.lexeme], t.lexeme))[:ranking.feedback_terms]
     if len(feedback) < 2:
         return []
-    rows = tx.all(LEXICAL_OF_TERMS, {"lexemes": [t.lexeme for t in feedback], "wide": ranking.wide,
-                                     "query": " | ".join(_quoted(t.lexeme) for t in feedback),
+    rows = tx.all(LEXICAL_OF_TERMS_IN[ranking.phrase_weight != 0], {"lexemes": [t.lexeme for t in feedback],
+                                                                    "wide": ranking.wide,
                                      "exclude": best["id"], "answers": False, "passages": True})
     scored = []
     for row in rows:
