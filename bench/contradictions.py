@@ -230,7 +230,7 @@ def timing(pairs: list[dict]) -> None:
 
 def demo_answers() -> list[str]:
     """The demo corpus's statements, every non-open unit read as an approved answer."""
-    from r2k.core.extract import extract
+    from r2k.core.knowledge.extract import extract
     from r2k.core.services.demo import CORPUS
 
     units = []

@@ -221,7 +221,7 @@ class _RolledBack(Exception):
 
 def parse_only(files: list[Path]) -> float:
     """The floor for the reading: every file extracted and cut into sections, no database."""
-    from r2k.core.extract import extract
+    from r2k.core.knowledge.extract import extract
     from r2k.core.services import ingest
 
     started = time.perf_counter()

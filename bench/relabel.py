@@ -23,7 +23,7 @@ from pathlib import Path
 
 from corpora import CACHE
 
-from r2k.core.extract import ExtractError, extract_parts
+from r2k.core.knowledge.extract import ExtractError, extract_parts
 
 LABELS = Path(__file__).with_name("extraction_labels")
 TUNING = [f"sample-{n}-{'before' if n == 1 else 'after'}.jsonl" for n in range(1, 7)]

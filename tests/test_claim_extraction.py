@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from r2k.core.extract import extract
+from r2k.core.knowledge.extract import extract
 
 CLAIM = "The cache keeps each entry for one day before the sweeper evicts it."
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from r2k.core.domain import formats, limits
-from r2k.core.extract import BINARY, READERS, ExtractError, extract, sections_of
 from r2k.core.knowledge import horn
 from r2k.core.knowledge.claims import leans_back, sentences, split_claims
 from r2k.core.knowledge.documents import LEANING, NAVIGATION
+from r2k.core.knowledge.extract import BINARY, READERS, ExtractError, extract, sections_of
 from tests import documents
 
 # ----------------------------------------------------------------------------- Markdown

@@ -14,9 +14,9 @@ import pytest
 
 from r2k.core.adapters import jobs
 from r2k.core.adapters.breaker import CircuitBreaker
-from r2k.core.classify import classify
 from r2k.core.context import Context
 from r2k.core.errors import InvalidInput, ValidationStateError
+from r2k.core.knowledge.classify import classify
 from r2k.core.services import candidate_views, candidates, claims, generation, ingest, queue_index, workitems
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 from tests.llm_server import ChatServer

@@ -17,19 +17,17 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
+from r2k.app import wording
 from r2k.app.output import Table, Text, json_form, render_text
 from r2k.app.safe import dumps, visible
-from r2k.app import wording
 from r2k.app.widgets import format as fmt
 from r2k.core import audit
-from r2k.core.domain import limits
-from r2k.core.classify import classify
-from r2k.core.domain import parse_horn_type, parse_id
+from r2k.core.domain import limits, parse_horn_type, parse_id
 from r2k.core.errors import InvalidInput
-from r2k.core.extract import MIN_WORDS, ExtractError, extract
+from r2k.core.knowledge.classify import classify
+from r2k.core.knowledge.extract import MIN_WORDS, ExtractError, extract
 from r2k.core.services.graph_sync import subject_of
 from tests.conftest import r2k
 

@@ -13,7 +13,7 @@ import pytest
 from r2k.core.adapters.llm import build_prompt
 from r2k.core.context import Context
 from r2k.core.demo import __file__ as demo_init
-from r2k.core.extract import extract
+from r2k.core.knowledge.extract import extract
 from r2k.core.knowledge.ranking import Ranking, asks_elsewhere, unknown
 from r2k.core.services import candidates, claims, generation, ingest, retrieval, workitems
 from r2k.core.services.extractive import extractive, select, sentences, supports

@@ -1,5 +1,5 @@
 """The document formats `r2k ingest` reads, by file suffix (docs/architecture.md, "Documents and
-extraction"): data the command line's help and the readers share (core/extract.py)."""
+extraction"): data the command line's help and the readers share (core/knowledge/extract.py)."""
 from __future__ import annotations
 
 SUFFIXES = (".md", ".markdown", ".html", ".htm", ".xhtml", ".rst", ".rest", ".pdf", ".docx", ".txt", ".text",

@@ -27,7 +27,7 @@ QUERY = 1_000          # a search or a filter is words, not a document
 DOCUMENT_BYTES = 2 * 1024 * 1024  # a stored document's text; a long handbook is a few hundred KB of text
 PACKED_DOCUMENT_BYTES = 32 * 1024 * 1024  # an HTML, PDF or Word file: markup and pictures around its text
 # A file to ingest, of any format: one whose text is over DOCUMENT_BYTES once read is stored in parts of
-# whole sections (core/extract.py, `extract_parts`), so a manual of 10 MB goes in; a file over this is refused.
+# whole sections (core/knowledge/extract.py, `extract_parts`), so a manual of 10 MB goes in; a file over this is refused.
 FILE_BYTES = PACKED_DOCUMENT_BYTES
 JSON_DEPTH = 64        # a JSON Lines record is flat; 64 levels leave room for any metadata in it
 

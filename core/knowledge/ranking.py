@@ -24,7 +24,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 
-# Words of r2k's own question templates (core/extract.py, QUESTION_FOR) and of asking in general,
+# Words of r2k's own question templates (core/knowledge/extract.py, QUESTION_FOR) and of asking in general,
 # stemmed: they say how a question is asked, not what about.
 GENERIC = frozenset("establish rule appli forbidden regard step still unsettl mani much long often happen need get "
                     "allow may must shall exact".split())

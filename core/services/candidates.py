@@ -16,6 +16,7 @@ from ..domain import SYSTEM, Actor, limits, parse_horn_type
 from ..engine import Event
 from ..errors import Conflict, InvalidInput
 from ..events import now
+from ..knowledge.classify import classify
 from ..machines.candidate import CANDIDATE, not_open_issue  # noqa: F401 - the rule a screen checks before typing
 from . import guidelines, overlap
 from .common import Allowed, mutate, parse_id
@@ -94,8 +95,6 @@ def withdraw_removed(tx: Tx, candidate_ids: list[int], document_id: int) -> list
 def add(ctx: Context, actor: Actor, question: str, text: str, horn_type: str | None = None,
         source_ref: str | None = None, *, idempotency_key: str | None = None) -> dict:
     """Add one candidate by hand (`candidates add`)."""
-    from ..classify import classify
-
     if not (limits.text(question, "a question", limits.QUESTION) or "").strip():
         raise InvalidInput("a candidate needs a question (--question)")
     if not (limits.text(text, "an answer", limits.ANSWER) or "").strip():
@@ -192,8 +191,6 @@ def resubmit(ctx: Context, actor: Actor, candidate_id: int, text: str, *, horn_t
     It keeps its Horn type unless `horn_type` names another; an OPEN_ISSUE, never approvable, takes the
     type its reworked text classifies as. The result names the `candidate` and the `work_item` closed
     (none when it was closed already)."""
-    from ..classify import classify
-
     limits.text(text, "an answer", limits.ANSWER)
     if not (text or "").strip():
         raise InvalidInput("a resubmission needs the reworked answer text (--text)")

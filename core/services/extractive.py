@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..adapters.llm import Generation
-from ..classify import classify
+from ..knowledge.classify import classify
 
 _WORD = re.compile(r"[a-z0-9_]+")
 # Function words, and the words of asking (r2k's question templates among them): not a topic.

@@ -15,13 +15,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from .. import engine
-from ..domain import limits
 from ..adapters.breaker import CircuitBreaker
 from ..adapters.embeddings import EmbeddingsError
 from ..adapters.llm import ChatClient, Generation, LLMError, build_prompt
-from ..classify import classify
-from ..domain import SYSTEM
+from ..domain import SYSTEM, limits
 from ..events import now
+from ..knowledge.classify import classify
 from ..machines.work_item import CIRCUIT_OPEN, LLM_ERROR, NO_CONTENT, WORK_ITEM
 from . import candidates, workitems
 from .extractive import extractive, grounding, sentences, supports, undecided  # noqa: F401 - grounding: this module's API too

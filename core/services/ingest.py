@@ -27,8 +27,15 @@ import psycopg
 from .. import engine
 from ..domain import HORN_TYPES, Actor, files, limits
 from ..errors import InvalidInput
-from ..extract import READERS, SUFFIXES, Extracted, ExtractError, Unit, extract_parts
-from ..extract import sections_of as _sections_of
+from ..knowledge.extract import (
+    READERS,
+    SUFFIXES,
+    Extracted,
+    ExtractError,
+    Unit,
+    extract_parts,
+    sections_of as _sections_of,
+)
 from ..knowledge.passages import HEADING_SEPARATOR, SECTION_CHARS, Section  # noqa: F401 (the index's names, here as before)
 from . import candidates, conflicts, embeddings, grey
 

@@ -39,7 +39,7 @@ def reindex(conn) -> None:
 
     from psycopg.rows import tuple_row
 
-    from r2k.core.extract import ExtractError, extract
+    from r2k.core.knowledge.extract import ExtractError, extract
     from r2k.core.services.ingest import jsonl_heading, sections_of
 
     conn = conn.cursor(row_factory=tuple_row)

@@ -1,8 +1,8 @@
 """The deterministic Horn-type classifier for a text alone (a candidate added by hand, a resubmitted
-or generated answer): the rules of core/knowledge/horn.py, numbered lines read as a numbered list."""
+or generated answer): the rules of horn.py, numbered lines read as a numbered list."""
 from __future__ import annotations
 
-from .knowledge.horn import of_text
+from .horn import of_text
 
 
 def classify(text: str) -> str:

@@ -13,13 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .domain import formats, limits
-from .knowledge import docx, html, jsonl, markdown, pdf, rst, text
-from .knowledge.claims import MIN_WORDS, claims_of
-from .knowledge.documents import Document, Unreadable
-from .knowledge.horn import Form, horn_type
-from .knowledge.questions import QUESTION_FOR, ask, distinct, names_of
-from .knowledge import passages
+from ..domain import formats, limits
+from . import docx, html, jsonl, markdown, passages, pdf, rst, text
+from .claims import MIN_WORDS, claims_of
+from .documents import Document, Unreadable
+from .horn import Form, horn_type
+from .questions import QUESTION_FOR, ask, distinct, names_of
 
 ExtractError = Unreadable
 
