@@ -14,7 +14,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from corpora import CORPORA, files
 
-from r2k.core.extract import extract_parts
+from r2k.core.knowledge.extract import extract_parts
 from r2k.core.services.ingest import sections_of
 
 used = set()
