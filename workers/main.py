@@ -37,8 +37,8 @@ from rq.worker_pool import WorkerPool
 
 from r2k.core import embedded
 from r2k.core.adapters.jobs import QUEUES, SERIALIZER, TASK_PATHS
+from r2k.core.bootstrap import bootstrap
 from r2k.core.config import get_settings
-from r2k.core.context import Context
 from r2k.core.errors import InvalidInput
 from r2k.core.outage import OUTAGES, delays, through
 
@@ -419,7 +419,7 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
         if kind not in QUEUES:
             raise InvalidInput(f"unknown queue {kind!r}: expected {', '.join(QUEUES)}")
         names.append(QUEUES[kind])
-    ctx = Context()
+    ctx = bootstrap()
     # A server restarting just now (Redis reading its append-only file, say) is waited for a while;
     # one that stays away is the 503 that names it.
     through(ctx, lambda: (ctx.redis.ping(), ctx.db), within=30)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from r2k.core.adapters.jobs import JOB_TIMEOUT
+from r2k.core.bootstrap import bootstrap
 from r2k.core.context import Context
 from r2k.core.outage import through
 from r2k.core.services import conflicts, generation, graph_sync, grey, refine, sweeps, tasks, webhooks
@@ -26,7 +27,7 @@ _pid: int | None = None
 def context() -> Context:
     global _ctx, _pid
     if _ctx is None or _pid != os.getpid():
-        _ctx, _pid = Context(), os.getpid()
+        _ctx, _pid = bootstrap(), os.getpid()
     return _ctx
 
 
