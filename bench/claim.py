@@ -70,10 +70,10 @@ FLOOR_EVENTS = "bench_floor_events"
 
 
 def setup(pending: int) -> None:
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import queue_index, users
 
-    ctx = Context()
+    ctx = bootstrap()
     with ctx.db.read() as tx:
         if not tx.one("SELECT 1 FROM users WHERE name = 'bench'"):
             users.add(ctx, "bench", "validator", [HORN])
@@ -114,10 +114,10 @@ KEYED = True  # --keyless sets it False (before the claimers fork)
 
 
 def claimer(seconds: float, start, out, measured) -> None:
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import users
 
-    ctx = Context()
+    ctx = bootstrap()
     actor = users.resolve(ctx, "bench")
     one_claim = _our_claim(ctx, actor)
     one_claim()  # warm: connections, key, scripts
@@ -159,9 +159,9 @@ def timed(seconds: float, start, one_claim) -> tuple[list[float], float]:
 
 def floor_worker(seconds: float, start, out, measured) -> None:
     """The floor: what any claim must at least do, with nothing of ours around it."""
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context()
+    ctx = bootstrap()
     one_claim, close = _floor_claim(ctx)
     one_claim()  # warm, as ours is
     out.put(timed(seconds, start, one_claim))
@@ -273,9 +273,9 @@ def _floor_claim(ctx, one: bool = False):
 
 def floor1_worker(seconds: float, start, out, measured) -> None:
     """The one-statement floor (with a key): the same work as `floor_worker`'s, folded as ours is."""
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context()
+    ctx = bootstrap()
     one_claim, close = _floor_claim(ctx, one=True)
     one_claim()
     out.put(timed(seconds, start, one_claim))
@@ -312,9 +312,9 @@ def redis_calls() -> dict[str, int]:
     """Redis's count of the calls it served so far, by command (INFO commandstats); the bench's own
     INFO calls count too, two a round."""
     if not _REDIS:
-        from r2k.core.context import Context
+        from r2k.core.bootstrap import bootstrap
 
-        _REDIS.append(Context().redis)
+        _REDIS.append(bootstrap().redis)
     return {name.removeprefix("cmdstat_"): stat["calls"] for name, stat in _REDIS[0].info("commandstats").items()}
 
 
@@ -366,12 +366,12 @@ def profile(seconds: float, pending: int, top: int = 25) -> None:
     import io
     import pstats
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import users
 
     for label in ("claim", "floor"):
         setup(pending)
-        ctx = Context()
+        ctx = bootstrap()
         if label == "claim":
             one_claim, close = _our_claim(ctx, users.resolve(ctx, "bench")), ctx.close
         else:

@@ -138,11 +138,11 @@ def validator_main(args) -> int:
         journal.write(json.dumps({"ev": ev, "t": now(), **fields}) + "\n")
         journal.flush()
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.outage import service_error
     from r2k.core.errors import R2KError
 
-    ctx = Context(pool_size=args.pool or None)
+    ctx = bootstrap(pool_size=args.pool or None)
 
     def classify(exc: BaseException) -> tuple[int, str, str]:
         if isinstance(exc, R2KError):
@@ -491,7 +491,7 @@ class Soak:
     def ctx(self):
         """This thread's Context, made anew whenever a server came back at another address: the soak's
         own figures and checks must read our servers, whatever the processes under test do."""
-        from r2k.core.context import Context
+        from r2k.core.bootstrap import bootstrap
 
         name = threading.current_thread().name
         addresses = self.addresses()
@@ -502,7 +502,7 @@ class Soak:
                     held[0].close()
                 except Exception:  # noqa: BLE001
                     pass
-            held = (Context(pool_size=3), addresses)
+            held = (bootstrap(pool_size=3), addresses)
             self._ctxs[name] = held
         return held[0]
 
