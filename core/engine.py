@@ -18,6 +18,7 @@ from typing import Any
 
 from .adapters.postgres import Tx, adapt
 from .domain import Actor, parse_id
+from .domain.limits import VERSION, optional_number
 from .errors import Conflict, Forbidden, InvalidInput, NotFound, StaleVersion, ValidationStateError
 from .events import EVENT_COLUMNS, GENESIS, HEAD_SQL, append, append_all, event_values, heads, now
 from .machines import Machine, Move
@@ -138,8 +139,6 @@ def assume(tx: Tx, machine: Machine, row: dict, head: tuple[int, str]) -> dict:
 def check_version(machine: Machine, row: dict, expected_version: int | None) -> None:
     if expected_version is None:  # most moves (every claim) name none
         return
-    from .domain.limits import VERSION, optional_number
-
     expected_version = optional_number(expected_version, "--expected-version", VERSION)
     if expected_version is not None and expected_version != row["version"]:
         # Who moved it since is in the event log: the unit of work says (services/common.py, mutate).

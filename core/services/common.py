@@ -13,7 +13,9 @@ from psycopg.types.json import Jsonb
 
 from ..adapters.postgres import Tx, jsonable
 from ..domain import SYSTEM, Actor, parse_id  # noqa: F401 - re-exported for the services
-from ..errors import Conflict, InvalidInput, NotFound, StaleVersion
+from ..domain import limits
+from ..engine import check_standing, check_who
+from ..errors import Conflict, InvalidInput, NotFound, R2KError, StaleVersion, ValidationStateError
 from ..events import canonical, now
 
 if TYPE_CHECKING:
@@ -77,9 +79,7 @@ def keyed_request(actor: Actor, op: str, args: dict, idempotency_key: str) -> Ke
     repeat must be this op by this user with these arguments (docs/architecture.md, "Idempotency keys")."""
     if not idempotency_key.strip() or len(idempotency_key) > 200:
         raise InvalidInput("an idempotency key is 1–200 characters")
-    from ..domain.limits import text
-
-    text(idempotency_key, "an idempotency key")
+    limits.text(idempotency_key, "an idempotency key")
     request_hash = hashlib.sha256(canonical({"op": op, "actor": actor.name, "args": jsonable(args)})).hexdigest()
     return KeyedRequest(idempotency_key, actor.name, request_hash)
 
@@ -172,9 +172,6 @@ def refusal(machine, action: str, row: dict, actor: Actor):
     would raise (authority 403, state 422, the move's rule of who, a guard on the row itself), not
     raised; None when the move is open to them. The workstation hides the keys of refused moves and says this when one is
     pressed (docs/architecture.md, "Keys"): the engine still decides, on the row as it is."""
-    from ..engine import check_standing, check_who
-    from ..errors import R2KError, ValidationStateError
-
     try:
         check_standing(machine, action, actor, row)
         move = machine.find(action, row[machine.column], row.get("id"))
@@ -257,8 +254,6 @@ def one_state(given: str, known, words: str) -> str:
 def status_filter(given, known, default: str, words: str) -> list[str]:
     """A list's status filter ("APPROVED,DISPUTED", a list, or ALL) checked against `known`; `default`
     when none is given, a 400 naming `words` ("answer status") for one it does not know."""
-    from ..errors import InvalidInput
-
     if not given:
         return [default]
     values = given if isinstance(given, list) else [s for s in given.split(",") if s.strip()]
