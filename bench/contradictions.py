@@ -1,4 +1,4 @@
-"""Precision and recall of the deterministic contradiction rules (core/contradictions.py) on four
+"""Precision and recall of the deterministic contradiction rules (core/knowledge/contradictions.py) on four
 labelled sets of answer pairs, each beside a word-overlap baseline computed in the same run:
 
 - bench/contradictions_set.json, written together with the rules it scores (in the demo corpus's
@@ -28,7 +28,7 @@ the threshold that scores best on that set (so the baseline is given every advan
 Targets (the held-out set): precision >= 0.9, recall >= 0.8.
 
 Also the median time to detect over one subject: every pair of answers that share a subject
-(core/subjects.py) compared, per subject, next to the floor of the same loop with a comparison that
+(core/knowledge/subjects.py) compared, per subject, next to the floor of the same loop with a comparison that
 does nothing; for the set, and for the demo corpus read as approved answers (whose flags, unlabelled,
 --verbose prints). Pure: no services.
 
@@ -48,9 +48,10 @@ import numpy  # (wordllama's own dependency: the shipped embedder is there)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import median
-from r2k.core.contradictions import compare
+
+from r2k.core.knowledge.contradictions import compare
+from r2k.core.knowledge.subjects import subjects_of
 from r2k.core.services.conflicts import NEAR_MEANING, NEAREST_COMPARED
-from r2k.core.subjects import subjects_of
 
 HERE = Path(__file__).resolve().parent
 SET = HERE / "contradictions_set.json"

@@ -7,7 +7,7 @@ the bench times `graph_sync.sync_answers` mirroring all of them into an emptied 
 statements writing the same nodes and edges (answers, subjects and ABOUT, sources and CITES) from
 rows already in memory, in the same small requests (at most 20 rows, 3,000 bytes: the Bolt
 discipline of docs/architecture.md, "Graph"). Ours also reads PostgreSQL, extracts each answer's
-subjects (core/subjects.py), guards each status by version and unlinks stale subjects. Target:
+subjects (core/knowledge/subjects.py), guards each status by version and unlinks stale subjects. Target:
 ours at least 50% of the floor's answers per second. The two take turns (`--rounds`), as the
 speed of a shared machine's cores drifts.
 
@@ -71,7 +71,7 @@ def setup(ctx, answers: int) -> list[int]:
                     [{"q": q, "t": t, "refs": f'[{{"document_id": {d}, "title": "Handbook part {d}"}}]',
                       "age": answers - g} for g, (q, t, d) in enumerate(rows, start=have)])
         # Subjects stored beside each answer, as a publish writes them: what detection compares by.
-        from r2k.core.subjects import subjects_of
+        from r2k.core.knowledge.subjects import subjects_of
 
         lacking = tx.all("SELECT id, question, text FROM approved_answers a WHERE published_by = 'bench' "
                          "AND NOT EXISTS (SELECT 1 FROM answer_subjects s WHERE s.answer_id = a.id)")

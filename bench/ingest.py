@@ -100,7 +100,7 @@ def empty_tables(ctx) -> None:
                                              "AND tablename <> 'alembic_version'")]
         conn.execute("SET LOCAL session_replication_role = replica; "
                      + " ".join(f"DELETE FROM {table};" for table in tables))
-    audit._refused_until = 0.0  # a refusal seen before the tables were emptied says nothing of the next round
+    audit.scheduling._refused_until = 0.0  # a refusal seen before the tables were emptied says nothing of the next round
     audit.checkpoint_file(ctx.settings).unlink(missing_ok=True)  # the checkpoints' copy outside the database
     ctx.signer._registered.clear()  # its public key is gone with signing_keys: registered again at first use
     ctx.embeddings.forget()  # the recorded model is gone with embedding_index: recorded again at first write

@@ -88,7 +88,7 @@ class Settings(BaseSettings):
     embedded_tcp: bool = False
     user: str | None = None
     signing_key_file: FileSetting | None = Field(default=None, description="a regular file")
-    # The audit trail's trust roots and checkpoints (core/audit.py). trusted_keys: a file of public
+    # The audit trail's trust roots and checkpoints (core/audit/). trusted_keys: a file of public
     # keys `audit verify` accepts besides the data dir's own (rotated or remote signers). A
     # checkpoint every 5000 events or 60 s: 60 s bounds how long a fresh event can be removed
     # without trace, yet a quiet system writes at most one small checkpoint a minute; 5000 events

@@ -10,7 +10,7 @@ which key signed what.
 never trusts it: a signature counts only under a key of the trust store, which lives outside the
 database (the data dir's own key, and the file R2K_TRUSTED_KEYS names). Removals that leave every
 chain well-formed (a cut tail, a whole chain gone) are found against the signed checkpoints of
-core/audit.py.
+core/audit/.
 
 Every projection row is written together with an event whose payload's `set` holds the columns it
 wrote; replay folds those `set`s per aggregate and compares the result with the tables.

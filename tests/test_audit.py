@@ -616,7 +616,7 @@ def test_a_refused_checkpoint_logs_a_bounded_line(ctx, people, superuser, caplog
     for _ in range(12):  # each damaged chain gains an event after the checkpoint
         claims.claim_next(ctx, people["alice"], "FACT")
     monkeypatch.setattr(ctx.settings, "checkpoint_events", 1)
-    monkeypatch.setattr(audit, "_refused_until", 0.0)
+    monkeypatch.setattr(audit.scheduling, "_refused_until", 0.0)
     with caplog.at_level("ERROR", logger=audit.log.name):
         outcome = audit.checkpoint_if_due(ctx)
     assert outcome is not None and len(outcome["refused"]) >= 12
@@ -629,7 +629,7 @@ def test_a_refused_checkpoint_logs_a_bounded_line(ctx, people, superuser, caplog
 # ----------------------------------------------------------------------------- the prefix tree (format 2)
 
 def reference_root(heads: dict) -> bytes:
-    """Format 2's root straight from its definition (core/audit.py, PrefixTree), by recursion."""
+    """Format 2's root straight from its definition (core/audit/merkle.py, PrefixTree), by recursion."""
     import hashlib
 
     leaves = {audit.chain_key(*c): audit.leaf_hash(*c, seq, digest) for c, (seq, digest) in heads.items()}
@@ -664,6 +664,28 @@ def test_the_prefix_tree_root_is_its_heads_whatever_the_order_they_came_in():
         other.put(chain_, audit.chain_key(*chain_), audit.leaf_hash(*chain_, *heads[chain_]))
     assert other.root() == tree.root()
     assert len(heads) > 1000 and max(map(len, tree.nodes)) >= 3  # deep enough that paths split
+
+
+def test_a_long_stretch_of_events_is_checkpointed_in_steps_that_verify(ctx, people, monkeypatch):
+    """More events since the last checkpoint than one record may anchor (a log loaded in bulk: one
+    delta must stay under jsonb's 256 MB) are anchored in steps of STEP_EVENTS, each signed and
+    linked to the one before, without the caller stepping."""
+    world(ctx, people)
+    audit.wait_pending()
+    with ctx.db.read() as tx:
+        before = tx.scalar("SELECT coalesce(max(watermark), 0) FROM audit_checkpoints")
+        top = tx.scalar("SELECT max(id) FROM events")
+    monkeypatch.setattr(audit.writing, "STEP_EVENTS", 4)
+    outcome = audit.write_checkpoint(ctx, force=True)
+    with ctx.db.read() as tx:
+        marks = [r["watermark"] for r in tx.all("SELECT watermark FROM audit_checkpoints WHERE watermark > %s "
+                                                 "ORDER BY number", (before,))]
+    assert top - before > 8 and len(marks) == outcome.steps >= 3
+    assert marks[-1] == top == outcome.written["watermark"]
+    assert all(0 < b - a <= 4 for a, b in zip([before, *marks], marks))
+    assert [r["watermark"] for r in file_lines(ctx)][-len(marks):] == marks
+    code, report = verify()
+    assert code == 0 and report["anchor"]["watermark"] == top, report
 
 
 def test_new_checkpoints_are_format_2_and_keep_only_the_nodes_of_their_tree(ctx, people):
@@ -823,7 +845,7 @@ def write_format1(ctx) -> dict:
         tx.execute("INSERT INTO audit_checkpoints (number, watermark, created_at, hash, record, delta) "
                    "VALUES (%s, %s, %s, %s, %s, %s)", (record["number"], watermark, record["created_at"],
                                                       record["hash"], Jsonb(record), Jsonb(delta)))
-    audit._append_to_file(ctx.settings, {**record, "delta": delta})
+    audit.append_to_file(ctx.settings, {**record, "delta": delta})
     return record
 
 

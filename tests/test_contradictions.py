@@ -1,9 +1,10 @@
-"""The fast tier for conflicts: an answer's subjects (core/subjects.py) and the contradiction rules
-(core/contradictions.py), pure logic with no server (docs/architecture.md, "Conflicts")."""
+"""The fast tier for conflicts: an answer's subjects (core/knowledge/subjects.py) and the contradiction rules
+(core/knowledge/contradictions.py), pure logic with no server (docs/architecture.md, "Conflicts")."""
 from __future__ import annotations
 
 import pytest
-from r2k.core.subjects import LIMIT, singular, subjects_of
+
+from r2k.core.knowledge.subjects import LIMIT, singular, subjects_of
 
 
 def test_two_answers_about_one_thing_share_a_subject_however_their_questions_are_worded():
@@ -39,9 +40,9 @@ def test_plurals_are_singularised_lightly(plural, one):
     assert singular(plural) == one
 
 
-# ----------------------------------------------------------------------------- the rules of core/contradictions.py
+# ----------------------------------------------------------------------------- the rules of core/knowledge/contradictions.py
 
-from r2k.core.contradictions import Finding, compare, quantities
+from r2k.core.knowledge.contradictions import Finding, compare, quantities
 
 
 def _kind(a: str, b: str) -> str | None:
@@ -138,8 +139,7 @@ def test_other_values_of_one_attribute_of_one_thing_are_a_contradiction():
 
 
 def test_counts_of_one_noun_disagree_exactly_when_the_numbers_differ():
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
+    from hypothesis import given, settings, strategies as st
 
     @settings(max_examples=200, deadline=None, derandomize=True, database=None)
     @given(st.integers(0, 10_000), st.integers(0, 10_000))

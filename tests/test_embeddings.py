@@ -136,15 +136,28 @@ def test_passages_candidates_and_answers_are_embedded_as_they_are_written(demo, 
     assert index == {"model": STATIC_MODEL, "dimension": 256, "state": "ready"}
 
 
-def test_the_hnsw_indexes_are_built_cheap_to_maintain(demo):
+def test_the_hnsw_indexes_are_built_cheap_to_maintain_and_only_where_a_query_reads_them(demo):
     """Ingest maintains the indexes for every vector it writes: they are made with m = 8 and
-    ef_construction = 32, not pgvector's 16 and 64 (core/migrations/vectors.py), for each kind."""
+    ef_construction = 32, not pgvector's 16 and 64 (core/migrations/vectors.py), for passages and
+    answers, which nearest-neighbour queries read. Candidates' vectors, which none reads, have no
+    index; a CHECK refuses one of another model's length, as the index's cast did."""
+    import psycopg
+
     if not has_pgvector(demo):
         pytest.skip("this PostgreSQL has no pgvector")
     with demo.db.read() as tx:
         options = {r["relname"]: r["reloptions"] for r in tx.all(
             "SELECT relname, reloptions FROM pg_class WHERE relname LIKE '%_vectors_hnsw'")}
-    assert options == {f"{kind}_vectors_hnsw": ["m=8", "ef_construction=32"] for kind in ("passage", "candidate", "answer")}
+        candidate = tx.one("SELECT candidate_id FROM candidate_vectors LIMIT 1")["candidate_id"]
+        indexes = [r["indexname"] for r in tx.all("SELECT indexname FROM pg_indexes WHERE tablename = 'candidate_vectors'")]
+    assert options == {f"{kind}_vectors_hnsw": ["m=8", "ef_construction=32"] for kind in ("passage", "answer")}
+    assert indexes == ["candidate_vectors_pkey"]
+    with psycopg.connect(demo.database_url) as conn:
+        with pytest.raises(psycopg.errors.CheckViolation, match="candidate_vectors_dimension"):
+            conn.execute("UPDATE candidate_vectors SET embedding = '[1,2,3]' WHERE candidate_id = %s", (candidate,))
+    with demo.db.read() as tx:  # nothing changed
+        assert tx.scalar("SELECT vector_dims(embedding) FROM candidate_vectors WHERE candidate_id = %s",
+                         (candidate,)) == 256
 
 
 def test_migration_0023_rebuilds_the_indexes_a_database_made_before_has(ctx, services):
@@ -171,17 +184,30 @@ def test_migration_0023_rebuilds_the_indexes_a_database_made_before_has(ctx, ser
         with psycopg.connect(recorded, autocommit=True) as conn:
             conn.execute("SELECT * FROM r2k_record_embedding_model('old-model', 3, 'ready')")
             for kind in ("passage", "candidate", "answer"):  # as the recorder built them before
-                conn.execute(f"DROP INDEX {kind}_vectors_hnsw")
+                conn.execute(f"DROP INDEX IF EXISTS {kind}_vectors_hnsw")
                 conn.execute(f"CREATE INDEX {kind}_vectors_hnsw ON {kind}_vectors USING hnsw "
                              "((embedding::vector(3)) vector_cosine_ops)")
         assert set(options(recorded).values()) == {None}
-        migrations.upgrade(recorded, "head")
-        migrations.upgrade(empty, "head")
+        migrations.upgrade(recorded, "0023")
+        migrations.upgrade(empty, "0023")
         assert options(recorded) == {f"{k}_vectors_hnsw": ["m=8", "ef_construction=32"]
                                      for k in ("passage", "candidate", "answer")}
         assert options(empty) == {}
-        with psycopg.connect(recorded) as conn:
+        with psycopg.connect(recorded, autocommit=True) as conn:
             assert conn.execute("SELECT model, dimension FROM embedding_index").fetchall() == [("old-model", 3)]
+            conn.execute("INSERT INTO candidates (id, question, text, horn_type, state, origin, created_by, created_at, updated_at) "
+                         "VALUES (1, 'Q?', 'A.', 'FACT', 'PENDING', 'manual', 'root', now(), now())")
+            conn.execute("INSERT INTO candidate_vectors VALUES (1, '[1,0,0]')")
+        # 0029: the candidates' index goes (no query reads it), their vectors stay, a CHECK keeps the dimension.
+        migrations.upgrade(recorded, "head")
+        migrations.upgrade(empty, "head")
+        assert options(recorded) == {f"{k}_vectors_hnsw": ["m=8", "ef_construction=32"] for k in ("passage", "answer")}
+        assert options(empty) == {}
+        with psycopg.connect(recorded) as conn:
+            assert conn.execute("SELECT candidate_id FROM candidate_vectors").fetchall() == [(1,)]
+            with pytest.raises(psycopg.errors.CheckViolation, match="candidate_vectors_dimension"):
+                conn.execute("INSERT INTO candidate_vectors VALUES (1, '[1,0]') ON CONFLICT (candidate_id) "
+                             "DO UPDATE SET embedding = EXCLUDED.embedding")
 
 
 def test_a_configured_model_the_index_does_not_hold_is_refused_until_a_rebuild(demo, people, monkeypatch):

@@ -17,7 +17,7 @@ def _decides(actor, row: dict) -> bool:
     return actor.role == "validator" and bool(horns) and all(actor.holds(h) for h in horns)
 
 
-# A flag's kind is data: the rule that found two answers contradicting each other (core/contradictions.py,
+# A flag's kind is data: the rule that found two answers contradicting each other (core/knowledge/contradictions.py,
 # or the LLM's "judged"), or this one, which names one answer whose source statement changed or
 # vanished when its document was ingested again. Every move is the same for all kinds: escalating
 # disputes the answers the flag names, one or two.

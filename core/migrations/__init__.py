@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-HEAD = "0028"
+HEAD = "0029"
 HERE = Path(__file__).resolve().parent
 
 

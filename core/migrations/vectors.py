@@ -15,6 +15,12 @@ statement) the index's inserts took 2.3 to 4.5 s instead of 7.8 to 8.9 s, and of
 nearest 97.7% were the exact ten instead of 99.6%; bench/retrieval.py's recall@5, top-1 and answer
 figures were unchanged on every set, and the ingest's PostgreSQL CPU fell from 28.6 s to 11.4 s.
 A database made before gets them from migration 0023, which rebuilds its indexes once.
+
+Candidates' vectors have no HNSW index (migration 0029): no query asks for the candidates nearest a
+vector (retrieval ranks passages and approved answers), and candidates are most of what ingest embeds
+(500 of 705 vectors on the Python FAQs), so their index was most of ingest's index upkeep for no
+reader. A CHECK of the recorded dimension keeps the rule the index's cast kept: a vector of another
+model's length is refused.
 """
 
 # Created by the role migrations run as when it may (a superuser); otherwise a notice, and retrieval
@@ -35,6 +41,7 @@ END $$;
 # The HNSW indexes' build parameters (see above), for the recorder and for migration 0023.
 HNSW_WITH = "WITH (m = 8, ef_construction = 32)"
 KINDS = ("passage", "candidate", "answer")
+INDEXED = ("passage", "answer")  # the kinds a nearest-neighbour query reads, so the kinds with an HNSW index
 
 
 def hnsw_index(kind: str, dimension: int) -> str:
@@ -79,12 +86,17 @@ BEGIN
         RETURN;
     END IF;
     TRUNCATE passage_vectors, candidate_vectors, answer_vectors;
-    FOREACH kind IN ARRAY ARRAY['passage', 'candidate', 'answer'] LOOP
+    FOREACH kind IN ARRAY ARRAY['passage', 'answer'] LOOP
         EXECUTE format('DROP INDEX IF EXISTS %I', kind || '_vectors_hnsw');
         EXECUTE format('CREATE INDEX %I ON %I USING hnsw ((embedding::vector(%s)) vector_cosine_ops) '
                        '""" + HNSW_WITH + """',
                        kind || '_vectors_hnsw', kind || '_vectors', p_dimension);
     END LOOP;
+    -- Candidates: no index (no query reads their neighbours), the dimension kept by a CHECK instead.
+    DROP INDEX IF EXISTS candidate_vectors_hnsw;
+    ALTER TABLE candidate_vectors DROP CONSTRAINT IF EXISTS candidate_vectors_dimension;
+    EXECUTE format('ALTER TABLE candidate_vectors ADD CONSTRAINT candidate_vectors_dimension '
+                   'CHECK (vector_dims(embedding) = %s)', p_dimension);
     INSERT INTO embedding_index (id, model, dimension, state, updated_at)
     VALUES (1, p_model, p_dimension, p_state, now())
     ON CONFLICT (id) DO UPDATE SET model = EXCLUDED.model, dimension = EXCLUDED.dimension,

@@ -1,11 +1,11 @@
 """Conflicts: approved answers that contradict each other, found by meaning and turned into disputes
 (docs/architecture.md, "Conflicts").
 
-- An answer's subjects (core/subjects.py) are written beside it when it is published (a reaction),
+- An answer's subjects (core/knowledge/subjects.py) are written beside it when it is published (a reaction),
   in PostgreSQL, the truth; the graph mirrors them as Subject nodes.
 - `detect(ctx, answer_id)` (RQ `detect_contradictions_task`, enqueued after each publish) compares
   an APPROVED answer with the other APPROVED answers sharing a subject: the rules of
-  core/contradictions.py, then, when an LLM is configured, the LLM as judge of the pairs the rules
+  core/knowledge/contradictions.py, then, when an LLM is configured, the LLM as judge of the pairs the rules
   left, through the shared circuit breaker. A pair is flagged once however often detection runs
   (one row per pair); a pair whose texts were dismissed together is not flagged again unless one
   of the texts changes (their SHA-256 is kept on the flag).
@@ -25,13 +25,13 @@ from psycopg.types.json import Jsonb
 
 from .. import engine
 from ..adapters.postgres import Tx, public_row
-from ..contradictions import Finding, compare
 from ..domain import SYSTEM, Actor, limits
 from ..engine import Event
 from ..errors import ValidationStateError
+from ..knowledge.contradictions import Finding, compare
+from ..knowledge.subjects import subjects_of
 from ..machines.answer import ANSWER
 from ..machines.conflict import CONFLICT, SOURCE_CHANGED
-from ..subjects import subjects_of
 from .common import event_history, fetch, mutate, parse_id, refusal, status_filter
 
 if TYPE_CHECKING:

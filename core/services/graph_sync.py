@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..domain import Actor
 from ..errors import Forbidden
-from ..subjects import subjects_of, topic_of
+from ..knowledge.subjects import subjects_of, topic_of
 from . import jobs
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def subject_of(question: str) -> str:
 
 def subjects(question: str, text: str) -> list[str]:
     """What an answer is about, for one PostgreSQL does not hold subjects of (`answer_subjects`,
-    written at publish, is what the graph mirrors): its key terms (core/subjects.py), else the
+    written at publish, is what the graph mirrors): its key terms (core/knowledge/subjects.py), else the
     subject of its question."""
     return subjects_of(question, text) or [subject_of(question)]
 
@@ -63,7 +63,7 @@ _ANSWERS = ("UNWIND $rows AS r MERGE (a:Answer {id: r.id}) WITH a, r WHERE coale
             "SET a.status = r.status, a.horn_type = r.horn, a.title = r.title, a.version = r.version, "
             "a.updated = r.updated")
 # An answer's subjects in one statement: ABOUT edges to subjects it no longer has removed (the rules
-# of core/subjects.py may change), then one MERGE per subject it has.
+# of core/knowledge/subjects.py may change), then one MERGE per subject it has.
 _SUBJECTS = ("UNWIND $rows AS r MATCH (a:Answer {id: r.id}) "
              "OPTIONAL MATCH (a)-[e:ABOUT]->(gone:Subject) WHERE NOT gone.name IN r.names DELETE e "
              "WITH a, r, count(e) AS removed "

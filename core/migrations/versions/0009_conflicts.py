@@ -1,6 +1,6 @@
 """Conflict flags as a machine and answers linked to subjects (docs/architecture.md, "Conflicts").
 
-`answer_subjects`: each approved answer's subjects (core/subjects.py), written when it is
+`answer_subjects`: each approved answer's subjects (core/knowledge/subjects.py), written when it is
 published; what contradiction detection compares answers by, and what the graph mirrors as Subject
 nodes. Answers already published are given theirs here, from their stored question and text.
 
@@ -50,7 +50,7 @@ CREATE INDEX conflict_flags_hashes ON conflict_flags (answer_hash, other_hash) W
 
 def _backfill() -> None:
     """Subjects for every answer published before this revision, and what old flags lack."""
-    from r2k.core.subjects import subjects_of
+    from r2k.core.knowledge.subjects import subjects_of
 
     conn = op.get_bind().connection.driver_connection  # the psycopg connection, in this migration's transaction
     rows = conn.execute("SELECT id, question, text FROM approved_answers ORDER BY id").fetchall()

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from ... import engine
 from ...adapters.llm import LLMError
 from ...adapters.postgres import Tx
-from ...contradictions import compare
 from ...domain import SYSTEM
+from ...knowledge.contradictions import compare
 from ...machines.task import TASK
 from .. import retrieval
 from ..common import mutate
@@ -171,7 +171,7 @@ def _neighbours(ctx: Context, answer_ids: list[int], notes: list[str]) -> list[i
 
 
 def _contradiction(claim: str, answer_text: str) -> str | None:
-    """Why `claim` contradicts a registry answer (core/contradictions.py, the rules conflict detection
+    """Why `claim` contradicts a registry answer (core/knowledge/contradictions.py, the rules conflict detection
     uses), or None."""
     finding = compare(claim, answer_text)
     return f"{finding.kind}: {finding.detail}" if finding else None

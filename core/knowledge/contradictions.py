@@ -2,7 +2,7 @@
 "Conflicts").
 
 The one entry point is `compare(a, b) -> Finding | None`. It is called on two answers that share a
-subject (core/subjects.py) by contradiction detection (core/services/conflicts.py), and by anything
+subject (core/knowledge/subjects.py) by contradiction detection (core/services/conflicts.py), and by anything
 else that checks a statement against the registry (an article's claim against approved answers):
 its signature and the fields of `Finding` are kept stable.
 
@@ -672,7 +672,7 @@ def _ident_parts(sentence: str) -> dict[str, tuple[str, ...]]:
 @lru_cache(maxsize=4096)
 def _topic_stems(sentence: str) -> tuple[frozenset[str], frozenset[str]]:
     """(the stems naming what a sentence is about, its configuration names). The stems come from its
-    subjects (core/subjects.py) and from the words its configuration names are made of."""
+    subjects (core/knowledge/subjects.py) and from the words its configuration names are made of."""
     parts = _ident_parts(sentence)
     idents = frozenset(parts)
     stems = set()

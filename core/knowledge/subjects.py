@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .knowledge.questions import QUESTION_FOR
+from .questions import QUESTION_FOR
 
 LIMIT = 6
 
