@@ -204,7 +204,7 @@ class Context:
                 "redis": ("redis_url", "redis", "validation_queue"),
                 "graph": ("graph_url", "graph")}
 
-    def follow(self, part: str) -> bool:
+    def reconnect(self, part: str) -> bool:
         """After `part` failed: look where it is now, and drop this process's clients of it when it
         is another server (its URL changed, or an embedded one was started again), so the next use
         connects afresh: a pool that kept trying a dead server backs off for seconds between tries.

@@ -82,7 +82,7 @@ def through(ctx, fn: Callable[[], T], *, within: float, outages: Outages = OUTAG
                 raise unavailable from None
             time.sleep(pause)
             try:
-                ctx.follow(unavailable.part)
+                ctx.reconnect(unavailable.part)
             except Exception as follow_error:  # noqa: BLE001 - still down: the next attempt says so
                 log.debug("following %s: %s", unavailable.part, follow_error)
             continue

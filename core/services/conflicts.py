@@ -364,7 +364,7 @@ def neighbours(ctx: Context, answer_id) -> dict:
     found = _neighbours(ctx, answer_id)
     if found["graph"].startswith("down:") and not ctx.settings.graph_url:
         try:
-            ctx.follow("graph")
+            ctx.reconnect("graph")
         except (ServiceUnavailable, GraphUnavailable, ConnectionError, OSError) as exc:
             found["graph"] = f"down: {str(exc)[:120] or type(exc).__name__}"
             return found
