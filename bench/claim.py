@@ -2,7 +2,7 @@
 
 With 100,000 pending FACT candidates, N claimer processes (1, 4, 16) call the real
 `claims.claim_next` for a fixed time each, **with an idempotency key on every claim** (a new
-one each time, as the workstation's `new_key()` and the API's `Idempotency-Key` send): the bench
+one each time, as the workstation's `new_idempotency_key()` and the API's `Idempotency-Key` send): the bench
 prints claims per second and the p50/p99 latency of one claim. Ours goes through everything a
 user's claim goes through: the key's row, the pop (the id moves in flight in the same Lua step,
 its read-ahead entry with it), the conditional claim with its signed event (SHA-256 hash, Ed25519
@@ -133,7 +133,7 @@ def _our_claim(ctx, actor):
         return lambda: claims.claim_next(ctx, actor, HORN)
     prefix = f"bench:{os.getpid()}:{os.urandom(4).hex()}:"
     count = iter(range(1 << 62))
-    # A new key each claim, as the workstation's new_key() makes one per key press.
+    # A new key each claim, as the workstation's new_idempotency_key() makes one per key press.
     return lambda: claims.claim_next(ctx, actor, HORN, idempotency_key=f"{prefix}{next(count)}")
 
 
