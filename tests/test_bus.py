@@ -1,10 +1,11 @@
-"""The bus and the unit of work, in the fast tier (docs/architecture.md, "Bootstrap and bus").
+"""The bus and the unit of work (docs/architecture.md, "Bootstrap and bus"), in the fast tier but the last test.
 
 As cosmic python's FakeUnitOfWork: the real `Database` unit of work and the real bus, on a fake
 connection that records its commit or rollback instead of reaching PostgreSQL. What is checked is
 the order of effects: an engine move's events reach their rows in table order, inside the same
 transaction; effects after the commit, and the hooks after them, only once it committed; nothing
-after a rollback. The reactions that write SQL keep their real-service tests (tests/test_reactions*.py).
+after a rollback. The reactions that write SQL keep their real-service tests (tests/test_validation.py,
+tests/test_graph.py …); the last test here checks bootstrap's queue upkeep on the real services.
 """
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def world():
     bus = Bus(ctx="the clients", load=lambda: loaded.append(1) or table)
     committed = []
     failures = []
-    db = FakeDatabase(log, bus, on_events_committed=lambda count: (committed.append(count), log.append(("checkpoint", count))),
+    db = FakeDatabase(log, bus,
+                      on_events_committed=lambda count: (committed.append(count), log.append(("checkpoint", count))),
                       on_after_commit_error=lambda exc: (failures.append(exc), log.append(("upkeep", str(exc)))))
     return {"log": log, "db": db, "bus": bus, "loaded": loaded, "committed": committed, "failures": failures}
 
@@ -210,3 +212,26 @@ def test_bootstrap_wires_the_bus_and_a_bare_context_refuses_to_move(tmp_path):
     bare = type(ctx)(settings)  # a Context made by hand, past the composition root
     with pytest.raises(RuntimeError, match="make it with r2k.core.bootstrap.bootstrap"):
         bare.db
+
+
+def test_a_step_that_fails_after_a_real_commit_drops_the_reconcile_mark_and_the_change_stands(ctx, people):
+    """On the real services, wired by bootstrap(): a step after the commit that fails (Redis away for a
+    queue push, say) leaves the change committed and the queues marked for a rebuild, which the next
+    claim (or start-up) makes."""
+    from r2k.core.adapters.redis_queues import EPOCH_KEY
+    from r2k.core.services import queue_index
+
+    assert ctx.redis.exists(EPOCH_KEY)  # reconciled when the world was made
+
+    def push_lost():
+        raise ConnectionError("redis away")
+
+    with ctx.db.begin() as tx:
+        bob = tx.one("SELECT * FROM users WHERE name = 'bob' FOR UPDATE")
+        engine.update(tx, "user", "users", bob, {"role": "specialist"}, SYSTEM, event_type="role_changed")
+        tx.after_commit(push_lost)
+    assert not ctx.redis.exists(EPOCH_KEY)
+    with ctx.db.read() as tx:
+        assert tx.scalar("SELECT role FROM users WHERE name = 'bob'") == "specialist"
+    assert queue_index.reconcile_if_lost(ctx) is True  # rebuilt, and marked again
+    assert ctx.redis.exists(EPOCH_KEY)
