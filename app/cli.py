@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import os
 import sys
 from typing import Callable
@@ -72,10 +73,12 @@ class Commands:
         parser.set_defaults(group_help=parser.format_help)  # given no subcommand, the group prints this
         return Commands(sub)
 
-    def command(self, name: str, help_text: str, handler: Callable, *, mutates: bool = False,
+    def command(self, name: str, help_text: str, handler: str, *, mutates: bool = False,
                 authority: str = "user", checks_schema: bool = True) -> argparse.ArgumentParser:
-        """A leaf command. `authority`: "user" (a known user, reads included), "admin", or "own"
-        (the handler checks, for commands that must also work before the database answers)."""
+        """A leaf command. `handler`: "module:function" of app/handlers/, imported only when the
+        command runs, so the tree (and help) loads no service. `authority`: "user" (a known user,
+        reads included), "admin", or "own" (the handler checks, for commands that must also work
+        before the database answers)."""
         parser = self._subparsers.add_parser(name, help=help_text, description=help_text, parents=[COMMON])
         parser.set_defaults(handler=handler, authority=authority, checks_schema=checks_schema)
         self.parsers[name] = parser
@@ -87,9 +90,10 @@ class Commands:
 # The modules of app/commands, in the order `r2k --help` lists their commands, and the top-level
 # commands each registers (a test checks these against what the modules register).
 MODULES = {
-    "admin": ("services", "db", "index", "users", "audit", "replay"),
-    "validation": ("demo", "ingest", "candidates", "queue"),
-    "registry": ("registry",), "workitems": ("workitems", "worker"), "grey": ("grey",),
+    "services": ("services",), "db": ("db",), "index": ("index",), "users": ("users",), "audit": ("audit",),
+    "replay": ("replay",),
+    "demo": ("demo",), "ingest": ("ingest",), "candidates": ("candidates",), "queue": ("queue",),
+    "registry": ("registry",), "workitems": ("workitems",), "worker": ("worker",), "grey": ("grey",),
     "conflicts": ("conflicts",), "graph": ("graph",), "stats": ("stats",), "serve": ("serve",),
     "tasks": ("tasks",), "events": ("events",), "export": ("export",),
     "comments": ("comments",), "webhooks": ("webhooks",),
@@ -130,8 +134,6 @@ def _tree(modules: tuple[str, ...]) -> Parser:
 
 
 def build_parser(modules: tuple[str, ...] = tuple(MODULES)) -> Parser:
-    import importlib
-
     parser = Parser(prog="r2k", description="r2k: a terminal reviewer workstation that turns raw documents "
                     "into validated knowledge. Run `r2k` alone to open the workstation.", parents=[COMMON])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -139,6 +141,12 @@ def build_parser(modules: tuple[str, ...] = tuple(MODULES)) -> Parser:
     for name in modules:
         importlib.import_module(f".commands.{name}", __package__).register(commands)
     return parser
+
+
+def handler_named(spec: str) -> Callable:
+    """A command's handler from its "module:function" (app/handlers/module.py)."""
+    module, function = spec.split(":")
+    return getattr(importlib.import_module(f".handlers.{module}", __package__), function)
 
 
 class Cli:
@@ -259,7 +267,7 @@ def run(argv: list[str]) -> int:
             raise refused  # before anything loads or starts
         cli = Cli(args)
         cli.authorize()
-        result = args.handler(cli, args)
+        result = handler_named(args.handler)(cli, args)
         code, error = 0, None
         if isinstance(result, tuple):  # (result, exit code[, error]) for reports such as audit verify
             result, code, *rest = result

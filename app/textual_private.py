@@ -2,7 +2,8 @@
 
 The footer, `?` help, the keymap file and strict key-at-a-time typing need what Textual does not
 publish: the binding chain a key press walks, the merged bindings of a class, the app's keymap, a
-screen's mounted event and a node's message queue. Textual is pinned to the version tested
+screen's mounted event, a node's message queue, the state an action's `check_action` gives (help's
+"not now") and whether the footer has been handed its bindings yet. Textual is pinned to the version tested
 (pyproject.toml), and tests/test_textual_private.py fails on a Textual that moves or renames any of
 these, so an upgrade breaks here, in one file, not in a screen.
 """
@@ -11,8 +12,8 @@ from __future__ import annotations
 from textual.keys import _character_to_key
 from textual.widgets._footer import FooterKey
 
-__all__ = ["FooterKey", "app_keymap", "binding_chain", "character_to_key", "class_bindings", "node_bindings",
-           "queue_empty", "wait_mounted"]
+__all__ = ["FooterKey", "action_state", "app_keymap", "binding_chain", "character_to_key", "class_bindings",
+           "footer_bindings_ready", "node_bindings", "queue_empty", "wait_mounted"]
 
 
 def binding_chain(screen) -> list:
@@ -48,3 +49,14 @@ async def wait_mounted(screen) -> None:
 def queue_empty(node) -> bool:
     """Whether nothing is waiting in the node's message queue."""
     return node._message_queue.empty()
+
+
+def action_state(app, action: str, node) -> bool | None:
+    """What the action's `check_action` says, the action named as a binding names it (its namespace, if
+    any, resolved from `node`): True may run, False shown but not now, None hidden."""
+    return app._check_action_state(action, node)
+
+
+def footer_bindings_ready(footer) -> bool:
+    """Whether Textual's footer has been handed the screen's bindings (until then it draws no key)."""
+    return footer._bindings_ready

@@ -17,6 +17,7 @@ import sys
 import time
 
 from _common import ROOT, bench_env, verdict
+from noop_worker import NOOP
 
 sys.path.insert(0, str(ROOT))
 from tests.llm_server import ChatServer  # noqa: E402  (the same real HTTP server the tests use)
@@ -26,13 +27,15 @@ QUESTIONS = ["How long are nightly database backups kept?", "Who may drive a for
 
 
 def start_workers(env: dict, processes: int) -> subprocess.Popen:
+    """`r2k worker` with `processes` workers on the generation queue; they also take the bench's no-op
+    jobs (bench/noop_worker.py)."""
     from rq import Worker
 
     from r2k.core.bootstrap import bootstrap
 
-    proc = subprocess.Popen([sys.executable, "-m", "r2k.app", "worker", "--queues", "generation", "--processes",
-                             str(processes)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "noop_worker.py"), "worker", "--queues",
+                             "generation", "--processes", str(processes)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     ctx = bootstrap()
     deadline = time.time() + 60
     while Worker.count(connection=ctx.redis) < processes and time.time() < deadline:
@@ -61,7 +64,7 @@ def time_noop(env: dict, processes: int, jobs: int) -> float:
         before = finished.count
         start = time.perf_counter()
         for _ in range(jobs):
-            queue.enqueue(rq_jobs.task("noop_task"), result_ttl=300)
+            queue.enqueue(NOOP, result_ttl=300)
         while finished.count - before < jobs:
             time.sleep(0.01)
         return time.perf_counter() - start

@@ -146,11 +146,11 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """This process's settings; one out of its range is a 400 naming it (`refusal`)."""
+    """This process's settings; one out of its range is a 400 naming it (`setting_error_said`)."""
     try:
         return Settings()
     except ValidationError as exc:
-        raise InvalidInput(refusal(exc)) from None
+        raise InvalidInput(setting_error_said(exc)) from None
 
 
 def allowed(name: str) -> str:
@@ -175,7 +175,7 @@ def _number(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
-def refusal(error: ValidationError) -> str:
+def setting_error_said(error: ValidationError) -> str:
     """The first setting pydantic refused, in one line: its variable, its range, what it was given
     (and which others were refused too)."""
     refused: dict[str, dict] = {}

@@ -181,6 +181,20 @@ def test_a_publish_whose_jobs_were_lost_still_gets_its_contradiction_check_from_
     assert "r2k.workers.tasks.detect_contradictions_task" not in {t for t, _ in graph_jobs(ctx).values()}
 
 
+def test_the_contradiction_checks_of_answers_missing_from_the_graph_are_queued_in_one_round_trip(ctx, people):
+    """A sweep may find many answers the graph never had (their publish's jobs lost together): their
+    checks are queued together, one Redis transaction for the lot, not one for each."""
+    published = [publish(ctx, people, f"How many bays does dock {n} have?", f"Dock {n} has {n + 2} bays.")["id"]
+                 for n in range(12)]
+    run_graph_jobs(ctx)
+    ctx.graph.run("MATCH (n) DETACH DELETE n")
+    execs = ctx.redis.info("commandstats").get("cmdstat_exec", {}).get("calls", 0)
+    assert sweeps.sweep_graph(ctx)["synced"] >= 12
+    queued = [args[0] for task, args in graph_jobs(ctx).values() if task.endswith("detect_contradictions_task")]
+    assert sorted(queued) == sorted(published)
+    assert ctx.redis.info("commandstats")["cmdstat_exec"]["calls"] - execs <= 2
+
+
 def test_chunks_keep_every_request_small():
     rows = [{"id": i, "title": "t" * (i % 200)} for i in range(500)]
     runs = list(chunks("UNWIND $rows AS r MERGE (a:Answer {id: r.id})", rows))

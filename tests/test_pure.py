@@ -26,7 +26,7 @@ from r2k.app import wording
 from r2k.app.widgets import format as fmt
 from r2k.core import audit
 from r2k.core.domain import limits
-from r2k.core.classify import classify, open_question
+from r2k.core.classify import classify
 from r2k.core.domain import parse_horn_type, parse_id
 from r2k.core.errors import InvalidInput
 from r2k.core.extract import MIN_WORDS, ExtractError, extract
@@ -69,11 +69,6 @@ def test_the_first_reading_in_logical_order_wins():
 def test_a_step_line_keeps_its_leading_blanks_on_its_own_line():
     assert classify("  1. Stop.\n\t2. Go.") == "PROCEDURE"
     assert classify("1.\n\n\n2. x") == "FACT"  # "1." alone is no step: a step needs words after it
-
-
-def test_the_open_question_is_the_sentence_that_asks():
-    assert open_question("Docks close at ten. Do they open at six? Nobody knows.") == "Do they open at six?"
-    assert open_question("Whether the cameras are kept is unclear.") is None
 
 
 def test_classification_reads_long_adversarial_text_in_linear_time():
@@ -643,15 +638,44 @@ def test_a_command_builds_only_its_own_part_of_the_command_tree():
     # A command's tree holds its module's commands alone; help and unknown commands get the whole.
     only = next(a for a in cli.parser(["--json", "users", "list"])._actions
                 if isinstance(a, argparse._SubParsersAction))
-    assert tuple(only.choices) == cli.MODULES["admin"]
+    assert tuple(only.choices) == cli.MODULES["users"]
     for argv in (["--help"], [], ["frobnicate"]):
         every = next(a for a in cli.parser(argv)._actions if isinstance(a, argparse._SubParsersAction))
         assert len(every.choices) == len(cli.OWNER)
     code = ("import sys; from r2k.app import cli; cli.parser(['users', 'list']).parse_args(['users', 'list']); "
-            "print(sorted(m for m in sys.modules if m.startswith('r2k.app.commands.')))")
+            "print(sorted(m for m in sys.modules if m.startswith(('r2k.app.commands.', 'r2k.app.handlers.', "
+            "'r2k.core.services'))))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "['r2k.app.commands.admin']"  # the other ten are not even imported
+    # The other commands' trees are not even imported, and no handler or service is before one runs.
+    assert done.stdout.strip() == "['r2k.app.commands.users']"
+
+
+def test_every_command_names_a_handler_that_exists_and_help_loads_none():
+    """A command's handler is "module:function" of app/handlers/, imported when it runs: every one
+    the whole tree names resolves, and building that tree (what `r2k --help` does) loads no handler
+    and no database driver."""
+    import argparse
+
+    from r2k.app import cli
+
+    def leaves(parser):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    yield from leaves(child)
+        if parser.get_default("handler") is not None:
+            yield parser.get_default("handler")
+
+    named = list(leaves(cli.build_parser()))
+    assert len(named) > 80 and all(isinstance(h, str) for h in named)
+    assert all(callable(cli.handler_named(h)) for h in named)
+    code = ("import sys; from r2k.app import cli; cli.build_parser().format_help(); "
+            "print(sorted(m for m in sys.modules if m.startswith(('r2k.app.handlers.', 'psycopg', 'redis', "
+            "'r2k.core.adapters'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_migrations_head_matches_the_scripts():

@@ -354,5 +354,5 @@ def test_core_enqueues_only_tasks_of_the_one_registry_and_every_task_is_enqueued
     assert len(calls) >= 7  # the generation, graph, grey and task jobs: the walk finds them
     unknown = [(where, kind, name) for where, kind, name in calls if name not in TASKS or kind not in QUEUES]
     assert unknown == []
-    # The sweep is enqueued by the workers' scheduler (by its path), noop_task by the benches only.
-    assert set(TASKS) - {name for _, _, name in calls} == {"sweep_task", "noop_task"}
+    # The sweep is enqueued by the workers' scheduler (by its path).
+    assert set(TASKS) - {name for _, _, name in calls} == {"sweep_task"}

@@ -151,7 +151,7 @@ async def test_keys_of_your_own_act_and_show_in_the_footer_and_help(ctx, people)
 
     from r2k.app.screens.help import HelpScreen
     from r2k.core.services import candidate_views
-    from tests.tui import candidate_on
+    from tests.tui import candidate_on, handled
 
     ids = seed_facts(ctx, people, 3)
     app = make_app(ctx, "alice", keymap={"approve": "y", "help": "f2"})
@@ -161,8 +161,8 @@ async def test_keys_of_your_own_act_and_show_in_the_footer_and_help(ctx, people)
                   (a.binding for a in screen.active_bindings.values())}
         assert footer["Approve"] == "y" and footer["Help"] == "f2"
         await pilot.press("a")  # no longer approves
-        await pilot.pause()
-        assert candidate_views.get(ctx, ids[0])["state"] == "IN_REVIEW"
+        await handled(pilot)  # had it approved, the save would have ended by now
+        assert candidate_views.get(ctx, ids[0])["state"] == "IN_REVIEW" and candidate_on(screen) == ids[0]
         await pilot.press("y")
         await wait_for(pilot, lambda: candidate_on(screen) == ids[1], what="the next candidate")
         assert candidate_views.get(ctx, ids[0])["state"] == "APPROVED"
@@ -395,8 +395,8 @@ def test_snapshot_review_keys(ctx, people, tmp_path, monkeypatch, snap_compare, 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 def test_snapshot_registry_keys(ctx, people, snap_compare, size):
-    from tests.test_tui_registry import publish, settle_registry
     from r2k.core.services import registry
+    from tests.test_tui_registry import publish, settle_registry
 
     publish(ctx, people)
     registry.supersede(ctx, people["alice"], 3, "If a trailer is at the dock, the leveller is lowered and the "

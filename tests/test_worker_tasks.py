@@ -24,11 +24,14 @@ from rq.utils import import_attribute
 from rq.webhook import Webhook
 
 from r2k.core.adapters import jobs
-from r2k.core.services import jobs as service_jobs
-from r2k.core.services import workitems
+from r2k.core.services import jobs as service_jobs, workitems
 from tests.conftest import ROOT
 
 FOREIGN = "r2k_foreign"  # a module of the attacker's, on the worker's path in some tests
+
+
+# A job of r2k's own that changes nothing: it mirrors answer 0, which no answer is ({"synced": False}).
+HARMLESS = ("sync_graph_task", 0)
 
 
 def burst_worker(env: dict | None = None, processes: int = 1) -> str:
@@ -84,6 +87,22 @@ def test_a_job_naming_another_function_is_refused_and_the_next_job_still_runs(ct
     assert all(isinstance(jobs.job(ctx.redis, job_id).return_value(), dict) for job_id in finished)
 
 
+def test_the_bench_s_no_op_job_runs_only_under_the_bench_s_worker(ctx):
+    """bench/generation.py's floor is a job that does nothing, a function of bench/noop_worker.py's:
+    `r2k worker` refuses it as any function outside r2k's tasks; the bench's launcher, the same worker
+    with that one function added, finishes it (or the bench would wait for it for ever)."""
+    generation = jobs.queue(ctx.redis, "generation")
+    refused = generation.enqueue("noop_worker.noop")
+    bench_path = {"PYTHONPATH": os.pathsep.join([str(ROOT / "bench"), os.environ.get("PYTHONPATH", "")])}
+    burst_worker(bench_path)  # importable, and still refused
+    assert "'noop_worker.noop' is not one of r2k's tasks" in refusal_of(ctx, refused.id)
+    run = generation.enqueue("noop_worker.noop")
+    result = subprocess.run([sys.executable, str(ROOT / "bench" / "noop_worker.py"), "worker", "--burst", "--queues",
+                             "generation"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert jobs.job(ctx.redis, run.id).get_status() == JobStatus.FINISHED, result.stderr[-3000:]
+
+
 class Touch:
     """Unpickled, it runs `touch path`: what a pickle payload in a job's data can do."""
 
@@ -104,7 +123,7 @@ def test_job_data_written_straight_into_redis_is_never_unpickled(ctx, tmp_path, 
                                               "origin": generation.name, "status": "queued"})
     ctx.redis.hset("rq:job:garbled", mapping={"data": b"{}", "origin": generation.name, "status": "no such status"})
     ctx.redis.rpush(generation.key, "pickled", "garbled", "not an RQ job id!")
-    after = jobs.enqueue(ctx.redis, "generation", "noop_task")
+    after = jobs.enqueue(ctx.redis, "generation", *HARMLESS)
     log = burst_worker(processes=processes)
     assert not marker.exists()
     assert "not a JSON job" in refusal_of(ctx, "pickled")
@@ -119,7 +138,7 @@ def test_job_data_written_straight_into_redis_is_never_unpickled(ctx, tmp_path, 
 def test_a_task_carrying_a_foreign_callback_is_refused_unimported(ctx, tmp_path):
     env, imported = foreign_module(tmp_path)
     generation = jobs.queue(ctx.redis, "generation")
-    noop, hook = jobs.task("noop_task"), f"{FOREIGN}.hook"
+    noop, hook = jobs.task(HARMLESS[0]), f"{FOREIGN}.hook"
     refused = {
         "on_success callback 'r2k_foreign.hook'": generation.enqueue(noop, on_success=Callback(hook)),
         "on_failure callback 'r2k_foreign.hook'": generation.enqueue(noop, on_failure=Callback(hook)),
@@ -130,7 +149,7 @@ def test_a_task_carrying_a_foreign_callback_is_refused_unimported(ctx, tmp_path)
     method = generation.enqueue(noop)  # then made a method call on some instance
     ctx.redis.hset(method.key, "data", zlib.compress(json.dumps([noop, {"an": "instance"}, [], {}]).encode()))
     refused["on an instance"] = method
-    after = jobs.enqueue(ctx.redis, "generation", "noop_task")
+    after = jobs.enqueue(ctx.redis, "generation", *HARMLESS)
     log = burst_worker(env)
     assert not imported.exists()
     for why, job in refused.items():
@@ -142,7 +161,7 @@ def test_a_task_carrying_a_foreign_callback_is_refused_unimported(ctx, tmp_path)
 def test_an_abandoned_job_is_failed_without_importing_its_foreign_failure_callback(ctx, tmp_path):
     env, imported = foreign_module(tmp_path)
     generation = jobs.queue(ctx.redis, "generation")
-    job = generation.enqueue(jobs.task("noop_task"), on_failure=Callback(f"{FOREIGN}.hook"))
+    job = generation.enqueue(jobs.task(HARMLESS[0]), 0, on_failure=Callback(f"{FOREIGN}.hook"))
     # As if a worker had taken it and died long ago: RQ's registry cleanup runs its failure callback.
     ctx.redis.lrem(generation.key, 0, job.id)
     job.set_status(JobStatus.STARTED)
@@ -224,7 +243,7 @@ def test_the_scheduled_sweep_jumps_a_backlog(ctx):
 
     generation = jobs.queue(ctx.redis, "generation")
     for _ in range(20):
-        jobs.enqueue(ctx.redis, "generation", "noop_task")
+        jobs.enqueue(ctx.redis, "generation", *HARMLESS)
     scheduler = R2KCronScheduler(connection=Redis.from_url(ctx.redis_url))
     cron = scheduler.register(sweep_task, queue_name=jobs.QUEUES["generation"], interval=60, ttl=60)
     cron.enqueue(ctx.redis)

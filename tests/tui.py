@@ -24,6 +24,16 @@ async def wait_for(pilot, predicate, timeout: float = 10.0, what: str = "conditi
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+async def handled(pilot, timeout: float = 10.0) -> None:
+    """Until every key pressed has been handled to its end (app/typeahead.py) and every screen's worker
+    (a decision's save, a list's refresh) has ended: what a key did not do by then, it does not do.
+    The app's own workers (the keys' dispatcher, the notice listener, the worker child) run for good."""
+    app = pilot.app
+    await wait_for(pilot, lambda: getattr(app, "keys_waiting", 0) == 0
+                   and not [w for w in app.workers if w.node is not app and not w.is_finished],
+                   timeout=timeout, what="the keys handled and what they set off ended")
+
+
 def make_app(ctx, user: str, **kw):
     """The workstation as `user`; it sweeps only when a test asks (sweep_every), so none races a test."""
     from r2k.app.tui import R2KApp

@@ -72,8 +72,3 @@ def refine_candidates_task(document_id: int, after: int = 0) -> dict:
 def sweep_task() -> dict:
     """The scheduled sweep (core.services.sweeps): one at a time across all schedulers."""
     return _riding_outages("graph", sweeps.sweep_all)
-
-
-def noop_task() -> None:
-    """For benches: RQ's own cost for a job that does nothing."""
-    return None

@@ -1,18 +1,16 @@
-"""grey: the queue of unknowns and its triage."""
+"""grey: the queue of unknowns and its triage. The command tree; the handlers are
+app/handlers/grey.py, imported when one runs."""
 from __future__ import annotations
 
 from r2k.core.domain import limits
 
-from ..bulk import add_ids, run_each
+from ..bulk import add_ids
 from ..cli import bounded_int
-from ..output import Table
-
-GREY_COLUMNS = ["id", "state", "subject", "assignee", "attempts", "max_attempts", "version"]
 
 
 def register(commands) -> None:
     g = commands.group("grey", "the grey queue: unknowns whose evidence is not yet sufficient")
-    p = g.command("add", "add an entry by hand", add, mutates=True)
+    p = g.command("add", "add an entry by hand", "grey:add", mutates=True)
     p.add_argument("--subject", required=True,
                    help=f"what is unknown, in one line (at most {limits.GREY_SUBJECT:,} characters)")
     p.add_argument("--detail", default="", help=f"what is known so far (at most {limits.GREY_DETAIL:,} characters)")
@@ -26,7 +24,7 @@ def register(commands) -> None:
                         help="review it yourself: it goes to UnderReview at once, and the automation never takes it "
                              "(a specialist or an admin); without it the automation looks for sources first")
     review.add_argument("--assignee", metavar="USER", help="add it for USER's review, as --assign-me does for you")
-    p = g.command("list", "list entries", list_cmd)
+    p = g.command("list", "list entries", "grey:list_cmd")
     p.add_argument("--state", help="only this state: Pending, Processing, Retrying, UnderReview, Escalated, "
                                    "Resolved, Rejected, Failed, Expired or Dismissed")
     p.add_argument("--assignee", metavar="USER", help="only entries assigned to this user")
@@ -37,9 +35,9 @@ def register(commands) -> None:
     for name, what in [("show", "an entry with its history and valid next states"),
                        ("transitions", "the valid next states from the current one"),
                        ("history", "every transition: who, when, from, to, why")]:
-        p = g.command(name, what, read)
+        p = g.command(name, what, "grey:read")
         p.add_argument("id", help="the entry's id")
-    p = g.command("assign", "assign for review (UnderReview)", move, mutates=True)
+    p = g.command("assign", "assign for review (UnderReview)", "grey:move", mutates=True)
     add_ids(p, "grey entry")
     p.add_argument("--assignee", required=True, metavar="USER", help="who reviews it")
     p.add_argument("--notes", help=f"what the reviewer should know (at most {limits.REASON:,} characters)")
@@ -47,51 +45,17 @@ def register(commands) -> None:
             ("unassign", "back to Pending", False), ("deescalate", "back to UnderReview", False),
             ("escalate", "escalate (notifies specialists)", True), ("reopen", "reopen a rejected or dismissed entry", None),
             ("dismiss", "dismiss a pending entry", None), ("reset", "reset a failed entry to Pending", None)]:
-        p = g.command(name, what, move, mutates=True)
+        p = g.command(name, what, "grey:move", mutates=True)
         add_ids(p, "grey entry")
         if reason is True:
             p.add_argument("--reason", required=True, help="why, in words the next reader understands "
                                                            f"(at most {limits.REASON:,} characters)")
         elif reason is None:
             p.add_argument("--reason", help=f"why (kept in the entry's history; at most {limits.REASON:,} characters)")
-    p = g.command("reject", "reject as invalid or not actionable (recorded as rejected by you)", move, mutates=True)
+    p = g.command("reject", "reject as invalid or not actionable (recorded as rejected by you)", "grey:move", mutates=True)
     add_ids(p, "grey entry")
     p.add_argument("--reason", required=True,
                    help=f"why it is invalid or not actionable (at most {limits.REASON:,} characters)")
-    p = g.command("resolve", "resolve: the evidence is now sufficient", move, mutates=True)
+    p = g.command("resolve", "resolve: the evidence is now sufficient", "grey:move", mutates=True)
     add_ids(p, "grey entry")
     p.add_argument("--resolution", help=f"what settled it (at most {limits.REASON:,} characters)")
-
-
-def add(cli, args):
-    from r2k.core.services import grey
-
-    actor = cli.actor
-    return grey.add(cli.ctx, actor, args.subject, args.detail, ttl_seconds=args.ttl, max_attempts=args.max_attempts,
-                    assignee=actor.name if args.assign_me else args.assignee, idempotency_key=args.idempotency_key)
-
-
-def list_cmd(cli, args):
-    from r2k.core.services import grey
-
-    cli.actor
-    return Table(grey.list_entries(cli.ctx, args.state, args.assignee, args.text, limit=args.limit), GREY_COLUMNS)
-
-
-def read(cli, args):
-    from r2k.core.services import grey
-
-    cli.actor
-    if args.grey_command == "history":
-        return Table(grey.history(cli.ctx, args.id), ["id", "action", "from_state", "to_state", "actor", "reason",
-                                                      "created_at"])
-    return getattr(grey, args.grey_command)(cli.ctx, args.id)
-
-
-def move(cli, args):
-    from r2k.core.services import grey
-
-    fields = {k: getattr(args, k) for k in ("assignee", "notes", "reason", "resolution")
-              if getattr(args, k, None) is not None}
-    return run_each(cli, args, "grey entry", lambda entry_id, **opts: grey.transition(
-        cli.ctx, cli.actor, entry_id, args.grey_command, **fields, **opts))

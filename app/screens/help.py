@@ -8,7 +8,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
 
 from r2k.app.keymap import declared_order, key_of
-from r2k.app.textual_private import binding_chain
+from r2k.app.textual_private import action_state, binding_chain
 
 
 def binding_rows(screen: Screen) -> list[tuple[str, str, str, str]]:
@@ -33,7 +33,7 @@ def binding_rows(screen: Screen) -> list[tuple[str, str, str, str]]:
                 if rows[group][2].startswith(where) and app.get_key_display(binding) not in rows[group][0].split():
                     rows[group][0] += " " + app.get_key_display(binding)
                 continue
-            if app._check_action_state(binding.action, node) is False:
+            if action_state(app, binding.action, node) is False:
                 where += " · not now"
             rows[group] = [app.get_key_display(binding), binding.description, where, binding.id or ""]
             places[group] = (node is app, declared.get(binding.id or binding.action, len(declared)))

@@ -114,7 +114,7 @@ def history_text(history: list[dict], now: datetime) -> Text:
 
 # --------------------------------------------------------------------------- what the workers say
 
-class Claimed(Reply):
+class CandidateClaimed(Reply):
     """A claim came back: the candidate now this validator's, as a reviewer reads it (None: the
     queue is empty); `resumed` when it was theirs already."""
 
@@ -259,15 +259,15 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
     def open_queue(self, actor, key: str) -> None:
         with self.reporting("claim"):
             result = claims.resume_or_claim(self.ctx, actor, self.horn, idempotency_key=key)
-            self.reply(Claimed(result["shown"], resumed=result["resumed"]))
+            self.reply(CandidateClaimed(result["shown"], resumed=result["resumed"]))
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
-    def claim(self, actor, key: str) -> None:
+    def claim_next_candidate(self, actor, key: str) -> None:
         with self.reporting("claim"):
-            self.reply(Claimed(claims.next_for_review(self.ctx, actor, self.horn, idempotency_key=key)))
+            self.reply(CandidateClaimed(claims.next_for_review(self.ctx, actor, self.horn, idempotency_key=key)))
 
-    @on(Claimed)
-    def claimed_one(self, message: Claimed) -> None:
+    @on(CandidateClaimed)
+    def show_claimed(self, message: CandidateClaimed) -> None:
         self.busy = False
         shown = message.shown
         if shown is None:
@@ -281,7 +281,8 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
 
     # -- keys ----------------------------------------------------------------------------------
 
-    def claimed(self) -> bool:
+    def holds_claim(self) -> bool:
+        """Whether the candidate shown is claimed by this validator now."""
         cur = self.current
         return bool(cur and cur["state"] == "IN_REVIEW" and self.actor and cur.get("claimed_by") == self.actor.name)
 
@@ -292,7 +293,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
         if self.actor is None or self.busy or action not in self.MOVES:
             return None  # busy: ready_for says what is in flight
         if action == "claim_next":  # offered while nothing is claimed here
-            return self.still_claimed() if self.claimed() else None
+            return self.still_claimed() if self.holds_claim() else None
         if action == "undo":
             return None if self.undoable else (f"Nothing to undo: undo takes back your last decision here within "
                                                f"{self.ctx.settings.undo_seconds:g} s, while nothing has used it.")
@@ -318,11 +319,11 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
             self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
             return False
         if action == "claim":
-            if self.claimed():
+            if self.holds_claim():
                 self.show_info(self.still_claimed())
                 return False
             return True
-        if not self.claimed():
+        if not self.holds_claim():
             self.show_info(self.nothing_claimed())
             return False
         return True
@@ -331,7 +332,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
         if not self.ready_for("claim"):
             return
         self.start("claim")
-        self.claim(self.actor, new_idempotency_key())
+        self.claim_next_candidate(self.actor, new_idempotency_key())
 
     def action_approve(self) -> None:
         self.decide("approve")
@@ -415,7 +416,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
 
     def action_back(self) -> None:
         note = None
-        if self.claimed():
+        if self.holds_claim():
             left = lease_text(self.lease_expires, datetime.now(timezone.utc)).plain
             note = (f"Candidate {self.current['id']} stays claimed by you ({left}): open the {self.horn} queue "
                     f"to carry on, and {self.key('release')} there releases it.")
@@ -513,7 +514,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
         if self.busy or self.actor is None:
             self.ready_for("undo")  # says why not
             return
-        release = {"id": self.current["id"], "version": self.current["version"]} if self.claimed() else None
+        release = {"id": self.current["id"], "version": self.current["version"]} if self.holds_claim() else None
         self.start("undo")
         self.send_undo(self.actor, release, new_idempotency_key())
 

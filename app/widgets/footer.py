@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 from textual.widgets import Footer as TextualFooter
+
 from r2k.app.keymap import declared_order
-from r2k.app.textual_private import FooterKey
+from r2k.app.textual_private import FooterKey, footer_bindings_ready
 
 # The keys that lead out and to the rest, kept ahead of the other non-moves.
 WAYS_OUT = ("help", "back")
@@ -96,7 +97,7 @@ class Footer(TextualFooter):
                      for binding, enabled, _ in footer_bindings(screen, self._width(), self.compact))
 
     def compose(self):
-        if not self._bindings_ready:
+        if not footer_bindings_ready(self):
             return
         for binding, enabled, tooltip in footer_bindings(self.screen, self._width(), self.compact):
             yield FooterKey(binding.key, self.app.get_key_display(binding), binding.description, binding.action,
@@ -109,7 +110,7 @@ class Footer(TextualFooter):
                             tooltip=binding.tooltip or binding.description)
 
     def bindings_changed(self, screen) -> None:
-        if self._bindings_ready and screen.app.app_focus and self.is_attached and screen is self.screen:
+        if footer_bindings_ready(self) and screen.app.app_focus and self.is_attached and screen is self.screen:
             shown = self._choice(screen)
             if shown == self._shown:
                 return
@@ -118,5 +119,5 @@ class Footer(TextualFooter):
 
     def on_resize(self) -> None:
         # A wider or narrower terminal may hold more or fewer of the keys that are not moves.
-        if self._bindings_ready and self.is_attached:
+        if footer_bindings_ready(self) and self.is_attached:
             self.bindings_changed(self.screen)

@@ -25,7 +25,6 @@ TASKS = {
     "deliver_webhook_task": "r2k.workers.tasks.deliver_webhook_task",  # one attempt at a webhook delivery
     "refine_candidates_task": "r2k.workers.tasks.refine_candidates_task",  # an LLM's proposals for a document's candidates
     "sweep_task": "r2k.workers.tasks.sweep_task",  # enqueued by the workers' own scheduler
-    "noop_task": "r2k.workers.tasks.noop_task",    # benches only: RQ's own cost for a job
 }
 TASK_PATHS = frozenset(TASKS.values())
 
@@ -102,12 +101,6 @@ def waiting(redis, kind: str, job_id: str) -> bool:
     """Whether the job's id sits in its queue's list now, so a worker will take it (its job hash
     alone may say `queued` for a job a dying worker popped and never ran: rq issue #1716)."""
     return redis.lpos(queue(redis, kind).key, job_id) is not None
-
-
-def live_workers(redis) -> int:
-    from rq import Worker
-
-    return Worker.count(connection=redis)
 
 
 def workers(redis) -> list[dict]:

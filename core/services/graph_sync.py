@@ -124,10 +124,9 @@ def _sync(ctx: Context, ids: list[int], detect: bool, progress: Callable[[int], 
         answers = _read(ctx, ids[start:start + READ_CHUNK])
         if answers:
             about.update(_write(graph, answers))
-        if detect:
-            for a in answers:
-                if a["status"] == "APPROVED":
-                    jobs.enqueue(ctx, "graph", "detect_contradictions_task", a["id"])
+        if detect:  # one round trip for the chunk's jobs (a sweep may catch a thousand up at once)
+            jobs.enqueue_all(ctx, "graph", "detect_contradictions_task",
+                             [((a["id"],), None) for a in answers if a["status"] == "APPROVED"])
         if progress:
             progress(len(answers))
     return about
