@@ -160,9 +160,9 @@ class Cli:
     @property
     def ctx(self):
         if self._ctx is None:
-            from r2k.core.services.session import Context
+            from r2k.core.bootstrap import bootstrap
 
-            self._ctx = Context(check_schema=getattr(self.args, "checks_schema", True))
+            self._ctx = bootstrap(check_schema=getattr(self.args, "checks_schema", True))
         return self._ctx
 
     @property

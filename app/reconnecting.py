@@ -78,7 +78,7 @@ class Reconnecting:
             # server is started again before anything asks.
             for part in ("postgres", "redis"):
                 try:
-                    self.ctx.follow(part)
+                    self.ctx.reconnect(part)
                 except Exception as follow_error:  # noqa: BLE001 - not back yet: the next try follows again
                     log.debug("following %s: %s", part, follow_error)
             try:

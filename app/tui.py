@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.reactive import reactive, var
 
 from r2k import styles
+from r2k.core.bootstrap import bootstrap
 from r2k.core.errors import R2KError, exit_code
 from r2k.core.services import queue_index, users
 from r2k.core.services.session import Context, notice, service_error
@@ -78,7 +79,7 @@ class R2KApp(TypeAhead, WorkerTending, Reconnecting, Alerts, Leaving, App):
         super().__init__()
         if keymap:  # checked by app/keymap.py before the workstation opens
             self.set_keymap(keymap)
-        self.ctx = ctx or Context(pool_size=6)
+        self.ctx = ctx or bootstrap(pool_size=6)
         self.user_name = user or self.ctx.settings.acting_user
         self.actor = None  # resolved in a worker on mount
         self.actor_error: str | None = None
@@ -177,7 +178,7 @@ def run_tui(user: str | None = None) -> int:
         print(f"r2k: {exc}", file=sys.stderr)
         return exit_code(400)  # invalid input, as the CLI's
     try:
-        ctx = Context(pool_size=6)
+        ctx = bootstrap(pool_size=6)
         ctx.db  # start or reach the services before the screen opens; a 503 is said plainly
         queue_index.reconcile_if_lost(ctx)  # Redis lost its data since last time: rebuild the queues
     except R2KError as exc:

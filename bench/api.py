@@ -35,10 +35,10 @@ LABEL_STUDIO = {1: 4.8, 4: 7.3, 16: 6.4}  # loops/s, docs/api-peers.md
 
 def setup(pending: int, validators: int) -> list[str]:
     """Validators bench-v0 … with FACT authority and a token each; `pending` FACT candidates queued."""
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import queue_index, tokens, users
 
-    ctx = Context()
+    ctx = bootstrap()
     made = []
     for i in range(validators):
         name = f"bench-v{i}"
@@ -92,10 +92,10 @@ def http_client(index: int, tokens: list[str], port: int, seconds: float, ready,
 
 
 def in_process(index: int, tokens: list[str], port: int, seconds: float, ready, out) -> None:
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import candidates, claims, users
 
-    ctx = Context()
+    ctx = bootstrap()
     actor = users.resolve(ctx, f"bench-v{index}")
 
     def loop() -> None:

@@ -143,9 +143,9 @@ def main() -> None:
     os.environ.setdefault("R2K_DATA_DIR", f"/tmp/r2k-bench-audit-{args.chains}")
     bench_env("audit")
     from r2k.core import audit
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context()
+    ctx = bootstrap()
     print(f"data dir {os.environ['R2K_DATA_DIR']}; {load()}")
     t0 = time.perf_counter()
     heads = setup(ctx, args.chains)

@@ -42,10 +42,10 @@ def main() -> None:
     import os
 
     os.environ["R2K_START_WORKER"] = "0"
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import bulk, grey, users
 
-    ctx = Context(pool_size=2)
+    ctx = bootstrap(pool_size=2)
     with ctx.db.read() as tx:
         if not tx.one("SELECT 1 FROM users WHERE name = 'bench-specialist'"):
             users.add(ctx, "bench-specialist", "specialist")

@@ -2,7 +2,7 @@
 
 With 100,000 pending FACT candidates, N claimer processes (1, 4, 16) call the real
 `claims.claim_next` for a fixed time each, **with an idempotency key on every claim** (a new
-one each time, as the workstation's `new_key()` and the API's `Idempotency-Key` send): the bench
+one each time, as the workstation's `new_idempotency_key()` and the API's `Idempotency-Key` send): the bench
 prints claims per second and the p50/p99 latency of one claim. Ours goes through everything a
 user's claim goes through: the key's row, the pop (the id moves in flight in the same Lua step,
 its read-ahead entry with it), the conditional claim with its signed event (SHA-256 hash, Ed25519
@@ -70,10 +70,10 @@ FLOOR_EVENTS = "bench_floor_events"
 
 
 def setup(pending: int) -> None:
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import queue_index, users
 
-    ctx = Context()
+    ctx = bootstrap()
     with ctx.db.read() as tx:
         if not tx.one("SELECT 1 FROM users WHERE name = 'bench'"):
             users.add(ctx, "bench", "validator", [HORN])
@@ -114,10 +114,10 @@ KEYED = True  # --keyless sets it False (before the claimers fork)
 
 
 def claimer(seconds: float, start, out, measured) -> None:
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import users
 
-    ctx = Context()
+    ctx = bootstrap()
     actor = users.resolve(ctx, "bench")
     one_claim = _our_claim(ctx, actor)
     one_claim()  # warm: connections, key, scripts
@@ -133,7 +133,7 @@ def _our_claim(ctx, actor):
         return lambda: claims.claim_next(ctx, actor, HORN)
     prefix = f"bench:{os.getpid()}:{os.urandom(4).hex()}:"
     count = iter(range(1 << 62))
-    # A new key each claim, as the workstation's new_key() makes one per key press.
+    # A new key each claim, as the workstation's new_idempotency_key() makes one per key press.
     return lambda: claims.claim_next(ctx, actor, HORN, idempotency_key=f"{prefix}{next(count)}")
 
 
@@ -159,9 +159,9 @@ def timed(seconds: float, start, one_claim) -> tuple[list[float], float]:
 
 def floor_worker(seconds: float, start, out, measured) -> None:
     """The floor: what any claim must at least do, with nothing of ours around it."""
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context()
+    ctx = bootstrap()
     one_claim, close = _floor_claim(ctx)
     one_claim()  # warm, as ours is
     out.put(timed(seconds, start, one_claim))
@@ -273,9 +273,9 @@ def _floor_claim(ctx, one: bool = False):
 
 def floor1_worker(seconds: float, start, out, measured) -> None:
     """The one-statement floor (with a key): the same work as `floor_worker`'s, folded as ours is."""
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context()
+    ctx = bootstrap()
     one_claim, close = _floor_claim(ctx, one=True)
     one_claim()
     out.put(timed(seconds, start, one_claim))
@@ -312,9 +312,9 @@ def redis_calls() -> dict[str, int]:
     """Redis's count of the calls it served so far, by command (INFO commandstats); the bench's own
     INFO calls count too, two a round."""
     if not _REDIS:
-        from r2k.core.context import Context
+        from r2k.core.bootstrap import bootstrap
 
-        _REDIS.append(Context().redis)
+        _REDIS.append(bootstrap().redis)
     return {name.removeprefix("cmdstat_"): stat["calls"] for name, stat in _REDIS[0].info("commandstats").items()}
 
 
@@ -366,12 +366,12 @@ def profile(seconds: float, pending: int, top: int = 25) -> None:
     import io
     import pstats
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import users
 
     for label in ("claim", "floor"):
         setup(pending)
-        ctx = Context()
+        ctx = bootstrap()
         if label == "claim":
             one_claim, close = _our_claim(ctx, users.resolve(ctx, "bench")), ctx.close
         else:

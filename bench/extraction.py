@@ -78,9 +78,9 @@ def ingest(env: dict, fresh: bool) -> None:
 def candidates() -> list[dict]:
     """Every extracted candidate with its document's path and corpus."""
     sys.path.insert(0, str(ROOT))
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context(settings=None)
+    ctx = bootstrap(settings=None)
     with ctx.db.read() as tx:
         rows = tx.all("SELECT c.id, c.question, c.text AS answer_text, c.horn_type, d.path FROM candidates c "
                       "JOIN source_documents d ON d.id = c.document_id WHERE c.origin = 'extracted' ORDER BY c.id")

@@ -31,12 +31,12 @@ def start_workers(env: dict, processes: int) -> subprocess.Popen:
     jobs (bench/noop_worker.py)."""
     from rq import Worker
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "noop_worker.py"), "worker", "--queues",
                              "generation", "--processes", str(processes)], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    ctx = Context()
+    ctx = bootstrap()
     deadline = time.time() + 60
     while Worker.count(connection=ctx.redis) < processes and time.time() < deadline:
         time.sleep(0.1)
@@ -54,9 +54,9 @@ def stop(proc: subprocess.Popen) -> None:
 
 def time_noop(env: dict, processes: int, jobs: int) -> float:
     from r2k.core.adapters import jobs as rq_jobs
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context()
+    ctx = bootstrap()
     queue = rq_jobs.queue(ctx.redis, "generation")
     proc = start_workers(env, processes)
     try:
@@ -73,10 +73,10 @@ def time_noop(env: dict, processes: int, jobs: int) -> float:
 
 
 def time_generation(env: dict, processes: int, jobs: int) -> tuple[float, int]:
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import users, workitems
 
-    ctx = Context()
+    ctx = bootstrap()
     actor = users.resolve(ctx, "root")
     proc = start_workers(env, processes)
     try:
@@ -103,10 +103,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=200)
     args = parser.parse_args()
     env = bench_env("generation")
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services.demo import load
 
-    ctx = Context()
+    ctx = bootstrap()
     from r2k.core.domain import SYSTEM
 
     load(ctx, by=SYSTEM)  # users and the demo corpus: sources for retrieval

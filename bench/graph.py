@@ -163,10 +163,10 @@ def changed_floor(ctx, graph, since: float) -> tuple[int, int]:
 def catch_up_bench(n: int, rounds: int, changed: int) -> None:
     os.environ.setdefault("R2K_DATA_DIR", f"/tmp/r2k-bench-graph-catch-up-{n}")
     bench_env("graph")
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import graph_sync
 
-    ctx = Context()
+    ctx = bootstrap()
     graph = ctx.graph
     graph_sync.ensure_indexes(graph)
     print(f"data dir {os.environ['R2K_DATA_DIR']}; {load()}")
@@ -229,10 +229,10 @@ def main() -> None:
         return catch_up_bench(args.catch_up, args.catch_up_rounds, args.changed)
     bench_env("graph")
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import conflicts, graph_sync
 
-    ctx = Context()
+    ctx = bootstrap()
     ids = setup(ctx, args.answers)
     graph = ctx.graph
     graph_sync.ensure_indexes(graph)

@@ -304,10 +304,10 @@ def main() -> None:
     bench_env("ingest")
     files = corpus(args.megabytes, args.corpus)
     megabytes = sum(p.stat().st_size for p in files) / 1e6
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.domain import SYSTEM
 
-    ctx = Context()
+    ctx = bootstrap()
     print(f"corpus: {len(files)} files, {megabytes:.2f} MB ({args.corpus or CORPUS_PACKAGE + ' ' + LIBRARY})")
     parse = parse_only(files)
     rows: dict[str, list] = {"empty": [], "tenfold": []}

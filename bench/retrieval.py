@@ -161,11 +161,11 @@ def main() -> None:
         os.environ["R2K_DATA_DIR"] = tempfile.mkdtemp(prefix="r2k-bench-retrieval-")
     env = dict(os.environ)
     sys.path.insert(0, str(ROOT))
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.domain import SYSTEM
     from r2k.core.services import embeddings, users
 
-    ctx = Context(settings=None)
+    ctx = bootstrap(settings=None)
     if ctx.settings.llm_url:
         raise SystemExit("unset R2K_LLM_URL: this bench measures the built-in extractive generator")
     try:

@@ -47,12 +47,12 @@ BULK_RANK = 9 * 10**15  # the bulk candidates' queue rank: behind every candidat
 def setup(million: int, approvals: int) -> None:
     from scale import copy_candidates
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.domain import SYSTEM
     from r2k.core.services import candidates, queue_index
     from r2k.core.services.demo import load
 
-    ctx = Context()
+    ctx = bootstrap()
     load(ctx, by=SYSTEM)
     with ctx.db.read() as tx:
         have = tx.scalar("SELECT count(*) FROM candidates WHERE created_by = 'bench-million'")
@@ -79,9 +79,9 @@ def setup(million: int, approvals: int) -> None:
 def setup_decisions(decisions: int) -> None:
     """`decisions` validation records on the bulk candidates, spread over the last 30 days, by ada
     and 19 others: what "My work" reads with a busy team's history."""
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context()
+    ctx = bootstrap()
     with ctx.db.begin() as tx:
         have = tx.scalar("SELECT count(*) FROM validation_records WHERE reason = 'bench-decision'")
         bulk = tx.one("SELECT min(id) AS first, count(*) AS n FROM candidates WHERE created_by = 'bench-million'")
@@ -121,11 +121,11 @@ async def measure_my_work(rounds: int = 5) -> list[float]:
 
 
 def report_sweep(rounds: int = 3) -> None:
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.domain import HORN_TYPES
     from r2k.core.services import sweeps
 
-    ctx = Context()
+    ctx = bootstrap()
     swept, floor = [], []
     for _ in range(rounds):
         t0 = time.perf_counter()
@@ -146,10 +146,10 @@ def report_sweep(rounds: int = 3) -> None:
 
 
 def report_my_work(decisions: int) -> None:
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     setup_decisions(decisions)
-    with Context().db.read() as tx:
+    with bootstrap().db.read() as tx:
         decided = tx.scalar("SELECT count(*) FROM validation_records")
     my_work = median(asyncio.run(measure_my_work()))
     print(f"open My work (figures shown)         median {my_work * 1000:6.1f} ms   "
@@ -330,10 +330,10 @@ def main() -> None:
     args = parser.parse_args()
     bench_env("review")
     if args.draws_only:
-        from r2k.core.context import Context
+        from r2k.core.bootstrap import bootstrap
         from r2k.core.services import queue_index
 
-        ctx = Context()
+        ctx = bootstrap()
         with ctx.db.read() as tx:
             total = tx.scalar("SELECT count(*) FROM candidates")
         queued = queue_index.queue(ctx).length(args.horn)
@@ -345,11 +345,11 @@ def main() -> None:
         report_my_work(args.decisions)
         return
     setup(args.million, args.approvals)
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     from r2k.core.services import queue_index
 
-    ctx = Context()
+    ctx = bootstrap()
     with ctx.db.read() as tx:
         total = tx.scalar("SELECT count(*) FROM candidates")
     queued = queue_index.queue(ctx).length("RULE")

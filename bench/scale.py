@@ -267,9 +267,9 @@ def main() -> None:
     from audit import setup as audit_setup
     from claim import floor_events_table
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context()
+    ctx = bootstrap()
     floor_events_table()
     heads = audit_setup(ctx, args.chains)
     work = Path(tempfile.mkdtemp(prefix="r2k-scale-docs-"))

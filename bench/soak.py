@@ -31,7 +31,7 @@ dropped (the soak kills its servers: never anyone else's):
   services up` after `--restart-pause` seconds (retried until it succeeds); the soak also records
   when r2k had it back by itself (a process that needed it starts a dead embedded server), and
   `--restart self` relies on that alone (`services up` only after 60 s). Validators follow a
-  server after an outage as the workstation does (`ctx.follow`). After a server fault the
+  server after an outage as the workstation does (`ctx.reconnect`). After a server fault the
   loop waits for the first successful decision of a candidate claimed after the fault (up to 45 s)
   before the next one, so each recovery time is a fault's own.
 - **The end.** Chaos stops, the servers are brought up, validators are told to stop (SIGTERM: each
@@ -138,11 +138,11 @@ def validator_main(args) -> int:
         journal.write(json.dumps({"ev": ev, "t": now(), **fields}) + "\n")
         journal.flush()
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.outage import service_error
     from r2k.core.errors import R2KError
 
-    ctx = Context(pool_size=args.pool or None)
+    ctx = bootstrap(pool_size=args.pool or None)
 
     def classify(exc: BaseException) -> tuple[int, str, str]:
         if isinstance(exc, R2KError):
@@ -172,16 +172,16 @@ def validator_main(args) -> int:
 
     def backoff(n: int, exc: BaseException | None = None) -> None:
         """Wait (bounded), then, when a service did not answer, follow it as the workstation does
-        (app/tui.py `reconnect`: `ctx.follow(part)`, which finds a server that came back elsewhere
+        (app/tui.py `reconnect`: `ctx.reconnect(part)`, which finds a server that came back elsewhere
         and starts an embedded one that died), where this r2k has it."""
         time.sleep(min(2.0, 0.05 * 2 ** min(n, 6)) * rng.uniform(0.5, 1.0))
-        if exc is None or not hasattr(ctx, "follow"):
+        if exc is None or not hasattr(ctx, "reconnect"):
             return
         try:
             down = service_error(exc, ctx)
             part = getattr(down, "part", None)
             if part:
-                ctx.follow(part)
+                ctx.reconnect(part)
         except Exception as follow_error:  # noqa: BLE001 - still down: the next attempt says so
             sys.stderr.write(f"FOLLOW {now():.3f} {type(follow_error).__name__}: "
                              f"{(str(follow_error).strip().splitlines() or [''])[0][:200]}\n")
@@ -491,7 +491,7 @@ class Soak:
     def ctx(self):
         """This thread's Context, made anew whenever a server came back at another address: the soak's
         own figures and checks must read our servers, whatever the processes under test do."""
-        from r2k.core.context import Context
+        from r2k.core.bootstrap import bootstrap
 
         name = threading.current_thread().name
         addresses = self.addresses()
@@ -502,7 +502,7 @@ class Soak:
                     held[0].close()
                 except Exception:  # noqa: BLE001
                     pass
-            held = (Context(pool_size=3), addresses)
+            held = (bootstrap(pool_size=3), addresses)
             self._ctxs[name] = held
         return held[0]
 
@@ -1440,7 +1440,7 @@ class Soak:
                 elif line.startswith("LOG "):
                     logged[norm(line.split(" ", 2)[2])] += 1
                 elif line.startswith("FOLLOW "):
-                    logged["ctx.follow failed (still down): " + norm(line.split(" ", 2)[2])] += 1
+                    logged["ctx.reconnect failed (still down): " + norm(line.split(" ", 2)[2])] += 1
         if seen:
             print(f"errors the validators saw ({sum(seen.values())}; tracebacks in soak/validator-*.log):")
             for what, n in seen.most_common(14):

@@ -68,9 +68,9 @@ def main() -> None:
     if '"root"' not in r2k(env, "--json", "users", "list").stdout:
         r2k(env, "users", "add", "root", "--role", "admin")
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context()  # the servers' URLs with their credentials, as every command finds them
+    ctx = bootstrap()  # the servers' URLs with their credentials, as every command finds them
     bare_env = {**env, "BENCH_DATABASE_URL": ctx.database_url, "BENCH_REDIS_URL": ctx.redis_url}
     cli, bare = [], []
     for _ in range(10):

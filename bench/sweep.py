@@ -99,10 +99,10 @@ def main() -> None:
 
     import psycopg
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import queue_index, sweeps
 
-    ctx = Context()
+    ctx = bootstrap()
     conn = psycopg.connect(ctx.database_url, autocommit=True)
 
     def floor():

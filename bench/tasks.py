@@ -141,9 +141,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=30)
     args = parser.parse_args()
     bench_env("tasks")
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    ctx = Context(pool_size=2)
+    ctx = bootstrap(pool_size=2)
     ids = setup(ctx, args.tasks)
     ours = base = 0.0
     for _ in range(args.rounds):  # taking turns: the machine's speed drifts within a minute

@@ -1,20 +1,42 @@
-"""The services one process talks to, opened lazily: settings, PostgreSQL, Redis, graph, signer.
+"""The clients one process talks to, opened lazily: PostgreSQL, Redis, graph, LLM, embeddings,
+the signer, live notices; and finding a server again after an outage.
 
-The CLI, the TUI and the workers each make one Context and pass it to the service functions.
+A Context is made by the composition root (core/bootstrap.py `bootstrap`), which wires its
+database's bus and hooks after a commit (`Wiring`); the CLI, the TUI, the workers and the API
+server each make one that way and pass it to the service functions.
 """
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
-from . import embedded
+from . import embedded, migrations
+from .adapters.graph import connect as connect_graph
+from .adapters.llm import ChatClient
+from .adapters.postgres import Database
 from .config import Settings, get_settings, mask_url
 from .errors import ServiceUnavailable
+from .events import Signer
+from .notices import CHANNEL, shaped
+
+if TYPE_CHECKING:
+    from .bus import Bus
 
 LOADING_WAIT = 15.0  # seconds a command waits for a Redis still loading its data after a restart
 REDIS_READ_TIMEOUT = 5.0  # seconds a Redis reply may take before the command fails with 503
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What the composition root gives a Context's database (docs/architecture.md, "Bootstrap and bus")."""
+
+    bus: Bus  # what follows every engine move
+    on_events_committed: Callable[[int], None]  # the audit checkpoint, when one is due
+    on_after_commit_error: Callable[[Exception], None]  # queue upkeep: a step after a commit failed
 
 
 class Context:
@@ -27,6 +49,7 @@ class Context:
         self._servers: dict[str, int | None] = {}  # which server process this one's clients of a part reach
         self.pool_size = pool_size
         self.check_schema = check_schema  # off only for `db upgrade`, which brings the schema up itself
+        self.wiring: Wiring | None = None  # set by core/bootstrap.py before any use of the database
 
     # -- PostgreSQL -------------------------------------------------------------------------
     def _reach(self, part: str) -> str:
@@ -40,13 +63,14 @@ class Context:
 
     @cached_property
     def db(self):
-        from .adapters.postgres import Database
-
+        wiring = self.wiring
+        if wiring is None:  # a move on it would set off no reaction: say so rather than lose them
+            raise RuntimeError("this Context has no bus: make it with r2k.core.bootstrap.bootstrap()")
         url = self.database_url
         db = Database(url, pool_size=self.pool_size, connect_timeout=self.settings.connect_timeout,
                       on_connect_error=lambda exc: embedded.unavailable("postgres", url, exc),
-                      signer=_LazySigner(self), on_after_commit_error=self._index_out_of_step,
-                      on_events_committed=self._events_committed, reactor=self._react,
+                      signer=_LazySigner(self), on_after_commit_error=wiring.on_after_commit_error,
+                      on_events_committed=wiring.on_events_committed, bus=wiring.bus,
                       embeddings=_Lazy(self, "embeddings"))
         if self.check_schema:
             self._check_schema(db, url)
@@ -58,8 +82,6 @@ class Context:
         own, opened when one is first due, when this process has just one (a command), so a
         checkpoint (up to a second at 100,000 chains) never holds up the claims and decisions of
         the process; the pool when it has one."""
-        from .adapters.postgres import Database
-
         if self.pool_size:
             return self.db
         url = self.database_url
@@ -67,8 +89,6 @@ class Context:
                         on_connect_error=lambda exc: embedded.unavailable("postgres", url, exc))
 
     def _check_schema(self, db, url: str) -> None:
-        from . import migrations
-
         with db.connection() as conn:
             revision = migrations.current(conn)
         if revision == migrations.HEAD:
@@ -82,43 +102,8 @@ class Context:
 
     @cached_property
     def signer(self):
-        from .events import Signer
-
         key_file = self.settings.signing_key_file or Path(self.settings.data_dir) / "signing_key.pem"
         return Signer(key_file)
-
-    def _react(self, tx, events) -> None:
-        """Engine moves were written (one, or a batch of one kind): what follows them (core/reactions.py)."""
-        self._follow(self, tx, events)
-
-    def _events_committed(self, count: int) -> None:
-        """Events were committed: a signed checkpoint of the log when one is due (core/audit.py)."""
-        self._checkpoint_after_commit(self, count)
-
-    # Imported on first use (reactions imports every workflow; a read-only command needs neither),
-    # then kept: these run on every move and commit, a claim's among them.
-    @cached_property
-    def _follow(self):
-        from .reactions import follow
-
-        return follow
-
-    @cached_property
-    def _checkpoint_after_commit(self):
-        from .audit import after_commit
-
-        return after_commit
-
-    def _index_out_of_step(self, exc: Exception) -> None:
-        """A step after a commit failed (a queue push, a job, a notice), so Redis may now miss what
-        PostgreSQL holds: drop the reconcile mark, and the next claim (or start-up) rebuilds the
-        queues and re-enqueues the work items first."""
-        from .adapters.redis_queues import EPOCH_KEY
-
-        try:
-            self.redis.delete(EPOCH_KEY)
-        except Exception as exc:  # noqa: BLE001 - Redis unreachable: the scheduled sweep finds what it missed
-            logging.getLogger(__name__).warning("the reconcile mark could not be dropped: %s", exc)
 
     # -- Redis ------------------------------------------------------------------------------
     @cached_property
@@ -127,6 +112,7 @@ class Context:
 
     @cached_property
     def redis(self):
+        # In-function: redis costs 0.29 s to import (load 4), which a command that never reaches Redis never pays
         import redis
 
         url = self.redis_url
@@ -151,17 +137,15 @@ class Context:
     @cached_property
     def validation_queue(self):
         """The Horn-type queues (their Lua scripts registered once per process)."""
-        from .adapters.redis_queues import ValidationQueue
+        from .adapters.redis_queues import ValidationQueue  # in-function: it imports redis (above)
 
         return ValidationQueue(self.redis)
 
     def publish(self, notice: str) -> None:
         """Tell open workstations something changed (Redis pub/sub, a notice of core/notices.py).
         Never fails the caller: the change is committed already, and screens reload when opened."""
-        from .notices import CHANNEL
-
         try:
-            from .adapters.redis_queues import send_all_settles
+            from .adapters.redis_queues import send_all_settles  # in-function: it imports redis (above)
 
             send_all_settles()  # a claim's notice waiting to ride on a pop goes first: notices keep their order
             self.redis.publish(CHANNEL, notice)
@@ -171,10 +155,8 @@ class Context:
     def publish_all(self, notices: list[str]) -> None:
         """`publish` for many notices, in order: one Redis command a thousand of them (a script that
         publishes each; a pipeline's commands cost the client as much to pack as one round trip each)."""
-        from .notices import CHANNEL
-
         try:
-            from .adapters.redis_queues import send_all_settles
+            from .adapters.redis_queues import send_all_settles  # in-function: it imports redis (above)
 
             send_all_settles()
             for start in range(0, len(notices), 1000):
@@ -188,8 +170,6 @@ class Context:
 
     def notify(self, entity: str, **shape) -> None:
         """A notice for a change that is no one entity's move (a queue rebuilt, say)."""
-        from .notices import shaped
-
         self.publish(shaped(entity, **shape))
 
     # -- LLM --------------------------------------------------------------------------------
@@ -198,8 +178,6 @@ class Context:
         """The chat-completions client, kept for the process (None: the built-in generator)."""
         if not self.settings.llm_url:
             return None
-        from .adapters.llm import ChatClient
-
         s = self.settings
         return ChatClient(s.llm_url, s.llm_model, s.llm_api_key, s.llm_timeout, s.llm_retries)
 
@@ -208,7 +186,7 @@ class Context:
     def embeddings(self):
         """The vector index's view for this process (core/services/embeddings.py): its embedder is
         loaded on first use, so a command that embeds nothing never loads it."""
-        from .services.embeddings import Embeddings
+        from .services.embeddings import Embeddings  # in-function: 8 ms (load 4), for a command that embeds only
 
         return Embeddings(self)
 
@@ -219,16 +197,14 @@ class Context:
 
     @cached_property
     def graph(self):
-        from .adapters.graph import connect
-
-        return connect(self.graph_url, self.settings.graph_user, self.settings.graph_password)
+        return connect_graph(self.graph_url, self.settings.graph_user, self.settings.graph_password)
 
     # -- outages ------------------------------------------------------------------------------
     _CLIENTS = {"postgres": ("database_url", "db", "checkpoint_db"),
                 "redis": ("redis_url", "redis", "validation_queue"),
                 "graph": ("graph_url", "graph")}
 
-    def follow(self, part: str) -> bool:
+    def reconnect(self, part: str) -> bool:
         """After `part` failed: look where it is now, and drop this process's clients of it when it
         is another server (its URL changed, or an embedded one was started again), so the next use
         connects afresh: a pool that kept trying a dead server backs off for seconds between tries.

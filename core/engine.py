@@ -18,6 +18,7 @@ from typing import Any
 
 from .adapters.postgres import Tx, adapt
 from .domain import Actor, parse_id
+from .domain.limits import VERSION, optional_number
 from .errors import Conflict, Forbidden, InvalidInput, NotFound, StaleVersion, ValidationStateError
 from .events import EVENT_COLUMNS, GENESIS, HEAD_SQL, append, append_all, event_values, heads, now
 from .machines import Machine, Move
@@ -138,11 +139,9 @@ def assume(tx: Tx, machine: Machine, row: dict, head: tuple[int, str]) -> dict:
 def check_version(machine: Machine, row: dict, expected_version: int | None) -> None:
     if expected_version is None:  # most moves (every claim) name none
         return
-    from .domain.limits import VERSION, optional_number
-
     expected_version = optional_number(expected_version, "--expected-version", VERSION)
     if expected_version is not None and expected_version != row["version"]:
-        # Who moved it since is in the event log: the unit of work says (services/common.py, mutate).
+        # Who moved it since is in the event log: the unit of work says (services/unit_of_work.py).
         raise StaleVersion(machine.words, machine.name, row["id"], row["version"], expected_version)
 
 
@@ -219,7 +218,7 @@ def apply_if_unchanged(tx: Tx, machine: Machine, row: dict, action: str, actor: 
     (someone moved it first). Outside a transaction the statement commits by itself: one round
     trip for the whole move (the claim path, docs/architecture.md "Queues").
 
-    With `kept` (a services.common.KeyedRequest), the same statement also inserts the request's
+    With `kept` (a services.unit_of_work.KeyedRequest), the same statement also inserts the request's
     idempotency key row holding its response, the moved row as PostgreSQL renders it in JSON
     (without `search`), and the event's `outcome["response"]` is that response: a keyed move in
     one round trip, whose retry returns exactly what the first call returned (docs/architecture.md,

@@ -47,7 +47,7 @@ class Conflict(R2KError):
 class StaleVersion(Conflict):
     """A move given a version the entity has moved on from: which entity (its aggregate type and id),
     the version it is at and the one expected, so a unit of work can say from the event log who moved
-    it since (core/services/common.py, `mutate`)."""
+    it since (core/services/unit_of_work.py, `in_unit_of_work`)."""
 
     def __init__(self, words: str, aggregate: str, entity_id, version: int, expected: int, said: str | None = None):
         super().__init__(said or f"{words} {entity_id} is at version {version}, not {expected}: it changed since "

@@ -1,8 +1,8 @@
 """Riding out a server restart: long-lived processes (workers, the workstation, sweeps) retry what
 an outage interrupted, with bounded backoff, and say so once per outage, not once per attempt.
 
-`through(ctx, fn)` runs `fn`; when it fails because PostgreSQL, Redis or the graph does not answer,
-it waits (0.25 s doubling to 5 s), lets the context follow the server (an embedded one that died is
+`retry_across_outages(ctx, fn)` runs `fn`; when it fails because PostgreSQL, Redis or the graph does
+not answer, it waits (0.25 s doubling to 5 s), lets the context reconnect (an embedded one that died is
 started again on its socket, docs/architecture.md "Embedded servers"), and runs `fn` again, until it
 succeeds or the time allowed runs out. Only a whole unit of work is retried: every service call is
 one transaction, and what is committed stays committed, so a retry redoes at most what never happened
@@ -65,7 +65,7 @@ _NAMES = {"postgres": "PostgreSQL", "redis": "Redis", "graph": "the graph"}
 OUTAGES = Outages()
 
 
-def through(ctx, fn: Callable[[], T], *, within: float, outages: Outages = OUTAGES) -> T:
+def retry_across_outages(ctx, fn: Callable[[], T], *, within: float, outages: Outages = OUTAGES) -> T:
     """`fn()`, retried across outages of the services it uses for at most `within` seconds; any
     other error, or an outage that outlasts `within`, is raised as it is."""
     deadline = time.monotonic() + within
@@ -83,7 +83,7 @@ def through(ctx, fn: Callable[[], T], *, within: float, outages: Outages = OUTAG
                 raise unavailable from None
             time.sleep(pause)
             try:
-                ctx.follow(unavailable.part)
+                ctx.reconnect(unavailable.part)
             except Exception as follow_error:  # noqa: BLE001 - still down: the next attempt says so
                 log.debug("following %s: %s", unavailable.part, follow_error)
             continue

@@ -1,7 +1,6 @@
 """What follows each move: one table for the whole core (docs/architecture.md, "Reactions").
 
-Every engine move returns the event it appended and hands it to the unit of work, which looks it up
-here by (entity, action) and runs, in order:
+Pure data: every row says, for (entity, action), what runs
 
 - **then**: reactions in the same transaction, which may move other entities (and so set off their
   own rows here); each may return what it made (`{"answer": row}`), gathered in `event.outcome`
@@ -10,18 +9,17 @@ here by (entity, action) and runs, in order:
   graph sync), so Redis and RQ never get ahead of PostgreSQL. A failing effect is logged and has
   the queues rebuilt (the change itself is committed); it never fails the change.
 
-Workflows do not call each other for what follows their moves: they make their move, and this table
-says the rest. Adding a reaction (say, "every registry change syncs the graph") is one row.
+The bus (core/bus.py) dispatches an engine move's events to these rows; the composition root
+(core/bootstrap.py) gives it this table. Workflows do not call each other for what follows their
+moves: they make their move, and this table says the rest. Adding a reaction (say, "every registry
+change syncs the graph") is one row.
 """
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass
-from functools import partial
-from itertools import groupby
 from typing import TYPE_CHECKING, Callable
 
 from . import notices
+from .bus import ReactionTable, index, on
 from .services import (
     candidates,
     claims,
@@ -39,11 +37,8 @@ from .services import (
 )
 
 if TYPE_CHECKING:
-    from .adapters.postgres import Tx
     from .context import Context
     from .engine import Event
-
-log = logging.getLogger(__name__)
 
 
 def notice(ctx: Context, event: Event) -> None:
@@ -54,18 +49,6 @@ def notice(ctx: Context, event: Event) -> None:
 def notices_of(ctx: Context, events: list[Event]) -> None:
     """`notice` for many events at once: one Redis pipeline."""
     ctx.publish_all([notices.of(event) for event in events])
-
-
-@dataclass(frozen=True)
-class On:
-    entity: str
-    actions: tuple[str, ...]
-    then: tuple[Callable[[Tx, Event], dict | None], ...] = ()
-    after: tuple[Callable[[Context, Event], None], ...] = ()
-
-
-def on(entity: str, actions: str, then=(), after=()) -> On:
-    return On(entity, tuple(actions.split()), tuple(then), tuple(after))
 
 
 TABLE = [
@@ -146,39 +129,6 @@ MANY: dict[Callable, Callable] = {
 # "HTTP API"), once committed; a webhook never fails nor holds up the move.
 EVERY_EVENT_AFTER = (webhooks.fire_later,)
 
-INDEX: dict[tuple[str, str], On] = {}
-for _row in TABLE:
-    for _action in _row.actions:
-        if (_row.entity, _action) in INDEX:
-            raise ValueError(f"two rows for {_row.entity} {_action}")
-        INDEX[(_row.entity, _action)] = _row
+INDEX = index(TABLE)  # two rows for one move fail here, at import
 
-
-def follow(ctx: Context, tx: Tx, events: list[Event]) -> None:
-    """What the table says follows `events` (one move's event, or many written together): their
-    reactions now, their effects after the commit. Many events of one (entity, action) go to the
-    form for many of a reaction or effect that has one (MANY), once; the others run for each."""
-    for (entity, action), same in groupby(events, key=lambda e: (e.machine, e.action)):
-        row = INDEX.get((entity, action))
-        if row is None:
-            continue
-        group = list(same)
-        # Effects are queued first, so after the commit they run in the order the events were written
-        # (a decision's notice before that of the answer it published).
-        for effect in row.after:
-            if len(group) > 1 and effect in MANY:
-                tx.after_commit(partial(MANY[effect], ctx, group))
-            else:
-                for event in group:
-                    tx.after_commit(partial(effect, ctx, event))
-        for react in row.then:
-            if len(group) > 1 and react in MANY:
-                MANY[react](tx, group)
-                continue
-            for event in group:
-                made = react(tx, event)
-                if made:
-                    event.outcome.update(made)
-    if events:
-        for effect in EVERY_EVENT_AFTER:
-            tx.after_commit(partial(effect, ctx, list(events)))
+REACTIONS = ReactionTable(INDEX, MANY, EVERY_EVENT_AFTER)

@@ -47,9 +47,9 @@ class R2KServices:
     @property
     def ctx(self):
         if self._ctx is None:
-            from r2k.core.context import Context
+            from r2k.core.bootstrap import bootstrap
 
-            self._ctx = Context(self.settings, pool_size=8)
+            self._ctx = bootstrap(self.settings, pool_size=8)
         return self._ctx
 
     def close(self) -> None:
@@ -185,10 +185,10 @@ def r2k_workstation(r2k_services):
     @contextlib.asynccontextmanager
     async def open_(user: str, size: tuple[int, int] = (120, 40)):
         from r2k.app.tui import R2KApp
-        from r2k.core.context import Context
+        from r2k.core.bootstrap import bootstrap
 
         # A Context of its own: the workstation closes its Context when it exits.
-        app = R2KApp(Context(r2k_services.settings, pool_size=4), user, sweep_every=0)
+        app = R2KApp(bootstrap(r2k_services.settings, pool_size=4), user, sweep_every=0)
         async with app.run_test(size=size) as pilot:
             yield pilot
 

@@ -140,10 +140,10 @@ def _wipe_graph(context) -> None:
 def ctx(services):
     """A fresh world: empty tables and Redis, and a Context on them."""
     from r2k.core import audit
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     audit.wait_pending()  # a checkpoint the previous test's commits started writes into its own world
-    context = Context(services, pool_size=8)
+    context = bootstrap(services, pool_size=8)
     # As the superuser: the application's own role may neither delete from the append-only tables nor
     # silence their triggers (replica mode does, for this cleanup only, and skips the foreign keys
     # too). DELETE, not TRUNCATE: the tables hold a few rows, and TRUNCATE makes new files for each

@@ -445,9 +445,9 @@ def test_serve_api_refuses_a_bad_port_or_workers_before_listening():
 
 def test_a_database_that_does_not_answer_is_a_503_naming_it_never_a_500(services, tmp_path):
     from r2k.app.api import create_app
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    down = Context(services.model_copy(update={"database_url": "postgresql://r2k@127.0.0.1:1/r2k",
+    down = bootstrap(services.model_copy(update={"database_url": "postgresql://r2k@127.0.0.1:1/r2k",
                                                "connect_timeout": 1.0}))
     with TestClient(create_app(down), raise_server_exceptions=False) as client:
         body = refused(client.get("/v1/me", headers={"Authorization": "Bearer r2k_whatever"}), 503)

@@ -483,10 +483,10 @@ def test_a_checkpoint_after_a_commit_never_holds_up_a_commands_connection(ctx, p
     import psycopg
 
     from r2k.core import embedded
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     world(ctx, people)
-    command = Context(services.model_copy(update={"checkpoint_events": 1}))  # one is due
+    command = bootstrap(services.model_copy(update={"checkpoint_events": 1}))  # one is due
     blocker = psycopg.connect(embedded.superuser_url(ctx.settings))
     try:
         assert command.checkpoint_db is not command.db
@@ -511,7 +511,7 @@ def test_a_checkpoint_after_a_commit_never_holds_up_a_commands_connection(ctx, p
 def test_a_checkpoint_is_written_when_an_event_waited_m_seconds_by_a_command_or_the_sweep(ctx, people):
     import time
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import sweeps
 
     time.sleep(1.2)  # the people's events are now older than a second
@@ -523,7 +523,7 @@ def test_a_checkpoint_is_written_when_an_event_waited_m_seconds_by_a_command_or_
 
     candidates.add(ctx, people["root"], "Q2?", "Fact 2.", "FACT")
     time.sleep(1.2)
-    quick = Context(ctx.settings.model_copy(update={"checkpoint_seconds": 1.0}))
+    quick = bootstrap(ctx.settings.model_copy(update={"checkpoint_seconds": 1.0}))
     try:
         sweeps.sweep_all(quick)
     finally:

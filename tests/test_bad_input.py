@@ -260,7 +260,7 @@ def test_work_items_and_grey_entries_with_bad_text_are_a_400(ctx, people):
 
 def test_a_generated_answer_too_long_escalates_its_work_item(ctx, people):
     from r2k.core.adapters.llm import Generation
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     class Verbose:
         def complete(self, prompt):
@@ -274,7 +274,7 @@ def test_a_generated_answer_too_long_escalates_its_work_item(ctx, people):
             tx.execute("INSERT INTO source_passages (document_id, ordinal, span_start, span_end, text) "
                        "VALUES (%s, 0, 0, 20, 'The yard lead opens the gate every day.')", (document["id"],))
     item = workitems.create(ctx, people["sam"], "Who opens the yard gate?")
-    with_llm = Context(ctx.settings.model_copy(update={"llm_url": "http://127.0.0.1:9/v1"}), pool_size=2)
+    with_llm = bootstrap(ctx.settings.model_copy(update={"llm_url": "http://127.0.0.1:9/v1"}), pool_size=2)
     try:
         outcome = generation.generate_answer(with_llm, item["id"], llm=Verbose())
     finally:

@@ -226,7 +226,7 @@ def test_an_llm_that_fails_leaves_the_rules_flags_and_goes_through_the_breaker(c
     """With an LLM configured it judges the pairs the rules left; failing, it counts on the shared
     breaker, and detection still flags what the rules found."""
     from r2k.core.adapters.breaker import KEY
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     from tests.llm_server import ChatServer
 
@@ -234,7 +234,7 @@ def test_an_llm_that_fails_leaves_the_rules_flags_and_goes_through_the_breaker(c
     publish(ctx, people, "What is established about backup retention?", "Nightly backups are kept for 14 days.")
     publish(ctx, people, "Where are nightly backups stored?", "Nightly backups are stored in the Hamburg vault.")
     with ChatServer(mode="error") as llm:
-        judged = Context(ctx.settings.model_copy(update={"llm_url": llm.url, "llm_retries": 0}), pool_size=2)
+        judged = bootstrap(ctx.settings.model_copy(update={"llm_url": llm.url, "llm_retries": 0}), pool_size=2)
         try:
             found = conflicts.detect(judged, a["id"])
         finally:
@@ -256,7 +256,7 @@ def test_every_move_of_a_flag_is_a_signed_event_that_replays(ctx, people, pair):
 
 
 def test_with_an_llm_configured_it_judges_the_pairs_the_rules_left(ctx, people):
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     from tests.llm_server import ChatServer
 
@@ -267,7 +267,7 @@ def test_with_an_llm_configured_it_judges_the_pairs_the_rules_left(ctx, people):
     publish(ctx, people, "What is established about backup storage?", "Nightly backups are kept off site in Dublin.")
     publish(ctx, people, "Who checks nightly backups?", "The IT Manager checks the nightly backups.")
     with ChatServer(reply=judge) as llm:
-        judged = Context(ctx.settings.model_copy(update={"llm_url": llm.url}), pool_size=2)
+        judged = bootstrap(ctx.settings.model_copy(update={"llm_url": llm.url}), pool_size=2)
         try:
             [flag_id] = conflicts.detect(judged, a["id"])["flags"]
             assert conflicts.detect(judged, a["id"])["flags"] == []  # once, however often

@@ -16,6 +16,7 @@ import pytest
 
 from r2k.core.adapters.breaker import CircuitBreaker
 from r2k.core.adapters.embeddings import BREAKER_KEY, STATIC_MODEL, EmbeddingsError, EndpointEmbedder
+from r2k.core.bootstrap import bootstrap
 from r2k.core.context import Context
 from r2k.core.errors import Conflict
 from r2k.core.knowledge.ranking import Ranking
@@ -52,7 +53,7 @@ def demo(ctx, people):
 
 
 def with_endpoint(ctx: Context, server: EmbeddingsServer) -> Context:
-    return Context(ctx.settings.model_copy(update={"embeddings_url": server.url, "embeddings_model": server.model,
+    return bootstrap(ctx.settings.model_copy(update={"embeddings_url": server.url, "embeddings_model": server.model,
                                                    "embeddings_retries": 0}), pool_size=2)
 
 

@@ -168,10 +168,10 @@ def _escalate_and_approve(settings) -> tuple[int, int]:
     one approved (an answer, which a worker mirrors into the graph); the work item's and answer's ids.
     The escalated one asks what the demo's documents answer (forklift batteries charge in about eight
     hours), so its work item ends ready for review with a generated answer, never escalated again."""
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import candidates, claims, users
 
-    ctx = Context(settings)
+    ctx = bootstrap(settings)
     try:
         root, ada = users.resolve(ctx, "root"), users.resolve(ctx, "ada")
         asked = candidates.add(ctx, root, "How long does a full charge of a forklift battery take?",
@@ -188,10 +188,10 @@ def _carried_on(settings, item_id: int, answer_id: int) -> bool:
     """The escalation got its generated answer (README "Embedded servers": a job "waits and finishes
     once the server is back"; given up on, ESCALATED, fails at once), and the approved answer is in
     the graph."""
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import workitems
 
-    ctx = Context(settings)
+    ctx = bootstrap(settings)
     try:
         item = workitems.show(ctx, item_id)
         if item["state"] in ("NEW", "GENERATING"):
@@ -373,7 +373,7 @@ async def test_the_workstation_follows_a_killed_server_and_claims_again_within_s
     from r2k.app.screens.queues import QueuePickerScreen
     from r2k.app.screens.review import ReviewScreen
     from r2k.app.tui import R2KApp
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import candidate_views, candidates, users
     from tests.tui import candidate_on, open_screen, review_settled
 
@@ -385,7 +385,7 @@ async def test_the_workstation_follows_a_killed_server_and_claims_again_within_s
             shown.append((value, self.sub_title))
 
     install.json("services", "up")
-    ctx = Context(install.settings, pool_size=4)
+    ctx = bootstrap(install.settings, pool_size=4)
     candidates.add(ctx, users.resolve(ctx, "root"), "Which dock takes the reefer trailers?", "Dock 4 does.", "FACT")
     before = install.state(part)
     app = Recorded(ctx, "ada", sweep_every=0)
@@ -419,12 +419,12 @@ async def test_the_workstation_follows_a_killed_graph_within_seconds(install):
 
     from r2k.app.screens.registry import RegistryScreen
     from r2k.app.tui import R2KApp
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
     from r2k.core.services import graph_sync, registry
     from tests.tui import open_screen, shows
 
     install.json("services", "up")
-    ctx = Context(install.settings, pool_size=4)
+    ctx = bootstrap(install.settings, pool_size=4)
     graph_sync.catch_up(ctx)
     answers = [a["id"] for a in registry.search(ctx, "")][:2]
     assert len(answers) == 2, answers

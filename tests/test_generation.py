@@ -14,6 +14,7 @@ import pytest
 
 from r2k.core.adapters import jobs
 from r2k.core.adapters.breaker import CircuitBreaker
+from r2k.core.bootstrap import bootstrap
 from r2k.core.context import Context
 from r2k.core.errors import InvalidInput, ValidationStateError
 from r2k.core.knowledge.classify import classify
@@ -43,7 +44,7 @@ def corpus(ctx, people, tmp_path):
 
 
 def with_settings(ctx: Context, **overrides) -> Context:
-    return Context(ctx.settings.model_copy(update=overrides), pool_size=4)
+    return bootstrap(ctx.settings.model_copy(update=overrides), pool_size=4)
 
 
 def run_worker(env: dict | None = None, processes: int = 1, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -144,9 +145,9 @@ def test_the_breaker_opens_across_two_worker_processes(ctx, people, corpus):
 
 PROBER = """
 import json, sys, time
-from r2k.core.context import Context
+from r2k.core.bootstrap import bootstrap
 from r2k.core.adapters.breaker import CircuitBreaker
-ctx = Context()
+ctx = bootstrap()
 cb = CircuitBreaker(ctx.redis, threshold=1, cooldown=0.5)
 start = float(sys.argv[1])
 while time.time() < start:

@@ -552,10 +552,10 @@ def test_a_killed_graph_server_blocks_no_registry_move_and_the_sweep_restarts_it
 
 
 def test_a_graph_that_stays_away_never_fails_the_sweep(ctx, people):
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     publish(ctx, people, "What is established about visitor escort?", "Visitors need an escort.")
-    away = Context(ctx.settings.model_copy(update={"graph_url": "falkor://127.0.0.1:9", "connect_timeout": 1}))
+    away = bootstrap(ctx.settings.model_copy(update={"graph_url": "falkor://127.0.0.1:9", "connect_timeout": 1}))
     try:
         swept = sweeps.sweep_all(away)
     finally:

@@ -360,14 +360,14 @@ async def test_the_review_screen_loop_under_overlap_is_blind(ctx, team):
     """alice's review loop passes her reviewed candidate to the next validator; bob's review screen
     shows it without her decision, and his agreeing approval publishes it."""
     from r2k.app.screens.review import ReviewScreen
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     from tests.test_tui_validation import open_review, showing
     from tests.tui import candidate_on, make_app, message, rendered, wait_for
 
     first = add(ctx, team)
     second = add(ctx, team, "Is dock 5 open?", "Dock 5 is open.")
-    app = make_app(Context(ctx.settings, pool_size=4), "alice")  # each workstation its own (it closes them)
+    app = make_app(bootstrap(ctx.settings, pool_size=4), "alice")  # each workstation its own (it closes them)
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
         assert candidate_on(screen) == first
@@ -377,7 +377,7 @@ async def test_the_review_screen_loop_under_overlap_is_blind(ctx, team):
     claims.release_held(ctx, team["alice"])
     candidates.revise(ctx, team["carol"], claims.claim_next(ctx, team["carol"], "FACT")["id"],
                       "Dock 5 is open, SECRETWORDING.")  # carol reviews the second one
-    app = make_app(Context(ctx.settings, pool_size=4), "bob")
+    app = make_app(bootstrap(ctx.settings, pool_size=4), "bob")
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_review(pilot)
         assert candidate_on(screen) == first

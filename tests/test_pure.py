@@ -263,7 +263,7 @@ def test_clip_plural_and_keys():
     assert fmt.clip(None, 5) == ""
     assert (fmt.plural(1, "work item"), fmt.plural(3, "work item"), fmt.plural(2, "entry", "entries")) == (
         "1 work item", "3 work items", "2 entries")
-    keys = {fmt.new_key() for _ in range(100)}
+    keys = {fmt.new_idempotency_key() for _ in range(100)}
     assert len(keys) == 100 and all(re.fullmatch("[0-9a-f]{32}", k) for k in keys)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from r2k.core.adapters.llm import build_prompt
+from r2k.core.bootstrap import bootstrap
 from r2k.core.context import Context
 from r2k.core.demo import __file__ as demo_init
 from r2k.core.knowledge.extract import extract
@@ -48,7 +49,7 @@ def demo(ctx, people):
 
 
 def with_llm(ctx: Context, url: str) -> Context:
-    return Context(ctx.settings.model_copy(update={"llm_url": url, "llm_retries": 0}), pool_size=2)
+    return bootstrap(ctx.settings.model_copy(update={"llm_url": url, "llm_retries": 0}), pool_size=2)
 
 
 def citations(text: str) -> list[int]:

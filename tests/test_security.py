@@ -416,13 +416,13 @@ def test_while_no_admin_exists_the_data_dir_owner_adds_the_first(ctx):
 def test_someone_who_does_not_own_the_data_dir_is_no_bootstrap_operator(ctx, tmp_path):
     """While no admin exists, only the OS account owning the data dir administers it: another
     account's data dir is not even opened."""
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     os.chown(foreign, 65534, 65534) if os.geteuid() == 0 else pytest.skip("needs root to hand a dir to nobody")
     with pytest.raises(Forbidden, match=r"belongs to nobody \(uid 65534\)"):
-        Context(ctx.settings.model_copy(update={"data_dir": foreign}))
+        bootstrap(ctx.settings.model_copy(update={"data_dir": foreign}))
     assert users.acting(ctx, "operator", admin=True).role == "admin"  # the owner, while no admin exists
 
 

@@ -669,10 +669,10 @@ def test_replay_repair_takes_no_forged_event_for_the_truth(ctx, people, superuse
 
 KILLED = """
 import pathlib, sys, time
-from r2k.core.context import Context
+from r2k.core.bootstrap import bootstrap
 from r2k.core.services import tasks, users
 
-ctx = Context()
+ctx = bootstrap()
 marker = pathlib.Path(sys.argv[2])
 
 
@@ -763,9 +763,9 @@ def test_the_demo_adds_three_articles_once(ctx):
 # ----------------------------------------------------------------------------- the analysis with an LLM
 
 def with_settings(ctx, **overrides):
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    return Context(ctx.settings.model_copy(update=overrides), pool_size=4)
+    return bootstrap(ctx.settings.model_copy(update=overrides), pool_size=4)
 
 
 def test_an_llm_judges_the_claims_the_rules_left_through_the_breaker(ctx, people, registry):

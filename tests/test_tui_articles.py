@@ -7,7 +7,7 @@ from textual.widgets import DataTable, Select
 
 from r2k.app.screens.articles import ArticlesScreen
 from r2k.app.widgets.modals import FieldsModal, ReasonModal
-from r2k.core.context import Context
+from r2k.core.bootstrap import bootstrap
 from r2k.core.services import tasks
 from tests.conftest import error_of, r2k
 from tests.test_tasks import AGREES, CONTRADICTS, publish
@@ -79,7 +79,7 @@ async def test_lists_by_state_and_mine_and_the_detail_shows_everything(ctx, peop
 async def test_two_reviewers_approve_with_a_key_each_and_it_is_published(ctx, people):
     _, good, _ = seeded(ctx, people)
     for user, state_after in (("alice", "PEER_REVIEW"), ("bob", "PUBLISHED")):
-        own = Context(ctx.settings, pool_size=4)  # each workstation its own connections (it closes them)
+        own = bootstrap(ctx.settings, pool_size=4)  # each workstation its own connections (it closes them)
         app = make_app(own, user)
         async with app.run_test(size=(150, 50)) as pilot:
             await open_articles(pilot)
@@ -95,7 +95,7 @@ async def test_two_reviewers_approve_with_a_key_each_and_it_is_published(ctx, pe
 
 async def test_reject_asks_a_reason_escape_changes_nothing_and_resolve_returns_it(ctx, people):
     _, good, _ = seeded(ctx, people)
-    app = make_app(Context(ctx.settings, pool_size=4), "bob")
+    app = make_app(bootstrap(ctx.settings, pool_size=4), "bob")
     async with app.run_test(size=(150, 50)) as pilot:
         await open_articles(pilot)
         await on_row(pilot, good["id"], "PEER_REVIEW")
@@ -109,7 +109,7 @@ async def test_reject_asks_a_reason_escape_changes_nothing_and_resolve_returns_i
         await wait_for(pilot, lambda: "reject → RESOLUTION_REQUIRED" in text_of(app, "#message"), what="rejected")
         await pilot.press("v")  # bob is no author or editor: the key says why
         await wait_for(pilot, lambda: "may not resolve" in text_of(app, "#message"), what="refused resolve")
-    app = make_app(Context(ctx.settings, pool_size=4), "vera")
+    app = make_app(bootstrap(ctx.settings, pool_size=4), "vera")
     async with app.run_test(size=(150, 50)) as pilot:
         await open_articles(pilot)
         await on_row(pilot, good["id"], "RESOLUTION_REQUIRED")
@@ -126,7 +126,7 @@ async def test_reject_asks_a_reason_escape_changes_nothing_and_resolve_returns_i
 async def test_submit_and_assign_from_the_screen(ctx, people):
     draft = tasks.create(ctx, people["vera"], "Backups", AGREES)
     publish(ctx, people, "How long are backups kept?", "Nightly database backups are kept for 30 days.")
-    app = make_app(Context(ctx.settings, pool_size=4), "vera")
+    app = make_app(bootstrap(ctx.settings, pool_size=4), "vera")
     async with app.run_test(size=(150, 50)) as pilot:
         await open_articles(pilot)
         await on_row(pilot, draft["id"], "DRAFT")
@@ -143,7 +143,7 @@ async def test_the_footer_offers_only_what_the_article_allows_and_fits_at_80_col
     from tests.test_tui_keys import footer_width
 
     _, good, _ = seeded(ctx, people)
-    app = make_app(Context(ctx.settings, pool_size=4), "root")  # an admin: an editor of every article
+    app = make_app(bootstrap(ctx.settings, pool_size=4), "root")  # an admin: an editor of every article
     async with app.run_test(size=(80, 24)) as pilot:
         await open_articles(pilot)
         await on_row(pilot, good["id"], "PEER_REVIEW")
@@ -169,7 +169,7 @@ async def test_approving_again_says_you_approved_already_not_someone_else(ctx, p
     _, good, _ = seeded(ctx, people)
     tasks.review(ctx, people["alice"], good["id"], "approve")
     before = tasks.get(ctx, good["id"])
-    app = make_app(Context(ctx.settings, pool_size=4), "alice")  # the workstation closes its connections
+    app = make_app(bootstrap(ctx.settings, pool_size=4), "alice")  # the workstation closes its connections
     async with app.run_test(size=(150, 50)) as pilot:
         await open_articles(pilot)
         await on_row(pilot, good["id"], "PEER_REVIEW")
@@ -191,7 +191,7 @@ async def test_a_source_moved_on_is_said_at_approval_and_the_detail_marks_every_
 
     answers, good, _ = seeded(ctx, people)
     tasks.review(ctx, people["alice"], good["id"], "approve")
-    app = make_app(Context(ctx.settings, pool_size=4), "bob")
+    app = make_app(bootstrap(ctx.settings, pool_size=4), "bob")
     async with app.run_test(size=(150, 60)) as pilot:
         await open_articles(pilot)
         await on_row(pilot, good["id"], "PEER_REVIEW")

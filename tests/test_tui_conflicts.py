@@ -135,10 +135,10 @@ async def test_the_registry_shows_an_answers_neighbours_in_the_graph(ctx, people
 def test_neighbours_say_so_when_the_graph_is_behind_or_down(ctx, people):
     a, b, flag_id = flag_pair(ctx, people)
     assert conflicts.neighbours(ctx, a["id"])["graph"].startswith("behind")  # not mirrored yet
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     # A configured graph that does not answer (nothing listens there): an embedded one would be followed.
-    away = Context(ctx.settings.model_copy(update={"graph_url": "falkor://127.0.0.1:9", "connect_timeout": 1}))
+    away = bootstrap(ctx.settings.model_copy(update={"graph_url": "falkor://127.0.0.1:9", "connect_timeout": 1}))
     away.__dict__["db"] = ctx.db
     found = conflicts.neighbours(away, a["id"])
     assert found["graph"].startswith("down") and found["subjects"] == []

@@ -6,7 +6,7 @@ from textual.widgets import DataTable, Input, Select, Static
 
 from r2k.app.screens.grey import GreyQueueScreen
 from r2k.app.widgets.modals import FieldsModal
-from r2k.core.context import Context
+from r2k.core.bootstrap import bootstrap
 from r2k.core.notices import CHANNEL
 from r2k.core.services import grey
 from tests.tui import (after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, shows, text_of,
@@ -229,7 +229,7 @@ async def test_escalation_reaches_a_second_running_app(ctx, people):
     """sam watches the grey queue; root escalates in another app: sam gets the toast, the badge and the row."""
     e1, *_ = seed(ctx, people)
     grey.transition(ctx, people["root"], e1["id"], "assign", assignee="root")
-    other = Context(ctx.settings, pool_size=4)  # the second workstation has its own connections
+    other = bootstrap(ctx.settings, pool_size=4)  # the second workstation has its own connections
     sams = make_app(ctx, "sam", listen=True)
     roots = make_app(other, "root", listen=True)
     async with sams.run_test(size=(140, 45)) as sam:

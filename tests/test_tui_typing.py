@@ -205,9 +205,9 @@ def claimed_by_alice(ctx) -> list[int]:
 
 def reopened(services):
     """A Context again once the workstation has quit (it closes its own on the way out)."""
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
-    return Context(services, pool_size=2)
+    return bootstrap(services, pool_size=2)
 
 
 async def quit_asking(pilot) -> ChoiceModal:

@@ -18,7 +18,7 @@ from textual.widgets import Input, TextArea
 from r2k.app.screens.grey import GreyQueueScreen
 from r2k.app.screens.review import ReviewScreen
 from r2k.app.widgets.modals import FieldsModal, TextModal
-from r2k.core.context import Context
+from r2k.core.bootstrap import bootstrap
 from r2k.core.services import candidate_views, candidates, grey, registry, users
 from tests.tui import key_events, make_app, open_screen, review_settled, text_of, wait_for
 
@@ -70,7 +70,7 @@ def dialog_state(app) -> tuple | None:
 # --------------------------------------------------------------------------- the review editor
 
 async def revise_once(services, keys: list[str], burst: bool) -> tuple:
-    ctx = Context(services, pool_size=2)  # the workstation closes its own on the way out
+    ctx = bootstrap(services, pool_size=2)  # the workstation closes its own on the way out
     alice = users.resolve(ctx, "alice")
     cid = candidates.add(ctx, users.resolve(ctx, "root"), "Which trailers does dock 4 take?", TEXT, "FACT")["id"]
     app = make_app(ctx, "alice")
@@ -93,7 +93,7 @@ async def revise_once(services, keys: list[str], burst: bool) -> tuple:
 
         await wait_for(pilot, decided, what="the revision published or refused")
         open_dialog = dialog_state(app)
-    ctx = Context(services, pool_size=2)
+    ctx = bootstrap(services, pool_size=2)
     try:
         row = candidate_views.get(ctx, cid)
         published = [a["text"] for a in registry.search(ctx, "", limit=500) if a["candidate_id"] == cid]
@@ -118,7 +118,7 @@ def test_the_review_editor_gives_the_same_at_any_speed(ctx, people, services):
 # --------------------------------------------------------------------------- the grey queue's Add dialog
 
 async def add_once(services, keys: list[str], burst: bool) -> tuple:
-    ctx = Context(services, pool_size=2)
+    ctx = bootstrap(services, pool_size=2)
     before = max((e["id"] for e in grey.list_entries(ctx)), default=0)
     app = make_app(ctx, "sam")
     async with app.run_test(size=(140, 45)) as pilot:
@@ -132,7 +132,7 @@ async def add_once(services, keys: list[str], burst: bool) -> tuple:
         await wait_for(pilot, lambda: isinstance(app.screen, FieldsModal) or
                        any(e["id"] > before for e in grey.list_entries(ctx)), what="the entry added or the dialog")
         open_dialog = dialog_state(app)
-    ctx = Context(services, pool_size=2)
+    ctx = bootstrap(services, pool_size=2)
     try:
         added = [(entry["subject"], entry["detail"]) for entry in
                  (grey.get(ctx, e["id"]) for e in sorted(grey.list_entries(ctx), key=lambda e: e["id"]))

@@ -548,10 +548,10 @@ def test_a_settle_taken_by_a_pop_that_failed_still_goes_out(ctx, people):
 
 
 def test_closing_the_context_sends_the_waiting_settles(ctx, people):
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     ids = add_many(ctx, people["root"], "FACT", 1)
-    other = Context()
+    other = bootstrap()
     other.validation_queue._settles.wait = 3600  # the thread would wait an hour: only the close sends it
     try:
         claims.claim_next(other, people["alice"], "FACT")
@@ -564,10 +564,10 @@ def test_closing_the_context_sends_the_waiting_settles(ctx, people):
 
 CLAIMER = """
 import json, sys
-from r2k.core.context import Context
+from r2k.core.bootstrap import bootstrap
 from r2k.core.errors import NotFound, Conflict
 from r2k.core.services import candidate_views, candidates, claims, queue_index, sweeps, users
-ctx = Context()
+ctx = bootstrap()
 actor = users.resolve(ctx, sys.argv[1])
 got = []
 while True:
@@ -599,9 +599,9 @@ def test_eight_processes_claim_two_thousand_candidates_each_exactly_once(ctx, pe
 
 STUCK_CLAIMER = """
 import sys
-from r2k.core.context import Context
+from r2k.core.bootstrap import bootstrap
 from r2k.core.services import candidate_views, candidates, claims, queue_index, sweeps, users
-ctx = Context()
+ctx = bootstrap()
 actor = users.resolve(ctx, "alice")
 print("ready", flush=True)
 claims.claim_next(ctx, actor, "FACT")
@@ -899,14 +899,14 @@ def test_a_worker_killed_without_a_word_does_not_stop_workstations_sweeping(ctx,
 def test_when_everyone_notices_a_lost_redis_at_once_one_rebuilds(ctx, people):
     import threading
 
-    from r2k.core.context import Context
+    from r2k.core.bootstrap import bootstrap
 
     ids = add_many(ctx, people["root"], "FACT", 50)
     ctx.redis.flushall()
     start, results = threading.Barrier(4), []
 
     def workstation():
-        own = Context(ctx.settings)
+        own = bootstrap(ctx.settings)
         start.wait()
         results.append(queue_index.reconcile_if_lost(own))
         own.close()

@@ -37,10 +37,10 @@ from rq.worker_pool import WorkerPool
 
 from r2k.core import embedded
 from r2k.core.adapters.jobs import QUEUES, SERIALIZER, TASK_PATHS
+from r2k.core.bootstrap import bootstrap
 from r2k.core.config import get_settings
-from r2k.core.context import Context
 from r2k.core.errors import InvalidInput
-from r2k.core.outage import OUTAGES, delays, through
+from r2k.core.outage import OUTAGES, delays, retry_across_outages
 
 # The services its jobs run, imported before the pool forks its workers, so each starts warm.
 from r2k.core.services import candidates, claims, generation, graph_sync, grey, queue_index  # noqa: F401
@@ -419,10 +419,10 @@ def run(queues: list[str], processes: int = 1, burst: bool = False, logging_leve
         if kind not in QUEUES:
             raise InvalidInput(f"unknown queue {kind!r}: expected {', '.join(QUEUES)}")
         names.append(QUEUES[kind])
-    ctx = Context()
+    ctx = bootstrap()
     # A server restarting just now (Redis reading its append-only file, say) is waited for a while;
     # one that stays away is the 503 that names it.
-    through(ctx, lambda: (ctx.redis.ping(), ctx.db), within=30)
+    retry_across_outages(ctx, lambda: (ctx.redis.ping(), ctx.db), within=30)
     redis = ctx.redis
     if not queue_index.reconcile_if_lost(ctx):  # a lost Redis: queues rebuilt, work items re-enqueued
         generation.recover(ctx)  # items a dead worker left behind

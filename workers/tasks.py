@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 
 from r2k.core.adapters.jobs import JOB_TIMEOUT
+from r2k.core.bootstrap import bootstrap
 from r2k.core.context import Context
-from r2k.core.outage import through
+from r2k.core.outage import retry_across_outages
 from r2k.core.services import conflicts, generation, graph_sync, grey, refine, sweeps, tasks, webhooks
 
 _ctx: Context | None = None
@@ -26,14 +27,14 @@ _pid: int | None = None
 def context() -> Context:
     global _ctx, _pid
     if _ctx is None or _pid != os.getpid():
-        _ctx, _pid = Context(), os.getpid()
+        _ctx, _pid = bootstrap(), os.getpid()
     return _ctx
 
 
 def _riding_outages(kind: str, call):
     """`call(ctx)`, waiting out a server restart for up to 80% of the job's RQ timeout."""
     ctx = context()
-    return through(ctx, lambda: call(ctx), within=JOB_TIMEOUT[kind] * 0.8)
+    return retry_across_outages(ctx, lambda: call(ctx), within=JOB_TIMEOUT[kind] * 0.8)
 
 
 def generate_answer_task(work_item_id: int) -> dict:

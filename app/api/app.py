@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from r2k.app.safe import dumps
+from r2k.core.bootstrap import bootstrap
 from r2k.core.domain import Actor, jsonable, limits
 from r2k.core.errors import InvalidInput, R2KError
 from r2k.core.services import (
@@ -52,7 +53,7 @@ from r2k.core.services import (
     users,
     workitems,
 )
-from r2k.core.services.session import Context, service_error
+from r2k.core.services.session import service_error
 
 log = logging.getLogger(__name__)
 STALLED_EXPORT = 60  # seconds an export waits for a client that reads nothing
@@ -110,7 +111,7 @@ class Services:
         if self._made is None or self._pid != os.getpid():
             with self._lock:
                 if self._made is None or self._pid != os.getpid():
-                    self._made, self._pid = Context(pool_size=POOL), os.getpid()
+                    self._made, self._pid = bootstrap(pool_size=POOL), os.getpid()
         return self._made
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Header, Static
 
 from r2k.app.safe import visible
 from r2k.app.widgets.footer import Footer
-from r2k.app.widgets.format import new_key
+from r2k.app.widgets.format import new_idempotency_key
 from r2k.app.widgets.modals import ReasonModal, TextModal
 from r2k.app.widgets.text import cell
 from r2k.core.services import overlap
@@ -135,7 +135,7 @@ class AdjudicationScreen(ListDetailScreen):
         return super().check_action(action, parameters)
 
     def action_choose(self, n: int) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready() or (candidate := self.selected()) is None:
             return
         reviews = (self.detail or {}).get("reviews") if (self.detail or {}).get("id") == candidate["id"] else None
@@ -149,7 +149,7 @@ class AdjudicationScreen(ListDetailScreen):
         self.send(candidate, {"choose": review["id"]}, key)
 
     def action_decide(self, action: str) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready() or (candidate := self.selected()) is None:
             return
         if action == "approve":

@@ -18,7 +18,7 @@ from textual.reactive import var
 from textual.widgets import DataTable, Header, Select, Static
 
 from r2k.app.widgets.footer import Footer
-from r2k.app.widgets.format import age, clip, new_key, plural
+from r2k.app.widgets.format import age, clip, new_idempotency_key, plural
 from r2k.app.widgets.modals import Field, FieldsModal, ReasonModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.core.services import tasks
@@ -138,13 +138,13 @@ class ArticlesScreen(ListDetailScreen):
         return tasks.allowed.refusal(self.MOVES[action], row, self.actor)
 
     def action_submit(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if self.ready() and (row := self.selected()) is not None:
             self.move("submit", partial(tasks.submit, self.ctx, self.actor, row["id"],
                                         expected_version=row["version"], idempotency_key=key))
 
     def action_assign(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready() or (row := self.selected()) is None:
             return
 
@@ -158,13 +158,13 @@ class ArticlesScreen(ListDetailScreen):
                              hint=plain(row["title"], 70)), assign)
 
     def action_approve(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if self.ready() and (row := self.selected()) is not None:
             self.move("approve", partial(tasks.review, self.ctx, self.actor, row["id"], "approve",
                                          expected_version=row["version"], idempotency_key=key))
 
     def action_reject(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready() or (row := self.selected()) is None:
             return
         self.ask(ReasonModal(f"Reject article {row['id']}", "Why it needs resolution"),
@@ -173,7 +173,7 @@ class ArticlesScreen(ListDetailScreen):
                                                             idempotency_key=key)))
 
     def action_resolve(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready() or (row := self.selected()) is None:
             return
         self.ask(FieldsModal(f"Resolve article {row['id']} (back to peer review)",
@@ -183,7 +183,7 @@ class ArticlesScreen(ListDetailScreen):
                                                              idempotency_key=key)))
 
     def action_deprecate(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready() or (row := self.selected()) is None:
             return
         self.ask(ReasonModal(f"Deprecate article {row['id']} (terminal)", "Why it is deprecated"),

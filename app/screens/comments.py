@@ -16,7 +16,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from r2k.app.safe import visible
-from r2k.app.widgets.format import ago, new_key, parse_time
+from r2k.app.widgets.format import ago, new_idempotency_key, parse_time
 from r2k.app.widgets.modals import ReasonModal
 from r2k.core.services import comments
 
@@ -111,7 +111,7 @@ class CommentsPane:
         if self.actor is None:
             self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
             return
-        key = new_key()  # one key press, one comment however often the dialog's answer is sent
+        key = new_idempotency_key()  # one key press, one comment however often the dialog's answer is sent
         self.app.push_screen(ReasonModal(f"Comment on {self.COMMENT_NOUN} {item_id}", "Comment", "@name tells that user"),
                              lambda body: body is not None and self.send_comment(self.actor, item_id, body, key))
 

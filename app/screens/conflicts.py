@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Header, Static
 
 from r2k.app.safe import visible
 from r2k.app.widgets.footer import Footer
-from r2k.app.widgets.format import new_key
+from r2k.app.widgets.format import new_idempotency_key
 from r2k.app.widgets.modals import ReasonModal
 from r2k.app.widgets.text import cell
 from r2k.core.services import conflicts
@@ -163,7 +163,7 @@ class ConflictsScreen(ListDetailScreen):
         return refusal_for(self.actor, row, self.MOVES[action]) if row is not None else self.none_selected()
 
     def action_escalate(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready() or (flag := self.selected()) is None:
             return
         self.show_info(f"Escalating conflict {flag['id']}…")
@@ -171,7 +171,7 @@ class ConflictsScreen(ListDetailScreen):
                                       expected_version=flag["version"], idempotency_key=key), flag)
 
     def action_dismiss_flag(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready() or (flag := self.selected()) is None:
             return
 

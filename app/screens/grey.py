@@ -24,7 +24,7 @@ from textual.widgets import DataTable, Header, Input, Select, Static
 
 from r2k.app.safe import visible
 from r2k.app.widgets.footer import Footer
-from r2k.app.widgets.format import age, clip, new_key, parse_time, plural, until
+from r2k.app.widgets.format import age, clip, new_idempotency_key, parse_time, plural, until
 from r2k.app.widgets.modals import Choice, ChoiceModal, Field, FieldsModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.core.services import bulk, grey
@@ -326,7 +326,7 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
     def action_add(self) -> None:
         """An entry for your own review when you may triage (it goes to UnderReview at once, and the
         automation never takes it; u gives it back), else one the automation looks into."""
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready():
             return
         assignee = self.me if grey.allowed.refusal("assign", {"state": "Pending"}, self.actor) is None else None
@@ -345,7 +345,7 @@ class GreyQueueScreen(CommentsPane, MarkingListScreen):
         """One key press: a fresh idempotency key; ask for what the move needs (when the entry's
         state allows it), then send it. A move the state does not allow goes straight to the core,
         whose 422 is shown in place."""
-        key = new_key()
+        key = new_idempotency_key()
         if self.marked:
             self.act_on_marked(action, ask or [], key, fields)
             return

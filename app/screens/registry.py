@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Header, Input, Select, Static
 
 from r2k.app.safe import visible
 from r2k.app.widgets.footer import Footer
-from r2k.app.widgets.format import clip, new_key, plural
+from r2k.app.widgets.format import clip, new_idempotency_key, plural
 from r2k.app.widgets.modals import ReasonModal, TextModal
 from r2k.app.widgets.text import cell
 from r2k.app.wording import registry_move_said
@@ -470,7 +470,7 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
     def mutate(self, action: str, answer: dict, *args: str) -> None:
         self.show_info(f"{action.title()} answer {answer['id']}…")
         self.move(action, partial(getattr(registry, action), self.ctx, self.actor, answer["id"], *args,
-                                  expected_version=answer["version"], idempotency_key=new_key()), answer)
+                                  expected_version=answer["version"], idempotency_key=new_idempotency_key()), answer)
 
     # -- marks and bulk moves (app/screens/marks.py) -------------------------------------------
     def redraw_marks(self) -> None:
@@ -502,7 +502,7 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
             self.show_error(self.app.actor_error or "Still finding out who you are; try again in a moment.", 403)
             return
         versions = {answer_id: row["version"] for answer_id, row in self.rows.items() if answer_id in self.marked}
-        key = new_key()
+        key = new_idempotency_key()
         title = f"{verb} {plural(len(versions), 'marked answer')}? Each is its own move"
         self.app.push_screen(ReasonModal(title, "Reason", placeholder),
                              lambda reason: reason is not None and self.send_bulk(self.actor, action, versions,

@@ -24,7 +24,7 @@ from r2k.app.keymap import key_of
 from r2k.app.safe import visible
 from r2k.app.textual_private import binding_chain
 from r2k.app.widgets.footer import Footer
-from r2k.app.widgets.format import ago, new_key, parse_time
+from r2k.app.widgets.format import ago, new_idempotency_key, parse_time
 from r2k.app.widgets.modals import ReasonModal, TextModal
 from r2k.app.wording import decision_said, release_said
 from r2k.core.domain import HORN_MEANING
@@ -253,7 +253,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
                            f"{self.key('back')} to go back.")
             return
         self.start("claim")
-        self.open_queue(self.actor, new_key())
+        self.open_queue(self.actor, new_idempotency_key())
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def open_queue(self, actor, key: str) -> None:
@@ -332,7 +332,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
         if not self.ready_for("claim"):
             return
         self.start("claim")
-        self.claim_next_candidate(self.actor, new_key())
+        self.claim_next_candidate(self.actor, new_idempotency_key())
 
     def action_approve(self) -> None:
         self.decide("approve")
@@ -366,7 +366,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
         if not self.ready_for(action):
             return
         self.start(action)
-        self.send_decision(self.actor, self.current, action, new_key(), fields)
+        self.send_decision(self.actor, self.current, action, new_idempotency_key(), fields)
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def send_decision(self, actor, candidate: dict, action: str, key: str, fields: dict) -> None:
@@ -402,7 +402,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
         cur = self.current
         self.start("release")
         self.move("release", partial(candidates.release, self.ctx, self.actor, cur["id"],
-                                     expected_version=cur["version"], idempotency_key=new_key()))
+                                     expected_version=cur["version"], idempotency_key=new_idempotency_key()))
 
     @on(Moved)
     def released(self, message: Moved) -> None:
@@ -516,7 +516,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
             return
         release = {"id": self.current["id"], "version": self.current["version"]} if self.holds_claim() else None
         self.start("undo")
-        self.send_undo(self.actor, release, new_key())
+        self.send_undo(self.actor, release, new_idempotency_key())
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def send_undo(self, actor, release: dict | None, key: str) -> None:
@@ -593,7 +593,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
             return
         cur = self.current
         self.start("skip")
-        self.send_skip(self.actor, cur, new_key())
+        self.send_skip(self.actor, cur, new_idempotency_key())
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def send_skip(self, actor, candidate: dict, key: str) -> None:

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Header, Select, Static
 from r2k.app.keymap import key_of
 from r2k.app.safe import visible
 from r2k.app.widgets.footer import Footer
-from r2k.app.widgets.format import age, clip, new_key, plural
+from r2k.app.widgets.format import age, clip, new_idempotency_key, plural
 from r2k.app.widgets.modals import Field, FieldsModal, TextModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.app.wording import resubmit_said
@@ -195,7 +195,7 @@ class WorkItemsScreen(MarkingListScreen):
 
     # -- actions -----------------------------------------------------------------------------
     def action_new_item(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready():
             return
 
@@ -228,7 +228,7 @@ class WorkItemsScreen(MarkingListScreen):
         self.move("generate", partial(workitems.generate, self.ctx, self.actor, row["id"]))
 
     def action_rework(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready() or (row := self.selected()) is None:
             return
         if not workitems.allowed.is_legal("rework", row["state"]):
@@ -246,7 +246,7 @@ class WorkItemsScreen(MarkingListScreen):
                              hint=plain(row["question"], 70)), rework)
 
     def action_close_item(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if self.marked:
             self.close_marked(key)
             return
@@ -265,7 +265,7 @@ class WorkItemsScreen(MarkingListScreen):
                              hint=plain(row["question"], 70)), lambda values: send(values.get("reason")))
 
     def action_resubmit(self) -> None:
-        key = new_key()
+        key = new_idempotency_key()
         if not self.ready() or (row := self.selected()) is None:
             return
         if (why := resubmit_refusal(self.actor, row)) is not None:

@@ -77,6 +77,6 @@ def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
-def new_key() -> str:
+def new_idempotency_key() -> str:
     """One idempotency key per key press: a retried call never applies twice."""
     return uuid.uuid4().hex

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import threading
 import weakref
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import psycopg
 from psycopg.rows import dict_row, tuple_row
@@ -23,6 +23,9 @@ from psycopg.types.json import Jsonb
 
 from ..domain import jsonable
 from ..errors import Conflict, R2KError
+
+if TYPE_CHECKING:
+    from ..bus import Bus
 
 # Columns stored as jsonb: Python lists and dicts bound to them are wrapped as Jsonb.
 JSONB_COLUMNS = {"horn_types", "source_refs", "sources", "flagged_claims", "approvals", "payload", "response",
@@ -45,10 +48,10 @@ def public_row(row: dict | None) -> dict | None:
 class Tx:
     """One open transaction: query helpers plus after-commit hooks."""
 
-    def __init__(self, conn: psycopg.Connection, signer=None, reactor=None, embeddings=None):
+    def __init__(self, conn: psycopg.Connection, signer=None, bus: Bus | None = None, embeddings=None):
         self.conn = conn
         self.signer = signer  # the event log's signing key (core.events.Signer)
-        self.reactor = reactor  # runs what follows an engine move (core/reactions.py), in this transaction
+        self.bus = bus  # dispatches what follows an engine move (core/bus.py), in this transaction
         self.embeddings = embeddings  # the vector index, for the rows this transaction writes (core.services.embeddings)
         self.heads: dict[tuple[str, str], tuple[int, str]] = {}  # event chain heads seen in this transaction
         self.events_appended = 0  # events this unit wrote (core.events counts them): for on_events_committed
@@ -130,14 +133,15 @@ class Tx:
         self._after.append(fn)
 
     def react(self, event) -> None:
-        """An engine move was written: what follows it happens now, in this transaction."""
-        if self.reactor is not None:
-            self.reactor(self, [event])
+        """An engine move was written: its bus runs what follows it now, in this transaction, and
+        queues what follows the commit (core/bus.py)."""
+        if self.bus is not None:
+            self.bus.dispatch(self, [event])
 
     def react_all(self, events: list) -> None:
         """Many moves of one kind were written together (engine.create_all): what follows them."""
-        if self.reactor is not None and events:
-            self.reactor(self, events)
+        if self.bus is not None and events:
+            self.bus.dispatch(self, events)
 
 
 _ID_SEQUENCES: dict[str, str] = {}
@@ -170,26 +174,28 @@ class Database:
     """Connections to one PostgreSQL database.
 
     `pool_size=None` keeps one connection per process guarded by a lock (the CLI); a size
-    uses psycopg_pool, for the TUI's worker threads, RQ workers and benches.
+    uses psycopg_pool, for the TUI's worker threads, RQ workers and benches. Its bus and its hooks
+    after a commit are given by the composition root (core/bootstrap.py).
     """
 
     def __init__(self, url: str, *, pool_size: int | None = None, connect_timeout: float = 3.0,
                  on_connect_error: Callable[[Exception], Exception] | None = None, signer=None,
                  on_after_commit_error: Callable[[Exception], None] | None = None,
                  on_events_committed: Callable[[int], None] | None = None,
-                 reactor: Callable[[Tx, object], None] | None = None, embeddings=None):
+                 bus: Bus | None = None, embeddings=None):
         self.url = url
         self.signer = signer
-        self.reactor = reactor
+        self.bus = bus
         self.embeddings = embeddings
         self.connect_timeout = connect_timeout
         self._on_connect_error = on_connect_error
-        self._on_after_commit_error = on_after_commit_error
+        self._on_after_commit_error = on_after_commit_error  # queue upkeep: the index may miss the change
         self._on_events_committed = on_events_committed  # the audit checkpoint's trigger (core.audit)
         self._lock = threading.RLock()
         self._conn: psycopg.Connection | None = None
         self._pool = None
         if pool_size:
+            # In-function: psycopg_pool costs 18 ms to import (load 4), which a command's one connection never needs
             from psycopg_pool import ConnectionPool
 
             # reconnect_timeout: a long-lived process keeps trying through an outage of any length.
@@ -252,7 +258,7 @@ class Database:
     @contextlib.contextmanager
     def _unit(self, in_transaction: bool) -> Iterator[Tx]:
         with self.connection() as conn:
-            tx = Tx(conn, self.signer, self.reactor, self.embeddings)
+            tx = Tx(conn, self.signer, self.bus, self.embeddings)
             try:
                 if in_transaction:
                     with conn.transaction():
@@ -267,6 +273,12 @@ class Database:
             # A unit nested in another one on this connection committed only a savepoint: its
             # events are not committed yet, so they must not be checkpointed.
             committed = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        self._after_commit(tx, committed)
+
+    def _after_commit(self, tx: Tx, committed: bool) -> None:
+        """The unit ended without error (a rollback raised before this): its steps after the commit,
+        in the order they were queued, then this database's hooks; the checkpoint's only when
+        `committed` (not a savepoint of a unit nested in another)."""
         failed = None
         for fn in tx._after:
             try:

@@ -19,7 +19,8 @@ from ..events import now
 from ..knowledge.classify import classify
 from ..machines.candidate import CANDIDATE, not_open_issue  # noqa: F401 - the rule a screen checks before typing
 from . import guidelines, overlap
-from .common import Allowed, mutate, parse_id
+from .common import Allowed, parse_id
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -107,8 +108,9 @@ def add(ctx: Context, actor: Actor, question: str, text: str, horn_type: str | N
         return public_row(create_candidate(tx, actor, question, text, horn, refs, origin="manual",
                                            idempotency_key=idempotency_key))
 
-    return mutate(ctx, actor, "candidates.add", {"question": question, "text": text, "horn_type": horn,
-                                                 "source_ref": source_ref}, work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "candidates.add",
+                           {"question": question, "text": text, "horn_type": horn, "source_ref": source_ref},
+                           work, idempotency_key=idempotency_key)
 
 
 def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: str | None = None,
@@ -147,10 +149,10 @@ def decide(ctx: Context, actor: Actor, candidate_id: int, action: str, *, text: 
                                expected_version=expected_version, idempotency_key=idempotency_key)
         return {"candidate": public_row(decided.row), **{k: public_row(v) for k, v in decided.outcome.items()}}
 
-    return mutate(ctx, actor, f"candidates.{action}",
-                  {"id": parse_id(candidate_id, "candidate"), "text": text, "reason": reason,
-                   "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, f"candidates.{action}",
+                           {"id": parse_id(candidate_id, "candidate"), "text": text, "reason": reason,
+                            "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 def _re_review(tx: Tx, row: dict) -> bool:
@@ -209,10 +211,10 @@ def resubmit(ctx: Context, actor: Actor, candidate_id: int, text: str, *, horn_t
                              expected_version=expected_version, idempotency_key=idempotency_key)
         return {"candidate": public_row(moved.row), "work_item": public_row(moved.outcome.get("work_item"))}
 
-    return mutate(ctx, actor, "candidates.resubmit",
-                  {"id": parse_id(candidate_id, "candidate"), "text": text, "horn_type": horn,
-                   "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "candidates.resubmit",
+                           {"id": parse_id(candidate_id, "candidate"), "text": text, "horn_type": horn,
+                            "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 def escalated_for_item(ctx: Context, work_item_id) -> dict | None:
@@ -234,9 +236,9 @@ def release(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: 
         row = engine.lock(tx, CANDIDATE, candidate_id)
         return public_row(_release_row(tx, row, actor, expected_version, idempotency_key))
 
-    return mutate(ctx, actor, "candidates.release",
-                  {"id": parse_id(candidate_id, "candidate"), "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "candidates.release",
+                           {"id": parse_id(candidate_id, "candidate"), "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 def _release_row(tx: Tx, row: dict, actor: Actor, expected_version=None, idempotency_key=None) -> dict:

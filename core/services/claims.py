@@ -21,8 +21,9 @@ from ..events import now
 from ..machines.candidate import CANDIDATE
 from ..outage import service_error
 from . import candidate_views, candidates, overlap, queue_index
-from .common import keyed_request, mutate, parse_id, saying_who
+from .common import parse_id
 from .queue_index import IN_FLIGHT_GRACE, QUEUED, reconcile, reconcile_if_lost
+from .unit_of_work import in_unit_of_work, keyed_request, saying_who
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -47,7 +48,7 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
     key row with its response (engine.apply_if_unchanged, `kept`): one round trip to PostgreSQL,
     not five (BEGIN, the key row, the claim, the response, COMMIT). A key this user has used
     already fails that statement, writing nothing, and the claim goes the unit of work's way
-    (`mutate`), which returns the stored response, refuses another request's key (409), or starts
+    (`in_unit_of_work`), which returns the stored response, refuses another request's key (409), or starts
     an expired key's new window (docs/architecture.md, "Idempotency keys"). What the claim must
     know first comes with the pop from the read-ahead cache, or else from one read.
     """
@@ -132,7 +133,7 @@ def claim_next(ctx: Context, actor: Actor, horn_type: str, *, idempotency_key: s
                 with ctx.db.autocommit() as tx:
                     return work(tx, keyed)
             except _KeyUsed:  # a retry (or another request under this key): the id went back to the head
-                return mutate(ctx, actor, "queue.claim", args, work, idempotency_key=idempotency_key)
+                return in_unit_of_work(ctx, actor, "queue.claim", args, work, idempotency_key=idempotency_key)
         with ctx.db.autocommit() as tx:
             return work(tx)
 
@@ -215,9 +216,9 @@ def claim(ctx: Context, actor: Actor, candidate_id: int, *, expected_version: in
         tx.after_commit(lambda: queue_index.queue(ctx).remove(row["horn_type"], row["id"]))
         return public_row(claimed)
 
-    return mutate(ctx, actor, "candidates.claim",
-                  {"id": parse_id(candidate_id, "candidate"), "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "candidates.claim",
+                           {"id": parse_id(candidate_id, "candidate"), "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 

@@ -13,7 +13,8 @@ from .. import engine
 from ..adapters.postgres import public_row
 from ..domain import limits
 from ..errors import InvalidInput, NotFound
-from .common import fetch, mutate
+from .common import fetch
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..adapters.postgres import Tx
@@ -68,8 +69,8 @@ def add(ctx: Context, actor: Actor, entity: str, entity_id, body: str, *,
             "mentions": mentions}, actor, event_type="add")
         return public_row(event.row)
 
-    return mutate(ctx, actor, "comments.add", {"entity": aggregate, "id": str(entity_id), "body": body}, work,
-                  idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "comments.add", {"entity": aggregate, "id": str(entity_id), "body": body}, work,
+                           idempotency_key=idempotency_key)
 
 
 def list_comments(ctx: Context, entity: str | None = None, entity_id=None, *, mentioning: str | None = None,

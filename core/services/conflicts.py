@@ -35,7 +35,8 @@ from ..knowledge.contradictions import Finding, compare
 from ..knowledge.subjects import subjects_of
 from ..machines.answer import ANSWER
 from ..machines.conflict import CONFLICT, SOURCE_CHANGED
-from .common import event_history, fetch, mutate, parse_id, refusal, status_filter
+from .common import event_history, fetch, parse_id, refusal, status_filter
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -293,9 +294,9 @@ def escalate(ctx: Context, actor: Actor, flag_id, reason: str | None = None, *,
                              changes={"reason": reason, "decided_by": actor.name}, idempotency_key=idempotency_key)
         return {**public_row(moved.row), "disputed": moved.outcome.get("disputed", [])}
 
-    return mutate(ctx, actor, "conflicts.escalate", {"id": str(flag_id), "reason": reason,
-                                                     "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "conflicts.escalate", {"id": str(flag_id), "reason": reason,
+                                                              "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 def dismiss(ctx: Context, actor: Actor, flag_id, reason: str, *, expected_version: int | None = None,
@@ -310,9 +311,9 @@ def dismiss(ctx: Context, actor: Actor, flag_id, reason: str, *, expected_versio
                                        changes={"dismissed_reason": reason, "decided_by": actor.name},
                                        expected_version=expected_version, idempotency_key=idempotency_key).row)
 
-    return mutate(ctx, actor, "conflicts.dismiss", {"id": str(flag_id), "reason": reason,
-                                                    "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "conflicts.dismiss", {"id": str(flag_id), "reason": reason,
+                                                             "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 # ----------------------------------------------------------------------------- read
@@ -361,7 +362,7 @@ def neighbours(ctx: Context, answer_id) -> dict:
     found = _neighbours(ctx, answer_id)
     if found["graph"].startswith("down:") and not ctx.settings.graph_url:
         try:
-            ctx.follow("graph")
+            ctx.reconnect("graph")
         except (ServiceUnavailable, GraphUnavailable, ConnectionError, OSError) as exc:
             found["graph"] = f"down: {str(exc)[:120] or type(exc).__name__}"
             return found

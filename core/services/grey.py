@@ -24,8 +24,9 @@ from ..events import now
 from ..machines.grey import GREY
 from ..machines.work_item import NO_CONTENT
 from . import jobs, retrieval
-from .common import Allowed, fetch, mutate, one_state, parse_id
+from .common import Allowed, fetch, one_state, parse_id
 from .extractive import grounding
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -115,9 +116,9 @@ def add(ctx: Context, actor: Actor, subject: str, detail: str = "", *, ttl_secon
             entry = engine.apply(tx, GREY, entry, "assign", actor, fields=fields, changes=_WRITES["assign"](fields)).row
         return public_row(entry)
 
-    return mutate(ctx, actor, "grey.add", {"subject": subject, "detail": detail, "ttl": ttl_seconds,
-                                           "max_attempts": max_attempts, "assignee": assignee},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "grey.add", {"subject": subject, "detail": detail, "ttl": ttl_seconds,
+                                                    "max_attempts": max_attempts, "assignee": assignee},
+                           work, idempotency_key=idempotency_key)
 
 
 # ----------------------------------------------------------------------------- triage
@@ -158,8 +159,9 @@ def transition(ctx: Context, actor: Actor, entry_id, action: str, *, expected_ve
         return public_row(engine.apply(tx, GREY, entry, action, actor, fields=fields,
                                        changes=_WRITES[action](fields), idempotency_key=idempotency_key).row)
 
-    return mutate(ctx, actor, f"grey.{action}", {"id": parse_id(entry_id, "grey entry"), **fields, "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, f"grey.{action}",
+                           {"id": parse_id(entry_id, "grey entry"), **fields, "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 def _known_user(tx: Tx, name: str) -> None:

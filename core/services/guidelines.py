@@ -11,7 +11,7 @@ from .. import engine
 from ..adapters.postgres import public_row
 from ..domain import limits, parse_horn_type
 from ..errors import Forbidden, InvalidInput, NotFound
-from .common import mutate
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..adapters.postgres import Tx
@@ -42,8 +42,8 @@ def set_guidelines(ctx: Context, actor: Actor, horn_type: str, body: str, *,
             "horn_type": horn, "number": number, "body": body, "author": actor.name}, actor, event_type="write")
         return public_row(event.row)
 
-    return mutate(ctx, actor, "queue.guidelines", {"horn_type": horn, "body": body}, work,
-                  idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "queue.guidelines", {"horn_type": horn, "body": body}, work,
+                           idempotency_key=idempotency_key)
 
 
 def may_write(actor: Actor) -> None:

@@ -28,7 +28,8 @@ from ..engine import Event
 from ..errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..events import now
 from ..machines.candidate import CANDIDATE
-from .common import mutate, parse_id
+from .common import parse_id
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -92,8 +93,8 @@ def configure(ctx: Context, actor: Actor, horn_type: str, reviews, *, idempotenc
         tx.after_commit(lambda: _SEEN.pop(horn, None))  # this process's claims read it at once
         return public_row(event.row)
 
-    return mutate(ctx, actor, "queue.config", {"horn_type": horn, "reviews": k}, work,
-                  idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "queue.config", {"horn_type": horn, "reviews": k}, work,
+                           idempotency_key=idempotency_key)
 
 
 def settings(ctx: Context, horn_type: str) -> dict:
@@ -280,9 +281,9 @@ def adjudicate(ctx: Context, actor: Actor, candidate_id, *, choose=None, action:
         return {"candidate": public_row(decided.row), "chosen": chosen_id,
                 **{k: public_row(v) for k, v in decided.outcome.items()}}
 
-    return mutate(ctx, actor, "candidates.adjudicate",
-                  {"id": cid, "choose": chosen_id, "action": action, "text": text, "reason": reason,
-                   "expected_version": expected_version}, work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "candidates.adjudicate",
+                           {"id": cid, "choose": chosen_id, "action": action, "text": text, "reason": reason,
+                            "expected_version": expected_version}, work, idempotency_key=idempotency_key)
 
 
 # ----------------------------------------------------------------------------- undo of an open review

@@ -15,7 +15,8 @@ from ..errors import InvalidInput
 from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
 from . import retrieval
-from .common import Allowed, fetch, mutate, status_filter
+from .common import Allowed, fetch, status_filter
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -116,9 +117,9 @@ def supersede(ctx: Context, actor: Actor, answer_id, text: str, reason: str, *,
             "published_by": actor.name, "reason": reason}, action="publish", fields={"reason": reason}).row
         return public_row(new)
 
-    return mutate(ctx, actor, "registry.supersede", {"id": str(answer_id), "text": text, "reason": reason,
-                                                     "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "registry.supersede", {"id": str(answer_id), "text": text, "reason": reason,
+                                                              "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 def dispute(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_version: int | None = None,
@@ -132,9 +133,9 @@ def dispute(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_vers
                                        changes={"reason": reason}, expected_version=expected_version,
                                        idempotency_key=idempotency_key).row)
 
-    return mutate(ctx, actor, "registry.dispute", {"id": str(answer_id), "reason": reason,
-                                                   "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "registry.dispute", {"id": str(answer_id), "reason": reason,
+                                                            "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 def retire(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_version: int | None = None,
@@ -149,9 +150,9 @@ def retire(ctx: Context, actor: Actor, answer_id, reason: str, *, expected_versi
                                        changes={"reason": reason}, expected_version=expected_version,
                                        idempotency_key=idempotency_key).row)
 
-    return mutate(ctx, actor, "registry.retire", {"id": str(answer_id), "reason": reason,
-                                                  "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "registry.retire", {"id": str(answer_id), "reason": reason,
+                                                           "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 # ----------------------------------------------------------------------------- read

@@ -15,7 +15,8 @@ from .. import engine
 from ..domain import Actor
 from ..machines.candidate import CANDIDATE
 from . import candidates, claims, queue_index
-from .common import parse_id, saying_who
+from .common import parse_id
+from .unit_of_work import saying_who
 
 if TYPE_CHECKING:
     from ..context import Context

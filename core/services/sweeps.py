@@ -104,7 +104,7 @@ def sweep_graph(ctx: Context) -> dict:
             if attempt == 2:
                 return {"unavailable": error.message}
             try:
-                ctx.follow("graph")
+                ctx.reconnect("graph")
             except Exception as follow_error:  # noqa: BLE001 - still down (or stopped): reported below
                 error = service_error(follow_error, ctx) or error
                 return {"unavailable": error.message}

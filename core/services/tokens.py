@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from ..domain import Actor, limits, parse_id
 from ..errors import Conflict, Forbidden, NotFound, Unauthorized
 from ..events import append, now
-from .common import mutate
+from .unit_of_work import in_unit_of_work
 from .users import NAME
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ def create(ctx: Context, by: Actor, user: str | None = None, name: str = "", *,
                {"set": values, "token": {"id": made["id"], "name": name, "prefix": made["prefix"]}}, at=at)
         return {**_shown(made), "token": token}
 
-    return mutate(ctx, by, "tokens.create", {"user": user, "name": name}, work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, by, "tokens.create", {"user": user, "name": name}, work,
+                           idempotency_key=idempotency_key)
 
 
 def _shown(row: dict) -> dict:
@@ -108,7 +109,7 @@ def revoke(ctx: Context, by: Actor, token_id, *, idempotency_key: str | None = N
                {"set": values, "token": {"id": tid, "prefix": row["prefix"]}}, at=at)
         return _shown(done)
 
-    return mutate(ctx, by, "tokens.revoke", {"id": tid}, work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, by, "tokens.revoke", {"id": tid}, work, idempotency_key=idempotency_key)
 
 
 def bearer(header: str | None) -> str:

@@ -28,7 +28,8 @@ from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
 from ..machines.work_item import WORK_ITEM
 from . import candidate_views, candidates, overlap, queue_index
-from .common import mover, moves_since, mutate, parse_id
+from .common import mover, moves_since, parse_id
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -168,8 +169,8 @@ def undo(ctx: Context, actor: Actor, candidate_id=None, *, expected_version: int
         undone["candidate"] = public_row(engine.read(tx, CANDIDATE, target))
         return {"undone": undone, "candidate": public_row(claimed)}
 
-    return mutate(ctx, actor, "candidates.undo", {"id": named, "expected_version": expected_version}, work,
-                  idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "candidates.undo", {"id": named, "expected_version": expected_version}, work,
+                           idempotency_key=idempotency_key)
 
 
 def registry_answer(tx: Tx, candidate_id: int) -> dict | None:

@@ -17,7 +17,7 @@ from ..adapters.postgres import public_row
 from ..domain import HORN_TYPES, ROLES, SYSTEM, Actor, files, limits, parse_horn_type
 from ..errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..events import append, now
-from .common import mutate
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -47,8 +47,8 @@ def add(ctx: Context, name: str, role: str, horn_types: list[str] | None = None,
         return public_row(engine.record(tx, "user", "users", {"name": name, "role": role, "horn_types": horns},
                                         by, event_type="user_added").row)
 
-    return mutate(ctx, by, "users.add", {"name": name, "role": role, "horn_types": horns}, work,
-                  idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, by, "users.add", {"name": name, "role": role, "horn_types": horns}, work,
+                           idempotency_key=idempotency_key)
 
 
 def list_users(ctx: Context) -> list[dict]:
@@ -215,5 +215,6 @@ def add_key(ctx: Context, name: str, key_text: str, *, by: Actor = SYSTEM, path:
         return {"id": row["id"], "name": name, "version": values["version"], "key_type": key_type,
                 "fingerprint": print_, "authorized_keys": str(target)}
 
-    return mutate(ctx, by, "users.add_key", {"name": name, "key": f"{key_type} {key_b64}", "path": str(target)},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, by, "users.add_key",
+                           {"name": name, "key": f"{key_type} {key_b64}", "path": str(target)},
+                           work, idempotency_key=idempotency_key)

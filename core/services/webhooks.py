@@ -36,7 +36,7 @@ from ..errors import Conflict, Forbidden, InvalidInput, NotFound
 from ..events import append, now
 from ..machines import Machine
 from . import jobs
-from .common import mutate
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -136,7 +136,8 @@ def add(ctx: Context, by: Actor, url: str, events: list[str] | str, *, idempoten
         tx.after_commit(_forget)
         return {**_shown(row), "secret": secret}
 
-    return mutate(ctx, by, "webhooks.add", {"url": url, "events": names}, work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, by, "webhooks.add", {"url": url, "events": names}, work,
+                           idempotency_key=idempotency_key)
 
 
 def _shown(row: dict) -> dict:
@@ -168,7 +169,7 @@ def _change(ctx: Context, by: Actor, hook_id, op: str, what: str, idempotency_ke
         tx.after_commit(_forget)
         return _shown(done)
 
-    return mutate(ctx, by, f"webhooks.{op}", {"id": hid}, work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, by, f"webhooks.{op}", {"id": hid}, work, idempotency_key=idempotency_key)
 
 
 def remove(ctx: Context, by: Actor, hook_id, *, idempotency_key: str | None = None) -> dict:

@@ -15,7 +15,8 @@ from ..errors import Forbidden, InvalidInput, R2KError, ValidationStateError
 from ..machines import WHO
 from ..machines.work_item import WORK_ITEM
 from . import jobs
-from .common import Allowed, event_history, fetch, mutate, one_state, parse_id
+from .common import Allowed, event_history, fetch, one_state, parse_id
+from .unit_of_work import in_unit_of_work
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -53,10 +54,10 @@ def create(ctx: Context, actor: Actor, question: str, *, horn_type: str | None =
     if not (limits.text(question, "a question", limits.QUESTION) or "").strip():
         raise InvalidInput("a work item needs a question (--question)")
     horn = parse_horn_type(horn_type) if horn_type else None
-    return mutate(ctx, actor, "workitems.create", {"question": question, "horn_type": horn},
-                  lambda tx: public_row(new_item(tx, actor, question, horn_type=horn,
-                                                 idempotency_key=idempotency_key)),
-                  idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "workitems.create", {"question": question, "horn_type": horn},
+                           lambda tx: public_row(new_item(tx, actor, question, horn_type=horn,
+                                                          idempotency_key=idempotency_key)),
+                           idempotency_key=idempotency_key)
 
 
 def _mark_generated(tx: Tx, work_item_id: int, state: str) -> None:
@@ -79,9 +80,9 @@ def rework(ctx: Context, actor: Actor, work_item_id, reason: str, *, expected_ve
                                        changes={"reason": reason, "attempts": item["attempts"] + 1},
                                        expected_version=expected_version, idempotency_key=idempotency_key).row)
 
-    return mutate(ctx, actor, "workitems.rework", {"id": parse_id(work_item_id, "work item"), "reason": reason,
-                                                   "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "workitems.rework", {"id": parse_id(work_item_id, "work item"), "reason": reason,
+                                                            "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 def close(ctx: Context, actor: Actor, work_item_id, *, reason: str | None = None,
@@ -93,9 +94,9 @@ def close(ctx: Context, actor: Actor, work_item_id, *, reason: str | None = None
                                        fields={"reason": reason}, changes={"reason": reason} if reason else None,
                                        expected_version=expected_version, idempotency_key=idempotency_key).row)
 
-    return mutate(ctx, actor, "workitems.close", {"id": parse_id(work_item_id, "work item"), "reason": reason,
-                                                  "expected_version": expected_version},
-                  work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "workitems.close", {"id": parse_id(work_item_id, "work item"), "reason": reason,
+                                                           "expected_version": expected_version},
+                           work, idempotency_key=idempotency_key)
 
 
 # ----------------------------------------------------------------------------- reactions (core/reactions.py)

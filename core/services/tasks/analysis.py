@@ -12,8 +12,8 @@ from ...domain import SYSTEM
 from ...knowledge.contradictions import compare
 from ...machines.task import TASK
 from .. import retrieval
-from ..common import mutate
 from ..generation import breaker
+from ..unit_of_work import in_unit_of_work
 from .fold import sources_of
 from .reactions import analysis_job_id
 from .sources import not_current
@@ -54,8 +54,8 @@ def analyze(ctx: Context, task_id: int) -> dict:
         return {"task": task_id, "outcome": target, "state": moved["state"],
                 "ai_confidence_score": data["ai_confidence_score"], "flagged": len(data["flagged_claims"])}
 
-    return mutate(ctx, SYSTEM, "tasks.analysis", {"id": task_id, "version": row["version"]}, work,
-                  idempotency_key=analysis_job_id(task_id, row["version"]))
+    return in_unit_of_work(ctx, SYSTEM, "tasks.analysis", {"id": task_id, "version": row["version"]}, work,
+                           idempotency_key=analysis_job_id(task_id, row["version"]))
 
 
 def _current_only(tx: Tx, report: dict) -> dict:

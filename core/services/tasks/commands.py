@@ -13,7 +13,8 @@ from ...errors import Conflict, Forbidden, InvalidInput, ValidationStateError
 from ...events import now
 from ...machines.task import TASK, approvers, reviewer_names
 from ...tasks_schema import check_request
-from ..common import mutate, parse_id
+from ..common import parse_id
+from ..unit_of_work import in_unit_of_work
 from .analysis import support_in
 from .fold import AGGREGATE, BODY, TABLE, TITLE, at_text, fold
 from .sources import not_current, render
@@ -59,8 +60,8 @@ def create(ctx: Context, actor: Actor, title: str, body: str = "", *, supersedes
         tx.react(Event(AGGREGATE, "create", row["id"], actor, {"title": title}, 1, None, "DRAFT", row))
         return public_row(row)
 
-    return mutate(ctx, actor, "tasks.create", {"title": title, "body": body, "supersedes": old_id,
-                                               "version": version}, work, idempotency_key=idempotency_key)
+    return in_unit_of_work(ctx, actor, "tasks.create", {"title": title, "body": body, "supersedes": old_id,
+                                                        "version": version}, work, idempotency_key=idempotency_key)
 
 
 def _move_to(row: dict, target: str) -> str:
@@ -126,8 +127,8 @@ def transition(ctx: Context, actor: Actor, task_id, request) -> dict:
     check_request(request)
     tid = parse_id(task_id, "durable task")
     args = {"id": tid, **{k: v for k, v in request.items() if k != "idempotency_key"}}
-    return mutate(ctx, actor, "tasks.transition", args, lambda tx: _transition(ctx, tx, actor, tid, request),
-                  idempotency_key=request["idempotency_key"])
+    return in_unit_of_work(ctx, actor, "tasks.transition", args, lambda tx: _transition(ctx, tx, actor, tid, request),
+                           idempotency_key=request["idempotency_key"])
 
 
 def _key(idempotency_key: str | None) -> str:
@@ -138,8 +139,8 @@ def _key(idempotency_key: str | None) -> str:
 def _run(ctx: Context, actor: Actor, op: str, task_id, args: dict, work, idempotency_key: str | None,
          expected_version: int | None) -> dict:
     tid = parse_id(task_id, "durable task")
-    return mutate(ctx, actor, f"tasks.{op}", {"id": tid, **args, "expected_version": expected_version},
-                  lambda tx: work(tx, tid), idempotency_key=_key(idempotency_key))
+    return in_unit_of_work(ctx, actor, f"tasks.{op}", {"id": tid, **args, "expected_version": expected_version},
+                           lambda tx: work(tx, tid), idempotency_key=_key(idempotency_key))
 
 
 def _reviewers(names: list[str]) -> list[str]:
