@@ -12,9 +12,11 @@ import os
 import sys
 from typing import Callable
 
+from r2k.core.domain.limits import VERSION, number
 from r2k.core.errors import InvalidInput, R2KError, exit_code
 
-from .output import json_form, render_text
+from .output import error_line
+from .safe import dumps
 
 
 class Parser(argparse.ArgumentParser):
@@ -41,8 +43,6 @@ def bounded_int(option: str, bounds: tuple[int, int], unit: str = "") -> Callabl
     """An argparse type: a whole number within `bounds` (from `core.domain.limits`), else the 400 that names
     the option and its range ("--ttl is 1–31,536,000 seconds, got 2147483648"). It raises the
     InvalidInput itself, which argparse lets through, so the message is not wrapped in argparse's."""
-    from r2k.core.domain.limits import number
-
     def parse(value: str) -> int:
         return number(value, option, bounds, unit)
 
@@ -51,8 +51,6 @@ def bounded_int(option: str, bounds: tuple[int, int], unit: str = "") -> Callabl
 
 
 def mutating(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    from r2k.core.domain.limits import VERSION
-
     parser.add_argument("--idempotency-key", metavar="KEY", help="a repeat within 24 h returns the first result "
                         "(at most 200 characters)")
     parser.add_argument("--expected-version", metavar="N", type=bounded_int("--expected-version", VERSION),
@@ -149,76 +147,12 @@ def handler_named(spec: str) -> Callable:
     return getattr(importlib.import_module(f".handlers.{module}", __package__), function)
 
 
-class Cli:
-    """What a handler gets besides its args: the context and the acting user, both lazy."""
-
-    def __init__(self, args: argparse.Namespace):
-        self.args = args
-        self._ctx = None
-        self._actor = None
-
-    @property
-    def ctx(self):
-        if self._ctx is None:
-            from r2k.core.bootstrap import bootstrap
-
-            self._ctx = bootstrap(check_schema=getattr(self.args, "checks_schema", True))
-        return self._ctx
-
-    @property
-    def actor_name(self) -> str:
-        return getattr(self.args, "as_user", None) or self.ctx.settings.acting_user
-
-    @property
-    def actor(self):
-        """The acting user, a known one (403 otherwise); while no admin exists, the data dir's owner."""
-        if self._actor is None:
-            from r2k.core.services import users
-
-            self._actor = users.acting(self.ctx, self.actor_name)
-        return self._actor
-
-    def admin(self, what: str = "administer r2k"):
-        """The acting user, who must be an admin (403 otherwise)."""
-        from r2k.core.services import users
-
-        self._actor = users.acting(self.ctx, self.actor_name, admin=True, what=what)
-        return self._actor
-
-    def authorize(self) -> None:
-        """Every command acts as a known user, and administration as an admin, before it does anything."""
-        level = getattr(self.args, "authority", "user")
-        if level == "admin":
-            self.admin(f"run `r2k {' '.join(self.command_path())}`")
-        elif level == "user":
-            self.actor
-
-    def command_path(self) -> list[str]:
-        path = [self.args.command]
-        sub = getattr(self.args, f"{self.args.command}_command", None)
-        return path + ([sub] if sub else [])
-
-    def opts(self) -> dict:
-        """The mutating options every command accepts (docs/architecture.md, Command line)."""
-        return {"idempotency_key": getattr(self.args, "idempotency_key", None),
-                "expected_version": getattr(self.args, "expected_version", None)}
-
-    def progress(self):
-        """A progress bar on a terminal (stderr), silent otherwise or with --json."""
-        from .progress import Progress
-
-        return Progress(enabled=sys.stderr.isatty() and not getattr(self.args, "json", False))
-
-
 # ----------------------------------------------------------------------------- entry
 
 def print_error(error: dict, as_json: bool) -> None:
     """With --json the error is the JSON document `{"error", "status", "message"}`; without, one
     readable line (docs/architecture.md, Command line). Either is terminal-safe: an error may echo
     what was given, a bad id or a stored text."""
-    from .output import error_line
-    from .safe import dumps
-
     print(dumps(error) if as_json else error_line(error), file=sys.stderr)
 
 
@@ -249,7 +183,6 @@ def opens_workstation(args: argparse.Namespace) -> bool:
 
 
 def run(argv: list[str]) -> int:
-    cli = None
     args = None
     try:
         args = parser(argv).parse_args(argv)
@@ -258,81 +191,35 @@ def run(argv: list[str]) -> int:
         if getattr(args, "handler", None) is None and getattr(args, "group_help", None):
             print(args.group_help())  # a group given no subcommand (`r2k candidates`) shows its help
             return 0
-        # Every R2K_* setting in its range before the command starts anything (a 400). Imported here:
-        # pydantic costs `r2k --help` about 0.13 s, which help never needs.
-        from r2k.core.config import get_settings
-
-        get_settings()
-        if opens_workstation(args) and (refused := no_terminal()) is not None:
-            raise refused  # before anything loads or starts
-        cli = Cli(args)
-        cli.authorize()
-        result = handler_named(args.handler)(cli, args)
-        code, error = 0, None
-        if isinstance(result, tuple):  # (result, exit code[, error]) for reports such as audit verify
-            result, code, *rest = result
-            error = rest[0] if rest else None  # a report that failed in part: its stderr line too
-        if getattr(args, "streams", False):
-            pass  # it printed its JSON lines as they came (`events tail`)
-        elif getattr(args, "json", False):
-            from r2k.core.domain import jsonable
-
-            from .safe import dumps
-
-            print(dumps(jsonable(json_form(result)), default=str))
-        elif result is not None:
-            print(render_text(result))
-        if error is not None:
-            print_error(error, wants_json(argv, args))
-        return code
     except R2KError as error:
         return fail(error, wants_json(argv, args))
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
-    except Exception as exc:  # a driver's connection failure is a 503 naming the service
-        from r2k.core.services.session import service_error
+    return _running().execute(argv, args)
 
-        translated = service_error(exc, cli.ctx if cli and cli._ctx else None)
-        if translated is not None:
-            return fail(translated, wants_json(argv, args))
-        if os.environ.get("R2K_DEBUG"):
-            raise
-        print_error({"error": "InternalError", "status": 500,
-                     "message": f"{type(exc).__name__}: {exc} (set R2K_DEBUG=1 for the traceback)"},
-                    wants_json(argv, args))
-        return 1
-    finally:
-        if cli is not None and cli._ctx is not None:
-            from r2k.core.services.session import finish_checkpoint
 
-            finish_checkpoint()  # one this command's commit started
-            cli._ctx.close()
+def internal_error(exc: Exception, as_json: bool) -> int:
+    """What no refusal of r2k's explains: a 500 naming the exception (R2K_DEBUG=1 raises it instead)."""
+    if os.environ.get("R2K_DEBUG"):
+        raise exc
+    print_error({"error": "InternalError", "status": 500,
+                 "message": f"{type(exc).__name__}: {exc} (set R2K_DEBUG=1 for the traceback)"}, as_json)
+    return 1
+
+
+def _running():
+    # Here, not at the top: what running a command needs (the settings' pydantic, its services, the
+    # database drivers: 0.3-0.9 s) loads only once the arguments parsed, so help and a usage error
+    # never pay it (`r2k --help` 0.10 s).
+    from . import running
+
+    return running
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if all(a in ("--as",) or a.startswith("--as=") or (i > 0 and argv[i - 1] == "--as")
            for i, a in enumerate(argv)):
-        # `r2k` (optionally `r2k --as USER`) opens the workstation, on a terminal only, with every
-        # R2K_* setting in its range (checked first, as for every command).
-        from r2k.core.config import get_settings
-
-        try:
-            get_settings()
-        except R2KError as exc:
-            sys.exit(fail(exc, as_json=False))
-        if (refused := no_terminal()) is not None:
-            sys.exit(fail(refused, as_json=False))
-        from .tui import run_tui
-
-        user = None
-        for i, a in enumerate(argv):
-            if a.startswith("--as="):
-                user = a.split("=", 1)[1]
-            elif a == "--as" and i + 1 < len(argv):
-                user = argv[i + 1]
-        sys.exit(run_tui(user=user))
+        # `r2k` (optionally `r2k --as USER`) opens the workstation, on a terminal only.
+        sys.exit(_running().open_workstation(argv))
     sys.exit(run(argv))
-
