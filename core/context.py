@@ -135,19 +135,22 @@ class Context:
                 raise embedded.unavailable("redis", url, exc) from None
 
     @cached_property
+    def redis_queues(self):
+        """core/adapters/redis_queues, imported with the first use of Redis: it imports redis (above)."""
+        from .adapters import redis_queues
+
+        return redis_queues
+
+    @cached_property
     def validation_queue(self):
         """The Horn-type queues (their Lua scripts registered once per process)."""
-        from .adapters.redis_queues import ValidationQueue  # in-function: it imports redis (above)
-
-        return ValidationQueue(self.redis)
+        return self.redis_queues.ValidationQueue(self.redis)
 
     def publish(self, notice: str) -> None:
         """Tell open workstations something changed (Redis pub/sub, a notice of core/notices.py).
         Never fails the caller: the change is committed already, and screens reload when opened."""
         try:
-            from .adapters.redis_queues import send_all_settles  # in-function: it imports redis (above)
-
-            send_all_settles()  # a claim's notice waiting to ride on a pop goes first: notices keep their order
+            self.redis_queues.send_all_settles()  # a claim's notice waiting to ride on a pop goes first: notices keep their order
             self.redis.publish(CHANNEL, notice)
         except Exception as exc:  # noqa: BLE001 - Redis away: the screens reload when it is back
             logging.getLogger(__name__).debug("a live notice was not sent: %s", exc)
@@ -156,9 +159,7 @@ class Context:
         """`publish` for many notices, in order: one Redis command a thousand of them (a script that
         publishes each; a pipeline's commands cost the client as much to pack as one round trip each)."""
         try:
-            from .adapters.redis_queues import send_all_settles  # in-function: it imports redis (above)
-
-            send_all_settles()
+            self.redis_queues.send_all_settles()
             for start in range(0, len(notices), 1000):
                 self._publish_each(keys=[CHANNEL], args=notices[start:start + 1000])
         except Exception as exc:  # noqa: BLE001 - Redis away: the screens reload when it is back

@@ -72,10 +72,9 @@ def _wordllama():
                 # Imported here: numpy, tokenizers and the weights cost a command that embeds nothing
                 # about 0.4 s.
                 import wordllama
-                from wordllama import WordLlama
             finally:
                 root.removeHandler(guard)
-            _STATIC = WordLlama.load(config="l2_supercat", dim=STATIC_DIMENSION,
+            _STATIC = wordllama.WordLlama.load(config="l2_supercat", dim=STATIC_DIMENSION,
                                      cache_dir=Path(wordllama.__file__).parent, disable_download=True)
         return _STATIC
 

@@ -24,14 +24,20 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+import psycopg
+
+from .. import embedded
+from ..adapters.breaker import CircuitBreaker
 from ..adapters.embeddings import (
     BREAKER_KEY,
+    STATIC_MODEL,
     EmbeddingsError,
     EndpointEmbedder,
     StaticEmbedder,
     literal,
 )
-from ..errors import Conflict
+from ..errors import Conflict, ServiceUnavailable
+from ..migrations.vectors import VECTOR_EXTENSION, VECTOR_SCHEMA
 
 if TYPE_CHECKING:
     from ..adapters.postgres import Tx
@@ -106,8 +112,6 @@ class Embeddings:
             if self._embedder is None:
                 s = self._ctx.settings
                 if s.embeddings_url:
-                    from ..adapters.breaker import CircuitBreaker
-
                     breaker = CircuitBreaker(self._ctx.redis, s.breaker_threshold, s.breaker_cooldown,
                                              probe_timeout=s.embeddings_timeout * 4, key=BREAKER_KEY)
                     self._embedder = EndpointEmbedder(s.embeddings_url, configured_model(s), s.embeddings_api_key,
@@ -237,8 +241,6 @@ class Embeddings:
 
 
 def configured_model(settings) -> str:
-    from ..adapters.embeddings import STATIC_MODEL
-
     if settings.embeddings_url:
         return settings.embeddings_model or "text-embedding-3-small"
     return STATIC_MODEL
@@ -295,7 +297,8 @@ _COPY_TRAILER = b"\xff\xff"
 def binary_copy(ids: list[int], vectors: list[list[float]]) -> bytes:
     """Rows (id bigint, embedding vector) in COPY's binary format, built by numpy in one go: each row
     two fields, the id's 8 bytes and the vector as pgvector receives it (its dimension, a zero, then
-    each value a big-endian float4; the text form parsed each to the same float4)."""
+    each value a big-endian float4; the text form parsed each to the same float4). numpy is imported
+    here, by a write: 136 ms (python -X importtime) that a command which embeds nothing never pays."""
     import numpy
 
     dimension = len(vectors[0])
@@ -341,8 +344,6 @@ def rebuild(ctx: Context, *, on_progress: Callable[[str, int, int], None] | None
     try:
         dimension = embedder.dimension or embedder.probe()
     except EmbeddingsError as exc:
-        from ..errors import ServiceUnavailable
-
         raise ServiceUnavailable(f"the embeddings endpoint does not answer: {exc.detail}", "embeddings") from None
     with ctx.db.begin() as tx:
         if embeddings.recorded(tx) is None:
@@ -370,8 +371,6 @@ def rebuild(ctx: Context, *, on_progress: Callable[[str, int, int], None] | None
                 try:
                     vectors = embedder.embed([r["body"] for r in rows])
                 except EmbeddingsError as exc:
-                    from ..errors import ServiceUnavailable
-
                     raise ServiceUnavailable(f"the embeddings endpoint failed after {count} of {total} {kind}s "
                                              f"({exc.detail}): run `r2k index rebuild` again to resume",
                                              "embeddings") from None
@@ -391,11 +390,6 @@ def rebuild(ctx: Context, *, on_progress: Callable[[str, int, int], None] | None
 
 def _ensure_vector_schema(ctx: Context) -> None:
     """The vector tables, as the owner, when pgvector is there and the migrations ran without it."""
-    import psycopg
-
-    from .. import embedded
-    from ..migrations.vectors import VECTOR_EXTENSION, VECTOR_SCHEMA
-
     with ctx.db.read() as tx:
         if tx.scalar("SELECT to_regclass('passage_vectors') IS NOT NULL"):
             return

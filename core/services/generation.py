@@ -22,7 +22,7 @@ from ..domain import SYSTEM, limits
 from ..events import now
 from ..knowledge.classify import classify
 from ..machines.work_item import CIRCUIT_OPEN, LLM_ERROR, NO_CONTENT, WORK_ITEM
-from . import candidates, workitems
+from . import candidates, jobs, workitems
 from .extractive import extractive, grounding, sentences, supports, undecided  # noqa: F401 - grounding: this module's API too
 from .retrieval import retrieve
 
@@ -241,8 +241,6 @@ def recover(ctx: Context, *, stale_after: timedelta = STALE_GENERATING) -> dict:
     waiting in the queue, and GENERATING items untouched for `stale_after` (their job died).
     Generation is idempotent, so a duplicate job for a live run does no harm; a NEW item's job
     still waiting is left alone, or every sweep would queue another behind it while no worker runs."""
-    from . import jobs
-
     with ctx.db.read() as tx:
         rows = tx.all("SELECT id, state FROM work_items WHERE state = 'NEW' "
                       "OR (state = 'GENERATING' AND updated_at < %s) ORDER BY id", (now() - stale_after,))

@@ -5,6 +5,7 @@ re-review, the graph mirror, live notices) is in the reactions table (core/react
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from .. import engine
@@ -14,7 +15,7 @@ from ..engine import Event
 from ..errors import InvalidInput
 from ..machines.answer import ANSWER
 from ..machines.candidate import CANDIDATE
-from . import retrieval
+from . import jobs, retrieval
 from .common import Allowed, fetch, status_filter
 from .unit_of_work import in_unit_of_work
 
@@ -54,8 +55,6 @@ def graph_jobs_later(ctx: Context, event: Event) -> None:
     neither. If Redis fails then, the after-commit step is logged and the queues rebuilt, as for any effect
     (docs/architecture.md, "Reactions"); the sweep's graph catch-up mirrors the answer and, finding
     no node for it, queues its contradiction check again."""
-    from . import jobs
-
     jobs.enqueue_many(ctx, "graph", [("sync_graph_task", (event.aggregate_id,)),
                                      ("detect_contradictions_task", (event.aggregate_id,))])
 
@@ -193,8 +192,6 @@ def _shown(row: dict) -> dict:
 
 
 def _words(query: str) -> list[str]:
-    import re
-
     return re.findall(r"[A-Za-z0-9]+", query)[:8]
 
 

@@ -43,6 +43,7 @@ from ..knowledge.ranking import (  # noqa: F401 - Term, Hits, idf and generic: t
     score,
     weigh,
 )
+from .embeddings import IndexChanged
 
 if TYPE_CHECKING:
     from ..context import Context
@@ -271,7 +272,6 @@ def _vectors_checked(tx: Tx):
         if "dimensions" not in str(exc) or tx.embeddings is None:
             raise
         tx.embeddings.forget()
-        from .embeddings import IndexChanged
 
         raise IndexChanged() from None
 

@@ -13,7 +13,10 @@ Revision ID: 0008
 Revises: 0007
 Create Date: 2026-12-01
 """
+from pathlib import Path
+
 from alembic import op
+from psycopg.rows import tuple_row
 
 revision = "0008"
 down_revision = "0007"
@@ -35,10 +38,8 @@ def upgrade() -> None:
 def reindex(conn) -> None:
     """Every stored document's passages, split again into titled sections (ingest.sections_of), on
     a psycopg connection (tuple rows)."""
-    from pathlib import Path
-
-    from psycopg.rows import tuple_row
-
+    # Here, not at the top: the parsers and the ingest service (0.7 s), which Alembic would load with
+    # every revision script it reads, for every migration.
     from r2k.core.knowledge.extract import ExtractError, extract
     from r2k.core.services.ingest import jsonl_heading, sections_of
 
