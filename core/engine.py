@@ -227,7 +227,7 @@ def apply_if_unchanged(tx: Tx, machine: Machine, row: dict, action: str, actor: 
     values, event = _move(tx, machine, row, action, actor, fields, changes, None, idempotency_key)
     cols = tuple(values)
     prev_hash = event[_PREV_HASH]
-    moved = tx.hot_one(_conditional_move_sql(machine.table, cols, len(event), kept is not None),
+    moved = tx.one_on_kept_cursor(_conditional_move_sql(machine.table, cols, len(event), kept is not None),
                        [*(adapt(c, values[c]) for c in cols), row["id"], row["version"],
                         machine.name, str(row["id"]), GENESIS, prev_hash, *event,
                         *(() if kept is None else (*kept, event[_CREATED_AT]))])

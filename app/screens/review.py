@@ -30,7 +30,6 @@ from r2k.app.wording import decision_said, release_said
 from r2k.core.domain import HORN_MEANING
 from r2k.core.errors import ValidationStateError
 from r2k.core.services import candidate_views, candidates, claims, guidelines, skip, undo
-from r2k.core.services.candidates import not_open_issue
 
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
 from .comments import CALLS as COMMENT_CALLS, CommentsPane
@@ -342,7 +341,7 @@ class ReviewScreen(CommentsPane, WorkstationScreen):
             return
         cur = self.current
         cid = cur["id"]
-        if why_not := not_open_issue(cur, {}):  # refused before any typing, not after (the core's own rule)
+        if why_not := candidates.revision_refused(cur):  # refused before any typing, not after
             self.show_error(ValidationStateError("candidate", cid, cur["state"], "revise", why_not).message, 422)
             return
         unchanged = SAME_TEXT.format(cancel=key_of(self.app, TextModal, "cancel"), approve=self.key("approve"))

@@ -73,19 +73,19 @@ class Tx:
         row = self.conn.execute(sql, params, prepare=prepare).fetchone()
         return None if row is None else next(iter(row.values()))
 
-    def hot_one(self, sql: str, params: Any) -> dict | None:
+    def one_on_kept_cursor(self, sql: str, params: Any) -> dict | None:
         """One row of a statement on the claim's path, through a cursor kept with the connection,
         in binary, its column names read once per statement: a new cursor and a dict row maker
         for each call cost about a third of the statement's own CPU in the claimer (bench/claim.py)."""
-        cursor = _HOT_CURSORS.get(self.conn)
+        cursor = _KEPT_CURSORS.get(self.conn)
         if cursor is None or cursor.closed:
-            cursor = _HOT_CURSORS[self.conn] = self.conn.cursor(row_factory=tuple_row)
+            cursor = _KEPT_CURSORS[self.conn] = self.conn.cursor(row_factory=tuple_row)
         row = cursor.execute(sql, params, binary=True).fetchone()
         if row is None:
             return None
-        names = _HOT_NAMES.get(sql)
+        names = _KEPT_COLUMNS.get(sql)
         if names is None or len(names) != len(row):  # new, or its table gained or lost a column since
-            names = _HOT_NAMES[sql] = tuple(column.name for column in cursor.description)
+            names = _KEPT_COLUMNS[sql] = tuple(column.name for column in cursor.description)
         return dict(zip(names, row))
 
     def insert(self, table: str, values: dict) -> dict:
@@ -154,10 +154,10 @@ def id_sequence(tx: Tx, table: str) -> str:
     return _ID_SEQUENCES[table]
 
 
-# Tx.hot_one: a cursor per connection (used by one thread at a time, as its connection is), and
+# Tx.one_on_kept_cursor: a cursor per connection (used by one thread at a time, as its connection is), and
 # the column names of each statement's rows.
-_HOT_CURSORS: weakref.WeakKeyDictionary[psycopg.Connection, psycopg.Cursor] = weakref.WeakKeyDictionary()
-_HOT_NAMES: dict[str, tuple[str, ...]] = {}
+_KEPT_CURSORS: weakref.WeakKeyDictionary[psycopg.Connection, psycopg.Cursor] = weakref.WeakKeyDictionary()
+_KEPT_COLUMNS: dict[str, tuple[str, ...]] = {}
 
 
 def _translate(exc: psycopg.Error) -> R2KError | None:

@@ -17,7 +17,7 @@ from ..engine import Event
 from ..errors import Conflict, InvalidInput
 from ..events import now
 from ..knowledge.classify import classify
-from ..machines.candidate import CANDIDATE, not_open_issue  # noqa: F401 - the rule a screen checks before typing
+from ..machines.candidate import CANDIDATE, not_open_issue
 from . import guidelines, overlap
 from .common import Allowed, parse_id
 from .unit_of_work import in_unit_of_work
@@ -30,6 +30,12 @@ allowed = Allowed(CANDIDATE)
 
 
 _last_rank = 0.0
+
+
+def revision_refused(row: dict) -> str | None:
+    """Why this candidate's text may not be revised or approved at all, asked before any typing (an
+    OPEN_ISSUE is never approved or revised: the machine's own guard)."""
+    return not_open_issue(row, {})
 
 
 def tail_rank() -> float:
