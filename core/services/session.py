@@ -1,8 +1,9 @@
 """What a front end (the command line, the workstation) holds to talk to the core: a `Context` (the
 settings and the connections, opened lazily), the channel live notices come on and their one shape,
 how to tell a service outage from any other failure, the backoff to reconnect with, and the
-checkpoint to let finish before a command exits. The front ends reach the core through its
-services, domain, errors and config only (docs/architecture.md, "Layout")."""
+checkpoint to let finish before a command exits. The front ends reach the core through
+`core.bootstrap` (to make their Context), its services, domain, errors and config only
+(docs/architecture.md, "Layout")."""
 from __future__ import annotations
 
 import json
