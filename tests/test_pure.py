@@ -7,6 +7,7 @@ machines and the engine's checks over plain rows are in tests/test_machines.py.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -640,13 +641,19 @@ def test_a_command_builds_only_its_own_part_of_the_command_tree():
     for argv in (["--help"], [], ["frobnicate"]):
         every = next(a for a in cli.parser(argv)._actions if isinstance(a, argparse._SubParsersAction))
         assert len(every.choices) == len(cli.OWNER)
-    code = ("import sys; from r2k.app import cli; cli.parser(['users', 'list']).parse_args(['users', 'list']); "
-            "print(sorted(m for m in sys.modules if m.startswith(('r2k.app.commands.', 'r2k.app.handlers.', "
-            "'r2k.core.services'))))")
+    # The other commands' trees are not even imported, and no handler or service is before one runs.
+    assert loaded_by("cli.parser(['users', 'list']).parse_args(['users', 'list'])",
+                     ("r2k.app.commands.", "r2k.app.handlers.", "r2k.core.services")) == ["r2k.app.commands.users"]
+
+
+def loaded_by(statement: str, prefixes: tuple[str, ...]) -> list[str]:
+    """The modules of these prefixes that a fresh interpreter holds after `from r2k.app import cli`
+    and `statement`."""
+    code = (f"import sys; from r2k.app import cli; {statement}; "
+            f"print(sorted(m for m in sys.modules if m.startswith({prefixes!r})))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    # The other commands' trees are not even imported, and no handler or service is before one runs.
-    assert done.stdout.strip() == "['r2k.app.commands.users']"
+    return ast.literal_eval(done.stdout.strip())
 
 
 def test_every_command_names_a_handler_that_exists_and_help_loads_none():
@@ -668,12 +675,8 @@ def test_every_command_names_a_handler_that_exists_and_help_loads_none():
     named = list(leaves(cli.build_parser()))
     assert len(named) > 80 and all(isinstance(h, str) for h in named)
     assert all(callable(cli.handler_named(h)) for h in named)
-    code = ("import sys; from r2k.app import cli; cli.build_parser().format_help(); "
-            "print(sorted(m for m in sys.modules if m.startswith(('r2k.app.handlers.', 'psycopg', 'redis', "
-            "'neo4j', 'falkordb', 'rq', 'pydantic'))))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert loaded_by("cli.build_parser().format_help()",
+                     ("r2k.app.handlers.", "psycopg", "redis", "neo4j", "falkordb", "rq", "pydantic")) == []
 
 
 def test_migrations_head_matches_the_scripts():

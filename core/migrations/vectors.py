@@ -44,6 +44,18 @@ KINDS = ("passage", "candidate", "answer")
 INDEXED = ("passage", "answer")  # the kinds a nearest-neighbour query reads, so the kinds with an HNSW index
 
 
+def vector_tables(bind) -> bool:
+    """Whether this database has pgvector and the vector tables (a migration that re-indexes them has
+    nothing to do otherwise)."""
+    return bool(bind.exec_driver_sql("SELECT to_regtype('vector') IS NOT NULL "
+                                     "AND to_regclass('passage_vectors') IS NOT NULL").scalar())
+
+
+def recorded_dimension(bind) -> int | None:
+    """The recorded model's dimension, None before a first model is recorded."""
+    return bind.exec_driver_sql("SELECT dimension FROM embedding_index WHERE id = 1").scalar()
+
+
 def hnsw_index(kind: str, dimension: int) -> str:
     """The statement that makes one kind's HNSW index for a model of `dimension`."""
     return (f"CREATE INDEX {kind}_vectors_hnsw ON {kind}_vectors USING hnsw "

@@ -10,7 +10,7 @@ Create Date: 2026-12-02
 """
 from alembic import op
 
-from r2k.core.migrations.vectors import KINDS, VECTOR_SCHEMA, hnsw_index
+from r2k.core.migrations.vectors import KINDS, VECTOR_SCHEMA, hnsw_index, recorded_dimension, vector_tables
 
 revision = "0023"
 down_revision = "0022"
@@ -20,11 +20,10 @@ depends_on = None
 
 def upgrade() -> None:
     bind = op.get_bind()
-    if not bind.exec_driver_sql("SELECT to_regtype('vector') IS NOT NULL "
-                                "AND to_regclass('passage_vectors') IS NOT NULL").scalar():
+    if not vector_tables(bind):
         return
     op.execute(VECTOR_SCHEMA)  # CREATE OR REPLACE keeps the function's owner and grants
-    dimension = bind.exec_driver_sql("SELECT dimension FROM embedding_index WHERE id = 1").scalar()
+    dimension = recorded_dimension(bind)
     if dimension is None:
         return
     for kind in KINDS:
@@ -37,7 +36,7 @@ def downgrade() -> None:
     bind = op.get_bind()
     if not bind.exec_driver_sql("SELECT to_regclass('passage_vectors') IS NOT NULL").scalar():
         return
-    dimension = bind.exec_driver_sql("SELECT dimension FROM embedding_index WHERE id = 1").scalar()
+    dimension = recorded_dimension(bind)
     if dimension is None:
         return
     for kind in KINDS:

@@ -10,7 +10,7 @@ Create Date: 2026-12-04
 """
 from alembic import op
 
-from r2k.core.migrations.vectors import VECTOR_SCHEMA, hnsw_index
+from r2k.core.migrations.vectors import VECTOR_SCHEMA, hnsw_index, recorded_dimension, vector_tables
 
 revision = "0029"
 down_revision = "0028"
@@ -20,12 +20,11 @@ depends_on = None
 
 def upgrade() -> None:
     bind = op.get_bind()
-    if not bind.exec_driver_sql("SELECT to_regtype('vector') IS NOT NULL "
-                                "AND to_regclass('passage_vectors') IS NOT NULL").scalar():
+    if not vector_tables(bind):
         return
     op.execute(VECTOR_SCHEMA)  # CREATE OR REPLACE keeps the function's owner and grants
     op.execute("DROP INDEX IF EXISTS candidate_vectors_hnsw")
-    dimension = bind.exec_driver_sql("SELECT dimension FROM embedding_index WHERE id = 1").scalar()
+    dimension = recorded_dimension(bind)
     if dimension is not None:
         op.execute("ALTER TABLE candidate_vectors DROP CONSTRAINT IF EXISTS candidate_vectors_dimension")
         op.execute(f"ALTER TABLE candidate_vectors ADD CONSTRAINT candidate_vectors_dimension "
@@ -38,7 +37,7 @@ def downgrade() -> None:
     if not bind.exec_driver_sql("SELECT to_regclass('candidate_vectors') IS NOT NULL").scalar():
         return
     op.execute("ALTER TABLE candidate_vectors DROP CONSTRAINT IF EXISTS candidate_vectors_dimension")
-    dimension = bind.exec_driver_sql("SELECT dimension FROM embedding_index WHERE id = 1").scalar()
+    dimension = recorded_dimension(bind)
     if dimension is not None:
         op.execute("DROP INDEX IF EXISTS candidate_vectors_hnsw")
         op.execute(hnsw_index("candidate", dimension))
