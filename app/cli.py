@@ -195,6 +195,10 @@ def run(argv: list[str]) -> int:
         return fail(error, wants_json(argv, args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - no input gives a traceback: a 500 naming it
+        return internal_error(exc, wants_json(argv, args))
     return _running().execute(argv, args)
 
 
