@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from r2k.core import embedded
 from r2k.core.config import Settings
 from r2k.core.embedded import common
 from r2k.workers.main import HEARTBEAT_TTL, MAINTENANCE_INTERVAL
@@ -372,7 +373,10 @@ def test_what_a_killed_worker_forked_ends_with_it(install, tmp_path, processes):
 @pytest.mark.parametrize("part", ["postgres", "redis"])
 async def test_the_workstation_follows_a_killed_server_and_claims_again_within_seconds(install, part):
     """PostgreSQL or Redis dies under an open workstation, nothing else running: it says so
-    ("reconnecting…"), starts the server again on its socket by itself, and claims again within 5 s."""
+    ("reconnecting…"), starts the server again on its socket by itself, and claims again within
+    seconds: what the workstation adds to the server's own restart (measured first, in the same
+    test, as reconnecting does it: on a loaded machine a PostgreSQL restart alone takes seconds) is
+    under 4 s."""
     from textual.widgets import DataTable
 
     from r2k.app.screens.queues import QueuePickerScreen
@@ -390,6 +394,10 @@ async def test_the_workstation_follows_a_killed_server_and_claims_again_within_s
             shown.append((value, self.sub_title))
 
     install.json("services", "up")
+    install.kill(part)  # the floor: the server's own restart, now, on this machine
+    started = time.monotonic()
+    embedded.ensure(install.settings, part, start_stopped=False)
+    restart = time.monotonic() - started
     ctx = bootstrap(install.settings, pool_size=4)
     candidates.add(ctx, users.resolve(ctx, "root"), "Which dock takes the reefer trailers?", "Dock 4 does.", "FACT")
     before = install.state(part)
@@ -411,7 +419,7 @@ async def test_the_workstation_follows_a_killed_server_and_claims_again_within_s
         claimed = candidate_on(app.screen)
         took = time.monotonic() - killed
         assert claimed is not None and candidate_views.get(ctx, claimed)["state"] == "IN_REVIEW", claimed
-        assert took < 5, f"{took:.1f} s from the kill to a claim"
+        assert took < restart + 4, f"{took:.1f} s from the kill to a claim (the restart alone {restart:.1f} s)"
         after = install.state(part)
         assert after["socket"] == before["socket"] and after["pid"] != before["pid"]  # it restarted it, there
         candidates.release(ctx, users.resolve(ctx, "ada"), claimed)
