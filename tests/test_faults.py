@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,25 @@ class Install:
         while any(common.process_is(p, program) for p in family) and time.monotonic() < deadline:
             time.sleep(0.05)
         return pid
+
+    def postgres_restart(self, since: float) -> float | None:
+        """How long the embedded PostgreSQL's last start after `since` (a wall-clock time) took by its
+        own log, from "starting PostgreSQL" to "ready to accept connections": crash recovery, its
+        syncfs and its end-of-recovery checkpoint, which a busy disk can stretch to seconds."""
+        log = Path(self.state("postgres")["pgdata"]) / "server.log"
+        started = ready = None
+        for line in log.read_text(errors="replace").splitlines():
+            try:
+                at = datetime.strptime(line[:27], "%Y-%m-%d %H:%M:%S.%f %Z").replace(tzinfo=timezone.utc).timestamp()
+            except ValueError:
+                continue
+            if at < since:
+                continue
+            if "starting PostgreSQL" in line:
+                started, ready = at, None
+            elif "ready to accept connections" in line and started is not None:
+                ready = at
+        return None if started is None or ready is None else ready - started
 
     def secret(self, name: str) -> str:
         return (self.data / "secrets" / f"{name}.password").read_text()
@@ -405,11 +425,12 @@ async def test_the_workstation_follows_a_killed_server_and_claims_again_within_s
     async with app.run_test(size=(120, 40)) as pilot:
         picker = await open_screen(pilot, "V", QueuePickerScreen)
         install.kill(part)
-        killed = time.monotonic()
+        killed, killed_at = time.monotonic(), time.time()
         await pilot.press("ctrl+r")  # refresh: its call meets the outage
         await wait_for(pilot, lambda: any(value for value, _ in shown), timeout=5, what="reconnecting")
         assert any(value and "reconnecting…" in title for value, title in shown), shown
         await wait_for(pilot, lambda: not app.reconnecting, timeout=5, what="reconnected")
+        reconnected = time.monotonic() - killed
         assert "reconnecting" not in app.sub_title
         table = picker.query_one("#queue-table", DataTable)
         table.move_cursor(row=table.get_row_index("FACT"))
@@ -419,7 +440,13 @@ async def test_the_workstation_follows_a_killed_server_and_claims_again_within_s
         claimed = candidate_on(app.screen)
         took = time.monotonic() - killed
         assert claimed is not None and candidate_views.get(ctx, claimed)["state"] == "IN_REVIEW", claimed
-        assert took < restart + 4, f"{took:.1f} s from the kill to a claim (the restart alone {restart:.1f} s)"
+        # The server's own restart is the floor measured first, or, for PostgreSQL, the restart the
+        # workstation started, by the server's log when that one took longer (CI's busy disk).
+        logged = install.postgres_restart(killed_at) if part == "postgres" else None
+        server = max(restart, logged or 0.0)
+        assert took < server + 4, (f"{took:.1f} s from the kill to a claim, {reconnected:.1f} s to reconnected "
+                                   f"(the server's restart {server:.1f} s: the floor {restart:.1f} s, "
+                                   f"the one it started {logged if logged is None else round(logged, 1)} s)")
         after = install.state(part)
         assert after["socket"] == before["socket"] and after["pid"] != before["pid"]  # it restarted it, there
         candidates.release(ctx, users.resolve(ctx, "ada"), claimed)
