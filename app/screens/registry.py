@@ -446,7 +446,7 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
             if result is None:
                 return
             text, reason = result
-            self.mutate("supersede", answer, text, reason)
+            self.send_move("supersede", answer, text, reason)
 
         self.app.push_screen(TextModal(f"Supersede answer {answer['id']}: publish a new version", answer["text"],
                                        with_reason=True, reason_placeholder="Why a new version?"), done)
@@ -465,9 +465,10 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
         if answer is None:
             return
         self.app.push_screen(ReasonModal(f"{verb} answer {answer['id']}", "Reason", placeholder),
-                             lambda reason: reason is not None and self.mutate(action, answer, reason))
+                             lambda reason: reason is not None and self.send_move(action, answer, reason))
 
-    def mutate(self, action: str, answer: dict, *args: str) -> None:
+    def send_move(self, action: str, answer: dict, *args: str) -> None:
+        """One registry move (supersede, dispute, retire) on one answer, in a worker; Moved when done."""
         self.show_info(f"{action.title()} answer {answer['id']}…")
         self.move(action, partial(getattr(registry, action), self.ctx, self.actor, answer["id"], *args,
                                   expected_version=answer["version"], idempotency_key=new_idempotency_key()), answer)
@@ -525,7 +526,7 @@ class RegistryScreen(CommentsPane, WorkstationScreen):
         self.load()
 
     @on(Moved)
-    def mutated(self, message: Moved) -> None:
+    def move_done(self, message: Moved) -> None:
         self.show_info(registry_move_said(message.action, message.before["id"], message.row))
         if message.action == "supersede":
             self.selected_id = message.row["id"]  # follow the new version
