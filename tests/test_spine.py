@@ -137,12 +137,14 @@ def test_workflows_leave_follow_ups_to_the_reactions_table():
     """No workflow imports another workflow for what follows its moves: the decision does not call
     the registry, the registry does not call the candidates, and so on."""
     graph = _core_imports()
-    workflows = {f"r2k.core.services.{m}" for m in ("candidates", "claims", "registry", "workitems", "grey",
-                                                "generation", "graph_sync", "ingest")}
+    workflows = {f"r2k.core.services.{m}" for m in (
+        "validation.candidates", "queue.claims", "answers.registry", "answering.workitems", "grey_entries.grey",
+        "answering.generation", "contradictions.graph_sync", "documents.ingest")}
+    candidates = "r2k.core.services.validation.candidates"
     allowed = {  # a command whose own work makes another workflow's entity
-        "r2k.core.services.queue.claims": {"r2k.core.services.validation.candidates"},      # the review loop decides
-        "r2k.core.services.answering.generation": {"r2k.core.services.validation.candidates", "r2k.core.services.answering.workitems"},  # makes a candidate
-        "r2k.core.services.documents.ingest": {"r2k.core.services.validation.candidates", "r2k.core.services.grey_entries.grey"},  # makes candidates, entries
+        "r2k.core.services.queue.claims": {candidates},  # the review loop decides
+        "r2k.core.services.answering.generation": {candidates, "r2k.core.services.answering.workitems"},  # makes a candidate
+        "r2k.core.services.documents.ingest": {candidates, "r2k.core.services.grey_entries.grey"},  # makes candidates, entries
     }
     crossing = {m: sorted((graph[m] & workflows) - allowed.get(m, set())) for m in workflows}
     assert {m: c for m, c in crossing.items() if c} == {}
@@ -150,13 +152,15 @@ def test_workflows_leave_follow_ups_to_the_reactions_table():
     # of core/services, found rather than listed, makes another's follow-up by hand: the functions
     # the reactions table runs are run by it alone.
     modules = _service_modules()
-    assert {"r2k.core.services.queue.claims", "r2k.core.services.queue.skip", "r2k.core.services.operations.sweeps"} <= set(modules)
+    assert {"r2k.core.services.queue.claims", "r2k.core.services.queue.skip",
+            "r2k.core.services.operations.sweeps"} <= set(modules)
     by_hand = {name: found for name, path in modules.items() if (found := _reactions_named(name, path))}
     assert by_hand == {}
 
 
 def _service_modules() -> dict:
-    """Every module of core/services (its name as installed, its file), found by pkgutil."""
+    """Every module of core/services and of its workflow packages (its name as installed, its file),
+    found by pkgutil."""
     import importlib.util
     import pkgutil
     from pathlib import Path
@@ -164,7 +168,7 @@ def _service_modules() -> dict:
     from r2k.core import services
 
     return {info.name: Path(importlib.util.find_spec(info.name).origin)
-            for info in pkgutil.iter_modules(services.__path__, f"{services.__name__}.")}
+            for info in pkgutil.walk_packages(services.__path__, f"{services.__name__}.")}
 
 
 def _reaction_functions() -> set[tuple[str, str]]:
