@@ -14,7 +14,7 @@ from ..people import users
 if TYPE_CHECKING:
     from ...context import Context
 
-HERE = Path(__file__).resolve().parent.parent / "demo"  # the corpus and users, shipped as data
+HERE = Path(__file__).resolve().parents[2] / "demo"  # core/demo/: the corpus and users, shipped as data
 CORPUS = HERE / "corpus"
 
 
