@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from textual import work
 
-from r2k.core.services import comments, grey
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.validation import comments
 
 from .messages import Escalated, Mentioned
 from .safe import visible

@@ -6,7 +6,7 @@ import logging
 
 from textual import work
 
-from r2k.core.services import claims
+from r2k.core.services.queue import claims
 
 from .keymap import key_of
 from .messages import ClaimsHeld, LeftSafely

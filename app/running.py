@@ -11,7 +11,7 @@ from r2k.core.bootstrap import bootstrap
 from r2k.core.config import get_settings
 from r2k.core.domain import jsonable
 from r2k.core.errors import R2KError
-from r2k.core.services import users
+from r2k.core.services.people import users
 from r2k.core.services.session import finish_checkpoint, service_error
 
 from .cli import fail, handler_named, internal_error, no_terminal, opens_workstation, print_error, wants_json

@@ -8,7 +8,7 @@ import signal
 
 from textual import work
 
-from r2k.core.services import sweeps
+from r2k.core.services.operations import sweeps
 from r2k.core.services.session import notice
 
 from .messages import WorkerChildChanged

@@ -21,7 +21,8 @@ from textual.reactive import reactive, var
 from r2k import styles
 from r2k.core.bootstrap import bootstrap
 from r2k.core.errors import R2KError, exit_code
-from r2k.core.services import queue_index, users
+from r2k.core.services.people import users
+from r2k.core.services.queue import queue_index
 from r2k.core.services.session import Context, notice, service_error
 
 from .alerts import Alerts

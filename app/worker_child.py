@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from r2k.core.services import workers_live
+from r2k.core.services.operations import workers_live
 
 ENV = "R2K_START_WORKER"
 LOG_NAME = "worker.log"

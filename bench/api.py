@@ -36,7 +36,8 @@ LABEL_STUDIO = {1: 4.8, 4: 7.3, 16: 6.4}  # loops/s, docs/api-peers.md
 def setup(pending: int, validators: int) -> list[str]:
     """Validators bench-v0 … with FACT authority and a token each; `pending` FACT candidates queued."""
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import queue_index, tokens, users
+    from r2k.core.services.people import tokens, users
+    from r2k.core.services.queue import queue_index
 
     ctx = bootstrap()
     made = []
@@ -93,7 +94,9 @@ def http_client(index: int, tokens: list[str], port: int, seconds: float, ready,
 
 def in_process(index: int, tokens: list[str], port: int, seconds: float, ready, out) -> None:
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import candidates, claims, users
+    from r2k.core.services.people import users
+    from r2k.core.services.queue import claims
+    from r2k.core.services.validation import candidates
 
     ctx = bootstrap()
     actor = users.resolve(ctx, f"bench-v{index}")

@@ -21,7 +21,7 @@ from _common import bench_env, verdict
 
 
 def make_entries(ctx, actor, n: int) -> list[int]:
-    from r2k.core.services import grey
+    from r2k.core.services.grey_entries import grey
 
     ids = []
     for start in range(0, n, 1000):
@@ -43,7 +43,9 @@ def main() -> None:
 
     os.environ["R2K_START_WORKER"] = "0"
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import bulk, grey, users
+    from r2k.core.services import bulk
+    from r2k.core.services.grey_entries import grey
+    from r2k.core.services.people import users
 
     ctx = bootstrap(pool_size=2)
     with ctx.db.read() as tx:

@@ -71,7 +71,8 @@ FLOOR_EVENTS = "bench_floor_events"
 
 def setup(pending: int) -> None:
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import queue_index, users
+    from r2k.core.services.people import users
+    from r2k.core.services.queue import queue_index
 
     ctx = bootstrap()
     with ctx.db.read() as tx:
@@ -115,7 +116,7 @@ KEYED = True  # --keyless sets it False (before the claimers fork)
 
 def claimer(seconds: float, start, out, measured) -> None:
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import users
+    from r2k.core.services.people import users
 
     ctx = bootstrap()
     actor = users.resolve(ctx, "bench")
@@ -127,7 +128,7 @@ def claimer(seconds: float, start, out, measured) -> None:
 
 
 def _our_claim(ctx, actor):
-    from r2k.core.services import claims
+    from r2k.core.services.queue import claims
 
     if not KEYED:
         return lambda: claims.claim_next(ctx, actor, HORN)
@@ -367,7 +368,7 @@ def profile(seconds: float, pending: int, top: int = 25) -> None:
     import pstats
 
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import users
+    from r2k.core.services.people import users
 
     for label in ("claim", "floor"):
         setup(pending)

@@ -16,7 +16,7 @@ labelled sets of answer pairs, each beside a word-overlap baseline computed in t
   the Python 3.11 reference and FAQ, pip 24.0), written after branch contra's tuning and committed
   before the detector was run on it, never tuned on: its figure is the result.
 
-Each set is also scored along the product's path (core/services/conflicts.py): a pair is compared
+Each set is also scored along the product's path (core/services/contradictions/conflicts.py): a pair is compared
 only when the two answers share a subject, or each is among the other's NEAREST_COMPARED nearest in
 meaning at cosine >= NEAR_MEANING (the shipped embedder, in one registry of every set's answers and
 the demo corpus's); a contradicting pair never compared is a miss however the rules would judge it.
@@ -51,7 +51,7 @@ from _common import median
 
 from r2k.core.knowledge.contradictions import compare
 from r2k.core.knowledge.subjects import subjects_of
-from r2k.core.services.conflicts import NEAR_MEANING, NEAREST_COMPARED
+from r2k.core.services.contradictions.conflicts import NEAR_MEANING, NEAREST_COMPARED
 
 HERE = Path(__file__).resolve().parent
 SET = HERE / "contradictions_set.json"
@@ -114,7 +114,7 @@ def main() -> None:
     registry = Registry([u for u in demo_answers()] + [p[side] for _, pairs in loaded for p in pairs
                                                         for side in ("a", "b")])
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"the product's path (core/services/conflicts.py): a pair is compared when the two share a subject, or "
+    print(f"the product's path (core/services/contradictions/conflicts.py): a pair is compared when the two share a subject, or "
           f"each is among the other's {NEAREST_COMPARED} nearest in meaning at cosine >= {NEAR_MEANING} "
           f"({registry.model}), in a registry of every set's answers and the demo corpus's "
           f"({len(registry.texts)} answers)")
@@ -136,7 +136,7 @@ class Registry:
         embedder = StaticEmbedder()
         self.model = embedder.model
         self.texts = sorted(set(texts))
-        # As an answer is embedded (core/services/embeddings.py: its question, a newline, its text); the sets
+        # As an answer is embedded (core/services/search/embeddings.py: its question, a newline, its text); the sets
         # have no questions, so the question is empty.
         vectors = numpy.array(embedder.embed([f"\n{t}" for t in self.texts]))
         self.at = {t: i for i, t in enumerate(self.texts)}
@@ -231,7 +231,7 @@ def timing(pairs: list[dict]) -> None:
 def demo_answers() -> list[str]:
     """The demo corpus's statements, every non-open unit read as an approved answer."""
     from r2k.core.knowledge.extract import extract
-    from r2k.core.services.demo import CORPUS
+    from r2k.core.services.operations.demo import CORPUS
 
     units = []
     for path in sorted(CORPUS.iterdir()):

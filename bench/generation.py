@@ -74,7 +74,8 @@ def time_noop(env: dict, processes: int, jobs: int) -> float:
 
 def time_generation(env: dict, processes: int, jobs: int) -> tuple[float, int]:
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import users, workitems
+    from r2k.core.services.answering import workitems
+    from r2k.core.services.people import users
 
     ctx = bootstrap()
     actor = users.resolve(ctx, "root")
@@ -104,7 +105,7 @@ def main() -> None:
     args = parser.parse_args()
     env = bench_env("generation")
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services.demo import load
+    from r2k.core.services.operations.demo import load
 
     ctx = bootstrap()
     from r2k.core.domain import SYSTEM

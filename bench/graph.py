@@ -91,7 +91,7 @@ def wipe(graph) -> None:
 
 
 def floor_rows(ctx, ids: list[int]) -> list[dict]:
-    from r2k.core.services import graph_sync
+    from r2k.core.services.contradictions import graph_sync
 
     rows = []
     for start in range(0, len(ids), graph_sync.READ_CHUNK):
@@ -164,7 +164,7 @@ def catch_up_bench(n: int, rounds: int, changed: int) -> None:
     os.environ.setdefault("R2K_DATA_DIR", f"/tmp/r2k-bench-graph-catch-up-{n}")
     bench_env("graph")
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import graph_sync
+    from r2k.core.services.contradictions import graph_sync
 
     ctx = bootstrap()
     graph = ctx.graph
@@ -230,7 +230,7 @@ def main() -> None:
     bench_env("graph")
 
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import conflicts, graph_sync
+    from r2k.core.services.contradictions import conflicts, graph_sync
 
     ctx = bootstrap()
     ids = setup(ctx, args.answers)

@@ -105,7 +105,7 @@ def empty_tables(ctx) -> None:
     ctx.signer._registered.clear()  # its public key is gone with signing_keys: registered again at first use
     ctx.embeddings.forget()  # the recorded model is gone with embedding_index: recorded again at first write
     ctx.redis.flushdb()
-    from r2k.core.services import queue_index
+    from r2k.core.services.queue import queue_index
 
     queue_index.reconcile(ctx)
 
@@ -222,7 +222,7 @@ class _RolledBack(Exception):
 def parse_only(files: list[Path]) -> float:
     """The floor for the reading: every file extracted and cut into sections, no database."""
     from r2k.core.knowledge.extract import extract
-    from r2k.core.services import ingest
+    from r2k.core.services.documents import ingest
 
     started = time.perf_counter()
     for path in files:
@@ -263,7 +263,7 @@ def cpu_now(pids: dict[str, list[int]]) -> dict[str, float]:
 
 
 def measured(ctx, actor, files: list[Path], profile: bool) -> tuple[float, dict, str, dict]:
-    from r2k.core.services import ingest
+    from r2k.core.services.documents import ingest
 
     ticks = []
     profiler = cProfile.Profile() if profile else None

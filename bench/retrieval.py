@@ -100,7 +100,7 @@ def ablations(Ranking) -> list[tuple[str, object]]:
 
 def composition_ablations() -> list[tuple[str, dict]]:
     """Each constant of the extractive composition changed alone: (what the row says, the changes)."""
-    from r2k.core.services import extractive as x
+    from r2k.core.services.search import extractive as x
 
     return [
         ("default", {}),
@@ -163,7 +163,8 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from r2k.core.bootstrap import bootstrap
     from r2k.core.domain import SYSTEM
-    from r2k.core.services import embeddings, users
+    from r2k.core.services.people import users
+    from r2k.core.services.search import embeddings
 
     ctx = bootstrap(settings=None)
     if ctx.settings.llm_url:
@@ -175,7 +176,7 @@ def main() -> None:
         embedding_took = _time_embedding(embeddings)
         start = time.perf_counter()
         if args.set == "demo":
-            from r2k.core.services.demo import load
+            from r2k.core.services.operations.demo import load
 
             load(ctx, by=SYSTEM)  # users and the demo corpus (adds nothing when they are there)
             what = "the demo corpus"
@@ -223,7 +224,8 @@ def _ingest_real(ctx, system) -> str:
     sys.path.insert(0, str(HERE))
     from corpora import CORPORA, files
 
-    from r2k.core.services import ingest, users
+    from r2k.core.services.documents import ingest
+    from r2k.core.services.people import users
 
     mark = REAL_DIR / "retrieval-ingested"
     if not mark.exists():
@@ -240,9 +242,9 @@ def _ingest_real(ctx, system) -> str:
 
 def _run_set(ctx, actor, name: str, labelled: dict, args) -> None:
     from r2k.core.knowledge.ranking import Ranking
-    from r2k.core.services import generation, workitems
-    from r2k.core.services.extractive import extractive
-    from r2k.core.services.retrieval import retrieve
+    from r2k.core.services.answering import generation, workitems
+    from r2k.core.services.search.extractive import extractive
+    from r2k.core.services.search.retrieval import retrieve
 
     questions, unanswerable = labelled["questions"], labelled["unanswerable"]
     with ctx.db.read() as tx:
@@ -326,7 +328,7 @@ def _run_set(ctx, actor, name: str, labelled: dict, args) -> None:
             print(f"    {label:40} {r['recall5']:8.3f} {r['top1']:6.3f} {r['answer']:6.3f} {r['false_nc']:8.3f} "
                   f"{r['unanswerable_nc']:>5}/{len(unanswerable)}")
     if not args.no_ablation:
-        print(f"\n  composition ablation on the {name} set (each constant of core/services/extractive.py changed "
+        print(f"\n  composition ablation on the {name} set (each constant of core/services/search/extractive.py changed "
               "alone, the sources as ranked by default):")
         print(f"    {'composition':40} {'answer':>6}")
         for label, changes in composition_ablations():
@@ -357,7 +359,7 @@ def _floor(ctx, question: str) -> float:
 def _ablation(ctx, ranking, questions, unanswerable, hits_of, top_of, retrieve, extractive) -> dict:
     """The figures with `ranking`; the answer composed as generation composes it (the sources that
     support one, `no_content` with fewer than 2), without the task's storage."""
-    from r2k.core.services.generation import grounding, meaning
+    from r2k.core.services.answering.generation import grounding, meaning
 
     near = meaning(ctx)
 
@@ -382,8 +384,8 @@ def _ablation(ctx, ranking, questions, unanswerable, hits_of, top_of, retrieve, 
 def _composed(ctx, questions, changes: dict, retrieve) -> float:
     """The share of answers holding the fact, composed with `changes` to the extractive generator's
     constants (set on its module for the call, then put back), from the default ranking's sources."""
-    from r2k.core.services import extractive as x
-    from r2k.core.services.generation import grounding, meaning
+    from r2k.core.services.answering.generation import grounding, meaning
+    from r2k.core.services.search import extractive as x
 
     near = meaning(ctx)
     before = {k: getattr(x, k) for k in changes}

@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE))
 from corpora import CORPORA, files
 
 from r2k.core.knowledge.extract import extract_parts
-from r2k.core.services.ingest import sections_of
+from r2k.core.services.documents.ingest import sections_of
 
 EXCLUDED = ["retrieval_real_set.json", "retrieval_fresh_set.json", "retrieval_fresh2_set.json"]
 

@@ -49,8 +49,9 @@ def setup(million: int, approvals: int) -> None:
 
     from r2k.core.bootstrap import bootstrap
     from r2k.core.domain import SYSTEM
-    from r2k.core.services import candidates, queue_index
-    from r2k.core.services.demo import load
+    from r2k.core.services.operations.demo import load
+    from r2k.core.services.queue import queue_index
+    from r2k.core.services.validation import candidates
 
     ctx = bootstrap()
     load(ctx, by=SYSTEM)
@@ -123,7 +124,7 @@ async def measure_my_work(rounds: int = 5) -> list[float]:
 def report_sweep(rounds: int = 3) -> None:
     from r2k.core.bootstrap import bootstrap
     from r2k.core.domain import HORN_TYPES
-    from r2k.core.services import sweeps
+    from r2k.core.services.operations import sweeps
 
     ctx = bootstrap()
     swept, floor = [], []
@@ -197,7 +198,7 @@ async def measure(approvals: int, undos: int, listen: bool = True) -> dict:
 
         screen.action_approve, screen.watch_current = timed_approve, timed_draw
         # The core's part of each: its call, timed where the screen's worker makes it.
-        from r2k.core.services import claims, undo as undo_service
+        from r2k.core.services.queue import claims, undo as undo_service
 
         core: dict[str, list[float]] = {"approve": [], "undo": []}
 
@@ -331,7 +332,7 @@ def main() -> None:
     bench_env("review")
     if args.draws_only:
         from r2k.core.bootstrap import bootstrap
-        from r2k.core.services import queue_index
+        from r2k.core.services.queue import queue_index
 
         ctx = bootstrap()
         with ctx.db.read() as tx:
@@ -346,8 +347,7 @@ def main() -> None:
         return
     setup(args.million, args.approvals)
     from r2k.core.bootstrap import bootstrap
-
-    from r2k.core.services import queue_index
+    from r2k.core.services.queue import queue_index
 
     ctx = bootstrap()
     with ctx.db.read() as tx:

@@ -64,7 +64,8 @@ BATCH = 500_000
 def load(ctx, size: int) -> float:
     """Grow the bench's candidates to `size` with COPY (not the service layer); rebuild the queues.
     Returns the rows added and the seconds it took; prints progress."""
-    from r2k.core.services import queue_index, users
+    from r2k.core.services.people import users
+    from r2k.core.services.queue import queue_index
 
     t0 = time.perf_counter()
     with ctx.db.read() as tx:
@@ -136,7 +137,11 @@ def measure(ctx, rounds: int, seconds: float, heads: dict, work: Path) -> dict[s
     from r2k.core import audit
     from r2k.core.adapters.redis_queues import queue_key
     from r2k.core.domain import HORN_TYPES, SYSTEM
-    from r2k.core.services import candidate_views, claims, ingest, queue_index, registry, sweeps, users
+    from r2k.core.services.answers import registry
+    from r2k.core.services.documents import ingest
+    from r2k.core.services.operations import sweeps
+    from r2k.core.services.people import users
+    from r2k.core.services.queue import candidate_views, claims, queue_index
 
     actor = users.resolve(ctx, "bench")
     ours_claim = _our_claim(ctx, actor)

@@ -139,8 +139,8 @@ def validator_main(args) -> int:
         journal.flush()
 
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.outage import service_error
     from r2k.core.errors import R2KError
+    from r2k.core.outage import service_error
 
     ctx = bootstrap(pool_size=args.pool or None)
 
@@ -193,14 +193,15 @@ def validator_main(args) -> int:
             write("exit", why="stopped before starting")
             return 0
         try:
-            from r2k.core.services import users
+            from r2k.core.services.people import users
 
             actor = users.resolve(ctx, args.user)
         except Exception as exc:  # noqa: BLE001
             report("start", exc)
             n += 1
             backoff(n, exc)
-    from r2k.core.services import candidates, claims
+    from r2k.core.services.queue import claims
+    from r2k.core.services.validation import candidates
 
     horns = sorted(actor.horn_types, key=HORNS.index)
     write("start", pid=os.getpid(), user=args.user, horns=horns)
@@ -604,14 +605,14 @@ class Soak:
         t0 = now()
         self.cli("services", "up", check=True)
         self.note_servers()
-        from r2k.core.services.demo import load
         from r2k.core.domain import SYSTEM
-        from r2k.core.services import users
+        from r2k.core.services.operations.demo import load
+        from r2k.core.services.people import users
 
         load(self.ctx, SYSTEM)
         users.add(self.ctx, ADMIN, "admin", by=SYSTEM)
         if self.args.reviews > 1:
-            from r2k.core.services import overlap
+            from r2k.core.services.validation import overlap
 
             admin = users.resolve(self.ctx, ADMIN)
             for horn in HORNS:
@@ -644,7 +645,7 @@ class Soak:
     def create(self, horn: str, count: int) -> None:
         """`count` candidates of `horn`, created through core in batches and queued after commit."""
         from r2k.core.domain import SYSTEM
-        from r2k.core.services import candidates
+        from r2k.core.services.validation import candidates
 
         templates = self.templates.get(horn) or [t for ts in self.templates.values() for t in ts]
         ctx = self.ctx
@@ -1020,7 +1021,7 @@ class Soak:
             kill_group(proc.pid)
         t_workers_done = now()
         self.journals.poll()
-        from r2k.core.services.queue_index import QUEUE_SETTLE
+        from r2k.core.services.queue.queue_index import QUEUE_SETTLE
 
         time.sleep(max(0.0, QUEUE_SETTLE + 1 - (now() - t_validators_done)))
         def clock():

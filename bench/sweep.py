@@ -40,7 +40,7 @@ CHANGED = 50
 
 def load(ctx, size: int) -> None:
     """Exactly `size` queued FACT candidates of the bench's, the queue rebuilt from them."""
-    from r2k.core.services import queue_index
+    from r2k.core.services.queue import queue_index
 
     with ctx.db.begin() as tx:
         tx.execute("UPDATE candidates SET state = 'PENDING', claimed_by = NULL, lease_expires_at = NULL "
@@ -67,7 +67,7 @@ def touch(ctx, where: str) -> None:
     of the list and 25 at its tail, where the sweep meets them in use (a release goes back to the
     head; a new or re-reviewed candidate to the tail); `middle`: 50 anywhere (a refine that kept
     its Horn type stays where it was), the repair check's worst case in Redis."""
-    from r2k.core.services import queue_index
+    from r2k.core.services.queue import queue_index
 
     q = queue_index.queue(ctx)
     if where == "ends":
@@ -100,7 +100,8 @@ def main() -> None:
     import psycopg
 
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import queue_index, sweeps
+    from r2k.core.services.operations import sweeps
+    from r2k.core.services.queue import queue_index
 
     ctx = bootstrap()
     conn = psycopg.connect(ctx.database_url, autocommit=True)

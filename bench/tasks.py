@@ -27,7 +27,8 @@ TARGET_REPLAY = 20_000
 
 
 def setup(ctx, n_tasks: int) -> list[int]:
-    from r2k.core.services import tasks, users
+    from r2k.core.services import tasks
+    from r2k.core.services.people import users
 
     with ctx.db.read() as tx:
         have = {r["name"] for r in tx.all("SELECT name FROM users")}
@@ -53,7 +54,8 @@ def setup(ctx, n_tasks: int) -> list[int]:
 
 def transitions(ctx, ids: list[int], n: int) -> float:
     """n transitions through the whole contract; the seconds they took."""
-    from r2k.core.services import tasks, users
+    from r2k.core.services import tasks
+    from r2k.core.services.people import users
 
     author, reviewer = users.resolve(ctx, "bench-author"), users.resolve(ctx, "bench-r1")
     with ctx.db.read() as tx:

@@ -106,7 +106,7 @@ class Settings(BaseSettings):
     breaker_threshold: int = _whole(5, 1, 1000, "failures")
     breaker_cooldown: float = _finite(30.0, 0, DAY, "seconds")
     # With an LLM URL, extraction's candidates are refined on a worker: the LLM proposes each one's
-    # question, claim and Horn type, checked, else the deterministic one stays (core/services/refine.py).
+    # question, claim and Horn type, checked, else the deterministic one stays (core/services/answering/refine.py).
     # On by default: whoever configures an LLM asks for its use, and the fallback keeps every
     # candidate it cannot improve; off keeps extraction deterministic with an LLM still generating.
     llm_extraction: bool = True
@@ -122,7 +122,7 @@ class Settings(BaseSettings):
     embeddings_retries: int = _whole(1, 0, 10)
 
     claim_lease_seconds: int = _whole(30 * MINUTE, 1, 7 * DAY, "seconds")
-    # How long a validator may undo their last decision (core/services/undo.py), and how long a
+    # How long a validator may undo their last decision (core/services/queue/undo.py), and how long a
     # skipped candidate stays passed by for the validator who skipped it (docs/architecture.md, Queues).
     undo_seconds: float = _finite(60.0, 0, DAY, "seconds")
     skip_seconds: int = _whole(8 * HOUR, 1, 30 * DAY, "seconds")

@@ -185,9 +185,9 @@ class Context:
     # -- embeddings ---------------------------------------------------------------------------
     @cached_property
     def embeddings(self):
-        """The vector index's view for this process (core/services/embeddings.py): its embedder is
+        """The vector index's view for this process (core/services/search/embeddings.py): its embedder is
         loaded on first use, so a command that embeds nothing never loads it."""
-        from .services.embeddings import Embeddings  # in-function: 8 ms (load 4), for a command that embeds only
+        from .services.search.embeddings import Embeddings  # in-function: 8 ms (load 4), for a command that embeds only
 
         return Embeddings(self)
 

@@ -20,21 +20,15 @@ from typing import TYPE_CHECKING, Callable
 
 from . import notices
 from .bus import ReactionTable, index, on
-from .services import (
-    candidates,
-    claims,
-    conflicts,
-    embeddings,
-    graph_sync,
-    grey,
-    overlap,
-    queue_index,
-    refine,
-    registry,
-    tasks,
-    webhooks,
-    workitems,
-)
+from .services import tasks
+from .services.answering import refine, workitems
+from .services.answers import registry
+from .services.contradictions import conflicts, graph_sync
+from .services.grey_entries import grey
+from .services.operations import webhooks
+from .services.queue import claims, queue_index
+from .services.search import embeddings
+from .services.validation import candidates, overlap
 
 if TYPE_CHECKING:
     from .context import Context

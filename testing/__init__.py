@@ -93,7 +93,7 @@ def r2k_services(tmp_path_factory):
 def r2k_user(r2k_services):
     """`r2k_user(name, role="validator", horn_types=())`: the user, added if new (by the system)."""
     from r2k.core.errors import Conflict
-    from r2k.core.services import users
+    from r2k.core.services.people import users
 
     def make(name: str, role: str = "validator", horn_types=()):
         try:
@@ -141,7 +141,7 @@ def r2k_cli(r2k_services):
 @pytest.fixture
 def r2k_token(r2k_services):
     """`r2k_token(name)`: a new API token of that user (who must exist)."""
-    from r2k.core.services import tokens, users
+    from r2k.core.services.people import tokens, users
 
     def make(name: str) -> str:
         user = users.resolve(r2k_services.ctx, name)
@@ -207,8 +207,9 @@ def r2k_worker(r2k_services):
         ctx = r2k_services.ctx
         names = [QUEUES[q] for q in queues]
         tasks._ctx, tasks._pid = ctx, os.getpid()
-        from r2k.core.adapters.redis_queues import send_all_settles
         from rq import Queue
+
+        from r2k.core.adapters.redis_queues import send_all_settles
 
         send_all_settles()
         waiting = sum(Queue(name, connection=ctx.redis).count for name in names)

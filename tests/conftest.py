@@ -156,7 +156,7 @@ def ctx(services):
     (Path(services.data_dir) / "audit" / "checkpoints.jsonl").unlink(missing_ok=True)  # their copy outside it
     context.redis.flushdb()
     _wipe_graph(context)
-    from r2k.core.services import queue_index
+    from r2k.core.services.queue import queue_index
 
     queue_index.reconcile(context)  # as every workstation and worker does at start-up: the mark is set
     yield context
@@ -196,7 +196,7 @@ def redis_operator(ctx):
 @pytest.fixture
 def people(ctx):
     """The users a session needs: validators with different authority, a specialist, an admin."""
-    from r2k.core.services import users
+    from r2k.core.services.people import users
 
     users.add(ctx, "alice", "validator", ["FACT", "RULE"])
     users.add(ctx, "bob", "validator", ["FACT"])

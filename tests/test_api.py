@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from r2k.core.services import candidate_views, candidates, grey, registry, tasks, tokens
+from r2k.core.services import tasks
+from r2k.core.services.answers import registry
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.people import tokens
+from r2k.core.services.queue import candidate_views
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
 ERRORS = {400: "InvalidInput", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict",
@@ -287,7 +292,7 @@ def test_no_token_a_wrong_one_a_revoked_one_and_the_web_cookie_are_each_a_401_lo
     with ctx.db.read() as tx:
         stored = tx.one("SELECT * FROM api_tokens WHERE id = %s", (made["id"],))
     assert token not in json.dumps(stored, default=str) and stored["token_hash"] == tokens.digest(token)
-    caplog.set_level(logging.WARNING, logger="r2k.core.services.tokens")
+    caplog.set_level(logging.WARNING, logger="r2k.core.services.people.tokens")
     refused(api.get("/v1/me"), 401)
     refused(api.get("/v1/me", headers={"Authorization": f"Basic {token}"}), 401)
     refused(api.get("/v1/me", headers={"Authorization": f"Bearer {token}x"}), 401)

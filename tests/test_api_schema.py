@@ -15,7 +15,12 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from r2k.core.services import candidates, claims, grey, tasks, tokens, workitems
+from r2k.core.services import tasks
+from r2k.core.services.answering import workitems
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.people import tokens
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 
 EXAMPLES = 6  # generated requests per operation
 

@@ -13,7 +13,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from r2k.core.services import candidates, claims, webhooks
+from r2k.core.services.operations import webhooks
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 from tests.conftest import error_of, r2k, r2k_json
 
 

@@ -13,9 +13,9 @@ from datetime import datetime
 import pytest
 
 from r2k.core import audit, events
-from r2k.core.services import candidates, claims, queue_index
+from r2k.core.services.queue import claims, queue_index
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT, error_of, r2k, r2k_json, scratch_databases
-
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -512,7 +512,7 @@ def test_a_checkpoint_is_written_when_an_event_waited_m_seconds_by_a_command_or_
     import time
 
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import sweeps
+    from r2k.core.services.operations import sweeps
 
     time.sleep(1.2)  # the people's events are now older than a second
     r2k_json("users", "list", "--as", "root", env={"R2K_CHECKPOINT_SECONDS": "1"})

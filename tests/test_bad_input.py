@@ -20,7 +20,12 @@ import pytest
 
 from r2k.core.domain import limits
 from r2k.core.errors import InvalidInput
-from r2k.core.services import candidate_views, candidates, claims, generation, grey, ingest, registry, workitems
+from r2k.core.services.answering import generation, workitems
+from r2k.core.services.answers import registry
+from r2k.core.services.documents import ingest
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.queue import candidate_views, claims
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT, TABLES, error_of, r2k_process, redis_snapshot, within
 
 
@@ -746,7 +751,7 @@ def test_a_file_swapped_for_a_fifo_after_it_was_looked_at_is_refused_not_waited_
 def test_the_files_a_setting_or_a_login_reads_are_refused_the_same_way(tmp_path):
     from r2k.app.keymap import KeymapError, load
     from r2k.core.events import Signer, parse_trusted_keys
-    from r2k.core.services import users
+    from r2k.core.services.people import users
 
     fifo = special(tmp_path, "fifo")
     with within(10, "the keymap"), pytest.raises(KeymapError, match=f"keymap {fifo} is a FIFO, not a regular file"):

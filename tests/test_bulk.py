@@ -8,7 +8,11 @@ import os
 
 import pytest
 
-from r2k.core.services import bulk, candidates, claims, grey, workitems
+from r2k.core.services import bulk
+from r2k.core.services.answering import workitems
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 from tests.conftest import error_of, r2k, r2k_json
 
 

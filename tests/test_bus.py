@@ -219,7 +219,7 @@ def test_a_step_that_fails_after_a_real_commit_drops_the_reconcile_mark_and_the_
     queue push, say) leaves the change committed and the queues marked for a rebuild, which the next
     claim (or start-up) makes."""
     from r2k.core.adapters.redis_queues import EPOCH_KEY
-    from r2k.core.services import queue_index
+    from r2k.core.services.queue import queue_index
 
     assert ctx.redis.exists(EPOCH_KEY)  # reconciled when the world was made
 

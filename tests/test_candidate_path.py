@@ -10,7 +10,11 @@ from r2k.app.widgets.modals import TextModal
 from r2k.core import engine
 from r2k.core.domain import SYSTEM
 from r2k.core.machines.work_item import WORK_ITEM
-from r2k.core.services import candidate_views, candidates, claims, generation, grey, ingest, workitems
+from r2k.core.services.answering import generation, workitems
+from r2k.core.services.documents import ingest
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.queue import candidate_views, claims
+from r2k.core.services.validation import candidates
 from tests.conftest import error_of, r2k, r2k_json, redis_snapshot
 from tests.tui import after, highlight, make_app, open_modal, open_screen, type_text
 

@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from r2k.core.errors import Conflict, InvalidInput, NotFound
-from r2k.core.services import claims, queue_index
+from r2k.core.services.queue import claims, queue_index
 
 from .test_validation import add_many
 

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from r2k.core.services import candidate_views, candidates
+from r2k.core.services.queue import candidate_views
+from r2k.core.services.validation import candidates
 from tests.conftest import r2k
 
 

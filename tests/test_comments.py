@@ -9,7 +9,11 @@ import time
 import pytest
 
 from r2k.core.errors import InvalidInput
-from r2k.core.services import candidates, claims, comments, grey, tasks, workitems
+from r2k.core.services import tasks
+from r2k.core.services.answering import workitems
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates, comments
 from tests.conftest import error_of, r2k, r2k_json
 
 

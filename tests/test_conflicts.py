@@ -5,6 +5,7 @@ commands with their exit codes; settling the dispute closes the flag (docs/archi
 from __future__ import annotations
 
 import pytest
+
 from r2k.core.errors import (
     Conflict,
     Forbidden,
@@ -12,8 +13,10 @@ from r2k.core.errors import (
     NotFound,
     ValidationStateError,
 )
-from r2k.core.services import candidates, claims, conflicts, registry
-
+from r2k.core.services.answers import registry
+from r2k.core.services.contradictions import conflicts
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 from tests.conftest import error_of, r2k, r2k_json
 
 
@@ -68,7 +71,7 @@ def test_answers_on_one_subject_asked_differently_are_flagged_once(ctx, people, 
 def test_an_answer_worded_otherwise_sharing_no_subject_is_compared_by_meaning_and_flagged(ctx, people):
     """Two answers contradicting each other in their own words share no subject and are not very alike
     (cosine 0.57 with the shipped model): detection still compares them, among the nearest in meaning."""
-    from r2k.core.services import embeddings
+    from r2k.core.services.search import embeddings
 
     if embeddings.status(ctx)["retrieval"] != "hybrid":
         pytest.skip("this PostgreSQL has no pgvector")
@@ -227,7 +230,6 @@ def test_an_llm_that_fails_leaves_the_rules_flags_and_goes_through_the_breaker(c
     breaker, and detection still flags what the rules found."""
     from r2k.core.adapters.breaker import KEY
     from r2k.core.bootstrap import bootstrap
-
     from tests.llm_server import ChatServer
 
     a = publish(ctx, people, "How long are nightly backups kept?", "Nightly backups are kept for 30 days.")
@@ -257,7 +259,6 @@ def test_every_move_of_a_flag_is_a_signed_event_that_replays(ctx, people, pair):
 
 def test_with_an_llm_configured_it_judges_the_pairs_the_rules_left(ctx, people):
     from r2k.core.bootstrap import bootstrap
-
     from tests.llm_server import ChatServer
 
     def judge(prompt: str) -> str:

@@ -305,7 +305,10 @@ def test_consistent_pairs_the_rules_flagged_are_not(a, b):
 # ----------------------------------------------------------------------------- answers near in meaning
 
 def test_detection_also_compares_the_answers_nearest_in_meaning(ctx, people):
-    from r2k.core.services import candidates, claims, conflicts, embeddings
+    from r2k.core.services.contradictions import conflicts
+    from r2k.core.services.queue import claims
+    from r2k.core.services.search import embeddings
+    from r2k.core.services.validation import candidates
 
     def publish(question, text):
         candidates.add(ctx, people["root"], question, text, "FACT")

@@ -20,9 +20,14 @@ from r2k.core.bootstrap import bootstrap
 from r2k.core.context import Context
 from r2k.core.errors import Conflict
 from r2k.core.knowledge.ranking import Ranking
-from r2k.core.services import candidates, claims, embeddings, generation, ingest, registry, retrieval, workitems
-from r2k.core.services.demo import CORPUS
-from r2k.core.services.embeddings import EmbeddingsMismatch
+from r2k.core.services.answering import generation, workitems
+from r2k.core.services.answers import registry
+from r2k.core.services.documents import ingest
+from r2k.core.services.operations.demo import CORPUS
+from r2k.core.services.queue import claims
+from r2k.core.services.search import embeddings, retrieval
+from r2k.core.services.search.embeddings import EmbeddingsMismatch
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT, r2k, r2k_json
 from tests.llm_server import EmbeddingsServer
 

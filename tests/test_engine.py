@@ -10,8 +10,8 @@ import pytest
 
 from r2k.core import engine
 from r2k.core.domain import SYSTEM, Actor
-from r2k.core.events import now
 from r2k.core.errors import Conflict, Forbidden, InvalidInput, ValidationStateError
+from r2k.core.events import now
 from r2k.core.machines import Machine
 from r2k.core.machines.answer import ANSWER
 from r2k.core.machines.candidate import CANDIDATE
@@ -237,7 +237,8 @@ def test_a_stale_expected_version_is_a_409_with_nothing_changed(ctx):
 def test_a_stale_version_says_who_moved_it_first(ctx, people):
     """The event log says who made the moves the request lost to: only another person is "someone
     else"; your own earlier move (another window, a script) and the system's are said as such."""
-    from r2k.core.services import candidates, claims
+    from r2k.core.services.queue import claims
+    from r2k.core.services.validation import candidates
 
     made = candidates.add(ctx, people["root"], "How many bays has the dock?", "Fourteen.", "FACT")
     seen = made["version"]
@@ -281,7 +282,7 @@ def test_a_move_that_waited_for_another_on_the_same_entity_follows_it(ctx, peopl
     the head again, so the second move is not refused as a lost race (409) it did not lose."""
     import threading
 
-    from r2k.core.services import grey
+    from r2k.core.services.grey_entries import grey
 
     entry = grey.add(ctx, people["sam"], "Who signs the night log?", "")
     grey.transition(ctx, people["sam"], entry["id"], "assign", assignee="sam")

@@ -12,7 +12,10 @@ import sys
 
 import pytest
 
-from r2k.core.services import candidates, claims, export, registry, tasks
+from r2k.core.services import tasks
+from r2k.core.services.answers import export, registry
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 from tests.conftest import error_of, r2k, r2k_json
 
 
@@ -201,7 +204,7 @@ def test_the_http_export_streams_what_the_cli_writes_and_refuses_as_it_does(ctx,
     from fastapi.testclient import TestClient
 
     from r2k.app.api import create_app
-    from r2k.core.services import tokens
+    from r2k.core.services.people import tokens
 
     def bearer(name: str) -> dict:
         return {"Authorization": f"Bearer {tokens.create(ctx, people[name])['token']}"}

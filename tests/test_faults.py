@@ -191,7 +191,9 @@ def _escalate_and_approve(settings) -> tuple[int, int]:
     The escalated one asks what the demo's documents answer (forklift batteries charge in about eight
     hours), so its work item ends ready for review with a generated answer, never escalated again."""
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import candidates, claims, users
+    from r2k.core.services.people import users
+    from r2k.core.services.queue import claims
+    from r2k.core.services.validation import candidates
 
     ctx = bootstrap(settings)
     try:
@@ -211,7 +213,7 @@ def _carried_on(settings, item_id: int, answer_id: int) -> bool:
     once the server is back"; given up on, ESCALATED, fails at once), and the approved answer is in
     the graph."""
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import workitems
+    from r2k.core.services.answering import workitems
 
     ctx = bootstrap(settings)
     try:
@@ -403,7 +405,9 @@ async def test_the_workstation_follows_a_killed_server_and_claims_again_within_s
     from r2k.app.screens.review import ReviewScreen
     from r2k.app.tui import R2KApp
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import candidate_views, candidates, users
+    from r2k.core.services.people import users
+    from r2k.core.services.queue import candidate_views
+    from r2k.core.services.validation import candidates
     from tests.tui import candidate_on, open_screen, review_settled
 
     shown = []  # every title the outage drew: the server can be back before a poll would see the first
@@ -474,7 +478,8 @@ async def test_the_workstation_follows_a_killed_graph_within_seconds(install):
     from r2k.app.screens.registry import RegistryScreen
     from r2k.app.tui import R2KApp
     from r2k.core.bootstrap import bootstrap
-    from r2k.core.services import graph_sync, registry
+    from r2k.core.services.answers import registry
+    from r2k.core.services.contradictions import graph_sync
     from tests.tui import open_screen, shows
 
     install.json("services", "up")
@@ -645,7 +650,8 @@ def test_a_claim_rebuilds_a_partition_that_lost_a_push(ctx, people):
     """A candidate committed while its queue push was lost (Redis away) is claimable at once,
     without `queue sweep`: the claim finds the partition empty while PostgreSQL holds the row."""
     from r2k.core.adapters.redis_queues import queue_key
-    from r2k.core.services import candidates, claims, queue_index
+    from r2k.core.services.queue import claims, queue_index
+    from r2k.core.services.validation import candidates
 
     added = candidates.add(ctx, people["root"], "Q?", "A fact.", "FACT")
     assert ctx.redis.lrem(queue_key("FACT"), 0, added["id"]) == 1  # the push that never arrived
@@ -664,7 +670,9 @@ def test_a_stale_in_flight_id_does_not_hide_a_lost_push(ctx, people):
     import time
 
     from r2k.core.adapters.redis_queues import inflight_key, queue_key
-    from r2k.core.services import candidates, claims, queue_index, sweeps
+    from r2k.core.services.operations import sweeps
+    from r2k.core.services.queue import claims, queue_index
+    from r2k.core.services.validation import candidates
 
     ids = [candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")["id"] for i in range(2)]
     claimed = claims.claim_next(ctx, people["alice"], "FACT")
@@ -684,7 +692,8 @@ def test_claims_that_rebuild_a_partition_at_once_do_not_trip_over_each_other(ctx
     """Found by the chaos soak: two rebuilds shared one temporary key ('RENAME … no such key')."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from r2k.core.services import candidates, queue_index
+    from r2k.core.services.queue import queue_index
+    from r2k.core.services.validation import candidates
 
     ids = [candidates.add(ctx, people["root"], f"Q{i}?", f"Fact {i}.", "FACT")["id"] for i in range(50)]
     with ThreadPoolExecutor(8) as pool:

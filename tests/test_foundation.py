@@ -15,7 +15,10 @@ import pytest
 
 from r2k.core import audit, context
 from r2k.core.errors import Conflict, Forbidden
-from r2k.core.services import candidate_views, candidates, claims, grey, queue_index, users
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.people import users
+from r2k.core.services.queue import candidate_views, claims, queue_index
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT, error_of, on_database, r2k, r2k_json
 
 
@@ -314,7 +317,7 @@ def test_a_cli_command_does_not_import_textual(ctx, people):
                              "queue", "stats"], capture_output=True, text=True, cwd=ROOT, env=os.environ)
     assert result.returncode == 0
     imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line]
-    assert "r2k.core.services.candidate_views" in imported
+    assert "r2k.core.services.queue.candidate_views" in imported
     assert not [m for m in imported if m == "textual" or m.startswith("textual.")]
 
 

@@ -25,14 +25,17 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from pydantic import ValidationError
 
 from r2k.core.config import Settings
 from r2k.core.domain import limits
 from r2k.core.domain.files import kind_at
-from r2k.core.services import candidates, claims, grey, registry, workitems
+from r2k.core.services.answering import workitems
+from r2k.core.services.answers import registry
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 from tests.conftest import TABLES, error_of, within
 
 # Commands that block or start things; `demo` is run with --no-tui only.

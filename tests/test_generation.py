@@ -18,7 +18,10 @@ from r2k.core.bootstrap import bootstrap
 from r2k.core.context import Context
 from r2k.core.errors import InvalidInput, ValidationStateError
 from r2k.core.knowledge.classify import classify
-from r2k.core.services import candidate_views, candidates, claims, generation, ingest, queue_index, workitems
+from r2k.core.services.answering import generation, workitems
+from r2k.core.services.documents import ingest
+from r2k.core.services.queue import candidate_views, claims, queue_index
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 from tests.llm_server import ChatServer
 
@@ -102,7 +105,7 @@ def test_fewer_than_two_sources_escalates_with_exactly_no_content(ctx, people, c
     run_worker()
     done = item_of(ctx, item["id"])
     assert (done["state"], done["reason"], done["source_count"]) == ("ESCALATED", "no_content", 0)
-    from r2k.core.services import grey
+    from r2k.core.services.grey_entries import grey
 
     entries = grey.list_entries(ctx)
     assert any(e["subject"] == "Which colour are the forklifts painted?" for e in entries)
@@ -305,7 +308,7 @@ def test_workitem_commands_and_their_errors(ctx, people, corpus):
 
 
 def test_a_duplicate_job_does_not_call_the_llm_while_a_run_is_alive(ctx, people, corpus):
-    from r2k.core.services.generation import GENERATION_LOCKS
+    from r2k.core.services.answering.generation import GENERATION_LOCKS
 
     item = workitems.create(ctx, people["sam"], QUESTION)
     with ChatServer() as llm:

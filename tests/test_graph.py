@@ -27,7 +27,11 @@ from r2k.core.adapters.graph import (
     connect,
 )
 from r2k.core.errors import Forbidden
-from r2k.core.services import candidates, claims, conflicts, graph_sync, registry, sweeps
+from r2k.core.services.answers import registry
+from r2k.core.services.contradictions import conflicts, graph_sync
+from r2k.core.services.operations import sweeps
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 
 from .conftest import error_of, r2k, r2k_json
 
@@ -155,7 +159,7 @@ def test_a_publish_whose_jobs_were_lost_still_gets_its_contradiction_check_from_
     """Both of a publish's jobs lost (Redis refusing writes after the commit): the sweep's graph
     catch-up, finding the answer missing from the graph, queues its contradiction check again, so a
     contradiction it makes is still flagged. Detection read nothing lost before."""
-    from r2k.core.services import conflicts
+    from r2k.core.services.contradictions import conflicts
 
     ctx.graph.run("MATCH (n) DETACH DELETE n")
     first = publish(ctx, people, "How many loading docks does Rotterdam have?",

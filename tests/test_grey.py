@@ -9,7 +9,8 @@ import pytest
 from r2k.core.errors import Forbidden, InvalidInput, ValidationStateError
 from r2k.core.events import now
 from r2k.core.machines.grey import GREY
-from r2k.core.services import grey, ingest
+from r2k.core.services.documents import ingest
+from r2k.core.services.grey_entries import grey
 from tests.conftest import error_of, r2k, r2k_json
 
 
@@ -187,7 +188,7 @@ def test_new_sources_resolve_an_entry_and_open_a_work_item(ctx, people, tmp_path
     assert result["outcome"] == "resolved" and result["sources"] >= 2
     resolved = grey.get(ctx, entry["id"])
     assert resolved["state"] == "Resolved" and resolved["work_item_id"] is not None
-    from r2k.core.services import workitems
+    from r2k.core.services.answering import workitems
 
     assert workitems.get(ctx, resolved["work_item_id"])["question"] == \
         "What do the sources say about drone insurance policy?"
@@ -294,7 +295,8 @@ def test_a_running_worker_sweeps_on_schedule(ctx, people):
     import sys
     import time
 
-    from r2k.core.services import candidate_views, candidates, claims, queue_index
+    from r2k.core.services.queue import candidate_views, claims, queue_index
+    from r2k.core.services.validation import candidates
     from tests.conftest import ROOT
 
     entry = new_entry(ctx, people, "Who repaints the dock lines?")

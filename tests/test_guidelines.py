@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from r2k.core.services import candidates, claims, guidelines
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates, guidelines
 from tests.conftest import error_of, r2k, r2k_json
 
 

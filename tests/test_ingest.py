@@ -10,7 +10,11 @@ import threading
 
 import pytest
 
-from r2k.core.services import candidate_views, candidates, claims, conflicts, grey, ingest, queue_index
+from r2k.core.services.contradictions import conflicts
+from r2k.core.services.documents import ingest
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.queue import candidate_views, claims, queue_index
+from r2k.core.services.validation import candidates
 from tests.conftest import r2k, r2k_json
 from tests.test_grey import force_state, taken_by_a_worker
 

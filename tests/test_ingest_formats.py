@@ -10,7 +10,8 @@ import os
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from r2k.core.services import candidate_views, ingest
+from r2k.core.services.documents import ingest
+from r2k.core.services.queue import candidate_views
 from tests import documents
 from tests.conftest import TABLES, r2k
 from tests.test_documents import SPHINX

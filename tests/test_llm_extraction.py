@@ -1,4 +1,4 @@
-"""Extraction refined by an LLM (core/services/refine.py): a proposal applied on a real RQ worker
+"""Extraction refined by an LLM (core/services/answering/refine.py): a proposal applied on a real RQ worker
 against the test LLM server, the deterministic candidate kept on every kind of failure, nothing at
 all without an LLM; and, in the fast tier, the reply's checks alone."""
 from __future__ import annotations
@@ -7,16 +7,18 @@ import json
 import re
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
+
 from r2k.core.adapters import jobs
 from r2k.core.adapters.redis_queues import queue_key
 from r2k.core.config import Settings, get_settings
 from r2k.core.errors import InvalidInput, NotFound
 from r2k.core.knowledge import proposals
 from r2k.core.knowledge.proposals import Asked
-from r2k.core.services import admin, claims, generation, ingest, refine
-
+from r2k.core.services.answering import generation, refine
+from r2k.core.services.documents import ingest
+from r2k.core.services.operations import admin
+from r2k.core.services.queue import claims
 from tests.llm_server import ChatServer
 from tests.test_generation import run_worker, with_settings
 
@@ -154,7 +156,7 @@ def test_a_queue_rebuilt_after_a_refinement_keeps_it_in_its_new_queue_once(ctx, 
         context = llm_context(llm.url)
         document = ingested(context, people, tmp_path)
         assert refine.refine_document(context, document)["refined"] == 1
-    from r2k.core.services import queue_index
+    from r2k.core.services.queue import queue_index
 
     queue_index.reconcile(ctx)
     assert listed(ctx) == {"FACT": [], "RULE": [2, 1], "CONSTRAINT": [3]}
@@ -314,7 +316,7 @@ def test_a_candidate_claimed_while_the_llm_thinks_is_left_to_its_validator(ctx, 
 
 def test_a_candidate_a_validator_has_reviewed_under_overlap_keeps_the_words_they_judged(
         ctx, people, llm_context, tmp_path):
-    from r2k.core.services import candidates, overlap
+    from r2k.core.services.validation import candidates, overlap
 
     overlap.configure(ctx, people["root"], "FACT", 2)  # two blind reviews per FACT candidate
     with ChatServer(reply=llm_reply(keys_as_rule)) as llm:

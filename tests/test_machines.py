@@ -9,8 +9,7 @@ the moves stay within the machine's states and stop only in terminal ones.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from r2k.core import engine
 from r2k.core.domain import HORN_TYPES, SYSTEM, Actor
@@ -18,7 +17,8 @@ from r2k.core.errors import Conflict, Forbidden, InvalidInput, ValidationStateEr
 from r2k.core.machines import NEW, WHO, Machine, move
 from r2k.core.machines.grey import GREY
 from r2k.core.machines.work_item import WORK_ITEM
-from r2k.core.services import grey, workitems
+from r2k.core.services.answering import workitems
+from r2k.core.services.grey_entries import grey
 from tests.test_engine import MACHINES, OUTSIDER, actor_for, fields_for, standing_actor
 
 IDS = [m.name for m in MACHINES]

@@ -5,20 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from r2k.core.errors import Conflict, Forbidden, InvalidInput, NotFound
-from r2k.core.services import (
-    agreement,
-    candidate_views,
-    candidates,
-    claims,
-    event_stream,
-    overlap,
-    queue_index,
-    skip,
-    undo,
-    users,
-)
 
+from r2k.core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from r2k.core.services.operations import agreement, event_stream
+from r2k.core.services.people import users
+from r2k.core.services.queue import candidate_views, claims, queue_index, skip, undo
+from r2k.core.services.validation import candidates, overlap
 from tests.conftest import error_of, r2k, r2k_json
 
 # ----------------------------------------------------------------------------- the statistic (pure)
@@ -361,7 +353,6 @@ async def test_the_review_screen_loop_under_overlap_is_blind(ctx, team):
     shows it without her decision, and his agreeing approval publishes it."""
     from r2k.app.screens.review import ReviewScreen
     from r2k.core.bootstrap import bootstrap
-
     from tests.test_tui_validation import open_review, showing
     from tests.tui import candidate_on, make_app, message, rendered, wait_for
 

@@ -29,7 +29,7 @@ from r2k.core.domain import limits, parse_horn_type, parse_id
 from r2k.core.errors import InvalidInput
 from r2k.core.knowledge.classify import classify
 from r2k.core.knowledge.extract import MIN_WORDS, ExtractError, extract
-from r2k.core.services.graph_sync import subject_of
+from r2k.core.services.contradictions.graph_sync import subject_of
 from tests.conftest import r2k
 
 PURE = settings(max_examples=200, deadline=None, derandomize=True, database=None)
@@ -838,7 +838,7 @@ def test_the_grey_detail_says_when_for_every_move_only_the_automation_makes():
     the grey machine leaves to the system, from every state it leaves from, has its words."""
     from r2k.core.machines import WHO
     from r2k.core.machines.grey import GREY
-    from r2k.core.services.grey import AUTOMATION_WHEN
+    from r2k.core.services.grey_entries.grey import AUTOMATION_WHEN
 
     system_only = {(m.action, state) for m in GREY.moves if m.who is WHO.SYSTEM for state in m.sources}
     assert system_only <= set(AUTOMATION_WHEN)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from r2k.core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
-from r2k.core.services import candidate_views, candidates, claims, queue_index, registry
+from r2k.core.services.answers import registry
+from r2k.core.services.queue import candidate_views, claims, queue_index
+from r2k.core.services.validation import candidates
 from tests.conftest import error_of, r2k, r2k_json
 
 
@@ -110,7 +112,8 @@ def test_re_review_rejection_retires_the_disputed_answer(ctx, people, answers):
 
 def test_re_review_escalation_keeps_the_answer_disputed_until_a_replacement_is_published(ctx, people, answers,
                                                                                         tmp_path):
-    from r2k.core.services import generation, ingest
+    from r2k.core.services.answering import generation
+    from r2k.core.services.documents import ingest
 
     (tmp_path / "backups.md").write_text("# Backups\n\n## Retention\n\nBackups are kept for 30 days, long enough "
                                          "for the monthly restore test.\n\n## Restore\n\nHow long backups are kept "

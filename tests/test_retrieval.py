@@ -16,9 +16,13 @@ from r2k.core.context import Context
 from r2k.core.demo import __file__ as demo_init
 from r2k.core.knowledge.extract import extract
 from r2k.core.knowledge.ranking import Ranking, asks_elsewhere, unknown
-from r2k.core.services import candidates, claims, generation, ingest, retrieval, workitems
-from r2k.core.services.extractive import extractive, select, sentences, supports
-from r2k.core.services.ingest import HEADING_SEPARATOR, sections_of
+from r2k.core.services.answering import generation, workitems
+from r2k.core.services.documents import ingest
+from r2k.core.services.documents.ingest import HEADING_SEPARATOR, sections_of
+from r2k.core.services.queue import claims
+from r2k.core.services.search import retrieval
+from r2k.core.services.search.extractive import extractive, select, sentences, supports
+from r2k.core.services.validation import candidates
 from tests.conftest import r2k, r2k_json, scratch_databases
 from tests.llm_server import ChatServer
 
@@ -81,7 +85,7 @@ def test_a_heading_match_outranks_a_stray_word_and_sources_carry_their_section(d
 
 
 def test_the_grey_automation_counts_sources_as_generation_does(demo, people):
-    from r2k.core.services import grey
+    from r2k.core.services.grey_entries import grey
 
     # The headcount section alone supports an answer (the rest is related context): the entry waits
     # for a source instead of resolving into a work item that would escalate no_content straight back.
@@ -509,7 +513,7 @@ def test_the_answer_is_taken_from_any_source_and_from_anywhere_in_a_section():
 
 
 def test_a_word_and_its_short_forms_meet():
-    from r2k.core.services.extractive import stem, terms
+    from r2k.core.services.search.extractive import stem, terms
 
     # "ends" and "end", "maps" and "map", "saved" and "save", "excluded" and "exclude": one term each,
     # where the stem cut only a longer word's ending; "class" and "classes" too, and "class" is no plural.

@@ -24,7 +24,10 @@ from r2k.core import embedded
 from r2k.core.embedded import common
 from r2k.core.embedded.postgres import os_account as postgres_account
 from r2k.core.errors import Conflict, Forbidden
-from r2k.core.services import candidate_views, candidates, claims, users, workitems
+from r2k.core.services.answering import workitems
+from r2k.core.services.people import users
+from r2k.core.services.queue import candidate_views, claims
+from r2k.core.services.validation import candidates
 from tests.conftest import as_account, error_of, on_database, r2k, r2k_json, tcp_listeners
 
 EMBEDDED_DB = not os.environ.get("R2K_DATABASE_URL")
@@ -222,10 +225,10 @@ def test_services_status_names_each_credential_and_prints_none(ctx, people):
 def test_a_cluster_made_by_an_older_r2k_trusting_loopback_is_locked_down(tmp_path):
     """An older r2k initialised its cluster with trust for every local connection. Started again,
     the cluster gets its passwords and scram-sha-256, and its tables move to the owner role."""
+    import shutil
+
     from r2k.core.config import Settings
     from r2k.core.embedded import postgres
-
-    import shutil
 
     settings = Settings(data_dir=tmp_path / "old")
     account = postgres.os_account()

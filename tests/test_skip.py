@@ -9,7 +9,8 @@ import pytest
 
 from r2k.core.adapters.redis_queues import skipped_key
 from r2k.core.errors import Forbidden
-from r2k.core.services import candidate_views, candidates, claims, queue_index, skip
+from r2k.core.services.queue import candidate_views, claims, queue_index, skip
+from r2k.core.services.validation import candidates
 from tests.conftest import error_of, r2k, r2k_json, redis_snapshot
 
 
@@ -103,7 +104,7 @@ def test_candidates_skip_on_the_command_line(ctx, people):
 def test_skips_under_concurrent_claims_lose_nothing_and_claim_nothing_twice(ctx, people):
     """Four validators claim a queue at once, each skipping every third candidate they get, until the
     queue is dry: every candidate ends claimed by exactly one of them, none lost."""
-    from r2k.core.services import users
+    from r2k.core.services.people import users
 
     for name in ("carol", "dave"):
         users.add(ctx, name, "validator", ["FACT"])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from r2k.core.services import candidate_views, candidates, claims
+from r2k.core.services.queue import candidate_views, claims
+from r2k.core.services.validation import candidates
 from tests.conftest import r2k, r2k_json
 
 
@@ -129,19 +130,21 @@ def test_core_has_no_import_cycle():
         if v not in index:
             visit(v)
     assert cycles == []
-    assert "r2k.core.services.candidates" in graph["r2k.core.reactions"]  # the walk sees real edges
+    assert "r2k.core.services.validation.candidates" in graph["r2k.core.reactions"]  # the walk sees real edges
 
 
 def test_workflows_leave_follow_ups_to_the_reactions_table():
     """No workflow imports another workflow for what follows its moves: the decision does not call
     the registry, the registry does not call the candidates, and so on."""
     graph = _core_imports()
-    workflows = {f"r2k.core.services.{m}" for m in ("candidates", "claims", "registry", "workitems", "grey",
-                                                "generation", "graph_sync", "ingest")}
+    workflows = {f"r2k.core.services.{m}" for m in (
+        "validation.candidates", "queue.claims", "answers.registry", "answering.workitems", "grey_entries.grey",
+        "answering.generation", "contradictions.graph_sync", "documents.ingest")}
+    candidates = "r2k.core.services.validation.candidates"
     allowed = {  # a command whose own work makes another workflow's entity
-        "r2k.core.services.claims": {"r2k.core.services.candidates"},      # the review loop decides
-        "r2k.core.services.generation": {"r2k.core.services.candidates", "r2k.core.services.workitems"},  # makes a candidate
-        "r2k.core.services.ingest": {"r2k.core.services.candidates", "r2k.core.services.grey"},  # makes candidates, entries
+        "r2k.core.services.queue.claims": {candidates},  # the review loop decides
+        "r2k.core.services.answering.generation": {candidates, "r2k.core.services.answering.workitems"},  # makes a candidate
+        "r2k.core.services.documents.ingest": {candidates, "r2k.core.services.grey_entries.grey"},  # makes candidates, entries
     }
     crossing = {m: sorted((graph[m] & workflows) - allowed.get(m, set())) for m in workflows}
     assert {m: c for m, c in crossing.items() if c} == {}
@@ -149,13 +152,15 @@ def test_workflows_leave_follow_ups_to_the_reactions_table():
     # of core/services, found rather than listed, makes another's follow-up by hand: the functions
     # the reactions table runs are run by it alone.
     modules = _service_modules()
-    assert {"r2k.core.services.claims", "r2k.core.services.skip", "r2k.core.services.sweeps"} <= set(modules)
+    assert {"r2k.core.services.queue.claims", "r2k.core.services.queue.skip",
+            "r2k.core.services.operations.sweeps"} <= set(modules)
     by_hand = {name: found for name, path in modules.items() if (found := _reactions_named(name, path))}
     assert by_hand == {}
 
 
 def _service_modules() -> dict:
-    """Every module of core/services (its name as installed, its file), found by pkgutil."""
+    """Every module of core/services and of its workflow packages (its name as installed, its file),
+    found by pkgutil."""
     import importlib.util
     import pkgutil
     from pathlib import Path
@@ -163,7 +168,7 @@ def _service_modules() -> dict:
     from r2k.core import services
 
     return {info.name: Path(importlib.util.find_spec(info.name).origin)
-            for info in pkgutil.iter_modules(services.__path__, f"{services.__name__}.")}
+            for info in pkgutil.walk_packages(services.__path__, f"{services.__name__}.")}
 
 
 def _reaction_functions() -> set[tuple[str, str]]:

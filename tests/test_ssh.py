@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from r2k.core.services import candidate_views, candidates, users
+from r2k.core.services.people import users
+from r2k.core.services.queue import candidate_views
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT, error_of, r2k
 
 SSH_OPTIONS = ["-F", "/dev/null", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
@@ -241,7 +243,7 @@ def test_a_fact_validator_over_ssh_cannot_open_the_procedure_queue(ctx, people, 
     term.shows("bob holds no authority for PROCEDURE")
     assert candidate_views.get(ctx, procedure)["state"] == "PENDING"
     from r2k.core.errors import Forbidden
-    from r2k.core.services import claims
+    from r2k.core.services.queue import claims
 
     with pytest.raises(Forbidden):  # and the core says the same to bob, whatever the screen offers
         claims.claim_next(ctx, users.resolve(ctx, "bob"), "PROCEDURE")

@@ -1,4 +1,4 @@
-"""Your progress: `core.services.stats`, `r2k stats` and the workstation's "My work" screen, on
+"""Your progress: `core.services.operations.stats`, `r2k stats` and the workstation's "My work" screen, on
 decisions made through the core services."""
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import json
 import pytest
 
 from r2k.core.errors import Forbidden, InvalidInput, NotFound
-from r2k.core.services import candidates, claims, registry, stats
+from r2k.core.services.answers import registry
+from r2k.core.services.operations import stats
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 from tests.conftest import error_of, r2k, r2k_json
 from tests.tui import cell_text, make_app, open_screen, text_of, wait_for
 
@@ -57,7 +60,7 @@ def test_a_validators_figures_count_their_own_decisions(ctx, people):
 
 
 def test_an_undone_decision_does_not_count(ctx, people):
-    from r2k.core.services import undo
+    from r2k.core.services.queue import undo
 
     _add(ctx, people, 2)
     claimed = claims.claim_next(ctx, people["alice"], "FACT")

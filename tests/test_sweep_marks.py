@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from r2k.core.adapters.redis_queues import ValidationQueue, queue_key
-from r2k.core.services import candidates, claims, queue_index, sweeps
+from r2k.core.services.operations import sweeps
+from r2k.core.services.queue import claims, queue_index
+from r2k.core.services.validation import candidates
 
 from .test_validation import add_many
 
@@ -132,7 +134,7 @@ def true_counts(ctx) -> dict:
 
 
 def picker(ctx) -> dict:
-    from r2k.core.services import candidate_views
+    from r2k.core.services.queue import candidate_views
 
     return {r["horn_type"]: (r["pending"], r["in_review"], r["disputed"]) for r in candidate_views.queue_stats(ctx)}
 
@@ -251,7 +253,7 @@ def test_two_sweeps_never_overlap_however_long_one_takes(ctx, people, monkeypatc
     import threading
     import time
 
-    from r2k.core.services import grey
+    from r2k.core.services.grey_entries import grey
 
     monkeypatch.setattr(sweeps, "SWEEP_LOCK_SECONDS", 0.6)
     real = grey.sweep
@@ -276,7 +278,7 @@ def test_two_sweeps_never_overlap_however_long_one_takes(ctx, people, monkeypatc
 
 
 def test_a_sweep_whose_lock_lapsed_leaves_the_next_ones_lock_alone(ctx, people, monkeypatch):
-    from r2k.core.services import grey
+    from r2k.core.services.grey_entries import grey
 
     real = grey.sweep
 

@@ -409,13 +409,13 @@ def test_an_analysis_whose_job_was_lost_is_queued_again_by_the_sweep(ctx, people
     """Redis lost the job (a flush, a crash between the commit and the enqueue): nobody may move the
     task on by hand, so the sweep queues its analysis again, once, and a worker finishes it."""
     from r2k.core.adapters import jobs
-    from r2k.core.services import sweeps
+    from r2k.core.services.operations import sweeps
     from tests.test_worker_tasks import burst_worker
 
     task = new_task(ctx, people)
     tasks.submit(ctx, people["vera"], task["id"])
     ctx.redis.flushdb()
-    from r2k.core.services import queue_index
+    from r2k.core.services.queue import queue_index
 
     queue_index.reconcile(ctx)
     assert sweeps.sweep_all(ctx)["tasks"] == {"requeued": []}  # just submitted: its run may be under way
@@ -448,7 +448,7 @@ def test_reviewers_assigned_while_the_analysis_runs_do_not_strand_it(ctx, people
 
 def moved_on(ctx, people, answer: dict, how: str) -> str:
     """The registry moves `answer` on (superseded, disputed or retired); the status it has now."""
-    from r2k.core.services import registry as answers
+    from r2k.core.services.answers import registry as answers
 
     if how == "supersede":
         answers.supersede(ctx, people["bob"], answer["id"], "Nightly database backups are kept for 90 days.",
@@ -623,7 +623,7 @@ def test_replay_repair_rewrites_a_projection_damaged_in_sql(ctx, people, registr
     assert verify.returncode == 1 and f"task {tid}.state" in verify.stdout
     refused = r2k("--as", "alice", "replay", "--repair")
     assert refused.returncode == 7
-    from r2k.core.services import admin
+    from r2k.core.services.operations import admin
 
     with pytest.raises(Forbidden, match="only an admin may"):  # the core refuses too, not only the CLI
         admin.replay_repair(ctx, people["alice"])
@@ -670,7 +670,8 @@ def test_replay_repair_takes_no_forged_event_for_the_truth(ctx, people, superuse
 KILLED = """
 import pathlib, sys, time
 from r2k.core.bootstrap import bootstrap
-from r2k.core.services import tasks, users
+from r2k.core.services import tasks
+from r2k.core.services.people import users
 
 ctx = bootstrap()
 marker = pathlib.Path(sys.argv[2])
@@ -784,7 +785,7 @@ def test_an_llm_judges_the_claims_the_rules_left_through_the_breaker(ctx, people
 
 
 def test_a_failing_llm_leaves_the_rules_verdict_and_counts_against_the_breaker(ctx, people, registry):
-    from r2k.core.services import generation
+    from r2k.core.services.answering import generation
     from tests.llm_server import ChatServer
 
     task = new_task(ctx, people, body=GOES_BEYOND)

@@ -19,7 +19,12 @@ from r2k.app.screens.registry import RegistryScreen
 from r2k.app.screens.workitems import WorkItemsScreen
 from r2k.app.widgets.modals import TextModal
 from r2k.core.notices import CHANNEL
-from r2k.core.services import candidate_views, candidates, claims, grey, ingest, registry, workitems
+from r2k.core.services.answering import workitems
+from r2k.core.services.answers import registry
+from r2k.core.services.documents import ingest
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.queue import candidate_views, claims
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT, error_of
 from tests.test_tui_validation import open_review
 from tests.tui import candidate_on, chain_on, highlight, make_app, open_modal, open_screen, wait_for

@@ -4,7 +4,8 @@ number chooses that review's decision, a, e, r make their own."""
 from __future__ import annotations
 
 from r2k.app.screens.adjudication import AdjudicationScreen
-from r2k.core.services import candidate_views, candidates, claims, overlap
+from r2k.core.services.queue import candidate_views, claims
+from r2k.core.services.validation import candidates, overlap
 from tests.tui import after, make_app, open_modal, rendered, shows, text_of, wait_for
 
 HOSTILE = "\x1b]0;pwned\x07"

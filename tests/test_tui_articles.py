@@ -187,7 +187,7 @@ async def test_approving_again_says_you_approved_already_not_someone_else(ctx, p
 async def test_a_source_moved_on_is_said_at_approval_and_the_detail_marks_every_source(ctx, people):
     """The title once; each source with its registry status now; an approval the sources' check turns
     into a rejection says so, naming the answer, and the detail lists it as a flagged claim."""
-    from r2k.core.services import registry
+    from r2k.core.services.answers import registry
 
     answers, good, _ = seeded(ctx, people)
     tasks.review(ctx, people["alice"], good["id"], "approve")

@@ -9,7 +9,9 @@ from textual.widgets import DataTable, Static
 from r2k.app.screens.conflicts import ConflictsScreen
 from r2k.app.screens.registry import RegistryScreen
 from r2k.app.widgets.modals import ReasonModal
-from r2k.core.services import candidates, claims, conflicts, graph_sync
+from r2k.core.services.contradictions import conflicts, graph_sync
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 from tests.tui import after, make_app, open_modal, open_screen, rendered, shows, text_of, type_text, wait_for
 
 
@@ -160,7 +162,7 @@ def test_what_the_graph_holds_reaches_the_neighbours_pane_escaped():
 
 
 async def test_an_answer_whose_source_changed_is_shown_beside_its_source_as_it_now_reads(ctx, people, tmp_path):
-    from r2k.core.services import ingest
+    from r2k.core.services.documents import ingest
 
     path = tmp_path / "yard.md"
     path.write_text("# Yard\n\nForklift batteries are charged overnight in bay seven of the yard.\n")

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
-from r2k.core.services import candidates, claims
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 from tests.tui import loaded, make_app, settle_dashboard, wait_for
 
 

@@ -8,9 +8,19 @@ from r2k.app.screens.grey import GreyQueueScreen
 from r2k.app.widgets.modals import FieldsModal
 from r2k.core.bootstrap import bootstrap
 from r2k.core.notices import CHANNEL
-from r2k.core.services import grey
-from tests.tui import (after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, shows, text_of,
-                       wait_for)
+from r2k.core.services.grey_entries import grey
+from tests.tui import (
+    after,
+    answer_modal,
+    detail_in,
+    highlight,
+    make_app,
+    open_modal,
+    open_screen,
+    shows,
+    text_of,
+    wait_for,
+)
 
 
 def table_of(app) -> DataTable:

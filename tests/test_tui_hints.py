@@ -18,7 +18,11 @@ from r2k.app.screens.grey import GreyQueueScreen
 from r2k.app.screens.help import HelpScreen
 from r2k.app.screens.review import ReviewScreen
 from r2k.app.widgets.footer import Footer
-from r2k.core.services import candidates, claims, grey, registry, users
+from r2k.core.services.answers import registry
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.people import users
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
 from tests.test_tui_validation import open_review
 from tests.tui import highlight, make_app, message, open_screen, review_settled, text_of, wait_for
 
@@ -194,7 +198,7 @@ async def test_a_validator_reads_that_no_grey_move_is_theirs(ctx, people):
 
 @pytest.mark.parametrize("keymap", list(KEYMAPS), ids=list(KEYMAPS))
 async def test_the_grey_queues_empty_list_offers_no_move_and_its_messages_name_the_keys(ctx, people, keymap):
-    from tests.tui import answer_modal, after
+    from tests.tui import after, answer_modal
 
     keymap = KEYMAPS[keymap]
     keys = keys_for(keymap)
@@ -377,7 +381,8 @@ async def test_every_screen_names_its_keys_in_force_with_nothing_listed_and_with
     from r2k.app.screens.queues import QueuePickerScreen
     from r2k.app.screens.registry import RegistryScreen
     from r2k.app.screens.workitems import WorkItemsScreen
-    from r2k.core.services import tasks, workitems
+    from r2k.core.services import tasks
+    from r2k.core.services.answering import workitems
     from tests.test_tui_articles import ready
     from tests.test_tui_conflicts import counted, flag_pair
     from tests.tui import loaded

@@ -150,7 +150,7 @@ async def test_keys_of_your_own_act_and_show_in_the_footer_and_help(ctx, people)
     from textual.widgets import DataTable
 
     from r2k.app.screens.help import HelpScreen
-    from r2k.core.services import candidate_views
+    from r2k.core.services.queue import candidate_views
     from tests.tui import candidate_on, handled
 
     ids = seed_facts(ctx, people, 3)
@@ -283,7 +283,7 @@ async def test_an_open_issue_offers_no_approve_or_revise_and_the_key_says_why(ct
 async def test_retire_and_supersede_are_not_offered_for_an_answer_that_cannot_take_them(ctx, people):
     from r2k.app.screens.registry import RegistryScreen
     from r2k.app.widgets.modals import ReasonModal as Reason, TextModal
-    from r2k.core.services import registry
+    from r2k.core.services.answers import registry
     from tests.test_tui_registry import highlight_answer, publish, shows
     from tests.tui import message, open_screen
 
@@ -350,7 +350,8 @@ async def test_every_footer_fits_at_80_columns(ctx, people, tmp_path, monkeypatc
     from r2k.app.screens.queues import QueuePickerScreen
     from r2k.app.screens.registry import RegistryScreen
     from r2k.app.screens.workitems import WorkItemsScreen
-    from r2k.core.services import grey, workitems
+    from r2k.core.services.answering import workitems
+    from r2k.core.services.grey_entries import grey
     from tests.test_tui_validation import ingest_handbook
     from tests.tui import highlight, loaded, open_screen
 
@@ -395,7 +396,7 @@ def test_snapshot_review_keys(ctx, people, tmp_path, monkeypatch, snap_compare, 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 def test_snapshot_registry_keys(ctx, people, snap_compare, size):
-    from r2k.core.services import registry
+    from r2k.core.services.answers import registry
     from tests.test_tui_registry import publish, settle_registry
 
     publish(ctx, people)
@@ -430,7 +431,7 @@ def test_snapshot_dashboard_keys(ctx, people, snap_compare, size):
 
 async def test_a_work_item_offers_rework_only_when_it_needs_rework(ctx, people):
     from r2k.app.screens.workitems import WorkItemsScreen
-    from r2k.core.services import workitems
+    from r2k.core.services.answering import workitems
     from tests.tui import highlight, message, open_screen
 
     item = workitems.create(ctx, people["root"], "What is the VPN timeout?")

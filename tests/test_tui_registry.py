@@ -5,7 +5,9 @@ from textual.widgets import DataTable, Input, Select, Static
 
 from r2k.app.screens.registry import RegistryScreen
 from r2k.app.widgets.modals import ReasonModal, TextModal
-from r2k.core.services import candidate_views, candidates, claims, registry
+from r2k.core.services.answers import registry
+from r2k.core.services.queue import candidate_views, claims
+from r2k.core.services.validation import candidates
 from tests.tui import after, chain_on, make_app, message, open_modal, open_screen, shows, text_of, type_text, wait_for
 
 ANSWERS = [

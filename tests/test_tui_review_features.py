@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock
 
-from r2k.core.services import guidelines
 from r2k.core.services.session import CHANNEL
+from r2k.core.services.validation import guidelines
 from tests.test_tui_validation import open_review, seed_facts
 from tests.tui import candidate_on, make_app, message, text_of, wait_for
 
@@ -80,7 +80,7 @@ def toasts(app) -> list[str]:
 
 
 async def test_a_mention_by_someone_else_is_told_at_once_and_terminal_safe(ctx, people):
-    from r2k.core.services import comments
+    from r2k.core.services.validation import comments
 
     (cid,) = seed_facts(ctx, people, 1)
     app = make_app(ctx, "alice")
@@ -103,7 +103,7 @@ async def test_a_mention_by_someone_else_is_told_at_once_and_terminal_safe(ctx, 
 
 async def test_comments_pane_lists_adds_and_follows_the_candidates_comments(ctx, people):
     from r2k.app.widgets.modals import ReasonModal
-    from r2k.core.services import comments
+    from r2k.core.services.validation import comments
     from tests.tui import after, open_modal, type_text
 
     (cid,) = seed_facts(ctx, people, 1)
@@ -158,7 +158,7 @@ def id_cells(app) -> dict[int, str]:
 async def test_marked_grey_entries_take_one_move_each_after_a_confirmation_naming_the_count(ctx, people):
     from r2k.app.screens.grey import GreyQueueScreen
     from r2k.app.widgets.modals import ChoiceModal, FieldsModal
-    from r2k.core.services import grey
+    from r2k.core.services.grey_entries import grey
     from tests.tui import after, answer_modal, highlight, open_modal, open_screen
 
     root = people["root"]
@@ -212,7 +212,8 @@ async def test_marked_grey_entries_take_one_move_each_after_a_confirmation_namin
 async def test_the_grey_detail_has_the_entrys_comments_and_follows_the_highlight(ctx, people):
     from r2k.app.screens.grey import GreyQueueScreen
     from r2k.app.widgets.modals import ReasonModal
-    from r2k.core.services import comments, grey
+    from r2k.core.services.grey_entries import grey
+    from r2k.core.services.validation import comments
     from tests.tui import after, highlight, open_modal, open_screen, type_text
 
     root = people["root"]
@@ -245,7 +246,7 @@ async def test_the_grey_detail_has_the_entrys_comments_and_follows_the_highlight
 
 async def test_the_registry_detail_has_the_answers_comments(ctx, people):
     from r2k.app.widgets.modals import ReasonModal
-    from r2k.core.services import comments
+    from r2k.core.services.validation import comments
     from tests.test_tui_registry import highlight_answer, open_registry, publish
     from tests.tui import after, open_modal, type_text
 
@@ -273,7 +274,7 @@ async def test_the_registry_detail_has_the_answers_comments(ctx, people):
 
 async def test_marked_answers_are_retired_each_on_its_own_with_failures_listed(ctx, people):
     from r2k.app.widgets.modals import ReasonModal
-    from r2k.core.services import registry
+    from r2k.core.services.answers import registry
     from tests.test_tui_registry import highlight_answer, open_registry, publish
     from tests.tui import after, cell_text, open_modal, type_text
 

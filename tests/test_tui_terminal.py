@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from r2k.core.services import candidates
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT, r2k_json
 from tests.test_ssh import Terminal, wait_until
 

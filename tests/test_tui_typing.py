@@ -5,13 +5,25 @@ from __future__ import annotations
 import pytest
 from textual.widgets import TextArea
 
-from r2k.app.widgets.modals import ChoiceModal, TextModal
-from r2k.core.services import candidate_views, claims, grey, registry, workitems
-from tests.conftest import error_of, r2k
 from r2k.app.screens.review import ReviewScreen
+from r2k.app.widgets.modals import ChoiceModal, TextModal
+from r2k.core.services.answering import workitems
+from r2k.core.services.answers import registry
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.queue import candidate_views, claims
+from tests.conftest import error_of, r2k
 from tests.test_tui_validation import seed_facts, showing
-from tests.tui import (after, candidate_on, keys_together, make_app, message, open_modal, review_settled, text_of,
-                       wait_for)
+from tests.tui import (
+    after,
+    candidate_on,
+    keys_together,
+    make_app,
+    message,
+    open_modal,
+    review_settled,
+    text_of,
+    wait_for,
+)
 
 
 async def open_review(pilot, horn: str = "FACT") -> ReviewScreen:
@@ -341,7 +353,7 @@ async def test_the_chain_shows_a_word_diff_between_versions(ctx, people):
 
 async def test_a_work_item_and_its_generated_candidate_link_to_each_other(ctx, people, tmp_path, services):
     from r2k.app.screens.workitems import WorkItemsScreen
-    from r2k.core.services import generation
+    from r2k.core.services.answering import generation
     from tests.conftest import r2k_json
     from tests.test_tui_workitems import QUESTION, corpus
     from tests.tui import highlight, loaded
@@ -434,7 +446,7 @@ LONG = ("Dock 4 of the Rotterdam warehouse takes reefer trailers only; the night
 
 def seed_long(ctx, people) -> int:
     """One FACT candidate whose text is longer than eighty characters (and a second to carry on with)."""
-    from r2k.core.services import candidates
+    from r2k.core.services.validation import candidates
 
     first = candidates.add(ctx, people["root"], "Which trailers does dock 4 take?", LONG, "FACT")["id"]
     candidates.add(ctx, people["root"], "Fact question 2?", "A plain fact number 2.", "FACT")

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import asyncio
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from textual.widgets import Input, TextArea
 
 from r2k.app.screens.grey import GreyQueueScreen
 from r2k.app.screens.review import ReviewScreen
 from r2k.app.widgets.modals import FieldsModal, TextModal
 from r2k.core.bootstrap import bootstrap
-from r2k.core.services import candidate_views, candidates, grey, registry, users
+from r2k.core.services.answers import registry
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.people import users
+from r2k.core.services.queue import candidate_views
+from r2k.core.services.validation import candidates
 from tests.tui import key_events, make_app, open_screen, review_settled, text_of, wait_for
 
 # Letters no screen below the dialog, no app binding and no question (keep k, discard d) takes:

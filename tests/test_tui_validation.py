@@ -8,10 +8,25 @@ from textual.widgets import DataTable, Static, TextArea
 from r2k.app.screens.queues import QueuePickerScreen
 from r2k.app.screens.review import ReviewScreen
 from r2k.app.widgets.modals import ChoiceModal, ReasonModal, TextModal
-from r2k.core.services import candidate_views, candidates, claims, ingest, queue_index, workitems
+from r2k.core.services.answering import workitems
+from r2k.core.services.documents import ingest
+from r2k.core.services.queue import candidate_views, claims, queue_index
+from r2k.core.services.validation import candidates
 from tests.conftest import redis_snapshot
-from tests.tui import (after, candidate_on, keys_together, make_app, message, open_modal, open_screen, review_settled,
-                       shows, text_of, type_text, wait_for)
+from tests.tui import (
+    after,
+    candidate_on,
+    keys_together,
+    make_app,
+    message,
+    open_modal,
+    open_screen,
+    review_settled,
+    shows,
+    text_of,
+    type_text,
+    wait_for,
+)
 
 HANDBOOK = """# Dock Handbook
 
@@ -368,7 +383,7 @@ async def test_a_stale_version_is_a_conflict_shown_in_place(ctx, people):
 
 
 async def test_a_disputed_answer_comes_back_first_and_approving_it_publishes_a_new_version(ctx, people):
-    from r2k.core.services import registry
+    from r2k.core.services.answers import registry
 
     ids = seed_facts(ctx, people, 2)
     claims.claim_next(ctx, people["bob"], "FACT")

@@ -9,9 +9,22 @@ from textual.widgets import DataTable, Select, Static
 from r2k.app.screens.workitems import WORK_ITEM_STATES, WorkItemsScreen
 from r2k.app.widgets.modals import FieldsModal
 from r2k.core.machines.work_item import WORK_ITEM
-from r2k.core.services import candidates, claims, generation, ingest, workitems
-from tests.tui import (after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, shows, text_of,
-                       wait_for)
+from r2k.core.services.answering import generation, workitems
+from r2k.core.services.documents import ingest
+from r2k.core.services.queue import claims
+from r2k.core.services.validation import candidates
+from tests.tui import (
+    after,
+    answer_modal,
+    detail_in,
+    highlight,
+    make_app,
+    open_modal,
+    open_screen,
+    shows,
+    text_of,
+    wait_for,
+)
 
 BACKUP = """# Backup rotation
 

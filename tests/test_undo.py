@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from r2k.core.errors import Conflict, Forbidden, NotFound
-from r2k.core.services import candidate_views, candidates, claims, queue_index, registry, undo, workitems
+from r2k.core.services.answering import workitems
+from r2k.core.services.answers import registry
+from r2k.core.services.queue import candidate_views, claims, queue_index, undo
+from r2k.core.services.validation import candidates
 from tests.conftest import error_of, r2k, r2k_json, redis_snapshot
 
 TABLES = ("candidates", "approved_answers", "work_items", "validation_records", "events")
@@ -291,7 +294,7 @@ def test_two_undos_at_once_undo_once(ctx, people):
 async def test_z_after_the_worker_used_the_work_item_says_what_used_it(ctx, people):
     """Not "someone else got there first": the generation worker took the work item up, and the
     message says so, in the workstation and on the command line."""
-    from r2k.core.services import generation
+    from r2k.core.services.answering import generation
     from tests.test_tui_validation import open_review, seed_facts
     from tests.tui import after, make_app
 

@@ -16,7 +16,12 @@ import pytest
 from r2k.core import audit
 from r2k.core.adapters.redis_queues import heads_key, inflight_key, queue_key
 from r2k.core.errors import Forbidden, InvalidInput, NotFound, ValidationStateError
-from r2k.core.services import candidate_views, candidates, claims, ingest, queue_index, registry, sweeps, workitems
+from r2k.core.services.answering import workitems
+from r2k.core.services.answers import registry
+from r2k.core.services.documents import ingest
+from r2k.core.services.operations import sweeps
+from r2k.core.services.queue import candidate_views, claims, queue_index
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT, error_of, r2k, r2k_json
 
 HANDBOOK = """# Dock handbook
@@ -295,7 +300,7 @@ def test_the_demo_loads_its_corpus_and_users_once(ctx):
     assert next(h for t, h in typed.items() if t.startswith("Harbor Logistics runs 64")) == "FACT"
     assert not any(q.startswith(("What is established about", "What rule applies to"))
                    for q in (r["question"] for r in candidate_views.list_candidates(ctx, limit=1_000)))
-    from r2k.core.services import users
+    from r2k.core.services.people import users
 
     assert users.resolve(ctx, "ada").holds("RULE") and not users.resolve(ctx, "ada").holds("CONSTRAINT")
     assert users.resolve(ctx, "sam").role == "specialist" and users.resolve(ctx, "root").role == "admin"
@@ -566,7 +571,10 @@ CLAIMER = """
 import json, sys
 from r2k.core.bootstrap import bootstrap
 from r2k.core.errors import NotFound, Conflict
-from r2k.core.services import candidate_views, candidates, claims, queue_index, sweeps, users
+from r2k.core.services.operations import sweeps
+from r2k.core.services.people import users
+from r2k.core.services.queue import candidate_views, claims, queue_index
+from r2k.core.services.validation import candidates
 ctx = bootstrap()
 actor = users.resolve(ctx, sys.argv[1])
 got = []
@@ -600,7 +608,10 @@ def test_eight_processes_claim_two_thousand_candidates_each_exactly_once(ctx, pe
 STUCK_CLAIMER = """
 import sys
 from r2k.core.bootstrap import bootstrap
-from r2k.core.services import candidate_views, candidates, claims, queue_index, sweeps, users
+from r2k.core.services.operations import sweeps
+from r2k.core.services.people import users
+from r2k.core.services.queue import candidate_views, claims, queue_index
+from r2k.core.services.validation import candidates
 ctx = bootstrap()
 actor = users.resolve(ctx, "alice")
 print("ready", flush=True)
@@ -871,7 +882,7 @@ def test_start_up_notices_a_lost_redis_and_rebuilds_the_queues(ctx, people):
 
 
 def test_workstations_offer_to_sweep_and_one_does_per_interval(ctx, people):
-    from r2k.core.services import sweeps
+    from r2k.core.services.operations import sweeps
 
     first = sweeps.sweep_if_unattended(ctx, interval=30)  # no worker is running here
     assert set(first) == {"claims", "grey", "work_items", "tasks", "graph", "webhooks"}
@@ -880,12 +891,12 @@ def test_workstations_offer_to_sweep_and_one_does_per_interval(ctx, people):
 
 def test_a_worker_killed_without_a_word_does_not_stop_workstations_sweeping(ctx, people):
     """RQ lists a worker killed with kill -9 until its key lapses (minutes): the workstations' sweep
-    must not wait for it, any more than their own worker start does (core/services/workers_live.py)."""
+    must not wait for it, any more than their own worker start does (core/services/operations/workers_live.py)."""
     import subprocess
     import sys
 
     from r2k.core.adapters import jobs
-    from r2k.core.services import sweeps
+    from r2k.core.services.operations import sweeps
 
     # A worker that registers on r2k's queues and dies without unregistering, as kill -9 leaves it.
     subprocess.run([sys.executable, "-c", (

@@ -19,13 +19,15 @@ import pytest
 from r2k.app.screens.dashboard import DashboardScreen
 from r2k.app.widgets.modals import ReasonModal
 from r2k.app.worker_child import WorkerChild, wanted
-from r2k.core.services import candidates, ingest, workers_live, workitems
-from r2k.core.services.workers_live import said
+from r2k.core.services.answering import workitems
+from r2k.core.services.documents import ingest
+from r2k.core.services.operations import workers_live
+from r2k.core.services.operations.workers_live import said
+from r2k.core.services.validation import candidates
 from tests.conftest import ROOT
 from tests.test_candidate_path import QUESTION, SOURCES  # the backup corpus both tests ask about
 from tests.test_tui_validation import open_review
 from tests.tui import after, make_app, open_modal, shows, type_text, wait_for
-
 
 # --------------------------------------------------------------------------- the words (fast tier)
 
@@ -66,7 +68,7 @@ def corpus(ctx, people, tmp_path) -> None:
     with ctx.db.begin() as tx:  # the FACT queue holds the test's candidate alone
         tx.execute("UPDATE candidates SET state = 'REJECTED'")
     ctx.redis.flushdb()
-    from r2k.core.services import queue_index
+    from r2k.core.services.queue import queue_index
 
     queue_index.reconcile(ctx)
 

@@ -24,7 +24,8 @@ from rq.utils import import_attribute
 from rq.webhook import Webhook
 
 from r2k.core.adapters import jobs
-from r2k.core.services import jobs as service_jobs, workitems
+from r2k.core.services import jobs as service_jobs
+from r2k.core.services.answering import workitems
 from tests.conftest import ROOT
 
 FOREIGN = "r2k_foreign"  # a module of the attacker's, on the worker's path in some tests
@@ -188,8 +189,8 @@ def test_the_registry_names_every_task_and_nothing_else():
     for name, path in jobs.TASKS.items():
         assert path == f"r2k.workers.tasks.{name}" and import_attribute(path) is getattr(tasks, name)
     code = ("import sys\n"
-            "import r2k.core.adapters.jobs, r2k.core.services.jobs, r2k.core.services.workitems, r2k.core.services.grey\n"
-            "import r2k.core.services.graph_sync, r2k.core.services.sweeps, r2k.core.services.generation\n"
+            "import r2k.core.adapters.jobs, r2k.core.services.jobs, r2k.core.services.answering.workitems, r2k.core.services.grey_entries.grey\n"
+            "import r2k.core.services.contradictions.graph_sync, r2k.core.services.operations.sweeps, r2k.core.services.answering.generation\n"
             "print(sorted(n for n in sys.modules if n == 'r2k.workers' or n.startswith('r2k.workers.')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr

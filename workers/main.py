@@ -43,7 +43,11 @@ from r2k.core.errors import InvalidInput
 from r2k.core.outage import OUTAGES, delays, retry_across_outages
 
 # The services its jobs run, imported before the pool forks its workers, so each starts warm.
-from r2k.core.services import candidates, claims, generation, graph_sync, grey, queue_index  # noqa: F401
+from r2k.core.services.answering import generation  # noqa: F401
+from r2k.core.services.contradictions import graph_sync  # noqa: F401
+from r2k.core.services.grey_entries import grey  # noqa: F401
+from r2k.core.services.queue import claims, queue_index  # noqa: F401
+from r2k.core.services.validation import candidates  # noqa: F401
 from r2k.workers.tasks import sweep_task
 
 log = logging.getLogger("r2k.worker")

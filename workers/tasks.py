@@ -18,7 +18,11 @@ from r2k.core.adapters.jobs import JOB_TIMEOUT
 from r2k.core.bootstrap import bootstrap
 from r2k.core.context import Context
 from r2k.core.outage import retry_across_outages
-from r2k.core.services import conflicts, generation, graph_sync, grey, refine, sweeps, tasks, webhooks
+from r2k.core.services import tasks
+from r2k.core.services.answering import generation, refine
+from r2k.core.services.contradictions import conflicts, graph_sync
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.operations import sweeps, webhooks
 
 _ctx: Context | None = None
 _pid: int | None = None
@@ -59,16 +63,16 @@ def analyze_task_task(task_id: int) -> dict:
 
 
 def deliver_webhook_task(delivery: int) -> dict:
-    """One attempt at a webhook delivery (core.services.webhooks.deliver), on the generation queue."""
+    """One attempt at a webhook delivery (core.services.operations.webhooks.deliver), on the generation queue."""
     return _riding_outages("generation", lambda ctx: webhooks.deliver(ctx, int(delivery)))
 
 
 def refine_candidates_task(document_id: int, after: int = 0) -> dict:
-    """An LLM's proposals for a document's waiting candidates after the id `after` (core.services.refine),
+    """An LLM's proposals for a document's waiting candidates after the id `after` (core.services.answering.refine),
     on the generation queue."""
     return _riding_outages("generation", lambda ctx: refine.refine_document(ctx, int(document_id), int(after)))
 
 
 def sweep_task() -> dict:
-    """The scheduled sweep (core.services.sweeps): one at a time across all schedulers."""
+    """The scheduled sweep (core.services.operations.sweeps): one at a time across all schedulers."""
     return _riding_outages("graph", sweeps.sweep_all)

@@ -1,7 +1,7 @@
 """The HTTP API's application (docs/architecture.md, "HTTP API").
 
 Each route is a thin caller: it names the acting user from the request's bearer token
-(core/services/tokens.py), reads its path, query, body and the `Idempotency-Key` and `If-Match`
+(core/services/people/tokens.py), reads its path, query, body and the `Idempotency-Key` and `If-Match`
 headers (what `--idempotency-key` and `--expected-version` are to the CLI), calls the one service
 function the CLI calls for the same action, and returns its result as JSON. Errors are the CLI's
 `{"error", "status", "message"}`, with the statuses the CLI maps to exit codes, plus 401.
@@ -29,31 +29,16 @@ from r2k.app.safe import dumps
 from r2k.core.bootstrap import bootstrap
 from r2k.core.domain import Actor, jsonable, limits
 from r2k.core.errors import InvalidInput, R2KError
-from r2k.core.services import (
-    agreement,
-    candidate_views,
-    candidates,
-    claims,
-    comments,
-    conflicts,
-    event_stream,
-    export as exports,
-    generation,
-    grey,
-    guidelines,
-    overlap,
-    queue_index,
-    registry,
-    skip,
-    stats,
-    sweeps,
-    tasks,
-    tokens,
-    undo,
-    users,
-    workitems,
-)
+from r2k.core.services import tasks
+from r2k.core.services.answering import generation, workitems
+from r2k.core.services.answers import export as exports, registry
+from r2k.core.services.contradictions import conflicts
+from r2k.core.services.grey_entries import grey
+from r2k.core.services.operations import agreement, event_stream, stats, sweeps
+from r2k.core.services.people import tokens, users
+from r2k.core.services.queue import candidate_views, claims, queue_index, skip, undo
 from r2k.core.services.session import service_error
+from r2k.core.services.validation import candidates, comments, guidelines, overlap
 
 log = logging.getLogger(__name__)
 STALLED_EXPORT = 60  # seconds an export waits for a client that reads nothing

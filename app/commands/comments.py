@@ -1,5 +1,5 @@
 """comments: notes on candidates, answers, grey entries, work items and article tasks
-(core/services/comments.py). Never edited nor deleted: a correction is a new comment. The command tree; the handlers are app/handlers/comments.py, imported when one runs."""
+(core/services/validation/comments.py). Never edited nor deleted: a correction is a new comment. The command tree; the handlers are app/handlers/comments.py, imported when one runs."""
 from __future__ import annotations
 
 from r2k.core.domain import limits

@@ -1,5 +1,5 @@
 """export: the registry, the decisions and the article tasks as JSON Lines or CSV
-(core/services/export.py), on stdout or into a file. The command tree; the handlers are app/handlers/export.py, imported when one runs."""
+(core/services/answers/export.py), on stdout or into a file. The command tree; the handlers are app/handlers/export.py, imported when one runs."""
 from __future__ import annotations
 
 

@@ -1,4 +1,4 @@
-"""graph: the registry's mirror in the graph, compared and rebuilt (core/services/graph_sync.py).
+"""graph: the registry's mirror in the graph, compared and rebuilt (core/services/contradictions/graph_sync.py).
 The command tree; the handlers are app/handlers/graph.py, imported when one runs."""
 from __future__ import annotations
 

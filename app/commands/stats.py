@@ -1,4 +1,4 @@
-"""stats: your progress, or an admin's view of every validator (core/services/stats.py). The command
+"""stats: your progress, or an admin's view of every validator (core/services/operations/stats.py). The command
 tree; the handlers are app/handlers/stats.py, imported when one runs."""
 from __future__ import annotations
 

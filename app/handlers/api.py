@@ -6,7 +6,7 @@ import json
 
 import uvicorn
 
-from r2k.core.services import users
+from r2k.core.services.people import users
 
 from ..api import create_app
 

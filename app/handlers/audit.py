@@ -3,7 +3,7 @@ app/commands/audit.py."""
 from __future__ import annotations
 
 from r2k.core.errors import Conflict, NotFound
-from r2k.core.services import admin
+from r2k.core.services.operations import admin
 
 from ..output import Text
 from ..safe import visible

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from r2k.core.services import candidate_views, candidates, claims, overlap, skip, undo
+from r2k.core.services.queue import candidate_views, claims, skip, undo
+from r2k.core.services.validation import candidates, overlap
 
 from ..output import Table, Text, render_text
 from ..safe import visible

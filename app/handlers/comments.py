@@ -1,8 +1,8 @@
 """comments: notes on candidates, answers, grey entries, work items and article tasks
-(core/services/comments.py). Never edited nor deleted: a correction is a new comment. The handlers of the tree in app/commands/comments.py."""
+(core/services/validation/comments.py). Never edited nor deleted: a correction is a new comment. The handlers of the tree in app/commands/comments.py."""
 from __future__ import annotations
 
-from r2k.core.services import comments
+from r2k.core.services.validation import comments
 
 from ..output import Table
 

@@ -2,7 +2,7 @@
 handlers of the tree in app/commands/conflicts.py."""
 from __future__ import annotations
 
-from r2k.core.services import conflicts
+from r2k.core.services.contradictions import conflicts
 
 from ..output import Table, Text
 

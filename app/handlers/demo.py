@@ -2,7 +2,7 @@
 app/commands/demo.py."""
 from __future__ import annotations
 
-from r2k.core.services.demo import load, loaded
+from r2k.core.services.operations.demo import load, loaded
 
 from ..output import Text
 from .ingest import ingest_lines

@@ -5,10 +5,9 @@ from __future__ import annotations
 import sys
 import time
 
-from r2k.core.services import event_stream
+from r2k.core.services.operations import event_stream
 
 from ..safe import dumps
-
 
 
 def tail(cli, args):

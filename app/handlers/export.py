@@ -1,5 +1,5 @@
 """export: the registry, the decisions and the article tasks as JSON Lines or CSV
-(core/services/export.py), on stdout or into a file. The handlers of the tree in app/commands/export.py."""
+(core/services/answers/export.py), on stdout or into a file. The handlers of the tree in app/commands/export.py."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from r2k.core.domain import files
 from r2k.core.errors import InvalidInput
-from r2k.core.services import export
+from r2k.core.services.answers import export
 
 from ..output import Text
 from ..safe import safe_json, visible

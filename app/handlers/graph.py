@@ -1,9 +1,9 @@
-"""graph: the registry's mirror in the graph, compared and rebuilt (core/services/graph_sync.py).
+"""graph: the registry's mirror in the graph, compared and rebuilt (core/services/contradictions/graph_sync.py).
 The handlers of the tree in app/commands/graph.py."""
 from __future__ import annotations
 
 from r2k.core.errors import InvalidInput
-from r2k.core.services import graph_sync
+from r2k.core.services.contradictions import graph_sync
 
 from ..output import Text
 

@@ -1,7 +1,7 @@
 """grey: the queue of unknowns and its triage. The handlers of the tree in app/commands/grey.py."""
 from __future__ import annotations
 
-from r2k.core.services import grey
+from r2k.core.services.grey_entries import grey
 
 from ..bulk import run_each
 from ..output import Table

@@ -2,7 +2,7 @@
 app/commands/index.py."""
 from __future__ import annotations
 
-from r2k.core.services import embeddings
+from r2k.core.services.search import embeddings
 
 from ..output import Text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from r2k.core.errors import InvalidInput
-from r2k.core.services import ingest
+from r2k.core.services.documents import ingest
 
 from ..output import Text
 from ..safe import visible

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from r2k.core.domain import files, limits
 from r2k.core.errors import InvalidInput
-from r2k.core.services import candidate_views, claims, generation, guidelines, overlap, queue_index, sweeps
+from r2k.core.services.answering import generation
+from r2k.core.services.operations import sweeps
+from r2k.core.services.queue import candidate_views, claims, queue_index
+from r2k.core.services.validation import guidelines, overlap
 
 from ..output import Table, Text, render_text
 from ..safe import visible

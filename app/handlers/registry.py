@@ -2,7 +2,7 @@
 app/commands/registry.py."""
 from __future__ import annotations
 
-from r2k.core.services import registry
+from r2k.core.services.answers import registry
 
 from ..bulk import run_each
 from ..output import Table, Text

@@ -2,7 +2,7 @@
 app/commands/replay.py."""
 from __future__ import annotations
 
-from r2k.core.services import admin
+from r2k.core.services.operations import admin
 
 from ..output import Text
 from .audit import one_per_line

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from r2k.core.domain import files
 from r2k.core.errors import InvalidInput
-from r2k.core.services import users
+from r2k.core.services.people import users
 
 from ..remote import ssh, web
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from r2k.core.services import admin, embeddings, generation
+from r2k.core.services.answering import generation
+from r2k.core.services.operations import admin
+from r2k.core.services.search import embeddings
 
 from ..output import Table
 from ..remote.status import status_rows

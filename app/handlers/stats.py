@@ -1,9 +1,9 @@
-"""stats: your progress, or an admin's view of every validator (core/services/stats.py). The
+"""stats: your progress, or an admin's view of every validator (core/services/operations/stats.py). The
 handlers of the tree in app/commands/stats.py."""
 from __future__ import annotations
 
 from r2k.core.errors import InvalidInput
-from r2k.core.services import agreement, stats
+from r2k.core.services.operations import agreement, stats
 
 from ..output import Table, Text, per_decision, render_text, sparkline
 from ..safe import visible

@@ -2,7 +2,7 @@
 (docs/architecture.md, "HTTP API")."""
 from __future__ import annotations
 
-from r2k.core.services import tokens
+from r2k.core.services.people import tokens
 
 from ..output import Table, Text
 

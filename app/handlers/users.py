@@ -3,7 +3,7 @@ app/commands/users.py."""
 from __future__ import annotations
 
 from r2k.core.domain import files, limits
-from r2k.core.services import users
+from r2k.core.services.people import users
 
 from ..output import Table
 

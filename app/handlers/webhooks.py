@@ -2,7 +2,7 @@
 handlers of the tree in app/commands/webhooks.py."""
 from __future__ import annotations
 
-from r2k.core.services import webhooks
+from r2k.core.services.operations import webhooks
 
 from ..output import Table, Text
 

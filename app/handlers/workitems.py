@@ -2,7 +2,7 @@
 app/commands/workitems.py."""
 from __future__ import annotations
 
-from r2k.core.services import workitems
+from r2k.core.services.answering import workitems
 
 from ..bulk import run_each
 from ..output import Table

@@ -36,7 +36,7 @@ from pathlib import Path
 import asyncssh
 
 from r2k.core.errors import Forbidden, InvalidInput
-from r2k.core.services import users
+from r2k.core.services.people import users
 
 from ..safe import visible
 from .status import sessions_file

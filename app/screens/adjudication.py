@@ -2,7 +2,7 @@
 specialist or an admin. The highlighted candidate's reviews stand side by side, one pane each; `1`,
 `2`, `3` choose that review's decision, or `a`, `e`, `r` make one's own (approve, revise with a text,
 reject with a reason). Each is the candidate's approve, revise or reject from ADJUDICATION through
-`core.services.overlap.adjudicate`, with the version as shown and a fresh idempotency key.
+`core.services.validation.overlap.adjudicate`, with the version as shown and a fresh idempotency key.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import new_idempotency_key
 from r2k.app.widgets.modals import ReasonModal, TextModal
 from r2k.app.widgets.text import cell
-from r2k.core.services import overlap
+from r2k.core.services.validation import overlap
 
 from .base import ListDetailScreen, Moved
 

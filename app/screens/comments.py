@@ -18,7 +18,7 @@ from textual.widgets import Static
 from r2k.app.safe import visible
 from r2k.app.widgets.format import ago, new_idempotency_key, parse_time
 from r2k.app.widgets.modals import ReasonModal
-from r2k.core.services import comments
+from r2k.core.services.validation import comments
 
 from .base import Changed, Reply, notice_entity
 
@@ -61,7 +61,7 @@ class Commented(Reply):
 
 
 class CommentsPane:
-    """What a screen with a comments pane says: the kind of item (core/services/comments.py's word),
+    """What a screen with a comments pane says: the kind of item (core/services/validation/comments.py's word),
     its noun in messages, the item shown now, and the widget whose border title counts them."""
 
     COMMENT_KIND = ""

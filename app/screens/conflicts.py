@@ -4,7 +4,7 @@ when its document was ingested again (kind `source_changed`), the answer beside 
 now reads; escalate (the answers DISPUTED, back for re-review) or dismiss with a reason. New flags
 appear as detection and ingest make them (live notices).
 
-Every move goes through `core.services.conflicts` with the flag's version as shown and a fresh
+Every move goes through `core.services.contradictions.conflicts` with the flag's version as shown and a fresh
 idempotency key; keys the highlighted flag or the user cannot take are hidden and say why.
 """
 from __future__ import annotations
@@ -24,8 +24,8 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import new_idempotency_key
 from r2k.app.widgets.modals import ReasonModal
 from r2k.app.widgets.text import cell
-from r2k.core.services import conflicts
-from r2k.core.services.conflicts import refusal_for
+from r2k.core.services.contradictions import conflicts
+from r2k.core.services.contradictions.conflicts import refusal_for
 
 from .base import ListDetailScreen, Moved
 

@@ -15,7 +15,7 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import clip, plural
 from r2k.app.widgets.text import lines as text_lines, markup
 from r2k.core.domain import HORN_TYPES
-from r2k.core.services import dashboard
+from r2k.core.services.operations import dashboard
 
 from .base import Changed, Reply, WorkstationScreen, notice_entity
 
@@ -168,7 +168,7 @@ class DashboardScreen(WorkstationScreen):
             lines.append(markup(f"{mark} {'llm':<9} circuit {breaker['shown']}  [dim]$url · "
                                 f"{breaker['failures']} consecutive failures[/]", url=breaker["url"]))
         if health.get("jobs"):
-            # Who serves the jobs, in words (core/services/workers_live.py): a log path or host is text.
+            # Who serves the jobs, in words (core/services/operations/workers_live.py): a log path or host is text.
             depth = health.get("queues") or {}
             mark = "[green]●[/]" if health.get("workers") else "[yellow]●[/]"
             lines.append(markup(f"{mark} $jobs  [dim]queued: $queued[/]", jobs=health["jobs"],

@@ -2,7 +2,7 @@
 
 Entries are filtered by state, by "mine" and by text (search as you type); the detail pane shows
 the entry, its next moves (yours with the keys in force, the automation's with when they are due)
-and its transition history. Every action goes through `core.services.grey.transition` with the
+and its transition history. Every action goes through `core.services.grey_entries.grey.transition` with the
 row's version and a fresh idempotency key; the keys of moves the entry or your role refuses are
 hidden, and say why when pressed. `+` adds an entry for your review when you may triage
 (docs/architecture.md, "Grey queue"). Escalations received since the screen was last viewed show
@@ -27,7 +27,8 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import age, clip, new_idempotency_key, parse_time, plural, until
 from r2k.app.widgets.modals import Choice, ChoiceModal, Field, FieldsModal
 from r2k.app.widgets.text import cell, lines, markup, plain
-from r2k.core.services import bulk, grey
+from r2k.core.services import bulk
+from r2k.core.services.grey_entries import grey
 
 from .base import Changed, Moved, notice_entity
 from .comments import CommentsPane

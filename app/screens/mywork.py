@@ -1,6 +1,6 @@
 """My work: your decisions today and this week, your rate per hour as a sparkline, your median time
 per decision, your approvals later disputed or superseded, and the queues you hold with the time
-left at the team's rate; an admin sees every validator side by side too (`core.services.stats`, the
+left at the team's rate; an admin sees every validator side by side too (`core.services.operations.stats`, the
 figures `r2k stats` prints)."""
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from r2k.app.output import per_decision
 from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import span
 from r2k.app.widgets.text import cell, plain
-from r2k.core.services import stats, users
+from r2k.core.services.operations import stats
+from r2k.core.services.people import users
 
 from .base import Reply, WorkstationScreen
 

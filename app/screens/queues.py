@@ -19,7 +19,7 @@ from r2k.app.widgets.footer import Footer
 from r2k.app.widgets.format import span
 from r2k.app.widgets.text import plain
 from r2k.core.domain import HORN_MEANING, HORN_TYPES
-from r2k.core.services import candidate_views
+from r2k.core.services.queue import candidate_views
 
 from .base import Reply, WorkstationScreen
 from .review import ReviewScreen

@@ -25,7 +25,9 @@ from r2k.app.widgets.format import clip, new_idempotency_key, plural
 from r2k.app.widgets.modals import ReasonModal, TextModal
 from r2k.app.widgets.text import cell
 from r2k.app.wording import registry_move_said
-from r2k.core.services import bulk, conflicts, registry
+from r2k.core.services import bulk
+from r2k.core.services.answers import registry
+from r2k.core.services.contradictions import conflicts
 
 from .base import Listed, Moved, Reply, WorkstationScreen
 from .comments import CommentsPane

@@ -29,7 +29,8 @@ from r2k.app.widgets.modals import ReasonModal, TextModal
 from r2k.app.wording import decision_said, release_said
 from r2k.core.domain import HORN_MEANING
 from r2k.core.errors import ValidationStateError
-from r2k.core.services import candidate_views, candidates, claims, guidelines, skip, undo
+from r2k.core.services.queue import candidate_views, claims, skip, undo
+from r2k.core.services.validation import candidates, guidelines
 
 from .base import Changed, Failed, Moved, Reply, Shown, WorkstationScreen, notice_entity, plain_words
 from .comments import CALLS as COMMENT_CALLS, CommentsPane

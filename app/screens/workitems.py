@@ -25,7 +25,10 @@ from r2k.app.widgets.format import age, clip, new_idempotency_key, plural
 from r2k.app.widgets.modals import Field, FieldsModal, TextModal
 from r2k.app.widgets.text import cell, lines, markup, plain
 from r2k.app.wording import resubmit_said
-from r2k.core.services import bulk, candidates, generation, workers_live, workitems
+from r2k.core.services import bulk
+from r2k.core.services.answering import generation, workitems
+from r2k.core.services.operations import workers_live
+from r2k.core.services.validation import candidates
 
 from .base import Changed, Failed, Moved, Reply, notice_entity
 from .marks import BulkDone, MarkingListScreen, show_bulk_done
@@ -364,7 +367,7 @@ def resubmit_refusal(actor, item: dict) -> str | None:
 
 def pipeline_status(ctx) -> dict:
     """The breaker's state and the live worker count (a worker killed without a word not counted:
-    core/services/workers_live.py): a few Redis reads, in a worker thread."""
+    core/services/operations/workers_live.py): a few Redis reads, in a worker thread."""
     return {"breaker": generation.breaker_status(ctx), "workers": workers_live.serving(ctx)["count"]}
 
 

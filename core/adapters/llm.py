@@ -1,5 +1,5 @@
 """The LLM: any OpenAI-compatible `/v1/chat/completions` endpoint through httpx, with timeouts and
-bounded retries. (Without an endpoint, generation uses core/services/extractive.py.)
+bounded retries. (Without an endpoint, generation uses core/services/search/extractive.py.)
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ class ChatClient:
 
     def complete(self, prompt: str, *, system: str = SYSTEM_PROMPT) -> Generation:
         """One chat completion: `system` is generation's instructions unless a caller (extraction's
-        proposals, core/services/refine.py) gives its own."""
+        proposals, core/services/answering/refine.py) gives its own."""
         body = {"model": self.model, "temperature": 0.2,
                 "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt}]}
         response = post_with_retries(self._http, self.endpoint, body, self.retries, LLMError)

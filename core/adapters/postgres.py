@@ -52,7 +52,7 @@ class Tx:
         self.conn = conn
         self.signer = signer  # the event log's signing key (core.events.Signer)
         self.bus = bus  # dispatches what follows an engine move (core/bus.py), in this transaction
-        self.embeddings = embeddings  # the vector index, for the rows this transaction writes (core.services.embeddings)
+        self.embeddings = embeddings  # the vector index, for the rows this transaction writes (core.services.search.embeddings)
         self.heads: dict[tuple[str, str], tuple[int, str]] = {}  # event chain heads seen in this transaction
         self.events_appended = 0  # events this unit wrote (core.events counts them): for on_events_committed
         self._after: list[Callable[[], None]] = []

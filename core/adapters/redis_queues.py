@@ -105,7 +105,7 @@ return ids
 # end, pushed back to the head (a release, a dispute) or to the tail (a new or re-reviewed one).
 # Each lookup is bounded so, never a walk of the whole list: what is not found near an end is
 # returned, and the caller compares it with the partition's ids read once. For the queue sweep's
-# repair check (core/services/queue_index.py).
+# repair check (core/services/queue/queue_index.py).
 _NOT_NEAR = """
 local missing = {}
 local near = tonumber(ARGV[1])
@@ -137,7 +137,7 @@ return redis.call('LLEN', KEYS[3])
 """
 
 
-# A candidate's Horn type changed while it waited (an accepted LLM proposal, core/services/refine.py):
+# A candidate's Horn type changed while it waited (an accepted LLM proposal, core/services/answering/refine.py):
 # out of its old partition's list and read-ahead (KEYS[1], KEYS[2]), onto the tail of the new one's
 # (KEYS[3]) unless listed there already, in one step, so no pop sees it in both lists or in neither
 # list. An id a claimer popped meanwhile is in flight in the old partition: its claim finds the row

@@ -1,1 +1,1 @@
-"""The demo corpus and users, shipped as data; loaded by core/services/demo.py."""
+"""The demo corpus and users, shipped as data; loaded by core/services/operations/demo.py."""

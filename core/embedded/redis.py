@@ -91,7 +91,7 @@ def config_text(workdir: Path, password: str, operator_password: str, module: Pa
     ]
     # Both keep an append-only file in their directory of the data dir (0600, as every file a
     # server writes there): queued jobs survive a restart, and so does the graph, which a sweep then
-    # only catches up on what changed while it was away (core/services/graph_sync.py).
+    # only catches up on what changed while it was away (core/services/contradictions/graph_sync.py).
     lines += ["appendonly yes", "appendfsync everysec"]
     if module is not None:
         lines += [f"loadmodule {_quoted(module)}"]

@@ -2,7 +2,7 @@
 "Conflicts").
 
 The one entry point is `compare(a, b) -> Finding | None`. It is called on two answers that share a
-subject (core/knowledge/subjects.py) by contradiction detection (core/services/conflicts.py), and by anything
+subject (core/knowledge/subjects.py) by contradiction detection (core/services/contradictions/conflicts.py), and by anything
 else that checks a statement against the registry (an article's claim against approved answers):
 its signature and the fields of `Finding` are kept stable.
 

@@ -3,7 +3,7 @@ only what the source holds (docs/architecture.md, "Documents and extraction"). P
 
 The LLM is asked, for a batch of statements of one document, for one `{"n", "question", "claim",
 "horn_type"}` each. Its reply's shape is checked against core/schemas/extraction_proposal.json (by
-core/services/refine.py); what is checked here is whether a proposed claim is still the statement the
+core/services/answering/refine.py); what is checked here is whether a proposed claim is still the statement the
 source holds:
 
 - every content word of the claim (a word of three letters or more that is not a function word, or

@@ -1,4 +1,4 @@
-"""Your progress without a scan (core/services/stats.py): validation records by actor and time, and
+"""Your progress without a scan (core/services/operations/stats.py): validation records by actor and time, and
 by time alone, each carrying what the figures read (action, candidate), so they are index-only.
 
 Measured with 1,000,000 decisions (bench/review.py): one validator's week read 50,000 rows of

@@ -41,7 +41,7 @@ def reindex(conn) -> None:
     # Here, not at the top: the parsers and the ingest service (0.7 s), which Alembic would load with
     # every revision script it reads, for every migration.
     from r2k.core.knowledge.extract import ExtractError, extract
-    from r2k.core.services.ingest import jsonl_heading, sections_of
+    from r2k.core.services.documents.ingest import jsonl_heading, sections_of
 
     conn = conn.cursor(row_factory=tuple_row)
     documents = conn.execute("SELECT id, path, title, media_type, content FROM source_documents ORDER BY id").fetchall()

@@ -75,7 +75,7 @@ def upgrade() -> None:
 def statements(conn) -> None:
     """The statements of the candidates extracted before this revision, by the text each was
     extracted with (a revision changes the candidate's text, not what its document says)."""
-    from r2k.core.services.ingest import statement_of
+    from r2k.core.services.documents.ingest import statement_of
 
     rows = conn.execute(
         "SELECT c.id, c.document_id, c.source_refs, e.payload->'set'->>'text' AS text FROM candidates c "

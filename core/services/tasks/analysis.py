@@ -11,8 +11,8 @@ from ...adapters.postgres import Tx
 from ...domain import SYSTEM
 from ...knowledge.contradictions import compare
 from ...machines.task import TASK
-from .. import retrieval
-from ..generation import breaker
+from ..answering.generation import breaker
+from ..search import retrieval
 from ..unit_of_work import in_unit_of_work
 from .fold import sources_of
 from .reactions import analysis_job_id
@@ -134,7 +134,7 @@ def split_claims(markdown: str) -> list[str]:
 
 
 # A claim's registry answers: those retrieval finds for it by its words and by its meaning
-# (core/services/retrieval.py), plus the graph's neighbours of the best; each with how many of the
+# (core/services/search/retrieval.py), plus the graph's neighbours of the best; each with how many of the
 # claim's terms it has (`matched` of `total`), the most first.
 _MATCHED = (
     "WITH c AS (SELECT coalesce(array_agg(DISTINCT lexeme), '{}') AS lex FROM unnest(to_tsvector('english', %(claim)s))) "

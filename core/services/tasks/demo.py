@@ -4,7 +4,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...domain import Actor
-from .. import candidates, claims, users
+from ..people import users
+from ..queue import claims
+from ..validation import candidates
 from .analysis import analyze
 from .commands import assign, create, review, submit
 from .queries import get

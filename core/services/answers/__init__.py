@@ -1,0 +1,1 @@
+"""The registry of approved answers and its export."""

@@ -1,0 +1,1 @@
+"""Conflict flags between answers, and the graph kept up with the registry."""

@@ -1,0 +1,1 @@
+"""Ingesting source documents into sections, passages and candidates."""

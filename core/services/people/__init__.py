@@ -1,0 +1,1 @@
+"""Users, their roles and keys, and API tokens."""
