@@ -124,6 +124,9 @@ def composition_ablations() -> list[tuple[str, dict]]:
         (f"HEADING_SHARE 0.5 (from {x.HEADING_SHARE})", {"HEADING_SHARE": 0.5}),
         (f"ON_TOPIC 0 (from {x.ON_TOPIC})", {"ON_TOPIC": 0.0}),
         ("NAMED_OTHERS off (another source's sentences free)", {"HEADING_NAMES": 2.0}),
+        (f"REFERS_BACK 0 (from {x.REFERS_BACK})", {"REFERS_BACK": 0.0}),
+        (f"REFERS_BACK 1 (from {x.REFERS_BACK})", {"REFERS_BACK": 1.0}),
+        ("INTRO_NOT_REPEATED off (an item may repeat its intro)", {"INTRO_NOT_REPEATED": False}),
         (f"MAX_SENTENCES 4 (from {x.MAX_SENTENCES})", {"MAX_SENTENCES": 4}),
         (f"MAX_SENTENCES 8 (from {x.MAX_SENTENCES})", {"MAX_SENTENCES": 8}),
     ]

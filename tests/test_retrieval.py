@@ -556,6 +556,31 @@ def test_a_list_item_is_quoted_with_its_intro():
     assert [text for _, text in chosen].count("Some hash algorithms are refused:") == 1
 
 
+def test_every_item_of_a_list_is_quoted_with_its_intro_none_taken_for_a_repeat_of_it():
+    # An item is scored with its intro's words; "- Crates" beside the intro is no repeat of it.
+    sources = [{"heading": "Storage", "text": "There are three different ways to store widgets:\n\n- Crates\n"
+                                              "- Shelves\n- Cold rooms\n\nEach suits a different widget."},
+               {"heading": "Other", "text": "Widgets are counted weekly."}]
+    assert extractive("What are the three ways to store widgets?", sources).text == (
+        "There are three different ways to store widgets:\n- Crates\n- Shelves\n- Cold rooms [1]")
+
+
+def test_a_sentence_that_refers_back_is_quoted_with_the_one_it_follows():
+    # "Currently that includes …" shares no word with the question: it is about what the sentence
+    # before it is about, and holds the answer, against six sentences that name the option.
+    question = "Which platforms support the frobnicate option?"
+    sources = [{"heading": "Frobnicate", "text": (
+        "The frobnicate option is available only on platforms whose kernel offers the splice call. Currently that "
+        "includes Linux and FreeBSD.\n\nThe frobnicate option is off unless the server is told otherwise.\n\n"
+        "Setting the frobnicate option takes effect at the next restart.\n\nA platform without splice logs a "
+        "warning when the frobnicate option is set.\n\nThe frobnicate option may be changed by superusers only."
+        "\n\nPlatform packagers may build with the frobnicate option compiled out.")},
+               {"heading": "Other", "text": "Unrelated words about other things entirely."}]
+    answer = extractive(question, sources).text
+    assert answer.startswith("The frobnicate option is available only on platforms whose kernel offers the splice "
+                             "call. [1] Currently that includes Linux and FreeBSD. [1]")
+
+
 def test_a_hard_wrapped_paragraph_is_read_as_its_sentences():
     text = "pip's caching behaviour is disabled by passing the\n`--no-cache-dir` option.\n\n- one item\n  wrapped"
     assert sentences(text) == ["pip's caching behaviour is disabled by passing the `--no-cache-dir` option.",
