@@ -87,7 +87,7 @@ def ablations(Ranking) -> list[tuple[str, object]]:
         ("fusion_weight 2 (fused ranks lead)", d.but(fusion_weight=2.0)),
         (f"rrf_k 10 (from {d.rrf_k})", d.but(rrf_k=10)),
         (f"nearest 10 (from {d.nearest})", d.but(nearest=10)),
-        (f"nearest 40 (from {d.nearest})", d.but(nearest=40)),
+        (f"nearest 20 (from {d.nearest})", d.but(nearest=20)),
         ("similarity support off", d.but(best_similarity=2.0, other_similarity=2.0)),
         (f"other_similarity 0.4 (from {d.other_similarity})", d.but(other_similarity=0.4)),
         (f"best_similarity 0.55 (from {d.best_similarity})", d.but(best_similarity=0.55)),

@@ -472,6 +472,12 @@ def test_the_best_source_may_be_the_second_ranked_when_the_first_does_not_ground
     assert choose([], 5) == []
 
 
+def test_the_vector_side_asks_no_more_neighbours_than_the_hnsw_scan_returns():
+    # pgvector's HNSW scan returns at most hnsw.ef_search rows (40 unless set): `nearest` past it
+    # would be cut silently, and the bench's rows for it would measure nothing.
+    assert 0 < Ranking().nearest <= 40
+
+
 def test_a_rare_term_weighs_more_than_a_common_one():
     assert retrieval.idf(300, 1) > retrieval.idf(300, 40) > retrieval.idf(300, 300) > 0
     assert retrieval.idf(300, 0) == retrieval.idf(300, 1)

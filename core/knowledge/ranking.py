@@ -42,7 +42,7 @@ class Ranking:
     best_similarity: float = 0.45  # … or, by meaning: the best this cosine with the question,
     other_similarity: float = 0.3  # the others this one
     wide: int = 50                 # full-text candidates of each kind PostgreSQL ranks for scoring here
-    nearest: int = 20              # vector candidates of each kind (HNSW, cosine)
+    nearest: int = 40              # vector candidates of each kind (HNSW, cosine; at most hnsw.ef_search, 40)
     rrf_k: int = 60                # reciprocal rank fusion: 1 / (rrf_k + rank)
     fusion_weight: float = 0.5     # what the fused ranks count beside the lexical score
     similarity_weight: float = 2.0  # what the cosine with the question counts beside them
