@@ -105,7 +105,7 @@ def ablations(Ranking) -> list[tuple[str, object]]:
         ("feedback_terms 0 (no related context)", d.but(feedback_terms=0)),
         (f"best_within 1 (from {d.best_within}: the first or none)", d.but(best_within=1)),
         ("unknown_share off (unknown names asked)", d.but(unknown_share=2.0)),
-        (f"unknown_share 0.3 (from {d.unknown_share})", d.but(unknown_share=0.3)),
+        (f"unknown_share 0.4 (from {d.unknown_share})", d.but(unknown_share=0.4)),
     ]
 
 

@@ -446,6 +446,11 @@ def test_a_question_mostly_of_names_no_passage_has_asks_elsewhere():
     assert unknown(redis, question) == pytest.approx(2.5 / 5.9)
     assert asks_elsewhere(redis, question)
     assert not asks_elsewhere(redis, question, Ranking(unknown_share=0.5))
+    # A name a third of the question's weight is enough: the question's other words ("port", "default")
+    # are the corpus's own, and its nearest passages answer them about another product.
+    cassandra = [term("port", 1.2, 20), term("cassandra", 2.5, 0), term("use", 0.3, 300), term("default", 3.0, 80)]
+    assert unknown(cassandra, "Which port does Cassandra use by default?") == pytest.approx(2.5 / 7.0)
+    assert asks_elsewhere(cassandra, "Which port does Cassandra use by default?")
     # A plain word the corpus lacks is another wording, not another subject: "Can an operator give a
     # colleague a ride on a forklift?" is the demo corpus's, though it never says "ride".
     ride = [term("oper", 1.0, 9), term("colleagu", 2.5, 0), term("ride", 2.5, 0), term("forklift", 1.5, 12)]

@@ -48,7 +48,7 @@ class Ranking:
     similarity_weight: float = 2.0  # what the cosine with the question counts beside them
     feedback_terms: int = 8        # pseudo-relevance feedback: the best passage's most telling terms
     best_within: int = 2           # the best source: the first of this many ranked that supports as the best must
-    unknown_share: float = 0.4     # a question this much of whose weight is names no passage has: no sources
+    unknown_share: float = 0.3     # a question this much of whose weight is names no passage has: no sources
     vectors: bool = True           # retrieval by meaning at all (off: lexical only)
     changed: tuple = field(default=(), compare=False)  # names the bench set (for its rows)
 
