@@ -450,6 +450,11 @@ def test_a_question_mostly_of_names_no_passage_has_asks_elsewhere():
     assert unknown(redis, question) == pytest.approx(2.5 / 5.9)
     assert asks_elsewhere(redis, question)
     assert not asks_elsewhere(redis, question, Ranking(unknown_share=0.5))
+    # A name a third of the question's weight is enough: the question's other words ("port", "default")
+    # are the corpus's own, and its nearest passages answer them about another product.
+    cassandra = [term("port", 1.2, 20), term("cassandra", 2.5, 0), term("use", 0.3, 300), term("default", 3.0, 80)]
+    assert unknown(cassandra, "Which port does Cassandra use by default?") == pytest.approx(2.5 / 7.0)
+    assert asks_elsewhere(cassandra, "Which port does Cassandra use by default?")
     # A plain word the corpus lacks is another wording, not another subject: "Can an operator give a
     # colleague a ride on a forklift?" is the demo corpus's, though it never says "ride".
     ride = [term("oper", 1.0, 9), term("colleagu", 2.5, 0), term("ride", 2.5, 0), term("forklift", 1.5, 12)]
@@ -474,6 +479,12 @@ def test_the_best_source_may_be_the_second_ranked_when_the_first_does_not_ground
     assert choose([stray, answers, weak], 5, Ranking(best_within=1)) == []  # the first or none, as before
     assert choose([stray, weak, answers], 5) == []  # only the best two are looked at
     assert choose([], 5) == []
+
+
+def test_the_vector_side_asks_no_more_neighbours_than_the_hnsw_scan_returns():
+    # pgvector's HNSW scan returns at most hnsw.ef_search rows (40 unless set): `nearest` past it
+    # would be cut silently, and the bench's rows for it would measure nothing.
+    assert 0 < Ranking().nearest <= 40
 
 
 def test_a_rare_term_weighs_more_than_a_common_one():
@@ -558,6 +569,31 @@ def test_a_list_item_is_quoted_with_its_intro():
     assert chosen[0] == (1, "Some hash algorithms are refused:")  # the intro once, before its items
     assert (1, "- md5 is refused as weak") in chosen and (1, "- sha1 is refused as weak") in chosen
     assert [text for _, text in chosen].count("Some hash algorithms are refused:") == 1
+
+
+def test_every_item_of_a_list_is_quoted_with_its_intro_none_taken_for_a_repeat_of_it():
+    # An item is scored with its intro's words; "- Crates" beside the intro is no repeat of it.
+    sources = [{"heading": "Storage", "text": "There are three different ways to store widgets:\n\n- Crates\n"
+                                              "- Shelves\n- Cold rooms\n\nEach suits a different widget."},
+               {"heading": "Other", "text": "Widgets are counted weekly."}]
+    assert extractive("What are the three ways to store widgets?", sources).text == (
+        "There are three different ways to store widgets:\n- Crates\n- Shelves\n- Cold rooms [1]")
+
+
+def test_a_sentence_that_refers_back_is_quoted_with_the_one_it_follows():
+    # "Currently that includes …" shares no word with the question: it is about what the sentence
+    # before it is about, and holds the answer, against six sentences that name the option.
+    question = "Which platforms support the frobnicate option?"
+    sources = [{"heading": "Frobnicate", "text": (
+        "The frobnicate option is available only on platforms whose kernel offers the splice call. Currently that "
+        "includes Linux and FreeBSD.\n\nThe frobnicate option is off unless the server is told otherwise.\n\n"
+        "Setting the frobnicate option takes effect at the next restart.\n\nA platform without splice logs a "
+        "warning when the frobnicate option is set.\n\nThe frobnicate option may be changed by superusers only."
+        "\n\nPlatform packagers may build with the frobnicate option compiled out.")},
+               {"heading": "Other", "text": "Unrelated words about other things entirely."}]
+    answer = extractive(question, sources).text
+    assert answer.startswith("The frobnicate option is available only on platforms whose kernel offers the splice "
+                             "call. [1] Currently that includes Linux and FreeBSD. [1]")
 
 
 def test_a_hard_wrapped_paragraph_is_read_as_its_sentences():

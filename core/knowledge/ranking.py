@@ -42,13 +42,13 @@ class Ranking:
     best_similarity: float = 0.45  # … or, by meaning: the best this cosine with the question,
     other_similarity: float = 0.3  # the others this one
     wide: int = 50                 # full-text candidates of each kind PostgreSQL ranks for scoring here
-    nearest: int = 20              # vector candidates of each kind (HNSW, cosine)
+    nearest: int = 40              # vector candidates of each kind (HNSW, cosine; at most hnsw.ef_search, 40)
     rrf_k: int = 60                # reciprocal rank fusion: 1 / (rrf_k + rank)
     fusion_weight: float = 0.5     # what the fused ranks count beside the lexical score
     similarity_weight: float = 2.0  # what the cosine with the question counts beside them
     feedback_terms: int = 8        # pseudo-relevance feedback: the best passage's most telling terms
     best_within: int = 2           # the best source: the first of this many ranked that supports as the best must
-    unknown_share: float = 0.4     # a question this much of whose weight is names no passage has: no sources
+    unknown_share: float = 0.3     # a question this much of whose weight is names no passage has: no sources
     vectors: bool = True           # retrieval by meaning at all (off: lexical only)
     changed: tuple = field(default=(), compare=False)  # names the bench set (for its rows)
 

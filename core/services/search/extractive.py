@@ -8,11 +8,14 @@ meaning to the question, when the caller has an embedder, comes in as a function
   its definitions ("term: what it is"), each later sentence of a definition kept with its term.
 - **Support.** A unit is scored by the question's telling words it has (each weighed by how rare it
   is among the sources' units, the section's heading counting half), plus its nearness in meaning
-  to the question when given, plus a little for a better ranked source.
+  to the question when given, plus a little for a better ranked source. A sentence that refers back
+  ("Currently that includes…", "This protects against…") scores most of what the one before it does:
+  it is about the same thing.
 - **Choice.** The best unit, then the others scoring at least `KEEP` of it, at most `max_sentences`,
   from any source and from anywhere in a section; quoted in source order, then in their order
-  within it. A unit that repeats one already chosen, or that leaves its matter undecided ("It is
-  not yet decided whether…"), is never quoted: it restates a question, it answers none.
+  within it. A unit that repeats one already chosen (a list item never repeats its intro, whose words
+  it is scored with), or that leaves its matter undecided ("It is not yet decided whether…"), is
+  never quoted: it restates a question, it answers none.
 """
 from __future__ import annotations
 
@@ -55,6 +58,14 @@ CONTEXT_WEIGHT = 0.5  # what the best score in a unit's paragraph adds to its ow
 HEADING_NAMES = 0.5  # share of the question's telling words a heading must have to name the question
 NAMED_OTHERS = 0.75  # share of them another source's sentence must have, beside a section so named
 ON_TOPIC = 0.3       # share of the best paragraph's hold on the question another must have to be quoted
+# A sentence that refers back ("Currently that includes Linux…", "This protects against…", "Therefore, …")
+# is about what the sentence before it is about: that one's word score counts for it, times this.
+REFERS_BACK = 0.8
+INTRO_NOT_REPEATED = True  # a list item is never a repeat of the sentence that introduces its list
+_REFERS_BACK = re.compile(r"^\W*(?:(?:currently|therefore|thus|hence|so|also|however|otherwise|instead|"
+                          r"consequently|in (?:this|that|which) case|for (?:this|that) reason),?\s+)?"
+                          r"(?:this|that|these|those|it|they|such|therefore|thus|hence|consequently)\b",
+                          re.IGNORECASE)
 
 
 def stem(word: str) -> str:
@@ -206,6 +217,11 @@ def select(question: str, sources: list[dict], max_sentences: int = MAX_SENTENCE
         lexical.append((sum(weight[w] for w in wanted & own[i])
                         + HEADING_SHARE * sum(weight[w] for w in wanted & heading)) / total)
         topic.append(sum(weight[w] for w in wanted & (own[i] | heading)) / total)
+        before = i - 1  # the sentence just before, in the same paragraph
+        if REFERS_BACK and before >= 0 and pool[before].number == u.number and pool[before].paragraph == u.paragraph \
+                and not _LIST_ITEM.match(u.text) and _REFERS_BACK.match(u.text):
+            lexical[i] = max(lexical[i], REFERS_BACK * lexical[before])
+            topic[i] = max(topic[i], topic[before])
     # A sentence is borne out by its paragraph: the best of its paragraph's words counts for it too.
     context: dict[tuple[int, int], float] = {}
     on_topic: dict[tuple[int, int], float] = {}
@@ -254,9 +270,13 @@ def select(question: str, sources: list[dict], max_sentences: int = MAX_SENTENCE
 
 
 def _parallel(a: Unit, b: Unit) -> bool:
-    """Two items of one list: alike by design, neither repeats the other."""
-    return a.number == b.number and a.lead == b.lead and bool(_LIST_ITEM.match(a.text)) \
-        and bool(_LIST_ITEM.match(b.text))
+    """Two items of one list, or an item and the sentence that introduces its list: alike by design
+    (an item is quoted with its intro's words), neither repeats the other."""
+    if a.number != b.number:
+        return False
+    if INTRO_NOT_REPEATED and ((a.lead and a.lead == b.text) or (b.lead and b.lead == a.text)):
+        return True
+    return a.lead == b.lead and bool(_LIST_ITEM.match(a.text)) and bool(_LIST_ITEM.match(b.text))
 
 
 def _repeats(words: set[str], seen: list[set[str]]) -> bool:

@@ -65,7 +65,8 @@ _FROM_QUESTION = (
     f"left(%(question)s, {QUESTION_CHARS})))), "
     "q AS (SELECT coalesce(array_agg(lexeme), '{}') AS lexemes, "
     f"string_agg({_QUOTE.format(x='lexeme')}, ' | ')::tsquery AS q FROM parsed)")
-_FROM_LEXEMES = "q AS (SELECT %(lexemes)s::text[] AS lexemes, " + _ANY_OF.format(x="%(lexemes)s::text[]") + " AS q)"
+_FROM_LEXEMES = ("parsed AS (SELECT unnest(%(lexemes)s::text[]) AS lexeme), "
+                 "q AS (SELECT %(lexemes)s::text[] AS lexemes, " + _ANY_OF.format(x="%(lexemes)s::text[]") + " AS q)")
 _HITS = ("(SELECT json_object_agg(t.lexeme, json_build_object('p', t.positions, 'w', t.weights)) "
          "   FROM unnest({vector}) t WHERE t.lexeme = ANY(q.lexemes))")
 # A passage's hits come from the term index (migration 0025, `hits_p` below): the same positions and
@@ -110,6 +111,10 @@ WEIGH = (
     "  FROM parsed p, LATERAL (SELECT " + _OPERAND.format(x="p.lexeme") + " AS q) t "
     " ORDER BY p.position, p.lexeme")
 
+# The pool's hits are read through the term index's key, (lexeme, passage): each of the question's
+# terms (`parsed`, a join the planner drives) in the pooled passages, ~140 rows on the real corpora.
+# With `lexeme = ANY(q.lexemes)` the generic plan read them by passage instead, every term of the ~60
+# pooled passages (~4,900 rows), the largest step of the statement.
 # The candidates, by words and by meaning, each with where it has the question's terms (computed once
 # for the pool of both): the best `wide` by cover density of the passages (and APPROVED answers)
 # having any term, and the `nearest` by cosine through the HNSW index, whose ORDER BY is the index's
@@ -127,7 +132,7 @@ _SEARCH = (
     "pool_p AS (SELECT ARRAY(SELECT id FROM lex_p UNION SELECT id FROM near_p WHERE %(passages)s) AS ids), "
     "hits_p AS (SELECT t.passage_id AS id, {passage_hits}"
     "             FROM passage_terms t, q, pool_p "
-    "            WHERE t.lexeme = ANY(q.lexemes) AND t.passage_id = ANY(pool_p.ids) GROUP BY t.passage_id), "
+    "            WHERE t.lexeme IN (SELECT lexeme FROM parsed) AND t.passage_id = ANY(pool_p.ids) GROUP BY t.passage_id), "
     "lex_a AS (SELECT a.id, ts_rank_cd(a.search, q.q) AS rank FROM approved_answers a, q "
     "          WHERE %(answers)s AND a.search @@ q.q AND a.status = 'APPROVED' ORDER BY rank DESC, a.id LIMIT %(wide)s), "
     "near_a AS ({near_a}) "
