@@ -48,6 +48,7 @@ ROLES = {  # what each sample is: only the last, drawn after the last tuning com
     "sample-4-after.jsonl": "after a third round of tuning; tuned on since",
     "sample-5-after.jsonl": "after a fourth round of tuning; tuned on since",
     "sample-6-after.jsonl": "drawn after the fifth round of tuning; tuned on since",
+    "sample-7-after.jsonl": "drawn after the sixth round of tuning, the result then; tuned on since",
 }
 TARGETS = {"all three right": 0.80, "Horn type right": 0.90, "distinct questions": 0.95}
 
