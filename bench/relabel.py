@@ -61,6 +61,7 @@ def main() -> None:
             right = row["horn_type"] if row["horn_ok"] else row["right_type"]
             if now is None:
                 c["statement gone"] += 1
+                c["gone, was answer ok"] += row["answer_ok"]
                 if args.show == "changed":
                     print(f"[{name} gone] was answer_ok={row['answer_ok']}: {row['answer'][:150]!r}")
                 continue
