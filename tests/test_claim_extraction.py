@@ -40,6 +40,8 @@ def test_a_pointer_to_what_is_given_here_is_no_claim():
     "For more information on how eviction works, consult the operator guide.",
     "Read below for the migration notes and the deprecation timeline.",
     "Limits on the key sizes are listed earlier in section Storage.",
+    "Eviction semantics are described in more detail in section Sweeps.",
+    "More information about the `sweep.conf` file format can be found in the operator's manual.",
 ])
 def test_a_pointer_elsewhere_is_no_claim(pointer):
     out = extract(Path("cache.md"), f"# Cache\n\n{CLAIM}\n\n{pointer}\n")
@@ -66,3 +68,44 @@ def test_a_sentence_that_the_code_after_it_finishes_keeps_the_code():
     units = extract(Path("cache.md"), f"# Cache\n\n{CLAIM}\n\n## Short form\n\n{body}\n").units
     assert [u.text for u in units][1] == body
     assert units[1].question == "What is the short form of the sweep command equivalent to?"
+
+
+def test_a_see_also_list_is_navigation():
+    out = extract(Path("cache.md"), f"# Cache\n\n{CLAIM}\n\nSee also:\n\n- sweep-schedule\n- cache-sizes\n")
+    assert [u.text for u in out.units] == [CLAIM]
+    assert out.dropped.get("navigation") == 1
+
+
+@pytest.mark.parametrize("leaning", [
+    # a relational noun as the definite subject, what it relates to lost
+    "The most common cause is that the sweeper was started before the disk was mounted.",
+    "An exception is that entries pinned by an administrator are never evicted at all.",
+    # a reader's own case or an example of the text's, lost
+    "The fix for your error depends on which of the two sweepers you run.",
+    "In our first example both the sweeper and the writer have been pinned to one core.",
+    # "the" and one noun the block before names, followed by a verb of the third person
+    "The sweeper runs only on weekdays, between two and four in the morning.",
+])
+def test_a_paragraph_whose_subject_leans_goes_on_the_claim_before_it(leaning):
+    assert texts(leaning) == [f"{CLAIM}\n\n{leaning}"]
+
+
+def test_a_relational_subject_under_a_heading_that_asks_is_its_answer():
+    body = "The most common problem is that the sweeper runs as the wrong user, so it cannot delete entries."
+    out = extract(Path("faq.md"), f"# Cache FAQ\n\n## Why does the cache never shrink?\n\n{body}\n")
+    assert [(u.question, u.text) for u in out.units] == [("Why does the cache never shrink?", body)]
+
+
+@pytest.mark.parametrize("paragraph,claims", [
+    # a sentence whose definite subject the sentence before names stays with it (a leading phrase aside)
+    ("The / and // operators yield the quotient of their operands. The integer operands are first widened "
+     "to a common type. A zero divisor raises an error that names the operator.",
+     ["The / and // operators yield the quotient of their operands. The integer operands are first widened "
+      "to a common type.", "A zero divisor raises an error that names the operator."]),
+    ("Before release 2, the order of key and value was not defined by the format. In the old reader, the value "
+     "was read before the key. Since release 2 every reader takes the key first, as the format now says.",
+     ["Before release 2, the order of key and value was not defined by the format. In the old reader, the value "
+      "was read before the key.", "Since release 2 every reader takes the key first, as the format now says."]),
+])
+def test_a_sentence_whose_subject_the_one_before_names_stays_with_it(paragraph, claims):
+    assert texts(paragraph)[1:] == claims

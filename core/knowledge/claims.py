@@ -37,6 +37,7 @@ from .documents import (
     Document,
     squeeze,
 )
+from .verbs import VERBS, base as verb_base
 
 MIN_WORDS = 5
 SPLIT_CHARS = 400     # a paragraph longer than this, or of SPLIT_SENTENCES sentences or more, is split
@@ -74,6 +75,11 @@ _A = re.compile(r"^\s*(?:\*\*)?A(?:nswer)?:(?:\*\*)?\s*(.*)$", re.I)
 _ABBREVIATIONS = frozenset("""e.g i.e etc cf vs al fig figs no nos sec secs ch approx dr mr mrs ms st jr sr inc ltd
 co corp resp ca viz ex eq vol pp p ed""".split())
 _SENTENCE_END = re.compile(r"[.!?][)\"”’']*\s+(?=[A-Z\"“(\[`*_]|[a-z]+_[a-z_]+\s)")  # "… as needed. log_x can …"
+# A relational noun as the definite subject, its complement lost: "The most common cause is …" leans
+# on what it is the cause of, unless the heading above asks it ("Why does X fail?").
+_RELATIONAL = re.compile(r"^(?:[\"“(*_`]*)the (?:[\w-]+ ){0,2}(?:cause|reason|solution|answer|fix|difference|catch|trick|"
+                         r"workaround|remedy|culprit|explanation|exception|problem|consequence|downside|drawback|"
+                         r"upshot)s? (?:is|are|was|were|will|would|lies|depends)\b", re.I)
 _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:also\s+|not\s+|often\s+|usually\s+)?(?:possible|"
                     r"impossible|recommended|important|necessary|advisable|a good idea|best|common|useful|"
                     r"easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)|its|it's|it’s|"
@@ -86,7 +92,8 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
                     r"either|neither|each of these|in particular|but|and|or|nor|yet|still|again|conversely|"
                     r"consequently|as a result|as such|finally|next|here|there it|because|if so|if not|"
                     r"only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
-                    r"the same|same|elsewhere|on the other hand|fortunately|unfortunately|answer \d+|one (?:is|"
+                    r"the same|same|elsewhere|an exception\b(?! to\b)|(?:in )?our (?:first|second|third|previous|"
+                    r"last|earlier|next) example\b|on the other hand|fortunately|unfortunately|answer \d+|one (?:is|"
                     r"way is|option is|approach is|solution is)|i(?= (?:had|have|was|am|think|believe|wanted|"
                     r"liked|know|thought|wrote|decided|read)\b)|let[’']s say|let us say|suppose|imagine|"
                     r"the (?:first|second|third|last|latter|former)(?: one)? (?:is|are|was|can|will|may|has|does)\b|"
@@ -117,7 +124,7 @@ _POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|
                           rf"its|their) [\w’']+(?: [\w’']+)? then\b|(?:no|a|the) similar|^(?:if|when|unless|once|"
                           rf"since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|"
                           rf"that)\b)|the latter|the former|said (?:function|method|file|option))\b|\b(?:as|just as|"
-                          rf"equally) (?:easy|simple|fast|slow)\b(?! as)|\babove\s*[.:]?$|,\s*however\s*[.!]?$", re.I)
+                          rf"equally) (?:easy|simple|fast|slow)\b(?! as)|\byour (?:error|problem|issue|situation|mistake)\b|\babove\s*[.:]?$|,\s*however\s*[.!]?$", re.I)
 # An intro line announcing an example ("Here is a simple example that …:", "For example:"): the code after
 # it illustrates the claim before it; it is no claim of its own.
 _EXAMPLE_INTRO = re.compile(r"^(?:[\"“(*_`]*)(?:here(?:’s|'s| is| are)\b[^:]{0,160}\bexamples?\b|for (?:example|instance)\b|"
@@ -136,7 +143,10 @@ _NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of
 _CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.]{1,40}, (?:see|refer to)\b|this (?:is now|has been) (?:covered|moved|documented)|"
                               r"see the (?:next|previous|following) (?:question|section|chapter)|(?:for|more) (?:more |further |full )?(?:information|details|examples|discussion)[^.]*?(?:see|refer|"
                               r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
+                              r"(?:(?:in )?(?:more|further|greater|full) detail |more fully |further )?"
                               r"(?:in|at|under) (?:section|chapter|the|\S+$)|"
+                              r"(?:more |further |full )?(?:information|details|documentation)(?: about| on| of)?"
+                              r"(?:[^.]|\.(?=\S))*?\b(?:can|may) be found (?:in|at|on)\b|"
                               r".{0,80}\b(?:is|are) (?:(?:given|listed|shown|described|provided|"
                               r"summarized|collected) )?(?:here|below|above)\s*(?:[:.]|:\s*[\w./#-]+\.?)?$|"
                               r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b|"
@@ -149,6 +159,7 @@ _CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.
                               r"read (?:below|above|on)\b|"
                               r".{0,80}\b(?:is|are) (?:listed|described|given|explained|discussed) (?:earlier|later|"
                               r"above|below)(?: in\b|\.))", re.I)
+_SEE_ALSO = re.compile(r"^(?:see also|related (?:topics|pages|reading)|further reading|more reading)\s*:?$", re.I)
 # A paragraph's words that stop mid-sentence, before a code block that goes on with it: a word, not a stop.
 _UNFINISHED = re.compile(r"(?:\b(?:to|of|is|are|as|like|with|by|from|the|a|an|and|or|be|run|use|type|enter)|[\w`])$")
 _INTRO_ALONE = re.compile(r"(?::|\bas follows\.?|\bthe following\.?)$", re.I)
@@ -232,15 +243,51 @@ _NOT_HEAD = frozenset("default same following first last only main best next oth
 
 
 def names_the_before(plain: str, before: str) -> bool:
-    """Whether a paragraph's definite subject ("The query will be used …") is a thing the block
-    before it named ("… the query …"): then it continues that block and cannot be judged alone."""
-    found = _DEFINITE.match(plain)
+    """Whether a paragraph's definite subject ("The query will be used …", "The delay occurs …") is
+    a thing the block before it named ("… the query …", "recovery_min_apply_delay"): then it
+    continues that block and cannot be judged alone."""
+    found = _DEFINITE.match(plain) or _DEFINITE_ANY_VERB.match(plain)
+    if found and found.re is _DEFINITE_ANY_VERB and not verb_base(found.group(3)):
+        found = None
     if not found or not before:
         return False
     head = found.group(2).lower()
     if head in _NOT_HEAD or len(head) < 3:
         return False
-    return bool(re.search(rf"\b{re.escape(head)}(?:s|es)?\b", before, re.I))
+    return bool(re.search(rf"(?<![^\W_]){re.escape(head)}(?:s|es)?(?![^\W_])", before, re.I))
+
+
+# "The delay occurs …": "the", one noun and a verb of the third person.
+_DEFINITE_ANY_VERB = re.compile(r"^(?:[\"“(*_`]*)the ()([a-z][\w-]*?)(?:s|es)? ([a-z]+s)\b", re.I)
+
+
+# A leading phrase of context before a sentence's subject: "In CPython, the value was …".
+_LEAD_PHRASE = re.compile(r"^(?:in|on|for|with|under|by default|at|from|since|as of|before|after) [^,.;:]{1,40},\s+(?=the )",
+                          re.I)
+
+
+# A sentence's definite subject, "the", at most one modifier and its noun, then its verb: "The numeric
+# arguments are …".
+_SENTENCE_SUBJECTS = tuple(re.compile(rf"^(?:[\"“(*_`]*)the {modifier}([a-z][\w-]*?)(?:s|es)? ([a-z]+)\b", re.I)
+                           for modifier in ("", r"[a-z][\w-]* "))
+_BE_OR_MODAL = frozenset("is are was were has have can will may must should would could might does do".split())
+
+
+def _names_the_sentence_before(sentence: str, before: str) -> bool:
+    """Whether a sentence of a paragraph opens on a definite subject the sentence before it names
+    ("… the quotient of their arguments. The numeric arguments are first converted …", "… the order
+    of key and value … In CPython, the value was evaluated before the key."): it continues that
+    sentence, and is no claim alone."""
+    sentence = _LEAD_PHRASE.sub("", sentence, count=1)
+    for subject in _SENTENCE_SUBJECTS:  # "the value was …", else "the numeric arguments are …"
+        found = subject.match(sentence)
+        if not found:
+            continue
+        head, verb = found.group(1).lower(), found.group(2).lower()
+        if head in _NOT_HEAD or len(head) < 3 or not (verb in _BE_OR_MODAL or verb_base(verb) or verb in VERBS):
+            continue
+        return bool(re.search(rf"(?<![^\W_]){re.escape(head)}(?:s|es)?(?![^\W_])", before, re.I))
+    return False
 
 
 def split_claims(text: str) -> list[tuple[int, int]]:
@@ -253,6 +300,7 @@ def split_claims(text: str) -> list[tuple[int, int]]:
     for start, end in spans:
         piece = text[start:end]
         if groups and (_leans(piece) or _POINTS_BACK.search(piece) or
+                       _names_the_sentence_before(piece, text[groups[-1][0]:groups[-1][1]]) or
                        text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
             groups[-1][1] = end
         else:
@@ -300,7 +348,8 @@ class _Reader:
                 continue
             introduces = block.plain.rstrip().endswith(":") and nxt is not None and \
                 nxt.kind in (CODE, TABLE, LIST, DEFINITION)
-            if block.kind == PARAGRAPH and not block.question and leans_back(block.plain, introduces) and \
+            if block.kind == PARAGRAPH and not block.question and (leans_back(block.plain, introduces) or
+                                                                   not asked and _RELATIONAL.match(block.plain)) and \
                     not _NAV_TEXT.match(block.plain) and not _CROSS_REFERENCE.match(block.plain):
                 upto = i + 1 if block.plain.rstrip().endswith(":") and nxt is not None and \
                     nxt.kind in (CODE, TABLE, LIST) else i  # an intro line goes with what it introduces
@@ -476,6 +525,9 @@ class _Reader:
             return
         plain = claim.plain.strip()
         letters = sum(map(str.isalpha, plain))
+        if claim.kind == LIST and _SEE_ALSO.match(claim.intro.strip()):
+            self.out.dropped[NAVIGATION] += 1  # "See also:" and its links
+            return
         if claim.kind == PARAGRAPH and claim.question and not asks(claim.text) and \
                 (_NAV_TEXT.match(plain) or _CROSS_REFERENCE.match(plain) and len(sentences(plain)) <= 1):
             self.out.dropped[NAVIGATION] += 1  # "See the next question.": no answer to the heading's question
