@@ -83,6 +83,10 @@ def test_a_see_also_list_is_navigation():
     # a reader's own case or an example of the text's, lost
     "The fix for your error depends on which of the two sweepers you run.",
     "In our first example both the sweeper and the writer have been pinned to one core.",
+    # a pronoun subject past a label, "only" or a phrase of context
+    "Note that on a read-only disk, it skips the eviction pass and logs a warning instead.",
+    "Only their relative ages matter, so moving every clock forward by an hour changes nothing.",
+    "In practice, they are rarely large enough to matter for a cache of this size.",
     # "the" and one noun the block before names, followed by a verb of the third person
     "The sweeper runs only on weekdays, between two and four in the morning.",
 ])
@@ -109,3 +113,8 @@ def test_a_relational_subject_under_a_heading_that_asks_is_its_answer():
 ])
 def test_a_sentence_whose_subject_the_one_before_names_stays_with_it(paragraph, claims):
     assert texts(paragraph)[1:] == claims
+
+
+def test_a_pronoun_past_an_opener_that_refers_to_nothing_does_not_lean():
+    body = "Note that it is possible to run two sweepers at once on separate disks."
+    assert texts(body) == [CLAIM, body]

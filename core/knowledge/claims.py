@@ -210,6 +210,21 @@ def _leans(sentence: str) -> bool:
     return not stripped[:1].isupper() and not stripped[:1].isdigit() or bool(_LEANS.match(sentence))
 
 
+# What may stand before a sentence's subject: a label or "only", then a phrase of context.
+_NOTE_FIRST = re.compile(r"^(?:note(?: also| however)?(?: that)?[:,]?\s+|only\s+)", re.I)
+_CONTEXT_FIRST = re.compile(r"^(?:in|on|within|for|with|under|at|during|from|by default|by|after|before|in practice|"
+                            r"in general)\b[^,.;:]{0,60},\s+", re.I)
+_PRONOUN_FIRST = re.compile(r"^(?:it|its|it['’]s|they|their|them|such|this|these|those)\b(?!\s+(?:is|are)\s+(?:also\s+|"
+                            r"not\s+)?(?:possible|impossible|recommended|important|necessary|advisable|a good idea|best|"
+                            r"common|useful|easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)", re.I)
+
+
+def _pronoun_past_opener(plain: str) -> bool:
+    core = _CONTEXT_FIRST.sub("", _NOTE_FIRST.sub("", plain, count=1), count=1)
+    return core != plain and bool(_PRONOUN_FIRST.match(core)) and not _EXTRAPOSED.match(core) and \
+        not _THIS_SELF.match(core)
+
+
 def leans_back(plain: str, introduces: bool = False) -> bool:
     """Whether a paragraph cannot be judged alone: it opens on what came before it ("It …", "Another
     is …", "On the other hand, …") or its first sentence points back ("… this function …", "the
@@ -222,6 +237,8 @@ def leans_back(plain: str, introduces: bool = False) -> bool:
         return False
     if _LEANS.match(plain):
         return True
+    if _pronoun_past_opener(plain):
+        return True  # "Note that on NTFS volumes, it does not copy …", "Only their relative values matter": leans
     if introduces:  # "All of these classes have a signature of their own:": back; "… like this:": forward
         head = plain.rstrip(": ").split()
         return len(head) > 6 and bool(_POINTS_BACK.search(" ".join(head[:-4])))
@@ -299,7 +316,7 @@ def split_claims(text: str) -> list[tuple[int, int]]:
     groups: list[list[int]] = []
     for start, end in spans:
         piece = text[start:end]
-        if groups and (_leans(piece) or _POINTS_BACK.search(piece) or
+        if groups and (_leans(piece) or _POINTS_BACK.search(piece) or _pronoun_past_opener(piece) or
                        _names_the_sentence_before(piece, text[groups[-1][0]:groups[-1][1]]) or
                        text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
             groups[-1][1] = end
