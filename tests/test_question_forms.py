@@ -85,6 +85,26 @@ ROWS = [
     # MyST's {pep} role keeps its name.
     ("The full grammar of version specifiers can be found in {pep}`621`.",
      "Can the full grammar of version specifiers be found in PEP 621?"),
+    # A noun of -s after its adjective and before "of"/"to" is no verb: the verb is further on.
+    ("Common uses of lock files include pinning builds and auditing what was shipped.",
+     "What do common uses of lock files include?"),
+    ("The most visible changes to the scheduler are a new queue and a shorter lease.",
+     "What are the most visible changes to the scheduler?"),
+    # A verb's object clause ("specify which …") is no clause boundary.
+    ("You can specify which part of the ticket to match using the match_field option.",
+     "Can you specify which part of the ticket to match using the match_field option?"),
+    # "never" before the verb is asked with "ever".
+    ("A ticket's number never changes once it has been issued.",
+     "Does a ticket's number ever change once it has been issued?"),
+    # A purpose whose verb the list lacks is asked as what it was made to do.
+    ("Lock files were designed to ease reproducing a build on another machine.",
+     "What were lock files designed to do?"),
+    # An order ending where its command follows is asked as how you do it.
+    ("Rebuild the search index by running:", "How do you rebuild the search index?"),
+    ("Pin the worker pool like so:", "How do you pin the worker pool?"),
+    # "One way to X is to Y" asks for the way.
+    ("One way to keep two mirrors in step is to sync them from the same snapshot every night.",
+     "What is one way to keep two mirrors in step?"),
 ]
 
 

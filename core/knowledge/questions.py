@@ -122,11 +122,20 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
     return first[:1].lower() + first[1:] + (" " + words[1] if len(words) > 1 else "")
 
 
+_CUT = re.compile(r"(?<!\d),|,(?!\d{3}(?!\d))|[;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |(?<!\bto )(?<!\bin )(?<!\bof )"
+                  r"(?<!\bby )\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b")  # "the degree to which …" goes on
+
+
 def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK, one_verb: bool = True) -> str:
     """The words up to the first clause boundary (a comma (not a number's thousands comma), a semicolon, a bracket), at most `limit`
     (or the whole clause, when it is at most `slack` words longer: a question cut open is garbled)."""
-    cut = re.split(r"(?<!\d),|,(?!\d{3}(?!\d))|[;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |(?<!\bto )(?<!\bin )(?<!\bof )(?<!\bby )\bwhich\b|"
-                   r"\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]  # "the degree to which …" goes on
+    cut = text
+    for boundary in _CUT.finditer(text):
+        if boundary.group(0) == "which" and text[:boundary.start()].split()[-1:] and \
+                text[:boundary.start()].split()[-1].lower() in VERBS:
+            continue  # "you can specify which part …": the verb's object, not a clause of its own
+        cut = text[:boundary.start()]
+        break
     whole = cut.strip().rstrip(".!?") == text.strip().rstrip(".!?")  # the sentence to its end: nothing dangles
     words = cut.strip().rstrip(".!?").split()
     if len(words) <= limit + slack:
@@ -230,6 +239,9 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
             if after in _NOUN_THEN_VERB:  # "Relative imports use …": a plural noun, then its verb
                 return k + 1, "verb"
             continue  # "Previous releases supported …": no verb of the present to ask with
+        if _third_person(word) and after in ("of", "to") and _ADJECTIVE.search(words[k - 1]) and \
+                (k == 1 or words[k - 2].lower() in _DETERMINED | {"most", "more", "many", "some"}):
+            continue  # "Typical uses of context managers include …": a noun after its adjective, then "of"
         if _third_person(word) and words[k - 1].lower() not in _DETERMINED and after not in _BE + _MODALS + _HAVE:
             plural = _plural_verb(words, k)
             return (plural, "verb") if plural else (k, "verb")  # "backups are kept": a noun before its verb
@@ -243,6 +255,11 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
             if words[k].lower() in _BE:
                 return k, "be"
     return None
+
+
+# What an adjective ends with (a list, not a tagger): "typical", "significant", "common", "various".
+_ADJECTIVE = re.compile(r"(?:al|ant|ent|ic|ive|ous|ful|able|ible|ar|ary|less|est)$|^(?:common|main|major|minor|key|new|"
+                        r"recent|usual|frequent|notable|big|small|further)$", re.I)
 
 
 def _plural_verb(words: list[str], limit: int) -> int | None:
@@ -268,7 +285,7 @@ _POINTER = re.compile(r"^(?:see|refer to|for (?:more |further )?(?:details|infor
 _MODALS_NOT = frozenset("cannot can't won't mustn't shouldn't wouldn't couldn't mightn't can’t won’t mustn’t shouldn’t "
                         "wouldn’t couldn’t".split())
 _NOUN_THEN_VERB = frozenset("use need provide require allow make take support contain run get become offer "
-                            "define accept return follow".split())
+                            "define accept return follow include".split())
 
 _BRACKETED = re.compile(r"\s*\([^()]*\)|\s*\[[^\[\]]*\]|,\s+(?:which|who|whose|where)\b[^,]*,")
 _MARKS = re.compile(r"`+|\s+—\s+.*$|\s+-\s+.*$")
@@ -327,6 +344,11 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if linked and len(sentence) > linked.end() + 10:
             sentence = sentence[linked.end():]
             sentence = sentence[:1].upper() + sentence[1:]
+    one_way = _ONE_WAY.match(sentence)
+    if one_way and not _LEANING_WORDS.search(one_way.group(3)):  # "One way to ensure X is to …": "What is one way to …?"
+        goal = _clause(one_way.group(3), 14)
+        if goal:
+            return f"What is {one_way.group(1).lower()} {one_way.group(2).lower()} to {goal}?"
     condition = _CONDITION.match(sentence) or _CONDITION_THEN.match(sentence) or _CONDITION_BARE.match(sentence)
     if condition:
         word, main = condition.group(1).lower(), condition.group(3)
@@ -455,6 +477,12 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             words = words[2:] if words[0].lower() == "do" else words[1:]  # "Do not omit zeroes": "Should you omit …?"
             if not words:
                 return None
+        trailer = _SHOWN_AFTER.search(" ".join(words))
+        if trailer and len(words[:len(" ".join(words)[:trailer.start()].split())]) >= 2:
+            # "Upgrade your pip by running:" and its command: how you do it, the command the answer
+            goal = _clause(" ".join(words)[:trailer.start()], 12)
+            if goal and not re.search(r"\b(this|these|those|it|them|above)\b", goal, re.I):
+                return f"How do you {goal[:1].lower() + goal[1:]}?"
         rest = _clause(" ".join(words[1:]), 12)
         if re.search(r"\b(this|these|those|it|them|above)\b", rest, re.I):
             return None
@@ -474,6 +502,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         return None
     k, kind = found
     kept = words[:k]
+    never = kind == "verb" and len(kept) > 1 and kept[-1].lower() == "never"
+    if never:  # "An object's identity never changes once …": "Does an object's identity ever change once …?"
+        kept = kept[:-1]
     while len(kept) > 1 and (kept[-1].lower() in _ADVERBS or kept[-1].lower().endswith("ly")) and \
             not kept[-2].lower().endswith("ed"):  # "each command typed interactively": the subject's own
         kept = kept[:-1]  # "the daemon actually consists": the adverb is not the subject's
@@ -483,6 +514,10 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     if subject.split()[0].lower() in _PRONOUN_SUBJECT | _SUBORDINATE or \
             re.search(r"\b(above|former|latter)\b", subject, re.I):
         return None  # "It must …", "The above …": not a question a reader could ask of the statement alone
+    if never:
+        stem = verb_base(verb) or _base(verb)
+        body = _clause(" ".join(rest), 12)
+        return f"{'Do' if stem == verb else 'Does'} {subject} ever {stem}{' ' + body if body else ''}?"
     if kind == "modal":
         negated = bool(rest) and rest[0].lower() in _NEGATION or verb.endswith(("n't", "n’t")) or verb == "cannot"
         if negated and rest and rest[0].lower() in _NEGATION:
@@ -535,6 +570,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
                 return f"{verb.capitalize()} {subject} {first}{' ' + tail if tail else ''}?"
             if not nxt:
                 return f"{verb.capitalize()} {subject} {first}?"
+            if nxt == "to" and len(after) > 1 and first in _FOR_A_PURPOSE and after[1] not in VERBS and \
+                    after[1].isalpha() and after[1] not in _DANGLING:
+                return f"What {verb} {subject} {first} to do?"  # "were designed to ease …": a verb the list lacks
             if nxt == "to" and len(after) > 1 and after[1] in VERBS:
                 if first in _FOR_A_PURPOSE:
                     return f"Why {verb} {subject} {first}?"  # "is used to …", "is designed to …"
@@ -618,6 +656,13 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     return f"{wh} {'do' if plural else 'does'} {subject} {base.lower()}{preposition}?"
 
 
+# Words an order ends on when what it says comes next: "Use a constraints file like so:" and the code.
+_SHOWN_AFTER = re.compile(r"\s+(?:like so|like this|as follows|as shown|as below|by running|by typing|by executing|"
+                          r"with the command|with)\s*:?$", re.I)
+# "One way to ensure X is to Y": the way is what is asked.
+_ONE_WAY = re.compile(r"^(one|another|a|an|the (?:only|best|easiest|simplest|usual|recommended|preferred|quickest|"
+                      r"safest)) (way|approach|method|option|solution) (?:to|of) ([a-z].{3,160}?) (?:is|would be) "
+                      r"(?:to|by)\b", re.I)
 _DONE_IN_STEPS = re.compile(r"^(.{3,80}?) (is|are) (executed|performed|done|carried out|processed|handled|evaluated|"
                             r"resolved|built|run|made) in (?:\w+ )?(?:steps|stages|phases)\b", re.I)
 _PLACED = frozenset("located stored kept placed saved installed found put cached".split())
