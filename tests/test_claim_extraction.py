@@ -118,3 +118,25 @@ def test_a_sentence_whose_subject_the_one_before_names_stays_with_it(paragraph, 
 def test_a_pronoun_past_an_opener_that_refers_to_nothing_does_not_lean():
     body = "Note that it is possible to run two sweepers at once on separate disks."
     assert texts(body) == [CLAIM, body]
+
+
+@pytest.mark.parametrize("premise,asked", [
+    # a scenario sets the question up
+    ("Sometimes you want the sweeper to skip a folder that a backup job is still writing to.",
+     "How do I keep the sweeper out of a folder?"),
+    ("If you wrote a hook like `on_evict(entry)` you might wonder why it never sees pinned entries.",
+     "Why does my hook not see pinned entries?"),
+    # under "Why …?", one sentence that gives no reason
+    ("Cache entries are plain files on a local disk.", "Why doesn't deleting an entry free its space?"),
+])
+def test_a_faq_premise_is_kept_with_the_answer_after_it(premise, asked):
+    answer = "The sweeper keeps a handle open on every entry until the next pass, so the space comes back then."
+    out = extract(Path("faq.md"), f"# Cache FAQ\n\n## {asked}\n\n{premise}\n\n{answer}\n")
+    assert [(u.question, u.text) for u in out.units] == [(asked, f"{premise}\n\n{answer}")]
+
+
+def test_a_faq_answer_that_answers_at_once_stands_alone():
+    first = "The sweeper keeps a handle open on every entry until its next pass, so the space comes back only then."
+    more = "Entries pinned by an administrator are never evicted, whatever their age."
+    out = extract(Path("faq.md"), f"# Cache FAQ\n\n## Why doesn't deleting an entry free its space?\n\n{first}\n\n{more}\n")
+    assert [u.text for u in out.units] == [first, more]

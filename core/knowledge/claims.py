@@ -307,6 +307,24 @@ def _names_the_sentence_before(sentence: str, before: str) -> bool:
     return False
 
 
+# A paragraph that sets a question up rather than answers it: a scenario ("Sometimes you want to …",
+# "You probably tried …", "If you wrote code like:", "Let's say …").
+_SCENARIO = re.compile(r"^(?:sometimes|often|occasionally)?,?\s*(?:you|one)\s+(?:(?:may|might|probably|often|sometimes)\s+)?"
+                       r"(?:want|wish|need|tried|try|wrote|write|run into|come across)\b|^if you (?:wrote|write|"
+                       r"tried|try|run|ran|have written)\b[^,.]*(?:like|this)\b|^(?:suppose|imagine|let['’]s say|say you)\b|"
+                       r"(?:^|[.!?]\s+)let['’]s say\b[^.]*\.?$", re.I)
+_REASON = re.compile(r"\b(?:because|since|so|therefore|thus|hence|as a result|due to|in order to|so that|reason|why|"
+                     r"to (?!the\b|a\b|an\b)[a-z]+)\b", re.I)
+
+
+def premise(plain: str, asked: str) -> bool:
+    """Whether the first paragraph under a heading that asks only sets it up: a scenario, or under
+    "Why …?" one sentence that gives no reason."""
+    if _SCENARIO.search(plain.strip()):
+        return True
+    return asked.lower().startswith("why ") and len(sentences(plain)) == 1 and not _REASON.search(plain)
+
+
 def split_claims(text: str) -> list[tuple[int, int]]:
     """A paragraph's claims: its sentences, a sentence that leans on the one before kept with it.
     A paragraph short enough, or of fewer than SPLIT_SENTENCES sentences, is one claim."""
@@ -340,6 +358,29 @@ class _Reader:
         return self.out
 
     def section(self, heading: tuple[str, ...], blocks: list[Block]) -> None:
+        first = len(self.out.claims)
+        self._section(heading, blocks)
+        self.faq_answer(heading, self.out.claims[first:])
+
+    def faq_answer(self, heading: tuple[str, ...], claims: list[Claim]) -> None:
+        """Under a heading that asks, a first paragraph that only sets the question up (a premise) is
+        kept with the paragraph after it, which answers: "Sometimes you want to …" (a scenario), or,
+        under "Why …?", one sentence that gives no reason ("Python file objects are a layer over C file
+        descriptors."). Else the first claim stands as it is."""
+        if len(claims) < 2 or not heading or claims[0].question != heading[-1] or not claims[0].question or \
+                claims[0].kind != PARAGRAPH or claims[1].heading != heading or \
+                claims[1].end - claims[0].start > MERGE_CHARS or \
+                any(c.text != self.doc.content[c.start:c.end] for c in claims[:2]):  # a footnote appended: apart
+            return
+        head, answer = claims[0], claims[1]
+        if not premise(head.plain, heading[-1]):
+            return
+        head.text = self.doc.content[head.start:answer.end]
+        head.plain = f"{head.plain} {answer.plain}"
+        head.end = answer.end
+        self.out.claims.remove(answer)
+
+    def _section(self, heading: tuple[str, ...], blocks: list[Block]) -> None:
         asked = heading[-1] if heading and heading[-1].rstrip().endswith("?") else ""
         pending_q: tuple[str, Block] | None = None
         i = 0
