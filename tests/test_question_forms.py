@@ -102,6 +102,18 @@ ROWS = [
     # An order ending where its command follows is asked as how you do it.
     ("Rebuild the search index by running:", "How do you rebuild the search index?"),
     ("Pin the worker pool like so:", "How do you pin the worker pool?"),
+    # A comparison that opens the sentence links it: the condition after it is asked.
+    ("Similar to the nightly job, if the sweeper fails to finish, the cache starts to refuse writes.",
+     "What happens if the sweeper fails to finish?"),
+    # The document speaking of itself is a subject.
+    ("This operator guide describes the sweeper and its settings.", "What does this operator guide describe?"),
+    # An aside between commas (a name, a participle's phrase) is left out; a list's items are not asides.
+    ("The default sweeper, Reaper, uses the access time to pick entries.", "What does the default sweeper use?"),
+    ("The flag LAZY, combined with max_age, selects a slower sweep.", "What does the flag LAZY select?"),
+    ("Logs, Spools, and caches are swept nightly.", "Are logs, Spools, and caches swept nightly?"),
+    # "If there is …" is a condition a reader can ask.
+    ("If there is a lock file, then the sweeper waits for the writer to finish.",
+     "What happens if there is a lock file?"),
     # "One way to X is to Y" asks for the way.
     ("One way to keep two mirrors in step is to sync them from the same snapshot every night.",
      "What is one way to keep two mirrors in step?"),

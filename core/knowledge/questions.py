@@ -55,7 +55,7 @@ _CONTEXT = re.compile(r"^((?:for|in|on|at|during|by default|by|with|without|afte
                       r"inside|in general|in practice|by convention|currently|prior to|starting with|as of|until|"
                       r"up to|beginning with|in releases|except|depending on|on \w+)\b[^,]{0,120}),\s+(.+)$", re.I | re.S)
 # A phrase that only links the sentence to what it argues: dropped from the question.
-_LINK = re.compile(r"^(?:(?:as|like|unlike)\b[^,]{0,40},\s+|(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|despite|however|also|so|"
+_LINK = re.compile(r"^(?:(?:as|like|unlike|similar(?:ly)? to|in contrast to|compared (?:to|with)|as with)\b[^,]{0,40},\s+|(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|despite|however|also|so|"
                    r"thus|therefore|generally|usually|typically|often|finally|first|then|next|now|today|again|"
                    r"alternatively|instead|furthermore|moreover|similarly|likewise|additionally|fortunately|"
                    r"unfortunately|of course|in fact|in short|in particular|for example|for instance)\b[^,]{0,120},"
@@ -279,6 +279,9 @@ def _plural_verb(words: list[str], limit: int) -> int | None:
     return None
 
 
+# "This reference manual …", "this guide": the document speaking of itself, which is there to read.
+_SELF_SUBJECT = re.compile(r"^this (?:\w+ )?(?:handbook|policy|document|manual|guide|chapter|section|page|tutorial|faq|"
+                           r"article|appendix|reference|specification|book)$", re.I)
 _PEOPLE = frozenset("user superuser administrator admin owner member role maintainer developer author caller person "
                     "people staff".split())
 _POINTER = re.compile(r"^(?:see|refer to|for (?:more |further )?(?:details|information),)\b", re.I)
@@ -287,7 +290,11 @@ _MODALS_NOT = frozenset("cannot can't won't mustn't shouldn't wouldn't couldn't 
 _NOUN_THEN_VERB = frozenset("use need provide require allow make take support contain run get become offer "
                             "define accept return follow include".split())
 
-_BRACKETED = re.compile(r"\s*\([^()]*\)|\s*\[[^\[\]]*\]|,\s+(?:which|who|whose|where)\b[^,]*,")
+_BRACKETED = re.compile(r"\s*\([^()]*\)|\s*\[[^\[\]]*\]|,\s+(?:which|who|whose|where)\b[^,]*,|"
+                        # an aside between commas: a name ("…, CPython, uses"), a participle's phrase ("…, coupled
+                        # with num_sync, specifies")
+                        r"(?<=[a-z]),\s+[A-Z][\w.+-]*(?: [A-Z][\w.+-]*)?,(?= [a-z])(?! (?:and|or|nor)\b)|"
+                        r"(?<=\w),\s+[a-z]+(?:ed|en) (?:with|by|in|to|from|for|as|on|into)\b[^,;.]{0,60},(?= [a-z])(?! (?:and|or|nor)\b)")
 _MARKS = re.compile(r"`+|\s+—\s+.*$|\s+-\s+.*$")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*?)(\S[^*]*?\S|\S)\1(?![\w*])")  # *word*, **words**: not "*identifier"
 
@@ -360,7 +367,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
                                                  r"recommended|a good idea|advisable|one way|can help|make sure)\b",
                                                  main, re.I))
         able = re.match(r"^(?:then,? )?(you|one|we) (?:can|could)\b", main, re.I)
-        if clause and (clause.split()[0].lower() not in _PRONOUN_SUBJECT or
+        if clause and (clause.split()[0].lower() not in _PRONOUN_SUBJECT - {"there"} or
                        re.match(r"^it is \w+ (?:to|that)\b", clause, re.I)):
             if able and not ordered:  # "If more flexibility is required, you can also …": what you can do then
                 return f"What can {able.group(1).lower()} do {word} {clause}?"
@@ -511,7 +518,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     subject = _lower_first(" ".join(kept), names)
     verb = words[k].lower().strip(",;:")
     rest = [w for w in words[k + 1:k + 3] if w.lower().rstrip(",") not in _ASIDE or not w.endswith(",")] + words[k + 3:]
-    if subject.split()[0].lower() in _PRONOUN_SUBJECT | _SUBORDINATE or \
+    if subject.split()[0].lower() in _PRONOUN_SUBJECT | _SUBORDINATE and not _SELF_SUBJECT.match(subject) or \
             re.search(r"\b(above|former|latter)\b", subject, re.I):
         return None  # "It must …", "The above …": not a question a reader could ask of the statement alone
     if never:
