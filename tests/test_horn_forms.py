@@ -44,6 +44,10 @@ ROWS = [
     # An order whose object is a bare plural and a place; a noun phrase opening a description is no order.
     ("Declare constants at the top of the settings module.", "RULE"),
     ("Import statements in a package run once per interpreter.", "FACT"),
+    # "may be <participle>" with a time or a frequency says what can happen; without, it grants.
+    ("More columns may be added to the export in the future.", "FACT"),
+    ("The index may be scanned several times for a single report.", "FACT"),
+    ("Stale lock files may be removed by the operator.", "RULE"),
     # "It is important to note that" describes: no obligation.
     ("It is important to note that the index is rebuilt nightly.", "FACT"),
     # What is possible is no permission.

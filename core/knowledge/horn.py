@@ -299,12 +299,19 @@ def prohibition(form: Form) -> bool:
     return False
 
 
+# A time or a frequency after "may be <participle>": what may happen, no permission.
+_WHEN_POSSIBLE = re.compile(r"[^.;:]{0,60}?\b(?:in the future|later|again|eventually|(?:multiple|several|many|a few) times|"
+                            r"at (?:an?|any|some) [^.,;]{0,30}?\b(?:time|times|point|moment)|within the same)\b", re.I)
+
+
 def _permission(match: re.Match) -> bool:
     """Whether a "may" grants (a permission), rather than says what is possible ("it may take a while")."""
     subject, verb, after = match.group(1).lower(), match.group(2).lower(), (match.group(3) or "").lower()
     if subject in _POSSIBILITY_SUBJECT or verb in _POSSIBILITY_AFTER or verb == "or":  # "may or may not": possible
         return False
     if verb == "be":  # "may be removed" grants; "may be slow" says what is possible
+        if _WHEN_POSSIBLE.match(match.string, match.end()):
+            return False  # "may be added in the future", "may be traversed multiple times": what can happen
         return after.endswith("ed") or after in _PARTICIPLE_IRREGULAR
     return True
 
