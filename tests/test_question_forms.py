@@ -142,3 +142,15 @@ def test_a_procedure_under_a_heading_that_asks_is_asked_by_its_intro_or_the_head
     intro = "There are two factors that produce this result:"
     claim = Claim(text, text, 0, len(text), 1, "list", ("Why is the build slow?",), items, True, intro)
     assert ask(claim, "Handbook", "PROCEDURE", names_of(text)) == "Why is the build slow?"
+
+
+@pytest.mark.parametrize("intro,expected", [
+    # a list whose intro is a noun phrase (no verb of its own) asks what the list holds
+    ("Some unsafe layouts that have been proposed:", "What are some unsafe layouts that have been proposed?"),
+    # an intro that states something is asked by what it states
+    ("The sweeper removes these kinds of entries:", "What does the sweeper remove?"),
+])
+def test_a_lists_intro_is_asked_by_what_it_says(intro, expected):
+    items = ("Entries older than a week.", "Entries whose owner is gone.")
+    text = intro + "\n\n" + "\n".join(f"- {item}" for item in items)
+    assert question(text, kind="list", items=items, intro=intro) == expected

@@ -702,6 +702,27 @@ def _is_it_true(sentence: str, names: frozenset[str]) -> str | None:
     return f"Is it true that {_lower_first(sentence, names)}?"
 
 
+_FINITE = frozenset("""is are was were has have had do does did can could may might must shall should will would
+cannot isn't aren't wasn't weren't doesn't don't didn't won't can't hasn't haven't shouldn't mustn't""".split())
+_RELATIVE_TAIL = re.compile(r"\b(?:that|which|who|whom|whose|where|when|while)\b[^,;]*", re.I)
+_PHRASE_FIRST = re.compile(r"^(?:from|for|in|on|at|with|within|without|as well as|by|under|after|before|during|"
+                           r"like|unlike)\b[^,]*,\s*", re.I)
+
+
+def verbless(sentence: str) -> bool:
+    """Whether a list's intro has no verb of its own, outside a leading phrase and its relative
+    clauses: a noun phrase ("Some unacceptable solutions that have been proposed:"), not a statement.
+    (A list, not a tagger: a verb missing from verbs.py is not seen.)"""
+    core = _RELATIVE_TAIL.sub("", _PHRASE_FIRST.sub("", _BRACKETED.sub("", sentence), count=1))
+    words = [w.lower() for w in _WORD.findall(core)]
+    if len(words) < 2:
+        return False
+    return not any(w in _FINITE or w.replace("’", "'") in _FINITE or k and verb_base(w) or
+                   k and w in VERBS and words[k - 1] in ("you", "we", "they", "i", "to", "and", "or") or
+                   k and w.endswith("ed") and len(w) > 4
+                   for k, w in enumerate(words))
+
+
 def _topic(heading: tuple[str, ...], title: str, names: frozenset[str]) -> str:
     topic = heading[-1] if heading else title
     topic = re.sub(r"^[\d.]+\s+", "", topic).strip().rstrip(":")  # "3.1 Scope" → "Scope"
@@ -791,7 +812,12 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
         sentence = plain[spans[0][0]:spans[0][1]] if spans else plain
         if len(spans) > 1 and _POINTER.match(sentence):  # "See section 8 for the syntax. Note that …"
             sentence = plain[spans[1][0]:spans[1][1]]
-    question = _from_sentence(sentence, names) or _is_it_true(sentence, names)
+    question = _from_sentence(sentence, names)
+    if question is None and claim.kind == "list" and claim.intro and verbless(sentence) and \
+            re.match(r"^(?:some|several|many|the|a few|two|three|four|other|various)\s+\S+", sentence, re.I) and \
+            re.search(r"\b\w{3,}s\b", " ".join(sentence.split()[:5])) and not _LEANING_WORDS.search(sentence):
+        question = f"What are {_lower_first(_clause(sentence, 16), names)}?"  # "Some unacceptable solutions …:"
+    question = question or _is_it_true(sentence, names)
     if question is None:
         subject = _lower_first(_clause(sentence, 8, slack=0), names)
         return f"What does “{topic}” say about {subject}?" if subject else f"What does “{topic}” say?"
