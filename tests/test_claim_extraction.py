@@ -140,3 +140,18 @@ def test_a_faq_answer_that_answers_at_once_stands_alone():
     more = "Entries pinned by an administrator are never evicted, whatever their age."
     out = extract(Path("faq.md"), f"# Cache FAQ\n\n## Why doesn't deleting an entry free its space?\n\n{first}\n\n{more}\n")
     assert [u.text for u in out.units] == [first, more]
+
+
+@pytest.mark.parametrize("intro", [
+    "From within a container, where the cache folder is mounted read-only:",
+    "On Windows:",
+])
+def test_an_intro_that_only_sets_an_example_goes_with_the_claim_before_it(intro):
+    code = "```\n$ sweeper --dry-run\n```"
+    assert texts(f"{intro}\n\n{code}") == [f"{CLAIM}\n\n{intro}\n\n{code}"]
+
+
+def test_an_intro_that_orders_in_a_setting_is_a_claim_of_its_own():
+    intro = "In the service file, set the sweep interval like this:"
+    code = "```\ninterval = 3600\n```"
+    assert texts(f"{intro}\n\n{code}") == [CLAIM, f"{intro}\n\n{code}"]

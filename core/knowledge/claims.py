@@ -130,6 +130,10 @@ _POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|
 _EXAMPLE_INTRO = re.compile(r"^(?:[\"“(*_`]*)(?:here(?:’s|'s| is| are)\b[^:]{0,160}\bexamples?\b|for (?:example|instance)\b|"
                             r"(?:an?|another|one|the|some|a few|two|three) (?:\w+ ){0,3}?examples?\b(?! of how to\b)[^:]{0,80}:?$|"
                             r"examples?\b|e\.g\.)", re.I)
+# An intro line that is only the setting of the example after it, no statement: "From within a real
+# python, where SomePackage is installed globally:", "On Windows:".
+_SETTING_INTRO = re.compile(r"^(?:from within|from|within|inside|on|in|under|using)\b[^,:;]{1,80}"
+                            r"(?:,\s*(?:where|which|when|with|if)\b[^:]{0,160})?:$", re.I)
 _FORWARD = re.compile(r"^(?:[\"“(*_`]*)(the following|here|consider|as follows)\b", re.I)
 # "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
 _EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
@@ -231,8 +235,8 @@ def leans_back(plain: str, introduces: bool = False) -> bool:
     above list"); "It is possible to …" refers to nothing before it. An intro line (`introduces`: a
     list, code or a table follows its colon) points forward with "the following", "this", "here"."""
     introduces = introduces and len(sentences(plain)) == 1  # one line introducing what follows it, alone
-    if introduces and _EXAMPLE_INTRO.match(plain):
-        return True  # "Here is a simple example …:" and its code: the example of the claim before it
+    if introduces and (_EXAMPLE_INTRO.match(plain) or _SETTING_INTRO.match(plain.strip())):
+        return True  # "Here is a simple example …:", "From within a virtualenv:" and its code: an example
     if _EXTRAPOSED.match(plain) or introduces and _FORWARD.match(plain) or _THIS_SELF.match(plain):
         return False
     if _LEANS.match(plain):
