@@ -114,6 +114,16 @@ ROWS = [
     # "If there is …" is a condition a reader can ask.
     ("If there is a lock file, then the sweeper waits for the writer to finish.",
      "What happens if there is a lock file?"),
+    # "at the" says when only before a time ("at the end of"); else it is what the verb is at.
+    ("The sweeper looks at the access times of the entries in each folder.",
+     "What does the sweeper look at?"),
+    ("The sweeper stops at the end of each night.", "When does the sweeper stop?"),
+    # "as part of" says when.
+    ("Eviction hooks are called as part of each sweep, before any entry is deleted.",
+     "When are eviction hooks called?"),
+    # MyST's superscript mark is no word of the question.
+    ("{sup}`2` Pinned entries are entries that an administrator marked to keep.",
+     "Are pinned entries entries that an administrator marked to keep?"),
     # "One way to X is to Y" asks for the way.
     ("One way to keep two mirrors in step is to sync them from the same snapshot every night.",
      "What is one way to keep two mirrors in step?"),

@@ -101,6 +101,10 @@ _PRONOUN_SUBJECT = frozenset("it this that these those they he she its their the
 _OBJECT_START = frozenset("a an the all any each every its their his her one two three four several some no "
                           "this that these those your our my".split())
 _TIME = frozenset("at from until till before after every each daily weekly monthly yearly on by within during".split())
+_ARTICLES = frozenset("the a each every".split())
+# What "at the", "by the" or "before each" is followed by when it says when: "at the end of the day".
+_TIME_NOUNS = frozenset("""end start beginning time moment hour minute second day night week month year close top
+turn same next last first latest earliest""".split())
 _CLOCK = frozenset("the a each every night day noon midnight dawn dusk one two three four five six seven eight nine "
                    "ten eleven twelve".split())
 _PLACE = frozenset("in into at on under inside outside near".split())
@@ -299,6 +303,7 @@ _MARKS = re.compile(r"`+|\s+—\s+.*$|\s+-\s+.*$")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*?)(\S[^*]*?\S|\S)\1(?![\w*])")  # *word*, **words**: not "*identifier"
 
 
+_SUPERSCRIPT = re.compile(r"\{su[pb]\}`[^`]*`\s*")  # MyST's {sup}`1`: a footnote's mark, not a word
 _ROLE = re.compile(r"\{[\w:.-]+\}")  # MyST's {file}, {ref}
 _NAMED_ROLES = {"pep": "PEP", "rfc": "RFC"}  # roles whose name is part of what they cite: {pep}`440` is "PEP 440"
 _NAMED_ROLE = re.compile(r"\{(pep|rfc)\}`?(?=\d)", re.I)
@@ -310,7 +315,7 @@ def tidy(sentence: str) -> str:
     """A sentence as a question is made of it: no remark in brackets, no emphasis marks, no trailing stop."""
     sentence = re.sub(r"\{[\w:.-]+\}([^<{}]*?)\s*<[^<>]*>", r"\1", squeeze(sentence))  # {ref}`title <target>`
     sentence = _NAMED_ROLE.sub(lambda m: _NAMED_ROLES[m.group(1).lower()] + " ", sentence)
-    sentence = _MARKER.sub("", _ROLE.sub("", sentence))
+    sentence = _MARKER.sub("", _ROLE.sub("", _SUPERSCRIPT.sub("", sentence)))
     if sentence.startswith("(") and sentence.rstrip(".").endswith(")"):  # a whole sentence in brackets
         sentence = sentence.rstrip(".")[1:-1]
     elif sentence.startswith("(") and ")" not in sentence:  # the first of a remark's sentences in brackets
@@ -604,6 +609,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
                 return f"Where {verb} {subject} {first}?"
             if first in _GIVEN and nxt not in _PHRASE_START:  # "are given higher priority"
                 return f"What {verb} {subject} {first}?"
+            if nxt == "as" and len(after) > 1 and after[1] == "part":
+                return f"When {verb} {subject} {first}?"  # "are called as part of sys.path processing"
             if nxt in ("by", "on", "upon", "to", "from", "with", "in", "at", "as", "into", "for"):
                 return f"What {verb} {subject} {first} {nxt}?"
             if len(after) > 1 and after[1] in ("if", "when", "unless", "whenever") and nxt not in _DANGLING:
@@ -629,7 +636,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     base = verb_base(words[k].strip(",;:")) or _base(words[k])
     after = rest[0].lower() if rest else ""
     nxt = rest[1] if len(rest) > 1 else ""
-    if after in _TIME and (nxt[:1].isdigit() or nxt.lower() in _CLOCK):
+    if after in _TIME and (nxt[:1].isdigit() or nxt.lower() in _CLOCK) and \
+            (nxt.lower() not in _ARTICLES or len(rest) > 2 and rest[2].lower().strip(",.;:") in _TIME_NOUNS):
         wh = "When"
     elif after in _PLACE and nxt[:1].isupper():
         wh = "Where"
@@ -646,7 +654,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             rest[0].lower() not in _FUNCTION:
         return f"What {'do' if plural else 'does'} {subject} {base.lower()} {rest[0]} do?"  # "makes pip communicate"
     preposition = f" {after}" if wh == "What" and after in ("of", "on", "with", "for", "from", "about", "into",
-                                                             "upon", "as") else ""
+                                                             "upon", "as", "at") else ""
     purpose = re.match(r"^(?:\S+ ){1,5}?to ([a-z]+ .+)$", " ".join(rest))
     if wh == "What" and not preposition and purpose and purpose.group(1).split()[0] in VERBS and \
             (rest[0][:1].isdigit() or rest[0].lower() in _NUMBERS):  # "provides three commands to establish …"
