@@ -124,6 +124,9 @@ ROWS = [
     # MyST's superscript mark is no word of the question.
     ("{sup}`2` Pinned entries are entries that an administrator marked to keep.",
      "Are pinned entries entries that an administrator marked to keep?"),
+    # A phrase of context with no comma before the subject: the sentence is asked whole.
+    ("For pinned entries 0 is the oldest age and 1 is the next.",
+     "Is it true that for pinned entries 0 is the oldest age and 1 is the next?"),
     # "One way to X is to Y" asks for the way.
     ("One way to keep two mirrors in step is to sync them from the same snapshot every night.",
      "What is one way to keep two mirrors in step?"),

@@ -286,6 +286,9 @@ def _plural_verb(words: list[str], limit: int) -> int | None:
 # "This reference manual …", "this guide": the document speaking of itself, which is there to read.
 _SELF_SUBJECT = re.compile(r"^this (?:\w+ )?(?:handbook|policy|document|manual|guide|chapter|section|page|tutorial|faq|"
                            r"article|appendix|reference|specification|book)$", re.I)
+# A subject never opens with one of these: "For negative indices -1 is the last index" has a phrase of
+# context before its subject, with no comma to tell where the subject starts.
+_PREPOSITIONS = frozenset("for in on at with within without from by under over after before during".split())
 _PEOPLE = frozenset("user superuser administrator admin owner member role maintainer developer author caller person "
                     "people staff".split())
 _POINTER = re.compile(r"^(?:see|refer to|for (?:more |further )?(?:details|information),)\b", re.I)
@@ -524,6 +527,7 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     verb = words[k].lower().strip(",;:")
     rest = [w for w in words[k + 1:k + 3] if w.lower().rstrip(",") not in _ASIDE or not w.endswith(",")] + words[k + 3:]
     if subject.split()[0].lower() in _PRONOUN_SUBJECT | _SUBORDINATE and not _SELF_SUBJECT.match(subject) or \
+            subject.split()[0].lower() in _PREPOSITIONS and kind in ("be", "verb") or \
             re.search(r"\b(above|former|latter)\b", subject, re.I):
         return None  # "It must …", "The above …": not a question a reader could ask of the statement alone
     if never:
