@@ -155,3 +155,27 @@ def test_an_intro_that_orders_in_a_setting_is_a_claim_of_its_own():
     intro = "In the service file, set the sweep interval like this:"
     code = "```\ninterval = 3600\n```"
     assert texts(f"{intro}\n\n{code}") == [CLAIM, f"{intro}\n\n{code}"]
+
+
+def test_a_remark_in_brackets_is_not_split_open():
+    paragraph = ("The resolver asks the name server for the host (some name servers map one address to many "
+                 "names. Only one of them is kept.) Pinned hosts skip the lookup altogether. "
+                 "A failed lookup is retried once after a second.")
+    assert texts(paragraph)[1:] == [
+        "The resolver asks the name server for the host (some name servers map one address to many names. Only "
+        "one of them is kept.)", "Pinned hosts skip the lookup altogether.",
+        "A failed lookup is retried once after a second."]
+
+
+@pytest.mark.parametrize("leaning", [
+    # a paragraph opening on a remark in brackets remarks on the text before it
+    "(The longest wait is twice the sweep interval.) Unlike a restart, a reload keeps every entry.",
+])
+def test_a_paragraph_opening_on_a_remark_goes_on_the_claim_before_it(leaning):
+    assert texts(leaning) == [f"{CLAIM}\n\n{leaning}"]
+
+
+def test_an_intro_to_ways_to_do_this_points_back():
+    intro = "Depending on the disk, there are two ways to do this:"
+    out = texts(f"{intro}\n\n- A full sweep\n- A partial sweep")
+    assert out == [f"{CLAIM}\n\n{intro}\n\n- A full sweep\n- A partial sweep"]

@@ -223,6 +223,10 @@ _PRONOUN_FIRST = re.compile(r"^(?:it|its|it['’]s|they|their|them|such|this|the
                             r"common|useful|easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)", re.I)
 
 
+_DO_THIS = re.compile(r"\b(?:to )?do (?:this|that|so)\s*:$", re.I)
+_REMARK_FIRST = re.compile(r"^\([^()]{3,400}[.!?]\)\s+\S", re.S)
+
+
 def _pronoun_past_opener(plain: str) -> bool:
     core = _CONTEXT_FIRST.sub("", _NOTE_FIRST.sub("", plain, count=1), count=1)
     return core != plain and bool(_PRONOUN_FIRST.match(core)) and not _EXTRAPOSED.match(core) and \
@@ -241,8 +245,12 @@ def leans_back(plain: str, introduces: bool = False) -> bool:
         return False
     if _LEANS.match(plain):
         return True
+    if _REMARK_FIRST.match(plain.strip()):
+        return True  # "(The maximum delay is three times wal_writer_delay.) Unlike fsync, …": a remark on the text before
     if _pronoun_past_opener(plain):
         return True  # "Note that on NTFS volumes, it does not copy …", "Only their relative values matter": leans
+    if introduces and _DO_THIS.search(plain.rstrip()):
+        return True  # "With pip, there are two ways to do this:": the "this" is what came before
     if introduces:  # "All of these classes have a signature of their own:": back; "… like this:": forward
         head = plain.rstrip(": ").split()
         return len(head) > 6 and bool(_POINTS_BACK.search(" ".join(head[:-4])))
@@ -338,7 +346,9 @@ def split_claims(text: str) -> list[tuple[int, int]]:
     groups: list[list[int]] = []
     for start, end in spans:
         piece = text[start:end]
+        before = text[groups[-1][0]:groups[-1][1]] if groups else ""
         if groups and (_leans(piece) or _POINTS_BACK.search(piece) or _pronoun_past_opener(piece) or
+                       before.count("(") > before.count(")") or
                        _names_the_sentence_before(piece, text[groups[-1][0]:groups[-1][1]]) or
                        text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
             groups[-1][1] = end
