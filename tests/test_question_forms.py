@@ -127,6 +127,19 @@ ROWS = [
     # A phrase of context with no comma before the subject: the sentence is asked whole.
     ("For pinned entries 0 is the oldest age and 1 is the next.",
      "Is it true that for pinned entries 0 is the oldest age and 1 is the next?"),
+    # A condition whose main clause gives an option advises.
+    ("If the mirror is down, one option is to install from the local wheel cache.",
+     "What should be done if the mirror is down?"),
+    # "works much like" asks what it works like; "makes it clear that" what it makes clear.
+    ("The sweeper works much like a garbage collector: it frees what nothing points to.",
+     "What does the sweeper work like?"),
+    ("Naming each lock after its table makes it easy to see which one is held.",
+     "What does naming each lock after its table make easy?"),
+    # "You could try something like:" and its command asks what you could try.
+    ("You could try something like:", "What could you try?"),
+    # A question does not end on what points at its answer.
+    ("We expect the migration to proceed as follows, one region at a time:",
+     "Do we expect the migration to proceed?"),
     # "One way to X is to Y" asks for the way.
     ("One way to keep two mirrors in step is to sync them from the same snapshot every night.",
      "What is one way to keep two mirrors in step?"),

@@ -167,6 +167,9 @@ def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK, one_verb: boo
                                   " ".join(words[k + 1:k + 3]).lower() == "do not")), None)
     if negated:  # "provide the token as the username and do not provide a password": one order per question
         words, whole = words[:negated], False
+    while len(words) > 2 and " ".join(words[-2:]).lower().rstrip(":") in ("as follows", "like so", "like this",
+                                                                          "as shown", "shown below"):
+        words = words[:-2]  # "… to proceed as follows": what follows is the answer, not the question's
     while len(words) > 1 and not whole and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
                               words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
         words.pop()  # "… in order to more", "… working as you": not where a question ends
@@ -372,7 +375,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if wants and word in ("if", "when") and len(wants.group(1).split()) >= 2:
             return f"How do you {wants.group(1)}?"  # "If you want to decrease the timeout, …"
         ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to|desirable|"
-                                                 r"recommended|a good idea|advisable|one way|can help|make sure)\b",
+                                                 r"recommended|a good idea|advisable|one way|one option|another option|the best option|"
+                                                 r"can help|make sure)\b",
                                                  main, re.I))
         able = re.match(r"^(?:then,? )?(you|one|we) (?:can|could)\b", main, re.I)
         if clause and (clause.split()[0].lower() not in _PRONOUN_SUBJECT - {"there"} or
@@ -480,6 +484,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         body = _clause(" ".join(rest), 14)
         if not body or re.search(r"\b(this|these|those|it|them|above)\b", " ".join(body.split()[:4]), re.I):
             return None
+        vague = re.match(r"^(\w+) (?:something|anything)(?: like)?$", body)
+        if vague and vague.group(1).lower() in VERBS and not negated:  # "You could try something like:" and its code
+            return f"What {aux} {words[0].lower()} {vague.group(1)}?"
         return f"{aux.capitalize()} {words[0].lower()} {'not ' if negated and aux in ('have', 'are') else ''}{body}?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
         return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
@@ -548,6 +555,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if len(body.split()) == 1 and body.lower() in VERBS and sentence.rstrip().endswith(":"):
             # "you could consider:" and the list that follows
             return f"What {modal} {subject} {body}?"
+        vague = re.match(r"^(\w+) (?:something|anything)(?: like)?$", body)
+        if vague and vague.group(1).lower() in VERBS:  # "You could try something like:" and its command
+            return f"What {modal} {subject} {vague.group(1)}?"
         following = re.match(r"^(\w+) the following ([\w-]+(?: [\w-]+)?)$", body)
         if following and following.group(1).lower() in VERBS and not negated:
             return f"What {following.group(2)} {modal} {subject} {following.group(1)}?"  # "… satisfy the following:"
@@ -654,6 +664,13 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     else:
         wh = "What"
     plural = verb == base.lower()
+    made = re.match(r"^it (?:\w+ )?(clear|easy|easier|possible|hard|harder|difficult|obvious|simple|simpler|"
+                    r"impossible) (?:that|to|for)\b", " ".join(rest), re.I)
+    if base.lower() == "make" and made:  # "Reading self.x makes it absolutely clear that …"
+        return f"What {'do' if plural else 'does'} {subject} make {made.group(1).lower()}?"
+    if wh == "What" and (after == "like" or after in ("much", "very", "a", "more", "rather") and nxt.lower() == "like"
+                         or after == "just" and nxt.lower() == "like"):
+        return f"What {'do' if plural else 'does'} {subject} {base.lower()} like?"  # "works much like checkpointing"
     if base.lower() in ("make", "let", "help") and len(rest) > 1 and rest[1].lower() in VERBS and \
             rest[0].lower() not in _FUNCTION:
         return f"What {'do' if plural else 'does'} {subject} {base.lower()} {rest[0]} do?"  # "makes pip communicate"
