@@ -140,6 +140,12 @@ ROWS = [
     # A question does not end on what points at its answer.
     ("We expect the migration to proceed as follows, one region at a time:",
      "Do we expect the migration to proceed?"),
+    # A purpose whose main clause says what you need asks for the prerequisite.
+    ("In order to sign the exports, you need a key registered with the archive.",
+     "What do you need to sign the exports?"),
+    # A superlative subject with a participle after its verb is asked by the participle.
+    ("The default limits are taken from the site configuration file.",
+     "What are the default limits taken from?"),
     # "One way to X is to Y" asks for the way.
     ("One way to keep two mirrors in step is to sync them from the same snapshot every night.",
      "What is one way to keep two mirrors in step?"),

@@ -394,6 +394,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if len(goal.split()) == 1:  # "To specify which server pg_dump should contact, …"
             goal = " ".join(purpose.group(1).split()[:12])
         if goal and not re.search(r"\b(this|these|those|it|them|above)\b", goal, re.I):
+            if re.match(r"^(?:you|one) (?:will |would |first |also )?need\b(?! to (?:do|make sure)\b)", purpose.group(2), re.I):
+                return f"What do you need to {goal}?"  # "In order to use trust stores, you need Python 3.10": a prerequisite
             main = purpose.group(2).split()
             found = None if action(purpose.group(2)) or main[:1] and main[0].lower() in ("you", "we", "one") or \
                 re.match(r"^(?:it is|it's|there)\b", purpose.group(2), re.I) else _subject_verb(main)
@@ -575,7 +577,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         first = rest[0].lower().strip(",;:.")
         if first in ("prohibited", "forbidden", "banned", "disallowed") or negated and first in ("allowed", "permitted"):
             return f"{verb.capitalize()} {subject} allowed?"
-        if _SUPERLATIVE.match(subject) or first in ("a", "an", "the") and not negated or \
+        if _SUPERLATIVE.match(subject) and not (first.endswith("ed") or first in _PARTICIPLE) or \
+                first in ("a", "an", "the") and not negated or \
                 first == "that" and not negated:  # "One implication of X is that …": what it is
             return f"What {verb} {subject}?"
         if first.endswith("ed") or first in _PARTICIPLE:
