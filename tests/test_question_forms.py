@@ -186,3 +186,9 @@ def test_a_lists_intro_is_asked_by_what_it_says(intro, expected):
     items = ("Entries older than a week.", "Entries whose owner is gone.")
     text = intro + "\n\n" + "\n".join(f"- {item}" for item in items)
     assert question(text, kind="list", items=items, intro=intro) == expected
+
+
+def test_a_one_word_order_heading_a_list_asks_what():
+    items = ("the sweeper", "the archiver")
+    text = "Restart:\n\n- the sweeper\n- the archiver"
+    assert question(text, kind="list", items=items, intro="Restart:") == "What should you restart?"

@@ -510,6 +510,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         rest = _clause(" ".join(words[1:]), 12)
         if re.search(r"\b(this|these|those|it|them|above)\b", rest, re.I):
             return None
+        if not rest and len(words) == 1:
+            return f"What should you {words[0].lower()}?"  # "Install:" and the list of what: what to install
         return f"Should you {words[0].lower()}{' ' + rest if rest else ''}?"
     if words[0].lower() == "only" and len(words) > 3:
         found = _subject_verb(words[1:])
