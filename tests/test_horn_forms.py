@@ -48,6 +48,8 @@ ROWS = [
     ("More columns may be added to the export in the future.", "FACT"),
     ("The index may be scanned several times for a single report.", "FACT"),
     ("Stale lock files may be removed by the operator.", "RULE"),
+    # An order whose verb takes "with": "Start with …".
+    ("To learn the settings, start with the operator guide.", "RULE"),
     # "It is important to note that" describes: no obligation.
     ("It is important to note that the index is rebuilt nightly.", "FACT"),
     # What is possible is no permission.

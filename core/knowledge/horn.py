@@ -233,7 +233,7 @@ def order(sentence: str) -> bool:
     words = _WORD.findall(sentence)
     return action(sentence) and len(words) > 1 and (
         words[1].lower() in _DETERMINERS | {"it", "them", "all", "only", "one", "both", "either", "up", "out", "in", "for",
-                                            "at", "into", "through"}
+                                            "at", "into", "through", "with"}
         or bool(re.match(r"^\S+\s+[`'\"“(]|^\S+\s+\S*[._/-]", sentence))
         or _BARE_OBJECT.match(sentence) is not None and words[0].lower() not in _NOT_ORDERS and
         not any(w.lower() in _SUBJECT_MODALS or (base(w) or w.lower() in VERBS) and words[k - 1].lower() not in
