@@ -50,6 +50,9 @@ ROWS = [
     ("Stale lock files may be removed by the operator.", "RULE"),
     # An order whose verb takes "with": "Start with …".
     ("To learn the settings, start with the operator guide.", "RULE"),
+    # An order after a colon: "X offers a better way: keep one …".
+    ("Lock files offer a simpler way: keep one lock file per service and commit it.", "RULE"),
+    ("Recovery works like a replay: the server reads each segment in order.", "FACT"),
     # "It is important to note that" describes: no obligation.
     ("It is important to note that the index is rebuilt nightly.", "FACT"),
     # What is possible is no permission.

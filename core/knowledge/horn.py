@@ -355,6 +355,9 @@ _CONTRACT = re.compile(r"(?:^|[.:]\s+)(?:[Ss]hould|[Mm]ust) (?:return|be|raise|a
 _EVERY_TIME = re.compile(r"(?:every|each|any) time\b", re.I)
 
 
+_AFTER_COLON = re.compile(r":\s+(?=[a-z])")
+
+
 def rule(form: Form) -> bool:
     text = main_claim(form)
     if _INSTRUCTION.match(form.text) or _CONTRACT.search(form.text):
@@ -363,8 +366,8 @@ def rule(form: Form) -> bool:
         return True  # a method's contract: "object.__len__(self): Called to … Should return …"
     if _OBLIGATION.search(text) or _PERSON_MUST.search(text) or conditional(text):
         return True
-    if not form.term and not form.items and order(text):  # an order: "Use a list", "To import it, run …"
-        return True
+    if not form.term and not form.items and (order(text) or any(order(after) for after in _AFTER_COLON.split(text)[1:2])):
+        return True  # an order: "Use a list", "To import it, run …", "X offers a better way: write one file …"
     return any(_permission(m) for m in _MAY.finditer(text))
 
 
