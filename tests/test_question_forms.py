@@ -146,6 +146,9 @@ ROWS = [
     # A superlative subject with a participle after its verb is asked by the participle.
     ("The default limits are taken from the site configuration file.",
      "What are the default limits taken from?"),
+    # "X is the preferred way to Y" asks for the way; "X is an error when …" asks when.
+    ("A lock file is the preferred way to pin a build.", "What is the preferred way to pin a build?"),
+    ("A bare await is a syntax error when used outside a coroutine.", "When is a bare await a syntax error?"),
     # "One way to X is to Y" asks for the way.
     ("One way to keep two mirrors in step is to sync them from the same snapshot every night.",
      "What is one way to keep two mirrors in step?"),

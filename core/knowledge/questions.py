@@ -579,6 +579,15 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         first = rest[0].lower().strip(",;:.")
         if first in ("prohibited", "forbidden", "banned", "disallowed") or negated and first in ("allowed", "permitted"):
             return f"{verb.capitalize()} {subject} allowed?"
+        way = re.match(r"^the (preferred|best|recommended|easiest|simplest|usual|standard|correct|right|proper|"
+                       r"fastest|safest) (way|method|approach|idiom|means) (to|of) (.+)$", " ".join(rest), re.I)
+        if way and not negated:  # "an identity test is the preferred way to check for None": ask for the way
+            goal = _clause(way.group(4), 12)
+            if goal:
+                return f"What {verb} the {way.group(1).lower()} {way.group(2).lower()} {way.group(3).lower()} {goal}?"
+        error = re.match(r"^an? (?:\w+ )?(?:error|\w+Error) (?:when|if)\b", " ".join(rest))
+        if error and not negated:  # "X is a syntax error when used in …": when it is one
+            return f"When {verb} {subject} {' '.join(rest[:error.group(0).count(' ')])}?"
         if _SUPERLATIVE.match(subject) and not (first.endswith("ed") or first in _PARTICIPLE) or \
                 first in ("a", "an", "the") and not negated or \
                 first == "that" and not negated:  # "One implication of X is that …": what it is
