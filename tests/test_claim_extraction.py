@@ -87,6 +87,8 @@ def test_a_see_also_list_is_navigation():
     "Note that on a read-only disk, it skips the eviction pass and logs a warning instead.",
     "Only their relative ages matter, so moving every clock forward by an hour changes nothing.",
     "In practice, they are rarely large enough to matter for a cache of this size.",
+    # "such" and a plural the sentence itself did not name points back
+    "Every night a job looks for such entries, but it may run hours after the last reader is gone.",
     # "the" and one noun the block before names, followed by a verb of the third person
     "The sweeper runs only on weekdays, between two and four in the morning.",
 ])
@@ -179,3 +181,8 @@ def test_an_intro_to_ways_to_do_this_points_back():
     intro = "Depending on the disk, there are two ways to do this:"
     out = texts(f"{intro}\n\n- A full sweep\n- A partial sweep")
     assert out == [f"{CLAIM}\n\n{intro}\n\n- A full sweep\n- A partial sweep"]
+
+
+def test_such_of_what_the_sentence_itself_named_does_not_lean():
+    body = "Entries whose names start with a dot are skipped by the sweeper, since such entries are hidden."
+    assert texts(body) == [CLAIM, body]

@@ -256,7 +256,17 @@ def leans_back(plain: str, introduces: bool = False) -> bool:
         return len(head) > 6 and bool(_POINTS_BACK.search(" ".join(head[:-4])))
     spans = sentences(plain)
     first = plain[spans[0][0]:spans[0][1]] if spans else plain
-    return bool(_POINTS_BACK.search(first))
+    return bool(_POINTS_BACK.search(first)) or _such_back(first)
+
+
+_SUCH = re.compile(r"\bsuch (?!as\b|that\b)([a-z]{3,}?)(?:e?s)\b(?! as\b)", re.I)
+
+
+def _such_back(sentence: str) -> bool:
+    """"… to detect such cycles": the cycles are those of a sentence before, unless this one named
+    them earlier ("Files that start with a dot are ignored, since such files are hidden")."""
+    found = _SUCH.search(sentence)
+    return bool(found) and not re.search(rf"\b{re.escape(found.group(1))}", sentence[:found.start()], re.I)
 
 
 # "The students are …" after a paragraph about students: a definite subject whose noun the block
@@ -347,7 +357,7 @@ def split_claims(text: str) -> list[tuple[int, int]]:
     for start, end in spans:
         piece = text[start:end]
         before = text[groups[-1][0]:groups[-1][1]] if groups else ""
-        if groups and (_leans(piece) or _POINTS_BACK.search(piece) or _pronoun_past_opener(piece) or
+        if groups and (_leans(piece) or _POINTS_BACK.search(piece) or _pronoun_past_opener(piece) or _such_back(piece) or
                        before.count("(") > before.count(")") or
                        _names_the_sentence_before(piece, text[groups[-1][0]:groups[-1][1]]) or
                        text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
