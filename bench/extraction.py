@@ -16,6 +16,8 @@ criteria in bench/extraction_labels/README.md.
         --out bench/extraction_labels/sample-6-after.jsonl
     python bench/extraction.py --draw 150 --seed 7 --fresh --exclude … (samples 1 to 6) \
         --out bench/extraction_labels/sample-7-after.jsonl
+    python bench/extraction.py --draw 150 --seed 8 --fresh --exclude … (samples 1 to 7) \
+        --out bench/extraction_labels/sample-8-after.jsonl
     python bench/extraction.py          # every sample's figures, and which is the result
 
 The corpora are ingested once into the bench's own data dir (R2K_DATA_DIR, else
@@ -40,7 +42,7 @@ from _common import ROOT, bench_env, r2k
 from corpora import CACHE, CORPORA, corpus_of, files
 
 LABELS = Path(__file__).with_name("extraction_labels")
-RESULT = "sample-7-after.jsonl"  # the last drawn, after the last tuning commit
+RESULT = "sample-8-after.jsonl"  # the last drawn, after the last tuning commit
 ROLES = {  # what each sample is: only the last, drawn after the last tuning commit, is a result
     "sample-1-before.jsonl": "before tuning",
     "sample-2-after.jsonl": "after a first round of tuning; tuned on since",
