@@ -23,7 +23,8 @@ criteria in bench/extraction_labels/README.md.
 The corpora are ingested once into the bench's own data dir (R2K_DATA_DIR, else
 /tmp/r2k-bench-extraction) by `r2k ingest`, each file in its own format; `--fresh` ingests again
 into an empty one (after a change to extraction). A draw is stratified: the same number from each
-corpus (the rest to the first), random with the seed, never a candidate an excluded sample holds.
+corpus (the rest to the first; a corpus with fewer candidates left than its share gives the rest to the others, in
+order), random with the seed, never a candidate an excluded sample holds.
 Targets on the sample drawn after tuning: all three right >= 80%, Horn type right >= 90%,
 distinct questions >= 95% of the candidates of each corpus.
 """
@@ -109,11 +110,18 @@ def draw(n: int, seed: int, out: Path, exclude: list[Path]) -> None:
     rng = random.Random(seed)
     names = list(CORPORA)
     per = {name: n // len(names) + (i < n % len(names)) for i, name in enumerate(names)}
+    pools = {name: [r for r in rows if r["corpus"] == name
+                    and json.dumps(key_of(r["path"], r["answer"]), sort_keys=True) not in excluded] for name in names}
+    short = sum(max(0, per[name] - len(pools[name])) for name in names)
+    for name in names:  # a corpus whose candidates the samples before took leaves its share to the others, in order
+        per[name] = min(per[name], len(pools[name]))
+    for name in names:
+        more = min(short, len(pools[name]) - per[name])
+        per[name] += more
+        short -= more
     picked = []
     for name in names:
-        pool = [r for r in rows if r["corpus"] == name
-                and json.dumps(key_of(r["path"], r["answer"]), sort_keys=True) not in excluded]
-        picked += rng.sample(pool, min(per[name], len(pool)))
+        picked += rng.sample(pools[name], per[name])
     with out.open("w") as handle:
         handle.write(json.dumps({"sample": out.stem, "seed": seed, "drawn": len(picked), "per_corpus": per,
                                  "distinct_questions": distinct(rows)}) + "\n")
