@@ -16,12 +16,15 @@ criteria in bench/extraction_labels/README.md.
         --out bench/extraction_labels/sample-6-after.jsonl
     python bench/extraction.py --draw 150 --seed 7 --fresh --exclude … (samples 1 to 6) \
         --out bench/extraction_labels/sample-7-after.jsonl
+    python bench/extraction.py --draw 150 --seed 8 --fresh --exclude … (samples 1 to 7) \
+        --out bench/extraction_labels/sample-8-after.jsonl
     python bench/extraction.py          # every sample's figures, and which is the result
 
 The corpora are ingested once into the bench's own data dir (R2K_DATA_DIR, else
 /tmp/r2k-bench-extraction) by `r2k ingest`, each file in its own format; `--fresh` ingests again
 into an empty one (after a change to extraction). A draw is stratified: the same number from each
-corpus (the rest to the first), random with the seed, never a candidate an excluded sample holds.
+corpus (the rest to the first; a corpus with fewer candidates left than its share gives the rest to the others, in
+order), random with the seed, never a candidate an excluded sample holds.
 Targets on the sample drawn after tuning: all three right >= 80%, Horn type right >= 90%,
 distinct questions >= 95% of the candidates of each corpus.
 """
@@ -40,7 +43,7 @@ from _common import ROOT, bench_env, r2k
 from corpora import CACHE, CORPORA, corpus_of, files
 
 LABELS = Path(__file__).with_name("extraction_labels")
-RESULT = "sample-7-after.jsonl"  # the last drawn, after the last tuning commit
+RESULT = "sample-8-after.jsonl"  # the last drawn, after the last tuning commit
 ROLES = {  # what each sample is: only the last, drawn after the last tuning commit, is a result
     "sample-1-before.jsonl": "before tuning",
     "sample-2-after.jsonl": "after a first round of tuning; tuned on since",
@@ -48,6 +51,7 @@ ROLES = {  # what each sample is: only the last, drawn after the last tuning com
     "sample-4-after.jsonl": "after a third round of tuning; tuned on since",
     "sample-5-after.jsonl": "after a fourth round of tuning; tuned on since",
     "sample-6-after.jsonl": "drawn after the fifth round of tuning; tuned on since",
+    "sample-7-after.jsonl": "drawn after the sixth round of tuning, the result then; tuned on since",
 }
 TARGETS = {"all three right": 0.80, "Horn type right": 0.90, "distinct questions": 0.95}
 
@@ -106,11 +110,18 @@ def draw(n: int, seed: int, out: Path, exclude: list[Path]) -> None:
     rng = random.Random(seed)
     names = list(CORPORA)
     per = {name: n // len(names) + (i < n % len(names)) for i, name in enumerate(names)}
+    pools = {name: [r for r in rows if r["corpus"] == name
+                    and json.dumps(key_of(r["path"], r["answer"]), sort_keys=True) not in excluded] for name in names}
+    short = sum(max(0, per[name] - len(pools[name])) for name in names)
+    for name in names:  # a corpus whose candidates the samples before took leaves its share to the others, in order
+        per[name] = min(per[name], len(pools[name]))
+    for name in names:
+        more = min(short, len(pools[name]) - per[name])
+        per[name] += more
+        short -= more
     picked = []
     for name in names:
-        pool = [r for r in rows if r["corpus"] == name
-                and json.dumps(key_of(r["path"], r["answer"]), sort_keys=True) not in excluded]
-        picked += rng.sample(pool, min(per[name], len(pool)))
+        picked += rng.sample(pools[name], per[name])
     with out.open("w") as handle:
         handle.write(json.dumps({"sample": out.stem, "seed": seed, "drawn": len(picked), "per_corpus": per,
                                  "distinct_questions": distinct(rows)}) + "\n")

@@ -7,7 +7,7 @@ its statement looked up by the label's key (document path and the SHA-256 of its
   text; the right type is the label's), the question is printed to be read again;
 - statement gone (cut otherwise now): printed, to be read again.
 
-    python bench/relabel.py                 # every tuning sample (1 to 6)
+    python bench/relabel.py                 # every tuning sample (1 to 7)
     python bench/relabel.py --show changed  # also print each changed question and Horn type
 
 Figures from here are on tuning sets: they say what a change did to faults already seen, not how
@@ -26,7 +26,7 @@ from corpora import CACHE
 from r2k.core.knowledge.extract import ExtractError, extract_parts
 
 LABELS = Path(__file__).with_name("extraction_labels")
-TUNING = [f"sample-{n}-{'before' if n == 1 else 'after'}.jsonl" for n in range(1, 7)]
+TUNING = [f"sample-{n}-{'before' if n == 1 else 'after'}.jsonl" for n in range(1, 8)]
 
 
 def units_of(path: str) -> dict[str, tuple[str, str]]:
@@ -61,6 +61,7 @@ def main() -> None:
             right = row["horn_type"] if row["horn_ok"] else row["right_type"]
             if now is None:
                 c["statement gone"] += 1
+                c["gone, was answer ok"] += row["answer_ok"]
                 if args.show == "changed":
                     print(f"[{name} gone] was answer_ok={row['answer_ok']}: {row['answer'][:150]!r}")
                 continue

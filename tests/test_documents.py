@@ -477,8 +477,9 @@ def asked(sentence: str, context: str = "") -> str:
     ("Except at the beginning of a line, the whitespace characters space, tab and formfeed can be used interchangeably.",
      "Can the whitespace characters space, tab and formfeed be used interchangeably except at the beginning of a line?"),
     ("The PSF’s home page is at https://www.python.org/psf/.", "Is the PSF’s home page at https://www.python.org/psf/?"),
-    ("The solution is to separate the literal from the period with either a space or parentheses.",
-     "Is the solution to separate the literal from the period with either a space or parentheses?"),
+    # (a bare "The solution is …" leans on the problem it solves: test_claim_extraction.py)
+    ("The solution for an int literal is to separate the literal from the period with either a space or parentheses.",
+     "Is the solution for an int literal to separate the literal from the period with either a space or parentheses?"),
     ("Objects are never explicitly destroyed; however, when they become unreachable they may be collected.",
      "Are objects destroyed?"),
     ("It is often expected that a function call creates new objects for default values.",

@@ -35,6 +35,24 @@ ROWS = [
     ("A bare await is a syntax error when used outside an async function.", "CONSTRAINT"),
     # Two orders in order ("first …, and then …") are a PROCEDURE.
     ("To rotate a log, first make sure the writer is paused, and then move the file aside.", "PROCEDURE"),
+    # A suggestion ("you could try"), "it’s best to" with a typographic apostrophe, a best way "is usually to".
+    ("You could also try a shallow clone of the repository.", "RULE"),
+    ("To parse large logs quickly, it’s best to stream them line by line.", "RULE"),
+    ("For small deployments, the easiest approach is usually to run everything on one host.", "RULE"),
+    # A sentence wholly in brackets is read as itself, its condition included.
+    ("(If the mirror is unreachable, you can still install from the local wheel cache.)", "RULE"),
+    # An order whose object is a bare plural and a place; a noun phrase opening a description is no order.
+    ("Declare constants at the top of the settings module.", "RULE"),
+    ("Import statements in a package run once per interpreter.", "FACT"),
+    # "may be <participle>" with a time or a frequency says what can happen; without, it grants.
+    ("More columns may be added to the export in the future.", "FACT"),
+    ("The index may be scanned several times for a single report.", "FACT"),
+    ("Stale lock files may be removed by the operator.", "RULE"),
+    # An order whose verb takes "with": "Start with …".
+    ("To learn the settings, start with the operator guide.", "RULE"),
+    # An order after a colon: "X offers a better way: keep one …".
+    ("Lock files offer a simpler way: keep one lock file per service and commit it.", "RULE"),
+    ("Recovery works like a replay: the server reads each segment in order.", "FACT"),
     # "It is important to note that" describes: no obligation.
     ("It is important to note that the index is rebuilt nightly.", "FACT"),
     # What is possible is no permission.

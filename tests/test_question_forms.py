@@ -85,6 +85,73 @@ ROWS = [
     # MyST's {pep} role keeps its name.
     ("The full grammar of version specifiers can be found in {pep}`621`.",
      "Can the full grammar of version specifiers be found in PEP 621?"),
+    # A noun of -s after its adjective and before "of"/"to" is no verb: the verb is further on.
+    ("Common uses of lock files include pinning builds and auditing what was shipped.",
+     "What do common uses of lock files include?"),
+    ("The most visible changes to the scheduler are a new queue and a shorter lease.",
+     "What are the most visible changes to the scheduler?"),
+    # A verb's object clause ("specify which …") is no clause boundary.
+    ("You can specify which part of the ticket to match using the match_field option.",
+     "Can you specify which part of the ticket to match using the match_field option?"),
+    # "never" before the verb is asked with "ever".
+    ("A ticket's number never changes once it has been issued.",
+     "Does a ticket's number ever change once it has been issued?"),
+    # A purpose whose verb the list lacks is asked as what it was made to do.
+    ("Lock files were designed to ease reproducing a build on another machine.",
+     "What were lock files designed to do?"),
+    # An order ending where its command follows is asked as how you do it.
+    ("Rebuild the search index by running:", "How do you rebuild the search index?"),
+    ("Pin the worker pool like so:", "How do you pin the worker pool?"),
+    # A comparison that opens the sentence links it: the condition after it is asked.
+    ("Similar to the nightly job, if the sweeper fails to finish, the cache starts to refuse writes.",
+     "What happens if the sweeper fails to finish?"),
+    # The document speaking of itself is a subject.
+    ("This operator guide describes the sweeper and its settings.", "What does this operator guide describe?"),
+    # An aside between commas (a name, a participle's phrase) is left out; a list's items are not asides.
+    ("The default sweeper, Reaper, uses the access time to pick entries.", "What does the default sweeper use?"),
+    ("The flag LAZY, combined with max_age, selects a slower sweep.", "What does the flag LAZY select?"),
+    ("Logs, Spools, and caches are swept nightly.", "Are logs, Spools, and caches swept nightly?"),
+    # "If there is …" is a condition a reader can ask.
+    ("If there is a lock file, then the sweeper waits for the writer to finish.",
+     "What happens if there is a lock file?"),
+    # "at the" says when only before a time ("at the end of"); else it is what the verb is at.
+    ("The sweeper looks at the access times of the entries in each folder.",
+     "What does the sweeper look at?"),
+    ("The sweeper stops at the end of each night.", "When does the sweeper stop?"),
+    # "as part of" says when.
+    ("Eviction hooks are called as part of each sweep, before any entry is deleted.",
+     "When are eviction hooks called?"),
+    # MyST's superscript mark is no word of the question.
+    ("{sup}`2` Pinned entries are entries that an administrator marked to keep.",
+     "Are pinned entries entries that an administrator marked to keep?"),
+    # A phrase of context with no comma before the subject: the sentence is asked whole.
+    ("For pinned entries 0 is the oldest age and 1 is the next.",
+     "Is it true that for pinned entries 0 is the oldest age and 1 is the next?"),
+    # A condition whose main clause gives an option advises.
+    ("If the mirror is down, one option is to install from the local wheel cache.",
+     "What should be done if the mirror is down?"),
+    # "works much like" asks what it works like; "makes it clear that" what it makes clear.
+    ("The sweeper works much like a garbage collector: it frees what nothing points to.",
+     "What does the sweeper work like?"),
+    ("Naming each lock after its table makes it easy to see which one is held.",
+     "What does naming each lock after its table make easy?"),
+    # "You could try something like:" and its command asks what you could try.
+    ("You could try something like:", "What could you try?"),
+    # A question does not end on what points at its answer.
+    ("We expect the migration to proceed as follows, one region at a time:",
+     "Do we expect the migration to proceed?"),
+    # A purpose whose main clause says what you need asks for the prerequisite.
+    ("In order to sign the exports, you need a key registered with the archive.",
+     "What do you need to sign the exports?"),
+    # A superlative subject with a participle after its verb is asked by the participle.
+    ("The default limits are taken from the site configuration file.",
+     "What are the default limits taken from?"),
+    # "X is the preferred way to Y" asks for the way; "X is an error when …" asks when.
+    ("A lock file is the preferred way to pin a build.", "What is the preferred way to pin a build?"),
+    ("A bare await is a syntax error when used outside a coroutine.", "When is a bare await a syntax error?"),
+    # "One way to X is to Y" asks for the way.
+    ("One way to keep two mirrors in step is to sync them from the same snapshot every night.",
+     "What is one way to keep two mirrors in step?"),
 ]
 
 
@@ -110,3 +177,21 @@ def test_a_procedure_under_a_heading_that_asks_is_asked_by_its_intro_or_the_head
     intro = "There are two factors that produce this result:"
     claim = Claim(text, text, 0, len(text), 1, "list", ("Why is the build slow?",), items, True, intro)
     assert ask(claim, "Handbook", "PROCEDURE", names_of(text)) == "Why is the build slow?"
+
+
+@pytest.mark.parametrize("intro,expected", [
+    # a list whose intro is a noun phrase (no verb of its own) asks what the list holds
+    ("Some unsafe layouts that have been proposed:", "What are some unsafe layouts that have been proposed?"),
+    # an intro that states something is asked by what it states
+    ("The sweeper removes these kinds of entries:", "What does the sweeper remove?"),
+])
+def test_a_lists_intro_is_asked_by_what_it_says(intro, expected):
+    items = ("Entries older than a week.", "Entries whose owner is gone.")
+    text = intro + "\n\n" + "\n".join(f"- {item}" for item in items)
+    assert question(text, kind="list", items=items, intro=intro) == expected
+
+
+def test_a_one_word_order_heading_a_list_asks_what():
+    items = ("the sweeper", "the archiver")
+    text = "Restart:\n\n- the sweeper\n- the archiver"
+    assert question(text, kind="list", items=items, intro="Restart:") == "What should you restart?"

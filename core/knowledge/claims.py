@@ -37,6 +37,7 @@ from .documents import (
     Document,
     squeeze,
 )
+from .verbs import VERBS, base as verb_base
 
 MIN_WORDS = 5
 SPLIT_CHARS = 400     # a paragraph longer than this, or of SPLIT_SENTENCES sentences or more, is split
@@ -74,6 +75,11 @@ _A = re.compile(r"^\s*(?:\*\*)?A(?:nswer)?:(?:\*\*)?\s*(.*)$", re.I)
 _ABBREVIATIONS = frozenset("""e.g i.e etc cf vs al fig figs no nos sec secs ch approx dr mr mrs ms st jr sr inc ltd
 co corp resp ca viz ex eq vol pp p ed""".split())
 _SENTENCE_END = re.compile(r"[.!?][)\"”’']*\s+(?=[A-Z\"“(\[`*_]|[a-z]+_[a-z_]+\s)")  # "… as needed. log_x can …"
+# A relational noun as the definite subject, its complement lost: "The most common cause is …" leans
+# on what it is the cause of, unless the heading above asks it ("Why does X fail?").
+_RELATIONAL = re.compile(r"^(?:[\"“(*_`]*)the (?:[\w-]+ ){0,2}(?:cause|reason|solution|answer|fix|difference|catch|trick|"
+                         r"workaround|remedy|culprit|explanation|exception|problem|consequence|downside|drawback|"
+                         r"upshot)s? (?:is|are|was|were|will|would|lies|depends)\b", re.I)
 _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:also\s+|not\s+|often\s+|usually\s+)?(?:possible|"
                     r"impossible|recommended|important|necessary|advisable|a good idea|best|common|useful|"
                     r"easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)|its|it's|it’s|"
@@ -86,7 +92,8 @@ _LEANS = re.compile(r"^(?:[\"“(*_`]*)(?:this|that|these|those|it(?!\s+is\s+(?:
                     r"either|neither|each of these|in particular|but|and|or|nor|yet|still|again|conversely|"
                     r"consequently|as a result|as such|finally|next|here|there it|because|if so|if not|"
                     r"only then|even so|besides|meanwhile|afterwards|after that|before that|above|below|"
-                    r"the same|same|elsewhere|on the other hand|fortunately|unfortunately|answer \d+|one (?:is|"
+                    r"the same|same|elsewhere|an exception\b(?! to\b)|(?:in )?our (?:first|second|third|previous|"
+                    r"last|earlier|next) example\b|on the other hand|fortunately|unfortunately|answer \d+|one (?:is|"
                     r"way is|option is|approach is|solution is)|i(?= (?:had|have|was|am|think|believe|wanted|"
                     r"liked|know|thought|wrote|decided|read)\b)|let[’']s say|let us say|suppose|imagine|"
                     r"the (?:first|second|third|last|latter|former)(?: one)? (?:is|are|was|can|will|may|has|does)\b|"
@@ -117,12 +124,16 @@ _POINTS_BACK = re.compile(rf"(?<!\band )(?<!\bbut )(?<!\bso )\b(?:(?:this|these|
                           rf"its|their) [\w’']+(?: [\w’']+)? then\b|(?:no|a|the) similar|^(?:if|when|unless|once|"
                           rf"since|because|although|while) (?:it|they|this|these|that|those|he|she|its|their)\b(?! is \w+ (?:to|"
                           rf"that)\b)|the latter|the former|said (?:function|method|file|option))\b|\b(?:as|just as|"
-                          rf"equally) (?:easy|simple|fast|slow)\b(?! as)|\babove\s*[.:]?$|,\s*however\s*[.!]?$", re.I)
+                          rf"equally) (?:easy|simple|fast|slow)\b(?! as)|\byour (?:error|problem|issue|situation|mistake)\b|\babove\s*[.:]?$|,\s*however\s*[.!]?$", re.I)
 # An intro line announcing an example ("Here is a simple example that …:", "For example:"): the code after
 # it illustrates the claim before it; it is no claim of its own.
 _EXAMPLE_INTRO = re.compile(r"^(?:[\"“(*_`]*)(?:here(?:’s|'s| is| are)\b[^:]{0,160}\bexamples?\b|for (?:example|instance)\b|"
                             r"(?:an?|another|one|the|some|a few|two|three) (?:\w+ ){0,3}?examples?\b(?! of how to\b)[^:]{0,80}:?$|"
                             r"examples?\b|e\.g\.)", re.I)
+# An intro line that is only the setting of the example after it, no statement: "From within a real
+# python, where SomePackage is installed globally:", "On Windows:".
+_SETTING_INTRO = re.compile(r"^(?:from within|from|within|inside|on|in|under|using)\b[^,:;]{1,80}"
+                            r"(?:,\s*(?:where|which|when|with|if)\b[^:]{0,160})?:$", re.I)
 _FORWARD = re.compile(r"^(?:[\"“(*_`]*)(the following|here|consider|as follows)\b", re.I)
 # "It is not yet decided whether …", "It is possible to …": an "it" that refers to nothing before it.
 _EXTRAPOSED = re.compile(r"^it\s+(?:is|was|seems|appears|remains|has been|would be|will be|may be|might be)\b[^.,;]{0,60}?"
@@ -136,7 +147,10 @@ _NAV_TEXT = re.compile(r"^(?:next|previous|prev|up|home|top|back to top|table of
 _CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.]{1,40}, (?:see|refer to)\b|this (?:is now|has been) (?:covered|moved|documented)|"
                               r"see the (?:next|previous|following) (?:question|section|chapter)|(?:for|more) (?:more |further |full )?(?:information|details|examples|discussion)[^.]*?(?:see|refer|"
                               r"can be found|is available)|.{0,80}\b(?:is|are) (?:described|covered|documented|explained) "
+                              r"(?:(?:in )?(?:more|further|greater|full) detail |more fully |further )?"
                               r"(?:in|at|under) (?:section|chapter|the|\S+$)|"
+                              r"(?:more |further |full )?(?:information|details|documentation)(?: about| on| of)?"
+                              r"(?:[^.]|\.(?=\S))*?\b(?:can|may) be found (?:in|at|on)\b|"
                               r".{0,80}\b(?:is|are) (?:(?:given|listed|shown|described|provided|"
                               r"summarized|collected) )?(?:here|below|above)\s*(?:[:.]|:\s*[\w./#-]+\.?)?$|"
                               r"this (?:article|section|chapter|page|document|guide|tutorial|part|appendix)\b|"
@@ -149,6 +163,7 @@ _CROSS_REFERENCE = re.compile(r"^(?:see(?: also)?|refer to|(?:for|on|under) [^,.
                               r"read (?:below|above|on)\b|"
                               r".{0,80}\b(?:is|are) (?:listed|described|given|explained|discussed) (?:earlier|later|"
                               r"above|below)(?: in\b|\.))", re.I)
+_SEE_ALSO = re.compile(r"^(?:see also|related (?:topics|pages|reading)|further reading|more reading)\s*:?$", re.I)
 # A paragraph's words that stop mid-sentence, before a code block that goes on with it: a word, not a stop.
 _UNFINISHED = re.compile(r"(?:\b(?:to|of|is|are|as|like|with|by|from|the|a|an|and|or|be|run|use|type|enter)|[\w`])$")
 _INTRO_ALONE = re.compile(r"(?::|\bas follows\.?|\bthe following\.?)$", re.I)
@@ -199,24 +214,59 @@ def _leans(sentence: str) -> bool:
     return not stripped[:1].isupper() and not stripped[:1].isdigit() or bool(_LEANS.match(sentence))
 
 
+# What may stand before a sentence's subject: a label or "only", then a phrase of context.
+_NOTE_FIRST = re.compile(r"^(?:note(?: also| however)?(?: that)?[:,]?\s+|only\s+)", re.I)
+_CONTEXT_FIRST = re.compile(r"^(?:in|on|within|for|with|under|at|during|from|by default|by|after|before|in practice|"
+                            r"in general)\b[^,.;:]{0,60},\s+", re.I)
+_PRONOUN_FIRST = re.compile(r"^(?:it|its|it['’]s|they|their|them|such|this|these|those)\b(?!\s+(?:is|are)\s+(?:also\s+|"
+                            r"not\s+)?(?:possible|impossible|recommended|important|necessary|advisable|a good idea|best|"
+                            r"common|useful|easy|hard|safe|unsafe|required|allowed|permitted|likely|unlikely)\b)", re.I)
+
+
+_DO_THIS = re.compile(r"\b(?:to )?do (?:this|that|so)\s*:$", re.I)
+_REMARK_FIRST = re.compile(r"^\([^()]{3,400}[.!?]\)\s+\S", re.S)
+
+
+def _pronoun_past_opener(plain: str) -> bool:
+    core = _CONTEXT_FIRST.sub("", _NOTE_FIRST.sub("", plain, count=1), count=1)
+    return core != plain and bool(_PRONOUN_FIRST.match(core)) and not _EXTRAPOSED.match(core) and \
+        not _THIS_SELF.match(core)
+
+
 def leans_back(plain: str, introduces: bool = False) -> bool:
     """Whether a paragraph cannot be judged alone: it opens on what came before it ("It …", "Another
     is …", "On the other hand, …") or its first sentence points back ("… this function …", "the
     above list"); "It is possible to …" refers to nothing before it. An intro line (`introduces`: a
     list, code or a table follows its colon) points forward with "the following", "this", "here"."""
     introduces = introduces and len(sentences(plain)) == 1  # one line introducing what follows it, alone
-    if introduces and _EXAMPLE_INTRO.match(plain):
-        return True  # "Here is a simple example …:" and its code: the example of the claim before it
+    if introduces and (_EXAMPLE_INTRO.match(plain) or _SETTING_INTRO.match(plain.strip())):
+        return True  # "Here is a simple example …:", "From within a virtualenv:" and its code: an example
     if _EXTRAPOSED.match(plain) or introduces and _FORWARD.match(plain) or _THIS_SELF.match(plain):
         return False
     if _LEANS.match(plain):
         return True
+    if _REMARK_FIRST.match(plain.strip()):
+        return True  # "(The maximum delay is three times wal_writer_delay.) Unlike fsync, …": a remark on the text before
+    if _pronoun_past_opener(plain):
+        return True  # "Note that on NTFS volumes, it does not copy …", "Only their relative values matter": leans
+    if introduces and _DO_THIS.search(plain.rstrip()):
+        return True  # "With pip, there are two ways to do this:": the "this" is what came before
     if introduces:  # "All of these classes have a signature of their own:": back; "… like this:": forward
         head = plain.rstrip(": ").split()
         return len(head) > 6 and bool(_POINTS_BACK.search(" ".join(head[:-4])))
     spans = sentences(plain)
     first = plain[spans[0][0]:spans[0][1]] if spans else plain
-    return bool(_POINTS_BACK.search(first))
+    return bool(_POINTS_BACK.search(first)) or _such_back(first)
+
+
+_SUCH = re.compile(r"\bsuch (?!as\b|that\b)([a-z]{3,}?)(?:e?s)\b(?! as\b)", re.I)
+
+
+def _such_back(sentence: str) -> bool:
+    """"… to detect such cycles": the cycles are those of a sentence before, unless this one named
+    them earlier ("Files that start with a dot are ignored, since such files are hidden")."""
+    found = _SUCH.search(sentence)
+    return bool(found) and not re.search(rf"\b{re.escape(found.group(1))}", sentence[:found.start()], re.I)
 
 
 # "The students are …" after a paragraph about students: a definite subject whose noun the block
@@ -232,15 +282,69 @@ _NOT_HEAD = frozenset("default same following first last only main best next oth
 
 
 def names_the_before(plain: str, before: str) -> bool:
-    """Whether a paragraph's definite subject ("The query will be used …") is a thing the block
-    before it named ("… the query …"): then it continues that block and cannot be judged alone."""
-    found = _DEFINITE.match(plain)
+    """Whether a paragraph's definite subject ("The query will be used …", "The delay occurs …") is
+    a thing the block before it named ("… the query …", "recovery_min_apply_delay"): then it
+    continues that block and cannot be judged alone."""
+    found = _DEFINITE.match(plain) or _DEFINITE_ANY_VERB.match(plain)
+    if found and found.re is _DEFINITE_ANY_VERB and not verb_base(found.group(3)):
+        found = None
     if not found or not before:
         return False
     head = found.group(2).lower()
     if head in _NOT_HEAD or len(head) < 3:
         return False
-    return bool(re.search(rf"\b{re.escape(head)}(?:s|es)?\b", before, re.I))
+    return bool(re.search(rf"(?<![^\W_]){re.escape(head)}(?:s|es)?(?![^\W_])", before, re.I))
+
+
+# "The delay occurs …": "the", one noun and a verb of the third person.
+_DEFINITE_ANY_VERB = re.compile(r"^(?:[\"“(*_`]*)the ()([a-z][\w-]*?)(?:s|es)? ([a-z]+s)\b", re.I)
+
+
+# A leading phrase of context before a sentence's subject: "In CPython, the value was …".
+_LEAD_PHRASE = re.compile(r"^(?:in|on|for|with|under|by default|at|from|since|as of|before|after) [^,.;:]{1,40},\s+(?=the )",
+                          re.I)
+
+
+# A sentence's definite subject, "the", at most one modifier and its noun, then its verb: "The numeric
+# arguments are …".
+_SENTENCE_SUBJECTS = tuple(re.compile(rf"^(?:[\"“(*_`]*)the {modifier}([a-z][\w-]*?)(?:s|es)? ([a-z]+)\b", re.I)
+                           for modifier in ("", r"[a-z][\w-]* "))
+_BE_OR_MODAL = frozenset("is are was were has have can will may must should would could might does do".split())
+
+
+def _names_the_sentence_before(sentence: str, before: str) -> bool:
+    """Whether a sentence of a paragraph opens on a definite subject the sentence before it names
+    ("… the quotient of their arguments. The numeric arguments are first converted …", "… the order
+    of key and value … In CPython, the value was evaluated before the key."): it continues that
+    sentence, and is no claim alone."""
+    sentence = _LEAD_PHRASE.sub("", sentence, count=1)
+    for subject in _SENTENCE_SUBJECTS:  # "the value was …", else "the numeric arguments are …"
+        found = subject.match(sentence)
+        if not found:
+            continue
+        head, verb = found.group(1).lower(), found.group(2).lower()
+        if head in _NOT_HEAD or len(head) < 3 or not (verb in _BE_OR_MODAL or verb_base(verb) or verb in VERBS):
+            continue
+        return bool(re.search(rf"(?<![^\W_]){re.escape(head)}(?:s|es)?(?![^\W_])", before, re.I))
+    return False
+
+
+# A paragraph that sets a question up rather than answers it: a scenario ("Sometimes you want to …",
+# "You probably tried …", "If you wrote code like:", "Let's say …").
+_SCENARIO = re.compile(r"^(?:sometimes|often|occasionally)?,?\s*(?:you|one)\s+(?:(?:may|might|probably|often|sometimes)\s+)?"
+                       r"(?:want|wish|need|tried|try|wrote|write|run into|come across)\b|^if you (?:wrote|write|"
+                       r"tried|try|run|ran|have written)\b[^,.]*(?:like|this)\b|^(?:suppose|imagine|let['’]s say|say you)\b|"
+                       r"(?:^|[.!?]\s+)let['’]s say\b[^.]*\.?$", re.I)
+_REASON = re.compile(r"\b(?:because|since|so|therefore|thus|hence|as a result|due to|in order to|so that|reason|why|"
+                     r"to (?!the\b|a\b|an\b)[a-z]+)\b", re.I)
+
+
+def premise(plain: str, asked: str) -> bool:
+    """Whether the first paragraph under a heading that asks only sets it up: a scenario, or under
+    "Why …?" one sentence that gives no reason."""
+    if _SCENARIO.search(plain.strip()):
+        return True
+    return asked.lower().startswith("why ") and len(sentences(plain)) == 1 and not _REASON.search(plain)
 
 
 def split_claims(text: str) -> list[tuple[int, int]]:
@@ -252,7 +356,10 @@ def split_claims(text: str) -> list[tuple[int, int]]:
     groups: list[list[int]] = []
     for start, end in spans:
         piece = text[start:end]
-        if groups and (_leans(piece) or _POINTS_BACK.search(piece) or
+        before = text[groups[-1][0]:groups[-1][1]] if groups else ""
+        if groups and (_leans(piece) or _POINTS_BACK.search(piece) or _pronoun_past_opener(piece) or _such_back(piece) or
+                       before.count("(") > before.count(")") or
+                       _names_the_sentence_before(piece, text[groups[-1][0]:groups[-1][1]]) or
                        text[groups[-1][0]:groups[-1][1]].rstrip().endswith(":")):
             groups[-1][1] = end
         else:
@@ -275,6 +382,29 @@ class _Reader:
         return self.out
 
     def section(self, heading: tuple[str, ...], blocks: list[Block]) -> None:
+        first = len(self.out.claims)
+        self._section(heading, blocks)
+        self.faq_answer(heading, self.out.claims[first:])
+
+    def faq_answer(self, heading: tuple[str, ...], claims: list[Claim]) -> None:
+        """Under a heading that asks, a first paragraph that only sets the question up (a premise) is
+        kept with the paragraph after it, which answers: "Sometimes you want to …" (a scenario), or,
+        under "Why …?", one sentence that gives no reason ("Python file objects are a layer over C file
+        descriptors."). Else the first claim stands as it is."""
+        if len(claims) < 2 or not heading or claims[0].question != heading[-1] or not claims[0].question or \
+                claims[0].kind != PARAGRAPH or claims[1].heading != heading or \
+                claims[1].end - claims[0].start > MERGE_CHARS or \
+                any(c.text != self.doc.content[c.start:c.end] for c in claims[:2]):  # a footnote appended: apart
+            return
+        head, answer = claims[0], claims[1]
+        if not premise(head.plain, heading[-1]):
+            return
+        head.text = self.doc.content[head.start:answer.end]
+        head.plain = f"{head.plain} {answer.plain}"
+        head.end = answer.end
+        self.out.claims.remove(answer)
+
+    def _section(self, heading: tuple[str, ...], blocks: list[Block]) -> None:
         asked = heading[-1] if heading and heading[-1].rstrip().endswith("?") else ""
         pending_q: tuple[str, Block] | None = None
         i = 0
@@ -300,7 +430,8 @@ class _Reader:
                 continue
             introduces = block.plain.rstrip().endswith(":") and nxt is not None and \
                 nxt.kind in (CODE, TABLE, LIST, DEFINITION)
-            if block.kind == PARAGRAPH and not block.question and leans_back(block.plain, introduces) and \
+            if block.kind == PARAGRAPH and not block.question and (leans_back(block.plain, introduces) or
+                                                                   not asked and _RELATIONAL.match(block.plain)) and \
                     not _NAV_TEXT.match(block.plain) and not _CROSS_REFERENCE.match(block.plain):
                 upto = i + 1 if block.plain.rstrip().endswith(":") and nxt is not None and \
                     nxt.kind in (CODE, TABLE, LIST) else i  # an intro line goes with what it introduces
@@ -476,6 +607,9 @@ class _Reader:
             return
         plain = claim.plain.strip()
         letters = sum(map(str.isalpha, plain))
+        if claim.kind == LIST and _SEE_ALSO.match(claim.intro.strip()):
+            self.out.dropped[NAVIGATION] += 1  # "See also:" and its links
+            return
         if claim.kind == PARAGRAPH and claim.question and not asks(claim.text) and \
                 (_NAV_TEXT.match(plain) or _CROSS_REFERENCE.match(plain) and len(sentences(plain)) <= 1):
             self.out.dropped[NAVIGATION] += 1  # "See the next question.": no answer to the heading's question

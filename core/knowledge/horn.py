@@ -58,7 +58,7 @@ _NOT_ALLOWED = re.compile(
     r"disallowed|banned)\b|\bnot\s+(?:allowed|permitted)\s+to\b|\bunder no circumstances\b|"
     r"\b(?:no one|nobody|no \w+(?: \w+)?)\s+(?:may|must|shall|should|is allowed to|are allowed to)\b|"
     r"\bit is an? (?:\w+ )?(?:error|\w+error) (?:to|for)\b|\b(?:is|are) an? (?:\w+ )?(?:error|\w+Error) (?:when|if)\b|"
-    r"\b(?:it is|it's) (?:unwise|inadvisable|a (?:bad|poor) idea|not (?:advisable|recommended|a good idea)) to\b|"
+    r"\b(?:it is|it['’]s) (?:unwise|inadvisable|a (?:bad|poor) idea|not (?:advisable|recommended|a good idea)) to\b|"
     r"^(?:be careful|take care) not to\b|\b(?:is|are)\s+never\s+\w+(?:ed|en|t)\b", re.I)
 # An order not to: "Do not …", "Never …", "Avoid …" opening a sentence or following a condition's comma.
 _ORDER_NOT = re.compile(r"(?:^|[.!?;:]\s+|,\s+)(?:please\s+)?(?:do not|don['’]t|never|avoid)\b(?!\s+forget)", re.I)
@@ -74,7 +74,7 @@ _OBLIGATION = re.compile(
     r"\b(?:must|shall|should|ought to|need not|"
     r"(?:is|are|be)\s+(?:also\s+)?(?:required|mandatory|obligatory|expected to|recommended|encouraged|"
     r"allowed to|permitted|entitled to)|required to|recommended that|we recommend|it is recommended|"
-    r"(?:it is|it's) (?:still |usually |often |generally |also |sometimes )?(?:a good idea|advisable|best|better|wise|"
+    r"(?:it is|it['’]s) (?:still |usually |often |generally |also |sometimes )?(?:a good idea|advisable|best|better|wise|"
     r"preferable|safer|necessary|essential|important) to(?! (?:note|remember|realize|understand|know)\b)|"
     r"the recommended (?:way|idiom|approach|method|practice) is|"
     r"(?:is|are) (?:usually |often |generally )?(?:advisable|preferable|a good idea)|"
@@ -82,10 +82,11 @@ _OBLIGATION = re.compile(
     r"(?:don['’]t|do not|never) forget to|"
     # a recommendation worded as the best way: "The easiest way is to use …", "X is the preferred way to …"
     r"(?:the|a) (?:easiest|simplest|suggested|preferred|recommended|best|safest|usual|better|simple|quick|good) "
-    r"(?:way|approach|fix|method|solution|option|practice|idiom)(?: \w+){0,3} is (?:to|by)|"
+    r"(?:way|approach|fix|method|solution|option|practice|idiom)(?: \w+){0,3} is (?:usually |often |generally |"
+    r"probably )?(?:to|by)|"
     r"(?:is|are) the (?:preferred|recommended|suggested|best|correct|proper|right) (?:way|approach|method|means|idiom)|"
-    r"recommends|suggests? (?=\w+ing\b)|(?:you|one|we) (?:could|might|may) (?:also )?consider|"
-    r"(?:it is|it's|is) (?:often |usually |also |very )?(?:useful|helpful|wise) to|"
+    r"recommends|suggests? (?=\w+ing\b)|(?:you|one|we) (?:could|might|may) (?:also )?(?:consider|try)|"
+    r"(?:it is|it['’]s|is) (?:often |usually |also |very )?(?:useful|helpful|wise) to|"
     r"(?<!that )(?<!which )(?<!who )(?:needs?|has|have) to be (?:\w+ed|\w+en|set|run|built|put|kept|done|made|used)|"
     r"may only|"
     r"only\s+[\w\s-]{1,60}\s+may)\b", re.I)
@@ -118,6 +119,7 @@ _REPORTED = re.compile(r"\b(?:(?:determin|check|test|verif|detect|decid)\w* if|"
                        r"indicates?|selects?|reports?|shows?) (?:how|what|which|whether|when|where|who))\b"
                        r"(?:[^.;:]|\.(?=\w))*", re.I)
 _BRACKETS = re.compile(r"\([^()]*\)")
+_WHOLLY_BRACKETED = re.compile(r"^\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*$", re.S)
 # "whenever possible", "if necessary": a condition in name only
 _ELLIPTIC = re.compile(r"\b(?:if|when|whenever|where|unless)\s+(?:at all\s+)?(?:possible|necessary|needed|required|"
                        r"available|applicable|appropriate|so|desired|present|given|known|specified|"
@@ -177,6 +179,8 @@ def main_claim(form: Form) -> str:
     text = form.text
     if form.term and text.startswith(form.term):
         text = text[len(form.term):].lstrip(": ")
+    if _WHOLLY_BRACKETED.match(text):
+        text = text.strip()[1:-1]  # "(If you lack the privileges, you can still …)": a claim of its own
     text = _BRACKETS.sub("", _BRACKETS.sub("", text))
     text = _SENTENCE.split(text.strip(), maxsplit=1)[0] if text.strip() else text
     return _ELLIPTIC.sub("", _REPORTED.sub("", _QUOTED.sub("", text)))
@@ -229,8 +233,15 @@ def order(sentence: str) -> bool:
     words = _WORD.findall(sentence)
     return action(sentence) and len(words) > 1 and (
         words[1].lower() in _DETERMINERS | {"it", "them", "all", "only", "one", "both", "either", "up", "out", "in", "for",
-                                            "at", "into", "through"}
-        or bool(re.match(r"^\S+\s+[`'\"“(]|^\S+\s+\S*[._/-]", sentence)))
+                                            "at", "into", "through", "with"}
+        or bool(re.match(r"^\S+\s+[`'\"“(]|^\S+\s+\S*[._/-]", sentence))
+        or _BARE_OBJECT.match(sentence) is not None and words[0].lower() not in _NOT_ORDERS and
+        not any(w.lower() in _SUBJECT_MODALS or (base(w) or w.lower() in VERBS) and words[k - 1].lower() not in
+                _DETERMINERS for k, w in enumerate(words[2:10], start=2)))
+
+
+# An order whose object is a bare plural and then a place or purpose: "Import modules at the top of a file."
+_BARE_OBJECT = re.compile(r"^[A-Z][a-z]+ [a-z]+s (?:at|in|on|from|into|before|after|with|to|for|by|when|if|only)\b")
 
 
 _STATIVE = frozenset("have be contain include consist belong depend exist seem appear mean require need hold know own "
@@ -288,12 +299,19 @@ def prohibition(form: Form) -> bool:
     return False
 
 
+# A time or a frequency after "may be <participle>": what may happen, no permission.
+_WHEN_POSSIBLE = re.compile(r"[^.;:]{0,60}?\b(?:in the future|later|again|eventually|(?:multiple|several|many|a few) times|"
+                            r"at (?:an?|any|some) [^.,;]{0,30}?\b(?:time|times|point|moment)|within the same)\b", re.I)
+
+
 def _permission(match: re.Match) -> bool:
     """Whether a "may" grants (a permission), rather than says what is possible ("it may take a while")."""
     subject, verb, after = match.group(1).lower(), match.group(2).lower(), (match.group(3) or "").lower()
     if subject in _POSSIBILITY_SUBJECT or verb in _POSSIBILITY_AFTER or verb == "or":  # "may or may not": possible
         return False
     if verb == "be":  # "may be removed" grants; "may be slow" says what is possible
+        if _WHEN_POSSIBLE.match(match.string, match.end()):
+            return False  # "may be added in the future", "may be traversed multiple times": what can happen
         return after.endswith("ed") or after in _PARTICIPLE_IRREGULAR
     return True
 
@@ -337,6 +355,9 @@ _CONTRACT = re.compile(r"(?:^|[.:]\s+)(?:[Ss]hould|[Mm]ust) (?:return|be|raise|a
 _EVERY_TIME = re.compile(r"(?:every|each|any) time\b", re.I)
 
 
+_AFTER_COLON = re.compile(r":\s+(?=[a-z])")
+
+
 def rule(form: Form) -> bool:
     text = main_claim(form)
     if _INSTRUCTION.match(form.text) or _CONTRACT.search(form.text):
@@ -345,8 +366,8 @@ def rule(form: Form) -> bool:
         return True  # a method's contract: "object.__len__(self): Called to … Should return …"
     if _OBLIGATION.search(text) or _PERSON_MUST.search(text) or conditional(text):
         return True
-    if not form.term and not form.items and order(text):  # an order: "Use a list", "To import it, run …"
-        return True
+    if not form.term and not form.items and (order(text) or any(order(after) for after in _AFTER_COLON.split(text)[1:2])):
+        return True  # an order: "Use a list", "To import it, run …", "X offers a better way: write one file …"
     return any(_permission(m) for m in _MAY.finditer(text))
 
 

@@ -55,7 +55,7 @@ _CONTEXT = re.compile(r"^((?:for|in|on|at|during|by default|by|with|without|afte
                       r"inside|in general|in practice|by convention|currently|prior to|starting with|as of|until|"
                       r"up to|beginning with|in releases|except|depending on|on \w+)\b[^,]{0,120}),\s+(.+)$", re.I | re.S)
 # A phrase that only links the sentence to what it argues: dropped from the question.
-_LINK = re.compile(r"^(?:(?:as|like|unlike)\b[^,]{0,40},\s+|(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|despite|however|also|so|"
+_LINK = re.compile(r"^(?:(?:as|like|unlike|similar(?:ly)? to|in contrast to|compared (?:to|with)|as with)\b[^,]{0,40},\s+|(?:even if|even when|even though|assuming|given|besides|accordingly|indeed|since|because|although|though|while|whereas|despite|however|also|so|"
                    r"thus|therefore|generally|usually|typically|often|finally|first|then|next|now|today|again|"
                    r"alternatively|instead|furthermore|moreover|similarly|likewise|additionally|fortunately|"
                    r"unfortunately|of course|in fact|in short|in particular|for example|for instance)\b[^,]{0,120},"
@@ -101,6 +101,10 @@ _PRONOUN_SUBJECT = frozenset("it this that these those they he she its their the
 _OBJECT_START = frozenset("a an the all any each every its their his her one two three four several some no "
                           "this that these those your our my".split())
 _TIME = frozenset("at from until till before after every each daily weekly monthly yearly on by within during".split())
+_ARTICLES = frozenset("the a each every".split())
+# What "at the", "by the" or "before each" is followed by when it says when: "at the end of the day".
+_TIME_NOUNS = frozenset("""end start beginning time moment hour minute second day night week month year close top
+turn same next last first latest earliest""".split())
 _CLOCK = frozenset("the a each every night day noon midnight dawn dusk one two three four five six seven eight nine "
                    "ten eleven twelve".split())
 _PLACE = frozenset("in into at on under inside outside near".split())
@@ -122,11 +126,20 @@ def _lower_first(text: str, names: frozenset[str]) -> str:
     return first[:1].lower() + first[1:] + (" " + words[1] if len(words) > 1 else "")
 
 
+_CUT = re.compile(r"(?<!\d),|,(?!\d{3}(?!\d))|[;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |(?<!\bto )(?<!\bin )(?<!\bof )"
+                  r"(?<!\bby )\bwhich\b|\bunless\b|\bexcept\b|\bso that\b|\bbecause\b")  # "the degree to which …" goes on
+
+
 def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK, one_verb: bool = True) -> str:
     """The words up to the first clause boundary (a comma (not a number's thousands comma), a semicolon, a bracket), at most `limit`
     (or the whole clause, when it is at most `slack` words longer: a question cut open is garbled)."""
-    cut = re.split(r"(?<!\d),|,(?!\d{3}(?!\d))|[;()\[\]{}]|\.\s|:(?!\d|//)| - | — | – |(?<!\bto )(?<!\bin )(?<!\bof )(?<!\bby )\bwhich\b|"
-                   r"\bunless\b|\bexcept\b|\bso that\b|\bbecause\b", text, maxsplit=1)[0]  # "the degree to which …" goes on
+    cut = text
+    for boundary in _CUT.finditer(text):
+        if boundary.group(0) == "which" and text[:boundary.start()].split()[-1:] and \
+                text[:boundary.start()].split()[-1].lower() in VERBS:
+            continue  # "you can specify which part …": the verb's object, not a clause of its own
+        cut = text[:boundary.start()]
+        break
     whole = cut.strip().rstrip(".!?") == text.strip().rstrip(".!?")  # the sentence to its end: nothing dangles
     words = cut.strip().rstrip(".!?").split()
     if len(words) <= limit + slack:
@@ -154,6 +167,9 @@ def _clause(text: str, limit: int = 14, slack: int = CLAUSE_SLACK, one_verb: boo
                                   " ".join(words[k + 1:k + 3]).lower() == "do not")), None)
     if negated:  # "provide the token as the username and do not provide a password": one order per question
         words, whole = words[:negated], False
+    while len(words) > 2 and " ".join(words[-2:]).lower().rstrip(":") in ("as follows", "like so", "like this",
+                                                                          "as shown", "shown below"):
+        words = words[:-2]  # "… to proceed as follows": what follows is the answer, not the question's
     while len(words) > 1 and not whole and (words[-1].lower() in _DANGLING or cut_short and len(words) > 2 and
                               words[-1].lower() in ("you", "we", "it", "they") and words[-2].lower() in _DANGLING):
         words.pop()  # "… in order to more", "… working as you": not where a question ends
@@ -230,6 +246,9 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
             if after in _NOUN_THEN_VERB:  # "Relative imports use …": a plural noun, then its verb
                 return k + 1, "verb"
             continue  # "Previous releases supported …": no verb of the present to ask with
+        if _third_person(word) and after in ("of", "to") and _ADJECTIVE.search(words[k - 1]) and \
+                (k == 1 or words[k - 2].lower() in _DETERMINED | {"most", "more", "many", "some"}):
+            continue  # "Typical uses of context managers include …": a noun after its adjective, then "of"
         if _third_person(word) and words[k - 1].lower() not in _DETERMINED and after not in _BE + _MODALS + _HAVE:
             plural = _plural_verb(words, k)
             return (plural, "verb") if plural else (k, "verb")  # "backups are kept": a noun before its verb
@@ -243,6 +262,11 @@ def _subject_verb(words: list[str]) -> tuple[int, str] | None:
             if words[k].lower() in _BE:
                 return k, "be"
     return None
+
+
+# What an adjective ends with (a list, not a tagger): "typical", "significant", "common", "various".
+_ADJECTIVE = re.compile(r"(?:al|ant|ent|ic|ive|ous|ful|able|ible|ar|ary|less|est)$|^(?:common|main|major|minor|key|new|"
+                        r"recent|usual|frequent|notable|big|small|further)$", re.I)
 
 
 def _plural_verb(words: list[str], limit: int) -> int | None:
@@ -262,19 +286,30 @@ def _plural_verb(words: list[str], limit: int) -> int | None:
     return None
 
 
+# "This reference manual …", "this guide": the document speaking of itself, which is there to read.
+_SELF_SUBJECT = re.compile(r"^this (?:\w+ )?(?:handbook|policy|document|manual|guide|chapter|section|page|tutorial|faq|"
+                           r"article|appendix|reference|specification|book)$", re.I)
+# A subject never opens with one of these: "For negative indices -1 is the last index" has a phrase of
+# context before its subject, with no comma to tell where the subject starts.
+_PREPOSITIONS = frozenset("for in on at with within without from by under over after before during".split())
 _PEOPLE = frozenset("user superuser administrator admin owner member role maintainer developer author caller person "
                     "people staff".split())
 _POINTER = re.compile(r"^(?:see|refer to|for (?:more |further )?(?:details|information),)\b", re.I)
 _MODALS_NOT = frozenset("cannot can't won't mustn't shouldn't wouldn't couldn't mightn't can’t won’t mustn’t shouldn’t "
                         "wouldn’t couldn’t".split())
 _NOUN_THEN_VERB = frozenset("use need provide require allow make take support contain run get become offer "
-                            "define accept return follow".split())
+                            "define accept return follow include".split())
 
-_BRACKETED = re.compile(r"\s*\([^()]*\)|\s*\[[^\[\]]*\]|,\s+(?:which|who|whose|where)\b[^,]*,")
+_BRACKETED = re.compile(r"\s*\([^()]*\)|\s*\[[^\[\]]*\]|,\s+(?:which|who|whose|where)\b[^,]*,|"
+                        # an aside between commas: a name ("…, CPython, uses"), a participle's phrase ("…, coupled
+                        # with num_sync, specifies")
+                        r"(?<=[a-z]),\s+[A-Z][\w.+-]*(?: [A-Z][\w.+-]*)?,(?= [a-z])(?! (?:and|or|nor)\b)|"
+                        r"(?<=\w),\s+[a-z]+(?:ed|en) (?:with|by|in|to|from|for|as|on|into)\b[^,;.]{0,60},(?= [a-z])(?! (?:and|or|nor)\b)")
 _MARKS = re.compile(r"`+|\s+—\s+.*$|\s+-\s+.*$")
 _EMPHASIS = re.compile(r"(?<![\w*])(\*\*?)(\S[^*]*?\S|\S)\1(?![\w*])")  # *word*, **words**: not "*identifier"
 
 
+_SUPERSCRIPT = re.compile(r"\{su[pb]\}`[^`]*`\s*")  # MyST's {sup}`1`: a footnote's mark, not a word
 _ROLE = re.compile(r"\{[\w:.-]+\}")  # MyST's {file}, {ref}
 _NAMED_ROLES = {"pep": "PEP", "rfc": "RFC"}  # roles whose name is part of what they cite: {pep}`440` is "PEP 440"
 _NAMED_ROLE = re.compile(r"\{(pep|rfc)\}`?(?=\d)", re.I)
@@ -286,7 +321,7 @@ def tidy(sentence: str) -> str:
     """A sentence as a question is made of it: no remark in brackets, no emphasis marks, no trailing stop."""
     sentence = re.sub(r"\{[\w:.-]+\}([^<{}]*?)\s*<[^<>]*>", r"\1", squeeze(sentence))  # {ref}`title <target>`
     sentence = _NAMED_ROLE.sub(lambda m: _NAMED_ROLES[m.group(1).lower()] + " ", sentence)
-    sentence = _MARKER.sub("", _ROLE.sub("", sentence))
+    sentence = _MARKER.sub("", _ROLE.sub("", _SUPERSCRIPT.sub("", sentence)))
     if sentence.startswith("(") and sentence.rstrip(".").endswith(")"):  # a whole sentence in brackets
         sentence = sentence.rstrip(".")[1:-1]
     elif sentence.startswith("(") and ")" not in sentence:  # the first of a remark's sentences in brackets
@@ -327,6 +362,11 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if linked and len(sentence) > linked.end() + 10:
             sentence = sentence[linked.end():]
             sentence = sentence[:1].upper() + sentence[1:]
+    one_way = _ONE_WAY.match(sentence)
+    if one_way and not _LEANING_WORDS.search(one_way.group(3)):  # "One way to ensure X is to …": "What is one way to …?"
+        goal = _clause(one_way.group(3), 14)
+        if goal:
+            return f"What is {one_way.group(1).lower()} {one_way.group(2).lower()} to {goal}?"
     condition = _CONDITION.match(sentence) or _CONDITION_THEN.match(sentence) or _CONDITION_BARE.match(sentence)
     if condition:
         word, main = condition.group(1).lower(), condition.group(3)
@@ -335,10 +375,11 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if wants and word in ("if", "when") and len(wants.group(1).split()) >= 2:
             return f"How do you {wants.group(1)}?"  # "If you want to decrease the timeout, …"
         ordered = action(main) or bool(re.search(r"\b(must|should|shall|has to|have to|needs? to|desirable|"
-                                                 r"recommended|a good idea|advisable|one way|can help|make sure)\b",
+                                                 r"recommended|a good idea|advisable|one way|one option|another option|the best option|"
+                                                 r"can help|make sure)\b",
                                                  main, re.I))
         able = re.match(r"^(?:then,? )?(you|one|we) (?:can|could)\b", main, re.I)
-        if clause and (clause.split()[0].lower() not in _PRONOUN_SUBJECT or
+        if clause and (clause.split()[0].lower() not in _PRONOUN_SUBJECT - {"there"} or
                        re.match(r"^it is \w+ (?:to|that)\b", clause, re.I)):
             if able and not ordered:  # "If more flexibility is required, you can also …": what you can do then
                 return f"What can {able.group(1).lower()} do {word} {clause}?"
@@ -353,6 +394,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if len(goal.split()) == 1:  # "To specify which server pg_dump should contact, …"
             goal = " ".join(purpose.group(1).split()[:12])
         if goal and not re.search(r"\b(this|these|those|it|them|above)\b", goal, re.I):
+            if re.match(r"^(?:you|one) (?:will |would |first |also )?need\b(?! to (?:do|make sure)\b)", purpose.group(2), re.I):
+                return f"What do you need to {goal}?"  # "In order to use trust stores, you need Python 3.10": a prerequisite
             main = purpose.group(2).split()
             found = None if action(purpose.group(2)) or main[:1] and main[0].lower() in ("you", "we", "one") or \
                 re.match(r"^(?:it is|it's|there)\b", purpose.group(2), re.I) else _subject_verb(main)
@@ -443,6 +486,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         body = _clause(" ".join(rest), 14)
         if not body or re.search(r"\b(this|these|those|it|them|above)\b", " ".join(body.split()[:4]), re.I):
             return None
+        vague = re.match(r"^(\w+) (?:something|anything)(?: like)?$", body)
+        if vague and vague.group(1).lower() in VERBS and not negated:  # "You could try something like:" and its code
+            return f"What {aux} {words[0].lower()} {vague.group(1)}?"
         return f"{aux.capitalize()} {words[0].lower()} {'not ' if negated and aux in ('have', 'are') else ''}{body}?"
     if len(words) > 2 and words[0].lower() in ("you", "we") and words[1].lower() in VERBS:
         return f"Do {words[0].lower()} {_clause(' '.join(words[1:]), 14)}?"  # "You need to make sure …"
@@ -455,9 +501,17 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
             words = words[2:] if words[0].lower() == "do" else words[1:]  # "Do not omit zeroes": "Should you omit …?"
             if not words:
                 return None
+        trailer = _SHOWN_AFTER.search(" ".join(words))
+        if trailer and len(words[:len(" ".join(words)[:trailer.start()].split())]) >= 2:
+            # "Upgrade your pip by running:" and its command: how you do it, the command the answer
+            goal = _clause(" ".join(words)[:trailer.start()], 12)
+            if goal and not re.search(r"\b(this|these|those|it|them|above)\b", goal, re.I):
+                return f"How do you {goal[:1].lower() + goal[1:]}?"
         rest = _clause(" ".join(words[1:]), 12)
         if re.search(r"\b(this|these|those|it|them|above)\b", rest, re.I):
             return None
+        if not rest and len(words) == 1:
+            return f"What should you {words[0].lower()}?"  # "Install:" and the list of what: what to install
         return f"Should you {words[0].lower()}{' ' + rest if rest else ''}?"
     if words[0].lower() == "only" and len(words) > 3:
         found = _subject_verb(words[1:])
@@ -474,15 +528,23 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         return None
     k, kind = found
     kept = words[:k]
+    never = kind == "verb" and len(kept) > 1 and kept[-1].lower() == "never"
+    if never:  # "An object's identity never changes once …": "Does an object's identity ever change once …?"
+        kept = kept[:-1]
     while len(kept) > 1 and (kept[-1].lower() in _ADVERBS or kept[-1].lower().endswith("ly")) and \
             not kept[-2].lower().endswith("ed"):  # "each command typed interactively": the subject's own
         kept = kept[:-1]  # "the daemon actually consists": the adverb is not the subject's
     subject = _lower_first(" ".join(kept), names)
     verb = words[k].lower().strip(",;:")
     rest = [w for w in words[k + 1:k + 3] if w.lower().rstrip(",") not in _ASIDE or not w.endswith(",")] + words[k + 3:]
-    if subject.split()[0].lower() in _PRONOUN_SUBJECT | _SUBORDINATE or \
+    if subject.split()[0].lower() in _PRONOUN_SUBJECT | _SUBORDINATE and not _SELF_SUBJECT.match(subject) or \
+            subject.split()[0].lower() in _PREPOSITIONS and kind in ("be", "verb") or \
             re.search(r"\b(above|former|latter)\b", subject, re.I):
         return None  # "It must …", "The above …": not a question a reader could ask of the statement alone
+    if never:
+        stem = verb_base(verb) or _base(verb)
+        body = _clause(" ".join(rest), 12)
+        return f"{'Do' if stem == verb else 'Does'} {subject} ever {stem}{' ' + body if body else ''}?"
     if kind == "modal":
         negated = bool(rest) and rest[0].lower() in _NEGATION or verb.endswith(("n't", "n’t")) or verb == "cannot"
         if negated and rest and rest[0].lower() in _NEGATION:
@@ -497,6 +559,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         if len(body.split()) == 1 and body.lower() in VERBS and sentence.rstrip().endswith(":"):
             # "you could consider:" and the list that follows
             return f"What {modal} {subject} {body}?"
+        vague = re.match(r"^(\w+) (?:something|anything)(?: like)?$", body)
+        if vague and vague.group(1).lower() in VERBS:  # "You could try something like:" and its command
+            return f"What {modal} {subject} {vague.group(1)}?"
         following = re.match(r"^(\w+) the following ([\w-]+(?: [\w-]+)?)$", body)
         if following and following.group(1).lower() in VERBS and not negated:
             return f"What {following.group(2)} {modal} {subject} {following.group(1)}?"  # "… satisfy the following:"
@@ -514,7 +579,17 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
         first = rest[0].lower().strip(",;:.")
         if first in ("prohibited", "forbidden", "banned", "disallowed") or negated and first in ("allowed", "permitted"):
             return f"{verb.capitalize()} {subject} allowed?"
-        if _SUPERLATIVE.match(subject) or first in ("a", "an", "the") and not negated or \
+        way = re.match(r"^the (preferred|best|recommended|easiest|simplest|usual|standard|correct|right|proper|"
+                       r"fastest|safest) (way|method|approach|idiom|means) (to|of) (.+)$", " ".join(rest), re.I)
+        if way and not negated:  # "an identity test is the preferred way to check for None": ask for the way
+            goal = _clause(way.group(4), 12)
+            if goal:
+                return f"What {verb} the {way.group(1).lower()} {way.group(2).lower()} {way.group(3).lower()} {goal}?"
+        error = re.match(r"^an? (?:\w+ )?(?:error|\w+Error) (?:when|if)\b", " ".join(rest))
+        if error and not negated:  # "X is a syntax error when used in …": when it is one
+            return f"When {verb} {subject} {' '.join(rest[:error.group(0).count(' ')])}?"
+        if _SUPERLATIVE.match(subject) and not (first.endswith("ed") or first in _PARTICIPLE) or \
+                first in ("a", "an", "the") and not negated or \
                 first == "that" and not negated:  # "One implication of X is that …": what it is
             return f"What {verb} {subject}?"
         if first.endswith("ed") or first in _PARTICIPLE:
@@ -535,6 +610,9 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
                 return f"{verb.capitalize()} {subject} {first}{' ' + tail if tail else ''}?"
             if not nxt:
                 return f"{verb.capitalize()} {subject} {first}?"
+            if nxt == "to" and len(after) > 1 and first in _FOR_A_PURPOSE and after[1] not in VERBS and \
+                    after[1].isalpha() and after[1] not in _DANGLING:
+                return f"What {verb} {subject} {first} to do?"  # "were designed to ease …": a verb the list lacks
             if nxt == "to" and len(after) > 1 and after[1] in VERBS:
                 if first in _FOR_A_PURPOSE:
                     return f"Why {verb} {subject} {first}?"  # "is used to …", "is designed to …"
@@ -559,6 +637,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
                 return f"Where {verb} {subject} {first}?"
             if first in _GIVEN and nxt not in _PHRASE_START:  # "are given higher priority"
                 return f"What {verb} {subject} {first}?"
+            if nxt == "as" and len(after) > 1 and after[1] == "part":
+                return f"When {verb} {subject} {first}?"  # "are called as part of sys.path processing"
             if nxt in ("by", "on", "upon", "to", "from", "with", "in", "at", "as", "into", "for"):
                 return f"What {verb} {subject} {first} {nxt}?"
             if len(after) > 1 and after[1] in ("if", "when", "unless", "whenever") and nxt not in _DANGLING:
@@ -584,7 +664,8 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     base = verb_base(words[k].strip(",;:")) or _base(words[k])
     after = rest[0].lower() if rest else ""
     nxt = rest[1] if len(rest) > 1 else ""
-    if after in _TIME and (nxt[:1].isdigit() or nxt.lower() in _CLOCK):
+    if after in _TIME and (nxt[:1].isdigit() or nxt.lower() in _CLOCK) and \
+            (nxt.lower() not in _ARTICLES or len(rest) > 2 and rest[2].lower().strip(",.;:") in _TIME_NOUNS):
         wh = "When"
     elif after in _PLACE and nxt[:1].isupper():
         wh = "Where"
@@ -597,11 +678,18 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     else:
         wh = "What"
     plural = verb == base.lower()
+    made = re.match(r"^it (?:\w+ )?(clear|easy|easier|possible|hard|harder|difficult|obvious|simple|simpler|"
+                    r"impossible) (?:that|to|for)\b", " ".join(rest), re.I)
+    if base.lower() == "make" and made:  # "Reading self.x makes it absolutely clear that …"
+        return f"What {'do' if plural else 'does'} {subject} make {made.group(1).lower()}?"
+    if wh == "What" and (after == "like" or after in ("much", "very", "a", "more", "rather") and nxt.lower() == "like"
+                         or after == "just" and nxt.lower() == "like"):
+        return f"What {'do' if plural else 'does'} {subject} {base.lower()} like?"  # "works much like checkpointing"
     if base.lower() in ("make", "let", "help") and len(rest) > 1 and rest[1].lower() in VERBS and \
             rest[0].lower() not in _FUNCTION:
         return f"What {'do' if plural else 'does'} {subject} {base.lower()} {rest[0]} do?"  # "makes pip communicate"
     preposition = f" {after}" if wh == "What" and after in ("of", "on", "with", "for", "from", "about", "into",
-                                                             "upon", "as") else ""
+                                                             "upon", "as", "at") else ""
     purpose = re.match(r"^(?:\S+ ){1,5}?to ([a-z]+ .+)$", " ".join(rest))
     if wh == "What" and not preposition and purpose and purpose.group(1).split()[0] in VERBS and \
             (rest[0][:1].isdigit() or rest[0].lower() in _NUMBERS):  # "provides three commands to establish …"
@@ -618,6 +706,13 @@ def _turned(sentence: str, names: frozenset[str]) -> str | None:
     return f"{wh} {'do' if plural else 'does'} {subject} {base.lower()}{preposition}?"
 
 
+# Words an order ends on when what it says comes next: "Use a constraints file like so:" and the code.
+_SHOWN_AFTER = re.compile(r"\s+(?:like so|like this|as follows|as shown|as below|by running|by typing|by executing|"
+                          r"with the command|with)\s*:?$", re.I)
+# "One way to ensure X is to Y": the way is what is asked.
+_ONE_WAY = re.compile(r"^(one|another|a|an|the (?:only|best|easiest|simplest|usual|recommended|preferred|quickest|"
+                      r"safest)) (way|approach|method|option|solution) (?:to|of) ([a-z].{3,160}?) (?:is|would be) "
+                      r"(?:to|by)\b", re.I)
 _DONE_IN_STEPS = re.compile(r"^(.{3,80}?) (is|are) (executed|performed|done|carried out|processed|handled|evaluated|"
                             r"resolved|built|run|made) in (?:\w+ )?(?:steps|stages|phases)\b", re.I)
 _PLACED = frozenset("located stored kept placed saved installed found put cached".split())
@@ -648,6 +743,27 @@ def _is_it_true(sentence: str, names: frozenset[str]) -> str | None:
     if not 4 <= len(words) <= 28 or _LEANING_WORDS.search(" ".join(words[:6])) or sentence.endswith(":"):
         return None
     return f"Is it true that {_lower_first(sentence, names)}?"
+
+
+_FINITE = frozenset("""is are was were has have had do does did can could may might must shall should will would
+cannot isn't aren't wasn't weren't doesn't don't didn't won't can't hasn't haven't shouldn't mustn't""".split())
+_RELATIVE_TAIL = re.compile(r"\b(?:that|which|who|whom|whose|where|when|while)\b[^,;]*", re.I)
+_PHRASE_FIRST = re.compile(r"^(?:from|for|in|on|at|with|within|without|as well as|by|under|after|before|during|"
+                           r"like|unlike)\b[^,]*,\s*", re.I)
+
+
+def verbless(sentence: str) -> bool:
+    """Whether a list's intro has no verb of its own, outside a leading phrase and its relative
+    clauses: a noun phrase ("Some unacceptable solutions that have been proposed:"), not a statement.
+    (A list, not a tagger: a verb missing from verbs.py is not seen.)"""
+    core = _RELATIVE_TAIL.sub("", _PHRASE_FIRST.sub("", _BRACKETED.sub("", sentence), count=1))
+    words = [w.lower() for w in _WORD.findall(core)]
+    if len(words) < 2:
+        return False
+    return not any(w in _FINITE or w.replace("’", "'") in _FINITE or k and verb_base(w) or
+                   k and w in VERBS and words[k - 1] in ("you", "we", "they", "i", "to", "and", "or") or
+                   k and w.endswith("ed") and len(w) > 4
+                   for k, w in enumerate(words))
 
 
 def _topic(heading: tuple[str, ...], title: str, names: frozenset[str]) -> str:
@@ -739,7 +855,12 @@ def ask(claim: Claim, title: str, horn_type: str, names: frozenset[str]) -> str:
         sentence = plain[spans[0][0]:spans[0][1]] if spans else plain
         if len(spans) > 1 and _POINTER.match(sentence):  # "See section 8 for the syntax. Note that …"
             sentence = plain[spans[1][0]:spans[1][1]]
-    question = _from_sentence(sentence, names) or _is_it_true(sentence, names)
+    question = _from_sentence(sentence, names)
+    if question is None and claim.kind == "list" and claim.intro and verbless(sentence) and \
+            re.match(r"^(?:some|several|many|the|a few|two|three|four|other|various)\s+\S+", sentence, re.I) and \
+            re.search(r"\b\w{3,}s\b", " ".join(sentence.split()[:5])) and not _LEANING_WORDS.search(sentence):
+        question = f"What are {_lower_first(_clause(sentence, 16), names)}?"  # "Some unacceptable solutions …:"
+    question = question or _is_it_true(sentence, names)
     if question is None:
         subject = _lower_first(_clause(sentence, 8, slack=0), names)
         return f"What does “{topic}” say about {subject}?" if subject else f"What does “{topic}” say?"
