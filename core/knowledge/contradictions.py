@@ -704,14 +704,19 @@ def _about(sentence: str) -> frozenset[str]:
 def _own_names(sa: str, sb: str) -> bool:
     """Each sentence names a configuration name or program of its own (pg_dump / pg_dumpall,
     maintenance_work_mem / logical_decoding_work_mem): two things, whatever else they share. A name
-    the other sentence spells out in words ("shared_buffers" / "shared buffers") is not its own."""
+    the other sentence spells out in words ("shared_buffers" / "shared buffers"), or says every word of
+    in any order ("log_checkpoints" / "checkpoints are logged"), is not its own."""
     ids_a, ids_b = _topic_stems(sa)[1], _topic_stems(sb)[1]
     written = {**_ident_parts(sa), **_ident_parts(sb)}
 
     def spelled(ident: str, sentence: str) -> bool:
         parts = " ".join(written[ident])
         words = " ".join(_stem(w.lower()) for w in re.findall(r"[A-Za-z][A-Za-z0-9']*", sentence))
-        return f" {parts} " in f" {words} "
+        if f" {parts} " in f" {words} ":
+            return True
+        # in any order, by words of its own (not the parts of another name: pg_dumpall does not spell pg_dump)
+        plain = {_stem(w.lower()) for w in re.findall(r"[A-Za-z][A-Za-z0-9']*", _IDENT.sub(" ", sentence))}
+        return len(written[ident]) >= 2 and set(written[ident]) <= plain
 
     own_a = {i for i in ids_a - ids_b if not spelled(i, sb)}
     own_b = {i for i in ids_b - ids_a if not spelled(i, sa)}
@@ -810,13 +815,18 @@ def _stated(q: Quantity) -> bool:
 _CONDITION = re.compile(r"^\s*(?:when|whenever|if|once|while|where)\b[^,;]*,", re.IGNORECASE)
 
 
+# A value someone may choose, not the one that holds: "set log_file_mode to 0640", "with X at 0600",
+# "setting X to zero" (what the value would do, said beside what another value would do)
+_CHOSEN = re.compile(r"\b(?:set|setting|sets|with)\s+(?:the\s+|its\s+)?[\w.=-]+\s+(?:to|at)\s*$", re.IGNORECASE)
+
+
 def _asserted(qs: list[Quantity], sentence: str) -> list[Quantity]:
     """The quantities a sentence states, not those of the condition it opens with ("When two engineers
-    swap weeks, ...": two is when, not how many)."""
+    swap weeks, ...": two is when, not how many), nor a value chosen ("set X to 0640")."""
     m = _CONDITION.match(sentence)
-    if not m:
-        return qs
-    return [q for q in qs if not 0 <= sentence.find(q.text) < m.end()]
+    if m:
+        qs = [q for q in qs if not 0 <= sentence.find(q.text) < m.end()]
+    return [q for q in qs if not _CHOSEN.search(sentence[:max(sentence.find(q.text), 0)])]
 
 
 _LOWER = re.compile(r"\b(?:at least|or more|above|over|more than|exceeding|beyond|a minimum of|no less than|not less than|minimum|and above|and later|"
@@ -1077,9 +1087,18 @@ def _stance_rule(sa: str, sb: str) -> Finding | None:
     return Finding("modal", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
 
 
-# A swapped order: "X before Y" against "X after Y" (or "Y before X") on aligned sentences.
-_ORDER = re.compile(r"\b(before|after|prior to|followed by|preceded by)\b", re.IGNORECASE)
-_ORDER_FORWARD = {"before", "prior to", "followed by"}  # X <word> Y: X comes first
+# A swapped order: "X before Y" against "X after Y" (or "Y before X") on aligned sentences; precedence is an
+# order too ("X overrides Y", "X takes precedence over Y": X comes first).
+_ORDER = re.compile(r"\b(before|after|prior to|followed by|preceded by|overrides|override|overridden by|"
+                    r"takes? precedence over|wins? over)\b", re.IGNORECASE)
+_ORDER_FORWARD = {"before", "prior to", "followed by", "overrides", "override", "take precedence over",
+                  "takes precedence over", "win over", "wins over"}  # X <word> Y: X comes first
+# Which of several matches holds: "the first one that matches is used" against "the last one wins" (rows: the
+# words naming the one that holds, and where it stands)
+_HOLDS = re.compile(r"\b(?:wins?|is used|are used|takes? effect|takes? precedence|applies|prevails|counts)\b",
+                    re.IGNORECASE)
+_WHICH = [(re.compile(r"\b(?:first|earliest)\b", re.IGNORECASE), "first"),
+          (re.compile(r"\b(?:last|latest|final)\b", re.IGNORECASE), "last")]
 
 
 # "put X first and Y after (them)": the order said by "first" and a pronoun
@@ -1090,9 +1109,14 @@ _FIRST_THEN = re.compile(r"\b(?P<x>[^,;]+?)\s+first\b,?\s+(?:and|then)\s+(?P<y>[
 def _order(sentence: str) -> tuple[frozenset[str], frozenset[str], str] | None:
     """(what comes first, what comes second, the order word) of a sentence's "X before/after Y"."""
     then = _FIRST_THEN.search(sentence)
-    m = _ORDER.search(sentence)
+    found = list(_ORDER.finditer(sentence))
+    if len(found) > 1 and not then:
+        return None  # a chain ("A overrides B, which overrides C"): more than one order, not read here
+    m = found[0] if found else None
     if not m and not then:
         return None
+    if m and then and m.group(1).lower() in _ORDER_FORWARD - {"before", "prior to", "followed by"}:
+        m = None  # "later entries override earlier ones, so put X first and Y after": the order said is then's
 
     def stems(text: str, last: bool) -> frozenset[str]:
         words = [w for w in re.findall(r"[A-Za-z][\w'-]*", text)
@@ -1137,12 +1161,35 @@ def _order_rule(sa: str, sb: str) -> Finding | None:
     return None
 
 
+def _which_holds(sentence: str) -> tuple[str, str] | None:
+    """("first" | "last", the word) of a sentence saying which of several matches holds, or None."""
+    if not _HOLDS.search(sentence):
+        return None
+    said = [(where, m.group(0)) for pattern, where in _WHICH if (m := pattern.search(sentence))]
+    return said[0] if len(said) == 1 else None
+
+
+def _precedence_rule(sa: str, sb: str) -> Finding | None:
+    """The first match said to hold against the last ("the first record that matches is used" / "the last
+    one wins"), on sentences about the same thing."""
+    wa, wb = _which_holds(sa), _which_holds(sb)
+    if not wa or not wb or wa[0] == wb[0] or not (_pinned(sa, sb) or _aligned(sa, sb)):
+        return None
+    return Finding("order", f"{wa[1].lower()} vs {wb[1].lower()}", (wa[1],), (wb[1],))
+
+
 # A changed default: the same setting said to be on by default and off by default (rows: the words
 # that state a default, the words that say on or off).
+# "unless" with what lifts it ("unless it is turned on", "unless you enable it", "unless --cache-dir is given"):
+# the state without it is the default
 _DEFAULT = re.compile(r"\bby default\b|\bdefaults? to\b|\bthe default\b|\bdefault is\b|\bout of the box\b|"
-                      r"\bunless\b[^.;]*\b(?:turned|switched|set|enabled|disabled|on|off)\b", re.IGNORECASE)
+                      r"\bunless\b[^.;]*\b(?:turned|switched|set|enabled?|enables|disabled?|disables|on|off|given|"
+                      r"passed|specified|provided)\b", re.IGNORECASE)
 _LIFT = re.compile(r"\bunless\b(?P<rest>[^.;]*)", re.IGNORECASE)  # "unless it is turned on": off by default
-_OFF = re.compile(r"\b(?:off|disabled|false|no|not|never|n't|cannot)\b|n't\b", re.IGNORECASE)
+# off: the setting disabled, denied, or set to nothing ("defaults to none, which disables ...")
+_OFF = re.compile(r"\b(?:off|disabled|disables|false|no|none|empty|not|never|n't|cannot)\b|n't\b", re.IGNORECASE)
+# a version after a name ("in PostgreSQL 15", "Python 3.11") says which release, not a default value
+_RELEASE = re.compile(r"\b[A-Z][\w.]*\s+\d+(?:\.\d+)*\b")
 _ON = re.compile(r"\b(?:on|enabled|true|yes|active)\b", re.IGNORECASE)
 
 
@@ -1150,7 +1197,7 @@ def _default_state(sentence: str) -> tuple[str, str] | None:
     """("on" | "off", the words saying so) of a sentence that states a default, or None."""
     if not _DEFAULT.search(sentence):
         return None
-    if re.search(r"\d", sentence):
+    if re.search(r"\d", _RELEASE.sub(" ", sentence)):
         return None  # a default value ("defaults to 128MB") is the quantity rules'
     lift = _LIFT.search(sentence)
     if lift:  # "... unless Persistent= is turned off": the setting is on by default, whatever the main clause says
@@ -1237,7 +1284,7 @@ def compare(a: str, b: str) -> Finding | None:
     if not sentences_a or not sentences_b:
         return None
     for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule,
-                 _exception_rule, _stance_rule, _order_rule, _default_rule, _one_or_many_rule):
+                 _exception_rule, _stance_rule, _order_rule, _precedence_rule, _default_rule, _one_or_many_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)
