@@ -735,7 +735,9 @@ def _same_thing(sa: str, sb: str, least: int = 1) -> bool:
     # "ssh" / "SSH" are one thing written in two cases)
     names_a = {n for n in _names(sa) - ids_a if _stem(n) not in _words_of(sb)}
     names_b = {n for n in _names(sb) - ids_b if _stem(n) not in _words_of(sa)}
-    if names_a and names_b and not (_names(sa) & _names(sb)):
+    # (unless one configuration name both say pins the thing: "pg_hba.conf ... Unix-domain" / "pg_hba.conf
+    # ... TCP/IP" name two cases of it)
+    if names_a and names_b and not (_names(sa) & _names(sb)) and not (ids_a & ids_b):
         return False
     shared = (_about(sa) & words_b) | (_about(sb) & words_a)
     return len(shared) >= least
@@ -963,11 +965,20 @@ _RESTRICTED = [
     (r"\bunless\b", "a condition that lifts the rule"),
     (r"\bonly\b", "the rule limited to some cases"),
     (r"\bnot always\b|\bnot all\b|\bnot every\b|\bnot any\b", "a rule that does not hold everywhere"),
+    (r"\b(?:is|are)\s+ignored\s+(?:on|in|for|by|when|under)\b|\bhas no effect\s+(?:on|in|for|when)\b",
+     "a place or case the rule does not reach"),
 ]
+# A condition the rule holds under ("assert statements are removed when Python runs with -O"): a
+# restriction against "always" or "whatever ..." only (against "every" or "any" it is often the same rule
+# said of each case)
+_CONDITIONED = re.compile(r"\b(?:when|whenever|if)\b", re.IGNORECASE)
+_UNCONDITIONAL = re.compile(r"\balways\b|\bwhatever\b|\bwherever\b|\bregardless\b|\bin every case\b",
+                            re.IGNORECASE)
 _UNIVERSAL = [
     (r"\bnever\b|\balways\b", "said to hold at all times"),
     (r"\bany\b|\bevery\b|\ball\b|\beverything\b|\banything\b|\bwherever\b|\bwhatever\b", "said of everything"),
     (r"\bno way\b|\bwithout exception\b|\bincluded\b", "no case left out"),
+    (r"\balso\b", "said of more than one case (against \"only\")"),
 ]
 _RESTRICTED_RE = [(re.compile(p, re.IGNORECASE), why) for p, why in _RESTRICTED]
 _UNIVERSAL_RE = [(re.compile(p, re.IGNORECASE), why) for p, why in _UNIVERSAL]
@@ -1020,6 +1031,13 @@ def _exception_rule(sa: str, sb: str) -> Finding | None:
     universal, the other universal and not restricted, sharing at least two words of their subject."""
     ra, rb = _restriction(sa), _restriction(sb)
     ua, ub = _universal(sa), _universal(sb)
+    if not ra and not rb:  # a condition against "always": "removed when run with -O" / "always executed"
+        ca, cb = _CONDITIONED.search(sa), _CONDITIONED.search(sb)
+        wa, wb = _UNCONDITIONAL.search(sa), _UNCONDITIONAL.search(sb)
+        if ca and not cb and wb and not wa:
+            ra, ub, ua = ca.group(0), wb.group(0), None
+        elif cb and not ca and wa and not wb:
+            rb, ua, ub = cb.group(0), wa.group(0), None
     if ra and not rb and ub and not (ua and ua.lower() == ub.lower()):
         said_a, said_b = ra, ub
     elif rb and not ra and ua and not (ub and ub.lower() == ua.lower()):
@@ -1038,7 +1056,8 @@ _STANCES = [
       r"\bmust not\b|\bmustn't\b|\bshould not\b|\bshouldn't\b|\bmay not\b|\bcannot\b|\bprohibited\b|"
       r"\bforbidden\b"), "AGAINST", "advised or ruled against"),
     ((r"\bdoes not need\b|\bdo not need\b|\bdoesn't need\b|\bdon't need\b|\bneed not\b|\bnever need\b|"
-      r"\bis optional\b|\bare optional\b|\bnot required\b|\boptional\b"), "NOT_NEEDED", "not needed"),
+      r"\bis optional\b|\bare optional\b|\bnot required\b|\boptional\b|"
+      r"\bwithout (?:being|having to|needing to|the need to)\b"), "NOT_NEEDED", "not needed"),
     ((r"\brefuses? to \w+ (?:unless|without)\b|\bwill not \w+ (?:unless|without)\b|\bwon't \w+ (?:unless|without)\b|"
       r"\brecommended\b|\bencouraged\b|\bsafe to\b|\bis safe\b|\bmust\b|\bhas to\b|\bhave to\b|"
       r"\brequired\b|\bneeds? to\b|\bshould\b|\bneeds?\b"), "FOR", "advised or required"),
@@ -1259,6 +1278,30 @@ def _heads(pattern: re.Pattern, sentence: str) -> dict[str, str]:
     return out
 
 
+# Once against each time: "evaluated once, when the definition runs" / "evaluated each time the function is
+# called" ("once" as a conjunction, "once the server starts", is not how often; "once a day" is a frequency)
+_ONCE = re.compile(r"\b(?:only |just )?once\b(?=\s*(?:[,.;:]|$|(?:and|when|at|during|only)\b))", re.IGNORECASE)
+_EACH_TIME = re.compile(r"\b(?:each|every) time\b|\b(?:on|at|for) (?:each|every) (?:call|use|run)\b|"
+                        r"\brepeatedly\b", re.IGNORECASE)
+
+
+def _how_often(sentence: str) -> tuple[str, str] | None:
+    once, each = _ONCE.search(sentence), _EACH_TIME.search(sentence)
+    if each and re.search(r"\b(?:not|never|rather than|instead of)\s+$", sentence[:each.start()], re.IGNORECASE):
+        return ("once", each.group(0)) if not once else None  # "not at each call" says once
+    if bool(once) == bool(each):
+        return None  # neither, or both ("once, at definition time, not at each call")
+    return ("once", once.group(0)) if once else ("each time", each.group(0))
+
+
+def _once_rule(sa: str, sb: str) -> Finding | None:
+    """One thing done once and done each time, on aligned sentences."""
+    ha, hb = _how_often(sa), _how_often(sb)
+    if not ha or not hb or ha[0] == hb[0] or not _aligned(sa, sb):
+        return None
+    return Finding("quantity", f"{ha[1].lower()} vs {hb[1].lower()}", (ha[1],), (hb[1],))
+
+
 def _one_or_many_rule(sa: str, sb: str) -> Finding | None:
     """One thing said to come exactly once and more than once, on sentences about the same thing; a
     denial of the many ("must not list several") agrees with the one."""
@@ -1284,7 +1327,8 @@ def compare(a: str, b: str) -> Finding | None:
     if not sentences_a or not sentences_b:
         return None
     for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule,
-                 _exception_rule, _stance_rule, _order_rule, _precedence_rule, _default_rule, _one_or_many_rule):
+                 _exception_rule, _stance_rule, _order_rule, _precedence_rule, _default_rule, _one_or_many_rule,
+                 _once_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)
