@@ -162,6 +162,8 @@ _UNITS = {
     **{w: ("data", 1) for w in ("gb", "gigabyte", "gigabytes")},
     **{w: ("data", 1000) for w in ("tb", "terabyte", "terabytes")},
     **{w: ("data", 0.001) for w in ("mb", "megabyte", "megabytes")},
+    **{w: ("data", 1e-6) for w in ("kb", "kilobyte", "kilobytes")},
+    **{w: ("data", 1e-9) for w in ("byte", "bytes")},
 }
 _PREFIX_UNITS = {"€": "eur", "$": "usd", "£": "gbp", "eur": "eur", "usd": "usd", "gbp": "gbp"}
 _FREQUENCIES = {"hourly": 3600, "daily": 86400, "nightly": 86400, "weekly": 604800, "fortnightly": 1209600,
@@ -369,8 +371,10 @@ def _every(tokens: list[str], start: int) -> bool:
 def _same(x: float, y: float, dim: str) -> bool:
     if dim == "temperature":
         return abs(x - y) <= 0.6  # 0 °F is -17.8 °C: "-18 °C" says the same
-    if dim.startswith(("count:", "clock", "times")) or dim in ("percent",):
+    if dim.startswith(("count:", "clock", "times")) or dim in ("percent", "octal mode"):
         return abs(x - y) < 1e-9  # counted, not converted: exact
+    if dim == "data":  # a kilobyte is 1000 or 1024 bytes as people write it ("1024 bytes" / "1 kB", "4GB" / "4 GiB")
+        return abs(x - y) <= max(abs(x), abs(y)) * 0.075 + 1e-15
     return abs(x - y) <= max(abs(x), abs(y)) * 0.01 + 1e-9  # converted units, rounded as people round
 
 
@@ -768,6 +772,8 @@ def _scalars(sentence: str, taken: list[Quantity]) -> list[Quantity]:
                 label.endswith("s") and label[:-1] in _FUNCTION:
             label = ""
         dim = f"label:{_stem(label)}" if label else "number"
+        if re.fullmatch(r"0[0-7]{3}", m.group(0)):
+            dim = "octal mode"  # 0600, 0640: a file's permissions however they are named ("mode", "permissions")
         out.append(Quantity(dim, float(m.group(0)), m.group(0), frozenset(), frozenset(), False, sentence))
     return out
 
@@ -918,6 +924,29 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
     if len({a for a, _ in dims}) > 1:
         return None  # two measures differ at once ("80% within a day" / "95% within five days"): other measures
     return found[0] if found else None
+
+
+# No bound against a bound: "identifiers are unlimited in length" / "at most 255 characters long"
+_UNBOUNDED = re.compile(r"\bunlimited\b|\bunbounded\b|\bno (?:upper )?limit\b|\bwithout (?:any |a )?limit\b|"
+                        r"\bno maximum\b|\bnot limited\b", re.IGNORECASE)
+_BOUNDED = re.compile(r"\b(?:at most|up to|no more than|not more than|a maximum of|maximum|limited to|"
+                      r"a limit of|cannot exceed|must not exceed)\s+(?:of\s+)?\S*\d", re.IGNORECASE)
+
+
+def _unbounded_rule(sa: str, sb: str) -> Finding | None:
+    """One thing said to have no limit and to have an upper bound, on aligned sentences (a denial of
+    the unlimited, "is not unlimited", agrees with the bound)."""
+    for x, y, flip in ((sa, sb, False), (sb, sa, True)):
+        free, bound = _UNBOUNDED.search(x), _BOUNDED.search(y)
+        if not free or not bound or _UNBOUNDED.search(y) or _BOUNDED.search(x):
+            continue
+        if re.search(r"\b(?:not|never|n't)\s+(?:\w+\s+)?$", x[:free.start()], re.IGNORECASE) or not _aligned(x, y):
+            continue
+        wa, wb = free.group(0), bound.group(0)
+        if flip:
+            wa, wb = wb, wa
+        return Finding("quantity", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
+    return None
 
 
 def _noun(q: Quantity) -> str:
@@ -1328,7 +1357,7 @@ def compare(a: str, b: str) -> Finding | None:
         return None
     for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule,
                  _exception_rule, _stance_rule, _order_rule, _precedence_rule, _default_rule, _one_or_many_rule,
-                 _once_rule):
+                 _once_rule, _unbounded_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)
