@@ -747,6 +747,9 @@ def _same_thing(sa: str, sb: str, least: int = 1) -> bool:
     return len(shared) >= least
 
 
+# words saying when something first appeared: a release number beside them is that event's
+_ARRIVED = re.compile(r"\b(?:added|introduced|gained|new in|since|first (?:appeared|shipped|available)|"
+                      r"available (?:from|since))\b", re.IGNORECASE)
 _BARE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]*\w)")
 _LABEL_BEFORE = re.compile(r"([A-Za-z][\w-]*)\s+$")
 
@@ -766,6 +769,11 @@ def _scalars(sentence: str, taken: list[Quantity]) -> list[Quantity]:
             continue
         before = _LABEL_BEFORE.search(sentence[:m.start()])
         label = before.group(1).lower() if before else ""
+        if "." in m.group(0) and label not in _FUNCTION and _ARRIVED.search(sentence):
+            # "added in pip 22.3" / "gained it in version 23.1": the release something arrived in
+            out.append(Quantity("release", float(m.group(0).split(".")[0]) * 1000 + float(m.group(0).split(".")[1]),
+                                m.group(0), frozenset(), frozenset(), False, sentence))
+            continue
         if label in _LABELS or label.rstrip("s") in _LABELS:
             continue  # "severity 1", "zone 4", "version 2": names of classes, not values (as above)
         if label in _FUNCTION or label in _GENERIC or label in _MODAL_WORDS or label in _NEGATIONS or \
