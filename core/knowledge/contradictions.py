@@ -1000,7 +1000,7 @@ _RESTRICTED = [
       r"\b(?:is|are|do|does)\s+not\s+(?:be\s+)?(?:applied|apply)\s+to\b|\b(?:doesn't|don't)\s+apply\s+to\b"),
      "an exception named"),
     (r"\bunless\b", "a condition that lifts the rule"),
-    (r"\bonly\b", "the rule limited to some cases"),
+    (r"(?<!-)\bonly\b", "the rule limited to some cases (not \"read-only\")"),
     (r"\bnot always\b|\bnot all\b|\bnot every\b|\bnot any\b", "a rule that does not hold everywhere"),
     (r"\b(?:is|are)\s+ignored\s+(?:on|in|for|by|when|under)\b|\bhas no effect\s+(?:on|in|for|when)\b",
      "a place or case the rule does not reach"),
@@ -1315,6 +1315,48 @@ def _heads(pattern: re.Pattern, sentence: str) -> dict[str, str]:
     return out
 
 
+# A reversed act in other words: one sentence says the thing is let in, the other that it is turned away
+# (rows: the words for, the words against, what they oppose). Read as stems; a denial on one side
+# ("does not accept") agrees with the other.
+_OPPOSITES = [
+    (("accept", "accepts", "accepted", "accepting"), ("refuse", "refuses", "refused", "reject", "rejects", "rejected"),
+     "taken in or turned away"),
+    (("allow", "allows", "allowed", "permit", "permits"), ("deny", "denies", "denied", "block", "blocks", "blocked"),
+     "let through or stopped"),
+    (("enable", "enables", "enabled"), ("disable", "disables", "disabled"), "switched on or off"),
+    (("include", "includes", "included"), ("exclude", "excludes", "excluded"), "in or out"),
+    (("keep", "keeps", "kept", "retain", "retains", "retained", "preserve", "preserves", "preserved"),
+     ("discard", "discards", "discarded", "drop", "drops", "dropped", "delete", "deletes", "deleted"),
+     "kept or thrown away"),
+    (("grant", "grants", "granted"), ("revoke", "revokes", "revoked"), "given or taken back"),
+]
+_OPPOSITES_STEMS = [(frozenset(_stem(w) for w in yes), frozenset(_stem(w) for w in no), why)
+                    for yes, no, why in _OPPOSITES]
+
+
+def _acts(sentence: str) -> dict[str, str]:
+    """The stems of a sentence's main clause (a qualifying clause's are its own) -> the words as written."""
+    main = _QUALIFYING.sub("", sentence)
+    return {_stem(w.lower()): w for w in re.findall(r"[A-Za-z][A-Za-z'-]*", main)}
+
+
+def _opposite_rule(sa: str, sb: str) -> Finding | None:
+    """One thing let in by one sentence and turned away by the other ("a standby accepts read-only queries"
+    / "a standby refuses every client connection"): aligned sentences, neither denied, neither restricted."""
+    acts_a, acts_b = _acts(sa), _acts(sb)
+    for yes, no, _ in _OPPOSITES_STEMS:
+        for x, y in ((acts_a, acts_b), (acts_b, acts_a)):
+            wx, wy = yes & x.keys(), no & y.keys()
+            if not wx or not wy or no & x.keys() or yes & y.keys():
+                continue
+            if _negated(sa) or _negated(sb) or _restriction(sa) or _restriction(sb) or not _aligned(sa, sb):
+                return None
+            said_x, said_y = x[min(wx)], y[min(wy)]
+            wa, wb = (said_x, said_y) if x is acts_a else (said_y, said_x)
+            return Finding("negation", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
+    return None
+
+
 # Once against each time: "evaluated once, when the definition runs" / "evaluated each time the function is
 # called" ("once" as a conjunction, "once the server starts", is not how often; "once a day" is a frequency)
 _ONCE = re.compile(r"\b(?:only |just )?once\b(?=\s*(?:[,.;:]|$|(?:and|when|at|during|only)\b))", re.IGNORECASE)
@@ -1365,7 +1407,7 @@ def compare(a: str, b: str) -> Finding | None:
         return None
     for rule in (_quantity_rule, _polarity_rules, _attribute_rule, _aligned_quantity_rule,
                  _exception_rule, _stance_rule, _order_rule, _precedence_rule, _default_rule, _one_or_many_rule,
-                 _once_rule, _unbounded_rule):
+                 _once_rule, _unbounded_rule, _opposite_rule):
         for sa in sentences_a:
             for sb in sentences_b:
                 found = rule(sa, sb)
