@@ -168,6 +168,7 @@ _UNITS = {
 _PREFIX_UNITS = {"€": "eur", "$": "usd", "£": "gbp", "eur": "eur", "usd": "usd", "gbp": "gbp"}
 _FREQUENCIES = {"hourly": 3600, "daily": 86400, "nightly": 86400, "weekly": 604800, "fortnightly": 1209600,
                 "monthly": 2629800, "quarterly": 7889400, "annually": 31557600, "yearly": 31557600}
+_SHARES = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1}  # "<share> of" a whole
 _RATE_WORDS = {"a", "an", "per", "each", "every"}
 # the words a small-number "a"/"an" is a quantity after ("within an hour", "for a week")
 _ARTICLE_AFTER = {"within", "for", "after", "in", "than", "about", "under", "over", "least", "most", "to",
@@ -255,6 +256,12 @@ def _quantities(sentence: str) -> tuple[Quantity, ...]:
         # money written before the number: €500, EUR 500
         if low in _PREFIX_UNITS and i + 1 < n and _number(tokens[i + 1]) is not None:
             found.append((f"money_{_PREFIX_UNITS[low]}", _number(tokens[i + 1]), i, i + 2, False))
+            i += 2
+            continue
+        share = _SHARES.get(low)
+        if share and i + 1 < n and tokens[i + 1].lower() == "of" and (low == "half" or i and tokens[i - 1].lower()
+                                                                      in ("a", "one")):
+            found.append(("fraction", share, i, i + 1, False))  # "half of the rows", "a quarter of them"
             i += 2
             continue
         clock = _CLOCK.match(tok)
@@ -371,6 +378,8 @@ def _every(tokens: list[str], start: int) -> bool:
 def _same(x: float, y: float, dim: str) -> bool:
     if dim == "temperature":
         return abs(x - y) <= 0.6  # 0 °F is -17.8 °C: "-18 °C" says the same
+    if dim == "fraction":
+        return abs(x - y) <= 0.01  # "a third" is 0.33
     if dim.startswith(("count:", "clock", "times")) or dim in ("percent", "octal mode"):
         return abs(x - y) < 1e-9  # counted, not converted: exact
     if dim == "data":  # a kilobyte is 1000 or 1024 bytes as people write it ("1024 bytes" / "1 kB", "4GB" / "4 GiB")
@@ -780,6 +789,8 @@ def _scalars(sentence: str, taken: list[Quantity]) -> list[Quantity]:
                 label.endswith("s") and label[:-1] in _FUNCTION:
             label = ""
         dim = f"label:{_stem(label)}" if label else "number"
+        if re.fullmatch(r"0?\.\d+", m.group(0)) and not label:
+            dim = "fraction"  # "defaults to 0.1": a share, as "half of them" is
         if re.fullmatch(r"0[0-7]{3}", m.group(0)):
             dim = "octal mode"  # 0600, 0640: a file's permissions however they are named ("mode", "permissions")
         out.append(Quantity(dim, float(m.group(0)), m.group(0), frozenset(), frozenset(), False, sentence))
