@@ -926,7 +926,8 @@ def _aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
             shared = (la & lb) - names  # something said of both values, near them (not a system's name)
             # a configuration name's word, or the counted or named noun itself ("100 client connections" /
             # "200 concurrent connections", "port 5432" / "default port is 5433") says which thing
-            strong = shared & (parts_a | parts_b) or _noun(qa) or _noun(qb)
+            strong = shared & (parts_a | parts_b) or _noun(qa) or _noun(qb) or \
+                (shared and qa.dimension == qb.dimension == "octal mode")  # the value says it is a file's mode
             if len(shared) < 2 and not strong:
                 continue  # one word in common near two values ("in the cold room") is not one thing
             if qa.every != qb.every and not shared & (parts_a | parts_b):
