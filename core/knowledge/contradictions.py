@@ -33,20 +33,29 @@ things) and then look for one disagreement:
 - **aligned quantity**: one dimension, values that differ, a word near both values shared (or a
   configuration name's word, or the counted noun); not for other kinds or days of one thing, a
   period beside a duration, two measures differing at once, or bounds pointing opposite ways;
-- **exception**: a rule with its exception or restriction ("except", "unless", "only") against the
-  same rule said of everything ("never", "any", "every");
+- **exception**: a rule with its exception or restriction ("except", "unless", "only", "is ignored
+  on") against the same rule said of everything ("never", "any", "every", "also"), or with a condition
+  ("when", "if") against "always" or "whatever";
 - **stance**: advised or ruled against ("be avoided", "must not") against advised or required
   ("recommended", "has to"), or not needed ("never need") against required;
-- **order**: what one sentence puts before, the other puts after ("put X first and Y after them");
-- **default**: one setting on by default and off by default ("unless X is turned off": X is on);
-- **one or many**: exactly one of a thing against several of it.
+- **order**: what one sentence puts before, or lets override, the other puts after ("put X first and Y
+  after them", "X takes precedence over Y");
+- **precedence**: the first match said to hold against the last ("the first one that matches is used" /
+  "the last one wins");
+- **default**: one setting on by default and off by default ("unless X is turned off": X is on;
+  "unless you enable it", "unless --x is given": off);
+- **one or many**: exactly one of a thing against several of it;
+- **once or each time**: done once against done each time ("not at each call" says once);
+- **unbounded**: no limit against an upper bound ("unlimited in length" / "at most 255 characters");
+- **opposite**: one thing let in and turned away (accept / refuse, allow / deny, enable / disable, keep /
+  discard, include / exclude, grant / revoke), neither side denied or restricted.
 
 Order and default need no more words shared when both sentences name one configuration name (it
 pins what they are about); a configuration name is read as the words it is made of as written
 ("UserStopDelaySec": user, stop, delay; "PostgreSQL" stays a name).
 
-Each rule's words are a table below with the reason. Sentence embeddings were measured as the
-alignment and do not separate the pairs (docs/architecture.md, "Conflicts"): the module stays
+Each rule's words are a table beside it with the reason. Sentence embeddings were measured as the
+alignment and do not separate the pairs (docs/architecture.md, "Conflicts"): the rules stay
 lexical.
 """
 from __future__ import annotations
