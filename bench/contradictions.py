@@ -1,4 +1,4 @@
-"""Precision and recall of the deterministic contradiction rules (core/knowledge/contradictions.py) on
+"""Precision and recall of the deterministic contradiction rules (core/knowledge/contradictions/) on
 labelled sets of answer pairs, each beside a word-overlap baseline computed in the same run. Four are
 tuning sets (the rules have been changed while reading them, so their figures are not results):
 

@@ -1,5 +1,5 @@
 """The fast tier for conflicts: an answer's subjects (core/knowledge/subjects.py) and the contradiction rules
-(core/knowledge/contradictions.py), pure logic with no server (docs/architecture.md, "Conflicts")."""
+(core/knowledge/contradictions/), pure logic with no server (docs/architecture.md, "Conflicts")."""
 from __future__ import annotations
 
 import pytest
@@ -40,7 +40,7 @@ def test_plurals_are_singularised_lightly(plural, one):
     assert singular(plural) == one
 
 
-# ----------------------------------------------------------------------------- the rules of core/knowledge/contradictions.py
+# ----------------------------------------------------------------------------- the rules of core/knowledge/contradictions/
 
 from r2k.core.knowledge.contradictions import Finding, compare, quantities
 
