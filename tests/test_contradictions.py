@@ -401,6 +401,16 @@ def test_each_rule_family_finds_its_contradictions(kind, a, b, words):
     ("sample_ratio defaults to 0.5.", "By default the profiler keeps half of the samples as its sample ratio."),
     # opposites: a denial agrees with the other side
     ("The relay does not accept mail from unknown senders.", "The relay refuses mail from unknown senders."),
+    # a condition the "always" side names too is the same rule for that case; "ignored by" names no case
+    ("The cache is flushed when the process exits.", "The cache is always flushed at exit, whatever signal ends the process."),
+    ("Comments are ignored by the parser.", "The parser ignores every comment."),
+    # "also" widens an "only" only when it says the same act
+    ("Only the owner may delete the file.", "The owner can also rename the file."),
+    # once per the event "each time" names
+    ("A backup is taken each time the database is upgraded.",
+     "The upgrade takes a backup once, before the first migration runs."),
+    # kept for a time and deleted after it agree
+    ("Files are kept for 30 days.", "Files older than 30 days are deleted."),
     # a name two configuration names share words with is not spelled by the other (pg-style tool pairs)
     ("mk_dumpall also dumps users and groups.", "mk_dump does not dump users or groups; mk_dumpall does."),
 ])

@@ -22,7 +22,7 @@ _RESTRICTED = [
     (r"\bunless\b", "a condition that lifts the rule"),
     (r"(?<!-)\bonly\b", "the rule limited to some cases (not \"read-only\")"),
     (r"\bnot always\b|\bnot all\b|\bnot every\b|\bnot any\b", "a rule that does not hold everywhere"),
-    (r"\b(?:is|are)\s+ignored\s+(?:on|in|for|by|when|under)\b|\bhas no effect\s+(?:on|in|for|when)\b",
+    (r"\b(?:is|are)\s+ignored\s+(?:on|in|for|when|under)\b|\bhas no effect\s+(?:on|in|for|when)\b",
      "a place or case the rule does not reach"),
 ]
 
@@ -69,6 +69,19 @@ def _universal(sentence: str) -> str | None:
     return None
 
 
+def clause_case(sentence: str, start: int) -> str:
+    """The stem of the last content word of the clause starting at `start` (up to a comma, a semicolon or
+    the end): the case or event the clause names ("when the process exits": exit)."""
+    clause = re.split(r"[,;.]", sentence[start:], maxsplit=1)[0]
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z'-]*", clause)
+             if w.lower() not in FUNCTION | NEGATIONS | MODAL_WORDS and w.lower() != "it"]
+    return stem(words[-1].lower()) if words else ""
+
+
+def _says(sentence: str, word: str) -> bool:
+    return bool(word) and word in {stem(w.lower()) for w in re.findall(r"[A-Za-z][A-Za-z'-]*", sentence)}
+
+
 def exception_rule(sa: str, sb: str) -> Finding | None:
     """A rule stated with its exception ("does not return space, except when ...") against the same
     rule said of everything ("never gives any space back"): aligned sentences, one restricted and not
@@ -78,9 +91,11 @@ def exception_rule(sa: str, sb: str) -> Finding | None:
     if not ra and not rb:  # a condition against "always": "removed when run with -O" / "always executed"
         ca, cb = _CONDITIONED.search(sa), _CONDITIONED.search(sb)
         wa, wb = _UNCONDITIONAL.search(sa), _UNCONDITIONAL.search(sb)
-        if ca and not cb and wb and not wa:
+        # ... unless the other sentence names the condition's case too ("flushed when the process exits" /
+        # "always flushed at exit"): the same rule for that case
+        if ca and not cb and wb and not wa and not _says(sb, clause_case(sa, ca.end())):
             ra, ub, ua = ca.group(0), wb.group(0), None
-        elif cb and not ca and wa and not wb:
+        elif cb and not ca and wa and not wb and not _says(sa, clause_case(sb, cb.end())):
             rb, ua, ub = cb.group(0), wa.group(0), None
     if ra and not rb and ub and not (ua and ua.lower() == ub.lower()):
         said_a, said_b = ra, ub
@@ -88,6 +103,10 @@ def exception_rule(sa: str, sb: str) -> Finding | None:
         said_a, said_b = ua, rb
     else:
         return None
+    for x, y in ((sa, sb), (sb, sa)):  # "also" widens an "only" when it says the same act ("also match")
+        also = re.search(r"\balso\s+([A-Za-z][\w'-]*)", x, re.IGNORECASE)
+        if also and (_universal(x) or "").lower() == "also" and not _says(y, stem(also.group(1).lower())):
+            return None
     if not aligned(sa, sb):
         return None
     return Finding("exception", f"{said_a.lower()} vs {said_b.lower()}", (said_a,), (said_b,))
@@ -184,9 +203,6 @@ _OPPOSITES = [
      "let through or stopped"),
     (("enable", "enables", "enabled"), ("disable", "disables", "disabled"), "switched on or off"),
     (("include", "includes", "included"), ("exclude", "excludes", "excluded"), "in or out"),
-    (("keep", "keeps", "kept", "retain", "retains", "retained", "preserve", "preserves", "preserved"),
-     ("discard", "discards", "discarded", "drop", "drops", "dropped", "delete", "deletes", "deleted"),
-     "kept or thrown away"),
     (("grant", "grants", "granted"), ("revoke", "revokes", "revoked"), "given or taken back"),
 ]
 _OPPOSITES_STEMS = [(frozenset(stem(w) for w in yes), frozenset(stem(w) for w in no), why)
@@ -233,9 +249,16 @@ def _how_often(sentence: str) -> tuple[str, str] | None:
 
 
 def once_rule(sa: str, sb: str) -> Finding | None:
-    """One thing done once and done each time, on aligned sentences."""
+    """One thing done once and done each time, on aligned sentences, the once not per the event the
+    each time names."""
     ha, hb = _how_often(sa), _how_often(sb)
     if not ha or not hb or ha[0] == hb[0] or not aligned(sa, sb):
+        return None
+    # once per the event "each time" names ("each time the database is upgraded" / "the upgrade takes a
+    # backup once"): the same rule
+    each, other = (sa, sb) if ha[0] == "each time" else (sb, sa)
+    at = _EACH_TIME.search(each)
+    if at and _says(other, clause_case(each, at.end())):
         return None
     return Finding("quantity", f"{ha[1].lower()} vs {hb[1].lower()}", (ha[1],), (hb[1],))
 
