@@ -411,6 +411,12 @@ def test_each_rule_family_finds_its_contradictions(kind, a, b, words):
      "The upgrade takes a backup once, before the first migration runs."),
     # kept for a time and deleted after it agree
     ("Files are kept for 30 days.", "Files older than 30 days are deleted."),
+    # two files' modes: "mode" itself says nothing of whose
+    ("Files in the archive keep mode 0644.", "Extracted scripts get mode 0755 so they can be run."),
+    # the same size in binary units; a default on one platform and off on another; the last and the later win
+    ("work_mem defaults to 4MB.", "By default each sort may use 4096 kB of work memory."),
+    ("ssl is enabled by default on Linux.", "On Windows ssl is disabled by default."),
+    ("The last definition wins.", "When a name is defined twice, the later definition takes precedence."),
     # a name two configuration names share words with is not spelled by the other (pg-style tool pairs)
     ("mk_dumpall also dumps users and groups.", "mk_dump does not dump users or groups; mk_dumpall does."),
 ])

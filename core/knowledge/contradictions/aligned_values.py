@@ -172,7 +172,8 @@ def aligned_quantity_rule(sa: str, sb: str) -> Finding | None:
             # a configuration name's word, or the counted or named noun itself ("100 client connections" /
             # "200 concurrent connections", "port 5432" / "default port is 5433") says which thing
             strong = shared & (parts_a | parts_b) or _noun(qa) or _noun(qb) or \
-                (shared and qa.dimension == qb.dimension == "octal mode")  # the value says it is a file's mode
+                (shared - _named_by(qa) - _named_by(qb) and qa.dimension == qb.dimension == "octal mode")
+            # (the value says it is a file's mode: a word shared besides "mode" itself says whose)
             if len(shared) < 2 and not strong:
                 continue  # one word in common near two values ("in the cold room") is not one thing
             if qa.every != qb.every and not shared & (parts_a | parts_b):
@@ -212,6 +213,12 @@ def unbounded_rule(sa: str, sb: str) -> Finding | None:
             wa, wb = wb, wa
         return Finding("quantity", f"{wa.lower()} vs {wb.lower()}", (wa,), (wb,))
     return None
+
+
+def _named_by(q: Quantity) -> frozenset[str]:
+    """The stem of the word just before a value ("mode 0600": mode), what names the value, not whose it is."""
+    before = _LABEL_BEFORE.search(q.sentence[:max(q.sentence.find(q.text), 0)])
+    return frozenset({stem(before.group(1).lower())}) if before else frozenset()
 
 
 def _noun(q: Quantity) -> str:
