@@ -349,6 +349,8 @@ _FAMILIES = {
         # bytes and kilobytes, converted
         ("snippet_size defaults to 512 bytes.", "By default the snippet keeps up to 2 kilobytes of text for snippet size.",
          "512 bytes vs 2 kilobytes"),
+        # binary units converted: a gibibyte against megabytes
+        ("pool_size defaults to 2 GiB.", "By default the pool size is 512 MB.", "2 GiB vs 512 MB"),
         # octal modes, however named
         ("The default socket permissions are 0660, so the group can connect.",
          "Sockets are created with mode 0600 by default.", "0660 vs 0600"),
@@ -415,6 +417,8 @@ def test_each_rule_family_finds_its_contradictions(kind, a, b, words):
     ("Files in the archive keep mode 0644.", "Extracted scripts get mode 0755 so they can be run."),
     # the same size in binary units; a default on one platform and off on another; the last and the later win
     ("work_mem defaults to 4MB.", "By default each sort may use 4096 kB of work memory."),
+    ("pool_size defaults to 2 GiB.", "By default the pool size is 2048 MB."),
+    ("flush_delay defaults to 500 microseconds.", "By default the flush delay is half a millisecond."),
     ("ssl is enabled by default on Linux.", "On Windows ssl is disabled by default."),
     ("The last definition wins.", "When a name is defined twice, the later definition takes precedence."),
     # a name two configuration names share words with is not spelled by the other (pg-style tool pairs)

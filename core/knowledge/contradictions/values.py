@@ -23,6 +23,7 @@ _NUMBER_WORDS = {
 }
 # unit word -> (dimension, factor to the dimension's base unit)
 UNITS = {
+    **{w: ("duration", 1e-6) for w in ("µs", "us", "microsecond", "microseconds")},
     **{w: ("duration", 0.001) for w in ("ms", "millisecond", "milliseconds")},
     **{w: ("duration", 1) for w in ("second", "seconds", "sec", "secs", "s")},
     **{w: ("duration", 60) for w in ("minute", "minutes", "min", "mins")},
@@ -56,7 +57,10 @@ UNITS = {
     **{w: ("data", 1) for w in ("gb", "gigabyte", "gigabytes")},
     **{w: ("data", 1000) for w in ("tb", "terabyte", "terabytes")},
     **{w: ("data", 0.001) for w in ("mb", "megabyte", "megabytes")},
-    **{w: ("data", 1e-6) for w in ("kb", "kilobyte", "kilobytes")},
+    **{w: ("data", 1e-6) for w in ("kb", "kilobyte", "kilobytes", "kib", "kibibyte", "kibibytes")},
+    **{w: ("data", 0.001) for w in ("mib", "mebibyte", "mebibytes")},
+    **{w: ("data", 1) for w in ("gib", "gibibyte", "gibibytes")},
+    **{w: ("data", 1000) for w in ("tib", "tebibyte", "tebibytes")},
     **{w: ("data", 1e-9) for w in ("byte", "bytes")},
 }
 _PREFIX_UNITS = {"€": "eur", "$": "usd", "£": "gbp", "eur": "eur", "usd": "usd", "gbp": "gbp"}
