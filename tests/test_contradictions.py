@@ -421,6 +421,10 @@ def test_each_rule_family_finds_its_contradictions(kind, a, b, words):
     ("flush_delay defaults to 500 microseconds.", "By default the flush delay is half a millisecond."),
     ("ssl is enabled by default on Linux.", "On Windows ssl is disabled by default."),
     ("The last definition wins.", "When a name is defined twice, the later definition takes precedence."),
+    # one setting on two platforms or in two releases: two cases ("MB" written in capitals names nothing)
+    ("On Linux, cache_size defaults to 128MB.", "On Windows, cache_size defaults to 64MB."),
+    ("In Debian the conf_dir holds 5 worker files by default.", "In Fedora conf_dir holds 3 worker files by default."),
+    ("log_format defaults to json in Mailer 15.", "log_format defaulted to text in Mailer 9.6."),
     # a name two configuration names share words with is not spelled by the other (pg-style tool pairs)
     ("mk_dumpall also dumps users and groups.", "mk_dump does not dump users or groups; mk_dumpall does."),
 ])

@@ -40,6 +40,9 @@ def _scalars(sentence: str, taken: list[Quantity]) -> list[Quantity]:
             continue
         if label in LABELS or label.rstrip("s") in LABELS:
             continue  # "severity 1", "zone 4", "version 2": names of classes, not values (as above)
+        if before and re.fullmatch(r"[A-Z][\w-]*", before.group(1)) and \
+                re.search(r"\b(?:in|under|for)\s+$", sentence[:before.start(1)], re.IGNORECASE):
+            continue  # "in PostgreSQL 9.6": which release a statement is about ("supports CPython 3.7": a value)
         if label in FUNCTION or label in GENERIC or label in MODAL_WORDS or label in NEGATIONS or \
                 label.endswith("s") and label[:-1] in FUNCTION:
             label = ""

@@ -9,6 +9,7 @@ import re
 from functools import lru_cache
 
 from ..subjects import subjects_of
+from .values import UNITS
 from .words import FUNCTION, MODAL_WORDS, NEGATIONS, capitalised_names, stem
 
 # ----------------------------------------------------------------------------- aligned sentences
@@ -117,21 +118,23 @@ def own_names(sa: str, sb: str) -> bool:
     return bool(own_a and own_b)
 
 
-def same_thing(sa: str, sb: str, least: int = 1) -> bool:
+def same_thing(sa: str, sb: str, least: int = 1, cases: bool = False) -> bool:
     """Two sentences are about the same thing: at least `least` of the stems naming what one is about
     are said by the other, and they do not each name a configuration name or a capitalised name of
-    their own (maintenance_work_mem / logical_decoding_work_mem are two settings)."""
+    their own (maintenance_work_mem / logical_decoding_work_mem are two settings). With `cases`, the
+    names each gives are cases of the one configuration name both say (for a rule that compares cases:
+    "matches only Unix-domain sockets" / "also matches TCP/IP")."""
     words_a, ids_a = topic_stems(sa)
     words_b, ids_b = topic_stems(sb)
     if own_names(sa, sb):
         return False
     # a name is a sentence's own only when the other never says the word ("Port" / "the default port",
     # "ssh" / "SSH" are one thing written in two cases)
-    names_a = {n for n in capitalised_names(sa) - ids_a if stem(n) not in words_of(sb)}
-    names_b = {n for n in capitalised_names(sb) - ids_b if stem(n) not in words_of(sa)}
-    # (unless one configuration name both say pins the thing: "pg_hba.conf ... Unix-domain" / "pg_hba.conf
-    # ... TCP/IP" name two cases of it)
-    if names_a and names_b and not (capitalised_names(sa) & capitalised_names(sb)) and not (ids_a & ids_b):
+    # (a unit written in capitals, "MB", names nothing)
+    caps_a, caps_b = capitalised_names(sa) - UNITS.keys(), capitalised_names(sb) - UNITS.keys()
+    names_a = {n for n in caps_a - ids_a if stem(n) not in words_of(sb)}
+    names_b = {n for n in caps_b - ids_b if stem(n) not in words_of(sa)}
+    if names_a and names_b and not (caps_a & caps_b) and not (cases and ids_a & ids_b):
         return False
     shared = (_about(sa) & words_b) | (_about(sb) & words_a)
     return len(shared) >= least
@@ -147,12 +150,12 @@ def words_of(sentence: str) -> frozenset[str]:
     return frozenset(stems)
 
 
-def aligned(sa: str, sb: str) -> bool:
+def aligned(sa: str, sb: str, cases: bool = False) -> bool:
     """Sentences close enough in what they say for a dropped exception or a reversed stance to be
     one statement's: at least two shared words that are not names (system names are shared by many
     statements), and a fifth of their words shared (real pairs worded independently share 0.2 to
-    0.4; unrelated rules about one place, 0.1)."""
-    if not same_thing(sa, sb):
+    0.4; unrelated rules about one place, 0.1). `cases` as for `same_thing`."""
+    if not same_thing(sa, sb, cases=cases):
         return False
     (a, ids_a), (b, ids_b) = topic_stems(sa), topic_stems(sb)
     # a system's name is one both sentences write as a name (a configuration name is no system's;

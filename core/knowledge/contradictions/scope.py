@@ -107,7 +107,7 @@ def exception_rule(sa: str, sb: str) -> Finding | None:
         also = re.search(r"\balso\s+([A-Za-z][\w'-]*)", x, re.IGNORECASE)
         if also and (_universal(x) or "").lower() == "also" and not _says(y, stem(also.group(1).lower())):
             return None
-    if not aligned(sa, sb):
+    if not aligned(sa, sb, cases=True):  # the restriction and the widening name cases of one thing
         return None
     return Finding("exception", f"{said_a.lower()} vs {said_b.lower()}", (said_a,), (said_b,))
 
