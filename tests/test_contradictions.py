@@ -361,6 +361,12 @@ _FAMILIES = {
         ("sample_ratio defaults to 0.25.", "By default the profiler keeps half of the samples as its sample ratio.",
          "0.25 vs half"),
     ],
+    "attribute": [
+        # one word turned into its opposite, the rest the same: an end of a range, a negating prefix
+        ("The queue drops the oldest message first when it is full.",
+         "The queue drops the newest message first when it is full.", "oldest vs newest"),
+        ("Key lookups are case-sensitive.", "Key lookups are case-insensitive.", "case-sensitive vs case-insensitive"),
+    ],
     "negation": [
         # let in and turned away
         ("relay_mode is on by default, so a relay accepts outgoing mail from clients.",
@@ -421,6 +427,14 @@ def test_each_rule_family_finds_its_contradictions(kind, a, b, words):
     ("flush_delay defaults to 500 microseconds.", "By default the flush delay is half a millisecond."),
     ("ssl is enabled by default on Linux.", "On Windows ssl is disabled by default."),
     ("The last definition wins.", "When a name is defined twice, the later definition takes precedence."),
+    # words naming two kinds of one thing, and verbs with a prefix, are not opposites
+    ("The local copy is kept for 30 days.", "The remote copy is kept for 30 days."),
+    ("Install the plugin with the package manager.", "Uninstall the plugin with the package manager."),
+    # a rule beside its exception stated alone; "defaults to always" is a value, not "always"
+    ("Reports must be signed, except those sent to the internal audit team.",
+     "Reports sent to the internal audit team need not be signed."),
+    ("The agent restarts on failure unless restart_mode is set to never.",
+     "restart_mode defaults to always, so a failed agent comes back."),
     # one setting on two platforms or in two releases: two cases ("MB" written in capitals names nothing)
     ("On Linux, cache_size defaults to 128MB.", "On Windows, cache_size defaults to 64MB."),
     ("In Debian the conf_dir holds 5 worker files by default.", "In Fedora conf_dir holds 3 worker files by default."),

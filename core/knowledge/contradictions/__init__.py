@@ -9,8 +9,8 @@ its signature and the fields of `Finding` are kept stable.
 Rules, tried in this order, sentence against sentence:
 
 - **quantity**: one quantity given two values. Numbers are read with their units (durations,
-  percentages, temperatures in °C or °F, distances, areas, weights, money, clock times, counts of the
-  noun the number counts: "14 loading docks" counts docks) and normalised ("half an hour" is "30
+  percentages, temperatures in °C or °F, distances, areas, weights, money, data sizes, clock times,
+  shares, counts of the noun the number counts: "14 loading docks" counts docks) and normalised ("half an hour" is "30
   minutes", 0 °F is about -18 °C); two values disagree when they measure the same thing (the same
   unit kind and, for counts, the same noun; the words around them alike, no other place or name) and
   neither text also gives the other's value.
@@ -19,11 +19,15 @@ Rules, tried in this order, sentence against sentence:
 - **negation**: the same statement, once affirmed and once denied ("is" / "is not", "does not").
 - **attribute**: the same attribute of the same thing with other values ("Refunds are approved by
   the Finance Lead" / "… by the Support Manager"): the same subject and relation, values that share
-  no word and name someone or something (a capitalised name or code).
+  no word and name someone or something (a capitalised name or code);
+- **antonym**: the same statement with one word turned into its opposite ("the oldest entry" / "the
+  newest entry", "synchronous" / "asynchronous"; not two kinds of one thing, "local" / "remote copy").
 
 A rule finds a contradiction only when the rest of the two sentences agree, so elaborations ("kept
-30 days" / "kept 30 days and 2 weeks"), restrictions to another place or thing, and negations that
-agree ("must not exceed 9 hours" / "may drive up to 9 hours") are not flagged.
+30 days" / "kept 30 days and 2 weeks"), restrictions to another place or thing, negations that agree
+("must not exceed 9 hours" / "may drive up to 9 hours"), and a rule beside its exception stated alone
+("must be signed, except those sent to audit" / "those sent to audit need not be signed") are not
+flagged.
 
 Then, for two sentences worded independently, rules that first align them by what they are about (a
 shared subject, or a configuration name and the words it is made of, "shared_buffers" / "shared
@@ -62,7 +66,7 @@ The package, by job (no module imports another's private names):
 
 - `words`: `Finding`, the function, negation and modal words, stems, sentences, names;
 - `values`: quantities and units, and the quantity rule;
-- `polarity`: obligations and negation (modal, negation, attribute rules);
+- `polarity`: obligations and negation (modal, negation, antonym, attribute rules);
 - `alignment`: what two sentences worded independently are about, and whether they are aligned;
 - `aligned_values`: the aligned quantity and unbounded rules;
 - `scope`: exception, stance, opposite, once or each time, one or many;
@@ -73,7 +77,7 @@ from __future__ import annotations
 
 from .aligned_values import aligned_quantity_rule, unbounded_rule
 from .order import default_rule, order_rule, precedence_rule
-from .polarity import attribute_rule, polarity_rules
+from .polarity import antonym_rule, attribute_rule, polarity_rules
 from .scope import exception_rule, once_rule, one_or_many_rule, opposite_rule, stance_rule
 from .values import Quantity, quantities, quantity_rule
 from .words import Finding, sentences
@@ -81,8 +85,9 @@ from .words import Finding, sentences
 __all__ = ["Finding", "Quantity", "compare", "quantities"]
 
 # The rules in the order they are tried (each module holds its own and its words' tables)
-RULES = (quantity_rule, polarity_rules, attribute_rule, aligned_quantity_rule, exception_rule, stance_rule,
-         order_rule, precedence_rule, default_rule, one_or_many_rule, once_rule, unbounded_rule, opposite_rule)
+RULES = (quantity_rule, polarity_rules, attribute_rule, antonym_rule, aligned_quantity_rule, exception_rule,
+         stance_rule, order_rule, precedence_rule, default_rule, one_or_many_rule, once_rule, unbounded_rule,
+         opposite_rule)
 
 
 def compare(a: str, b: str) -> Finding | None:

@@ -115,9 +115,29 @@ def _same_statement(ca: tuple[str, ...], cb: tuple[str, ...]) -> bool:
     return len(a & b) / len(a | b) >= 0.75
 
 
+# An exception a sentence names ("..., except those kept on the test server"): the words of the case
+_EXCEPTED = re.compile(r"\b(?:except|excepting|other than|apart from|unless)\b(?P<case>[^.;]*)", re.IGNORECASE)
+
+
+def _states_the_exception(sa: str, sb: str) -> bool:
+    """One sentence names an exception and the other is about that case ("Backups must be encrypted, except
+    those on the test server" / "Backups on the test server need not be encrypted"): a rule beside its
+    exception, not a reversal. The case's own words (not the rule's) are mostly said by the other."""
+    for x, y in ((sa, sb), (sb, sa)):
+        m = _EXCEPTED.search(x)
+        if not m or _EXCEPTED.search(y):
+            continue
+        case = set(_core(m.group("case"))) - set(_core(x[:m.start()]))
+        if case and len(case & set(_core(y))) * 2 >= len(case):
+            return True
+    return False
+
+
 def polarity_rules(sa: str, sb: str) -> Finding | None:
     ca, cb = _core(sa), _core(sb)
     if not _same_statement(ca, cb) or _bounds(sa) != _bounds(sb) or own_names(sa, sb):
+        return None
+    if _states_the_exception(sa, sb):
         return None
     ma, wa = _modal(sa)
     mb, wb = _modal(sb)
@@ -145,6 +165,47 @@ def polarity_rules(sa: str, sb: str) -> Finding | None:
             return Finding("negation", f"{said_a.lower()} vs {said_b.lower()}",
                            (na,) if na else (), (nb,) if nb else ())
     return None
+
+
+# One word turned into its opposite, the rest of the statement the same ("evicts the oldest entry first" /
+# "evicts the newest entry first"): pairs of opposite words that pick one end of a range or a direction,
+# and the prefixes that negate an adjective ("synchronous" / "asynchronous", "case-sensitive" /
+# "case-insensitive"). Words that name two kinds of one thing ("local" / "remote copy", "public" /
+# "private key") are not opposites here: both kinds may hold the same.
+_ANTONYMS = [("oldest", "newest"), ("earliest", "latest"), ("lowest", "highest"), ("smallest", "largest"),
+             ("ascending", "descending"), ("increases", "decreases"), ("read-only", "read-write")]
+_ANTONYM_STEMS = {frozenset({stem(x), stem(y)}) for x, y in _ANTONYMS}
+_NEGATING_PREFIXES = ("un", "non-", "non", "dis", "in", "im", "a")
+_ADJECTIVE = re.compile(r"(?:ous|ive|ible|able|al|ent|ant|ic|ed|ful)$", re.IGNORECASE)  # not a verb: "uninstall"
+
+
+def _opposite_words(x: str, y: str, written: str) -> bool:
+    """Stems `x` and `y` are opposites (`written`: the longer word as the sentence writes it)."""
+    if frozenset({x, y}) in _ANTONYM_STEMS:
+        return True
+    *head_x, last_x = x.split("-")
+    *head_y, last_y = y.split("-")
+    if head_x != head_y or not _ADJECTIVE.search(written):
+        return False
+    short, long = sorted((last_x, last_y), key=len)
+    return len(short) >= 4 and any(long == p + short for p in _NEGATING_PREFIXES
+                                   if len(short) >= 5 or p not in ("a", "in", "im"))
+
+
+def antonym_rule(sa: str, sb: str) -> Finding | None:
+    """The same statement with one word turned into its opposite (a table of opposite words, and
+    negating prefixes), neither side denied more than the other, the same modal."""
+    ca, cb = set(_core(sa)), set(_core(sb))
+    only_a, only_b = ca - cb, cb - ca
+    if len(only_a) != 1 or len(only_b) != 1 or len(ca & cb) < 2:
+        return None
+    (x,), (y,) = only_a, only_b
+    wa = next((w for w in re.findall(r"[A-Za-z][A-Za-z'-]*", sa) if stem(w.lower()) == x), x)
+    wb = next((w for w in re.findall(r"[A-Za-z][A-Za-z'-]*", sb) if stem(w.lower()) == y), y)
+    if not _opposite_words(x, y, max(wa, wb, key=len)) or bool(negated(sa)) != bool(negated(sb)) or \
+            _modal(sa)[0] != _modal(sb)[0]:
+        return None
+    return Finding("attribute", f"{wa} vs {wb}", (wa,), (wb,))
 
 
 def _unmodal(sentence: str) -> str:

@@ -57,7 +57,8 @@ _NOT_UNIVERSAL = re.compile(
     r"\bnot (?:always|all|every|any)\b|\b(?:every|each)\s+(?:\d[\d.,]*|other|few|\w+day|week|month|quarter|"
     r"year|hour|minute|second|night|morning|time|shift|one|two|three|four|five|six|ten|twelve)\w*\b|"
     r"\b(?:not|n't|no|without)\s+(?:\w+\s+){0,3}?any\b|"
-    r"\ball\s+(?:\d[\d.,]*|two|three|four|five|six|seven|eight|nine|ten|twelve)\b", re.IGNORECASE)
+    r"\ball\s+(?:\d[\d.,]*|two|three|four|five|six|seven|eight|nine|ten|twelve)\b|"
+    r"\b(?:defaults? to|set to|is set to|=)\s*(?:always|never|all|any|every)\b", re.IGNORECASE)  # a value: "defaults to always"
 
 
 def _universal(sentence: str) -> str | None:
