@@ -347,7 +347,8 @@ _FAMILIES = {
         ("Queue names are unlimited in length.", "A queue name may be at most 64 characters long.",
          "unlimited vs at most 64"),
         # bytes and kilobytes, converted
-        ("snippet_size defaults to 512 bytes.", "By default the snippet keeps up to 2 kilobytes of text for snippet size.",
+        ("snippet_size defaults to 512 bytes.",
+         "By default the snippet keeps up to 2 kilobytes of text for snippet size.",
          "512 bytes vs 2 kilobytes"),
         # binary units converted: a gibibyte against megabytes
         ("pool_size defaults to 2 GiB.", "By default the pool size is 512 MB.", "2 GiB vs 512 MB"),
@@ -387,7 +388,8 @@ def test_each_rule_family_finds_its_contradictions(kind, a, b, words):
 
 @pytest.mark.parametrize("a,b", [
     # default: both off, however said ("none, which disables" / "not ... unless set")
-    ("trace_calls defaults to none, which disables call tracing.", "Calls are not traced unless trace_calls is set to all."),
+    ("trace_calls defaults to none, which disables call tracing.",
+     "Calls are not traced unless trace_calls is set to all."),
     # order: a chain of precedence read the same way in other words
     ("Flags override environment variables, which override the project file.",
      "Environment variables override the project file, and flags override both."),
@@ -398,7 +400,8 @@ def test_each_rule_family_finds_its_contradictions(kind, a, b, words):
     ("The template is compiled once, when the worker starts.",
      "Templates are compiled once at start-up, not each time a page is rendered."),
     # unbounded: no bound given on the other side
-    ("Queue names are unlimited in length, and case matters.", "Two queue names that differ only in case are two queues."),
+    ("Queue names are unlimited in length, and case matters.",
+     "Two queue names that differ only in case are two queues."),
     # data: the same size in other units
     ("page_size defaults to 4 kilobytes.", "By default a page is 4096 bytes, its page size."),
     # octal mode: another value chosen, not the one that holds
@@ -410,7 +413,8 @@ def test_each_rule_family_finds_its_contradictions(kind, a, b, words):
     # opposites: a denial agrees with the other side
     ("The relay does not accept mail from unknown senders.", "The relay refuses mail from unknown senders."),
     # a condition the "always" side names too is the same rule for that case; "ignored by" names no case
-    ("The cache is flushed when the process exits.", "The cache is always flushed at exit, whatever signal ends the process."),
+    ("The cache is flushed when the process exits.",
+     "The cache is always flushed at exit, whatever signal ends the process."),
     ("Comments are ignored by the parser.", "The parser ignores every comment."),
     # "also" widens an "only" only when it says the same act
     ("Only the owner may delete the file.", "The owner can also rename the file."),

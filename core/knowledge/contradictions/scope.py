@@ -58,7 +58,8 @@ _NOT_UNIVERSAL = re.compile(
     r"year|hour|minute|second|night|morning|time|shift|one|two|three|four|five|six|ten|twelve)\w*\b|"
     r"\b(?:not|n't|no|without)\s+(?:\w+\s+){0,3}?any\b|"
     r"\ball\s+(?:\d[\d.,]*|two|three|four|five|six|seven|eight|nine|ten|twelve)\b|"
-    r"\b(?:defaults? to|set to|is set to|=)\s*(?:always|never|all|any|every)\b", re.IGNORECASE)  # a value: "defaults to always"
+    r"\b(?:defaults? to|set to|is set to|=)\s*(?:always|never|all|any|every)\b",  # a value: "defaults to always"
+    re.IGNORECASE)
 
 
 def _universal(sentence: str) -> str | None:
