@@ -350,6 +350,9 @@ _FAMILIES = {
         ("snippet_size defaults to 512 bytes.",
          "By default the snippet keeps up to 2 kilobytes of text for snippet size.",
          "512 bytes vs 2 kilobytes"),
+        # a count per time against another
+        ("The API allows 100 requests per minute per token.", "The API allows 50 requests per minute per token.",
+         "100 requests per minute vs 50 requests per minute"),
         # binary units converted: a gibibyte against megabytes
         ("pool_size defaults to 2 GiB.", "By default the pool size is 512 MB.", "2 GiB vs 512 MB"),
         # octal modes, however named
@@ -431,6 +434,8 @@ def test_each_rule_family_finds_its_contradictions(kind, a, b, words):
     ("flush_delay defaults to 500 microseconds.", "By default the flush delay is half a millisecond."),
     ("ssl is enabled by default on Linux.", "On Windows ssl is disabled by default."),
     ("The last definition wins.", "When a name is defined twice, the later definition takes precedence."),
+    # a count per minute and a count per hour are two measures ("100 a minute" said too)
+    ("The API allows 100 requests per minute per token.", "Each token may make up to 6000 requests an hour, 100 a minute."),
     # words naming two kinds of one thing, and verbs with a prefix, are not opposites
     ("The local copy is kept for 30 days.", "The remote copy is kept for 30 days."),
     ("Install the plugin with the package manager.", "Uninstall the plugin with the package manager."),

@@ -252,10 +252,16 @@ def _quantities(sentence: str) -> tuple[Quantity, ...]:
             words.append(tokens[k])
             k += 1
         if words and low not in ("a", "an", "once", "twice", "half"):
-            head = singular(words[-1])
+            head = f"count:{singular(words[-1])}"
+            # a count per time, "100 requests per minute", "6000 an hour": the denominator is part of the
+            # dimension, as for a unit's rate
+            if k + 1 < n and tokens[k].lower() in _RATE_WORDS and _unit_at(tokens, k + 1):
+                key, width = _unit_at(tokens, k + 1)
+                head = f"{head}/{UNITS[key][0]}:{UNITS[key][1]}"
+                k += 1 + width
             for v in (value, second):
                 if v is not None:
-                    found.append((f"count:{head}", v, start, k, _every(tokens, start)))
+                    found.append((head, v, start, k, _every(tokens, start)))
             i = k
             continue
         if low in ("once", "twice"):
