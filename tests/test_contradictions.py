@@ -350,6 +350,9 @@ _FAMILIES = {
         ("snippet_size defaults to 512 bytes.",
          "By default the snippet keeps up to 2 kilobytes of text for snippet size.",
          "512 bytes vs 2 kilobytes"),
+        # "N times" is how many times, as "twice" is
+        ("The HTTP client retries a request up to 3 times.", "A failed request is retried at most five times by the client.",
+         "3 times vs five times"),
         # a count per time against another
         ("The API allows 100 requests per minute per token.", "The API allows 50 requests per minute per token.",
          "100 requests per minute vs 50 requests per minute"),
@@ -434,6 +437,9 @@ def test_each_rule_family_finds_its_contradictions(kind, a, b, words):
     ("flush_delay defaults to 500 microseconds.", "By default the flush delay is half a millisecond."),
     ("ssl is enabled by default on Linux.", "On Windows ssl is disabled by default."),
     ("The last definition wins.", "When a name is defined twice, the later definition takes precedence."),
+    # the same number of times in words; "10 times faster" is a ratio, not how many times
+    ("The HTTP client retries a request up to 3 times.", "A failed request is retried at most three times by the client."),
+    ("The new parser retries up to 3 times.", "The new parser is 10 times faster and retries up to 3 times."),
     # a count per minute and a count per hour are two measures ("100 a minute" said too)
     ("The API allows 100 requests per minute per token.", "Each token may make up to 6000 requests an hour, 100 a minute."),
     # words naming two kinds of one thing, and verbs with a prefix, are not opposites

@@ -266,6 +266,10 @@ def _quantities(sentence: str) -> tuple[Quantity, ...]:
             continue
         if low in ("once", "twice"):
             found.append(("times", value, start, j, False))
+        elif unit_end < n and tokens[unit_end].lower() == "times" and low not in ("a", "an", "half") and not (
+                unit_end + 1 < n and re.fullmatch(r"as|more|less|fewer|\w+er", tokens[unit_end + 1].lower())):
+            found.append(("times", value, start, unit_end + 1, False))  # "3 times", as "twice" (not "3 times faster")
+            j = unit_end + 1
         i = max(j, i + 1)
     out = []
     for dim, value, start, end, every in found:
