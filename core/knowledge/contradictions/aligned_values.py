@@ -6,6 +6,7 @@ not the ones that hold) and the *unbounded* rule (no limit against an upper boun
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .alignment import GENERIC, IDENT, SYNONYMS, aligned, ident_parts, name_parts, same_thing, topic_stems, words_of
 from .values import LABELS, UNITS, Quantity, quantities, same
@@ -110,6 +111,7 @@ _UPPER = re.compile(r"\b(?:at most|up to|or less|or fewer|no more than|not more 
                     r"within|or earlier|or older|or lower|until)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def _sense(sentence: str) -> str:
     low, up = bool(_LOWER.search(sentence)), bool(_UPPER.search(sentence))
     return "lower" if low and not up else "upper" if up and not low else ""

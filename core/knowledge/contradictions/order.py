@@ -5,6 +5,7 @@ match holds against the last), and the *default* rule (one setting on and off by
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .alignment import GENERIC, IDENT, aligned, name_parts, pinned
 from .polarity import QUALIFYING
@@ -30,6 +31,7 @@ _FIRST_THEN = re.compile(r"\b(?P<x>[^,;]+?)\s+first\b,?\s+(?:and|then)\s+(?P<y>[
                          r"(?:after|afterwards|last|later|next|second)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def _order(sentence: str) -> tuple[frozenset[str], frozenset[str], str] | None:
     """(what comes first, what comes second, the order word) of a sentence's "X before/after Y"."""
     then = _FIRST_THEN.search(sentence)
@@ -79,6 +81,7 @@ def order_rule(sa: str, sb: str) -> Finding | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def _which_holds(sentence: str) -> tuple[str, str] | None:
     """("first" | "last", the word) of a sentence saying which of several matches holds, or None."""
     if not _HOLDS.search(sentence):
@@ -111,6 +114,7 @@ _RELEASE = re.compile(r"\b[A-Z][\w.]*\s+\d+(?:\.\d+)*\b")
 _ON = re.compile(r"\b(?:on|enabled|true|yes|active)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def _default_state(sentence: str) -> tuple[str, str] | None:
     """("on" | "off", the words saying so) of a sentence that states a default, or None."""
     if not _DEFAULT.search(sentence):

@@ -36,6 +36,7 @@ _OPPOSED = {frozenset({"OBLIGED", "FORBIDDEN"}), frozenset({"OBLIGED", "NOT_OBLI
 _NEG_RE = re.compile(r"\b(?:not|no|never|cannot|none|nobody|nothing|n't)\b|n't\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def _modal(sentence: str) -> tuple[str | None, str]:
     # "is not prohibited" reads as permitted: try the patterns in the order above, but the
     # negated-prohibition one before plain prohibition
@@ -47,6 +48,7 @@ def _modal(sentence: str) -> tuple[str | None, str]:
     return None, ""
 
 
+@lru_cache(maxsize=4096)
 def _frequency(sentence: str) -> tuple[str | None, str]:
     m = _ALWAYS.search(sentence)
     if not m:
@@ -82,6 +84,7 @@ QUALIFYING = re.compile(r",\s*(?:less|more|or|and)?\s*(?:if|unless|when|because|
 _OFF_STATED = re.compile(r"\b(?:is|are|stays?|remains?)\s+(?:off|disabled|turned off|switched off)\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def negated(sentence: str) -> str | None:
     main = _ALWAYS.sub(" ", QUALIFYING.sub("", sentence))
     m = _NEG_RE.search(main) or _OFF_STATED.search(main)
@@ -94,6 +97,7 @@ _COMPARATORS = [(re.compile(r"\b(?:no more than|not more than|up to|at most|maxi
                 (re.compile(r"\b(?:at least|a minimum of|minimum|no less than|not less than)\b", re.IGNORECASE), ">=")]
 
 
+@lru_cache(maxsize=4096)
 def _bounds(sentence: str) -> frozenset[str]:
     """The comparators a sentence bounds its numbers with ("at most" and "up to" are one)."""
     found = set()
@@ -230,6 +234,7 @@ _RELATION = re.compile(
     r"[.!;]?$", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def _attribute(sentence: str) -> tuple[frozenset[str], str, frozenset[str], frozenset[str], str] | None:
     m = _RELATION.match(sentence.strip())
     if not m:

@@ -7,6 +7,7 @@ rule (let in against turned away: accept / refuse, enable / disable ...), *once 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .alignment import GENERIC, aligned, same_thing
 from .polarity import QUALIFYING, negated
@@ -43,6 +44,7 @@ _RESTRICTED_RE = [(re.compile(p, re.IGNORECASE), why) for p, why in _RESTRICTED]
 _UNIVERSAL_RE = [(re.compile(p, re.IGNORECASE), why) for p, why in _UNIVERSAL]
 
 
+@lru_cache(maxsize=4096)
 def restriction(sentence: str) -> str | None:
     for pattern, _ in _RESTRICTED_RE:
         m = pattern.search(sentence)
@@ -62,6 +64,7 @@ _NOT_UNIVERSAL = re.compile(
     re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def _universal(sentence: str) -> str | None:
     s = _NOT_UNIVERSAL.sub(" ", sentence)
     for pattern, _ in _UNIVERSAL_RE:
@@ -131,6 +134,7 @@ _STANCES_RE = [(re.compile(p, re.IGNORECASE), stance) for p, stance, _ in _STANC
 _STANCE_OPPOSED = {frozenset({"AGAINST", "FOR"}), frozenset({"NOT_NEEDED", "FOR"})}
 
 
+@lru_cache(maxsize=4096)
 def _stance(sentence: str) -> tuple[str | None, str]:
     for pattern, stance in _STANCES_RE:
         m = pattern.search(sentence)
@@ -143,6 +147,7 @@ _PLACE = re.compile(r"\b(?:in|at|on|inside|within)\s+(?:the\s+|a\s+|an\s+)?([A-Z
                     re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def _places(sentence: str) -> frozenset[str]:
     """The stems of the places or cases a sentence restricts itself to ("in the cold room")."""
     out = set()
@@ -179,6 +184,7 @@ _MANY = re.compile(r"\b(?:several|multiple|more than one|any number of)\s+((?:[\
                    re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def _heads(pattern: re.Pattern, sentence: str) -> dict[str, str]:
     """The stem of each noun a pattern's number is said of (the last word of the phrase after it,
     up to a function word: "exactly one ExecStart= command" counts commands) -> the words as written."""
@@ -211,6 +217,7 @@ _OPPOSITES_STEMS = [(frozenset(stem(w) for w in yes), frozenset(stem(w) for w in
                     for yes, no, why in _OPPOSITES]
 
 
+@lru_cache(maxsize=4096)
 def _acts(sentence: str) -> dict[str, str]:
     """The stems of a sentence's main clause (a qualifying clause's are its own) -> the words as written."""
     main = QUALIFYING.sub("", sentence)
@@ -241,6 +248,7 @@ _EACH_TIME = re.compile(r"\b(?:each|every) time\b|\b(?:on|at|for) (?:each|every)
                         r"\brepeatedly\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
 def _how_often(sentence: str) -> tuple[str, str] | None:
     once, each = _ONCE.search(sentence), _EACH_TIME.search(sentence)
     if each and re.search(r"\b(?:not|never|rather than|instead of)\s+$", sentence[:each.start()], re.IGNORECASE):
