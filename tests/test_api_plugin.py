@@ -21,7 +21,6 @@ def test_the_plugin_is_registered_and_loading_it_starts_nothing(pytestconfig):
                             capture_output=True, text=True, timeout=60, cwd="/")
     assert loaded.stdout.strip() == "['r2k.testing']", loaded.stderr
     import r2k.testing as plugin
-
     from tests import conftest
 
     fixtures = {n for n in vars(plugin) if n.startswith("r2k_")}

@@ -22,8 +22,7 @@ import redis
 
 from r2k.core import embedded
 from r2k.core.config import Settings
-from r2k.core.embedded import common, postgres
-from r2k.core.embedded import redis as embedded_redis
+from r2k.core.embedded import common, postgres, redis as embedded_redis
 from r2k.core.embedded.graph import GRAPH
 from r2k.core.errors import InvalidInput
 from tests.conftest import ROOT, as_account, error_of, r2k_in_process, tcp_listeners
