@@ -17,7 +17,7 @@ from pypdf import PdfReader
 from pypdf.errors import PdfReadError, PyPdfError
 
 from .documents import LIST, NAVIGATION, PARAGRAPH, Document, Unreadable, Writer, list_text, squeeze
-from .text import _ITEM
+from .text import LIST_ITEM
 
 MEDIA_TYPE = "application/pdf"
 MIN_LETTERS = 40  # fewer letters in the whole text layer than this: no text layer to speak of
@@ -111,7 +111,7 @@ def _paragraphs(lines: list[str], writer: Writer) -> None:
             flush_items()
             writer.heading(2, line.title() if line.isupper() else line, 0)
             continue
-        marker = _ITEM.match(line)
+        marker = LIST_ITEM.match(line)
         if marker:
             flush_paragraph()
             ordered = ordered and bool(marker.group(1))

@@ -11,7 +11,7 @@ from .documents import LIST, PARAGRAPH, Block, Document, Lines, Outline, squeeze
 
 MEDIA_TYPE = "text/plain"
 
-_ITEM = re.compile(r"^[^\S\n]*(?:[-*+\u2022]|\(?(\d+|[a-z])[.)])[^\S\n]+(?=\S)")
+LIST_ITEM = re.compile(r"^[^\S\n]*(?:[-*+\u2022]|\(?(\d+|[a-z])[.)])[^\S\n]+(?=\S)")
 
 
 def _line_blocks(content: str):
@@ -33,8 +33,8 @@ def _line_blocks(content: str):
 
 def is_list(text: str) -> bool:
     lines = text.splitlines()
-    return bool(lines) and bool(_ITEM.match(lines[0])) and all(
-        _ITEM.match(line) or line.startswith((" ", "\t")) for line in lines)
+    return bool(lines) and bool(LIST_ITEM.match(lines[0])) and all(
+        LIST_ITEM.match(line) or line.startswith((" ", "\t")) for line in lines)
 
 
 def items_of(text: str) -> tuple[list[str], bool]:
@@ -42,7 +42,7 @@ def items_of(text: str) -> tuple[list[str], bool]:
     items: list[str] = []
     numbered = 0
     for line in text.splitlines():
-        marker = _ITEM.match(line)
+        marker = LIST_ITEM.match(line)
         if marker:
             numbered += bool(marker.group(1))
             items.append(line[marker.end():].strip())
@@ -55,7 +55,7 @@ def title_line(line: str) -> bool:
     """Whether a plain-text document's first line names it: short, not a sentence, not a list item."""
     line = line.strip()
     return (0 < len(line) <= 80 and len(line.split()) <= 12 and not line.endswith((".", "!", "?", ";", ",", ":"))
-            and not _ITEM.match(line))
+            and not LIST_ITEM.match(line))
 
 
 def _heading(line: str, list_follows: bool) -> str | None:
