@@ -313,6 +313,23 @@ def test_the_layers_hold(tmp_path):
     assert contracts >= 5 and f"{contracts} kept, 0 broken" in result.stdout, result.stdout
 
 
+def test_no_knowledge_module_imports_a_private_name_of_another():
+    """core/knowledge/ is read module by module: what one takes from another is that one's public
+    name (docs/architecture.md, "Layout"), so a private helper can change without a reader of the
+    importer knowing."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "core" / "knowledge"
+    taken = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.level or "knowledge" in (node.module or "")):
+                taken += [f"{path.relative_to(root)}: {alias.name} from {'.' * node.level}{node.module or ''}"
+                          for alias in node.names if alias.name.startswith("_") and alias.name != "__future__"]
+    assert taken == [], taken
+
+
 def test_every_core_module_is_on_one_side_of_the_app_contract():
     """A new module of core is either a door for the front ends or behind them: say which."""
     import configparser
