@@ -19,7 +19,7 @@ from ...adapters.postgres import public_row
 from ...domain import Actor, parse_horn_type
 from ...errors import Forbidden, InvalidInput
 from ...events import now
-from .stats import _SINCE, parse_since
+from .stats import SPAN, parse_since
 
 if TYPE_CHECKING:
     from ...context import Context
@@ -84,7 +84,7 @@ def window(since: str | None = None, until: str | None = None, days=None) -> tup
 
 def _when(value: str, flag: str) -> datetime:
     """A moment: a span back from now (7d, 12h, as `r2k stats --since` takes) or an ISO date or time."""
-    if _SINCE.fullmatch(value.strip()):
+    if SPAN.fullmatch(value.strip()):
         return now() - parse_since(value.strip())
     try:
         at = datetime.fromisoformat(value.strip())

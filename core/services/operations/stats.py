@@ -34,14 +34,14 @@ RATE_WINDOW = timedelta(hours=1)  # the team's "current" rate
 # A decision taken back with undo does not count: the candidate its undo made names it (`undo_of`).
 NOT_UNDONE = "NOT EXISTS (SELECT 1 FROM candidates u WHERE u.undo_of = v.candidate_id)"
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_SINCE = re.compile(r"\s*(\d{1,7})\s*([mhdw])\s*", re.IGNORECASE)
+SPAN = re.compile(r"\s*(\d{1,7})\s*([mhdw])\s*", re.IGNORECASE)
 MAX_SINCE = timedelta(days=3660)
 
 
 def parse_since(text: str | None) -> timedelta:
     """`30m`, `12h`, `7d` or `2w` as a duration, from one minute to ten years; else a 400 that says so."""
     text = DEFAULT_SINCE if text is None else str(text)
-    match = _SINCE.fullmatch(text)
+    match = SPAN.fullmatch(text)
     if not match:
         raise InvalidInput(f"--since is a duration such as 30m, 12h, 7d or 2w (minutes, hours, days, weeks), "
                            f"got {text!r}")
