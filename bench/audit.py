@@ -10,7 +10,10 @@ PostgreSQL and in the data dir's file. A checkpoint must cost O(K · log chains)
 
 In the same round it times the floor, the work any checkpoint of those K events must do: a bare
 `SELECT` of the K events by id range, one bare indexed read of the K moved chains' stored heads,
-and hashing K leaves. Every round is printed with the machine's load average.
+and hashing K leaves. Every round is printed with the machine's load average. When this run built the
+whole tree, the checkpoint right after it (K = the first of --events) is a row of its own, `first`,
+outside the medians, with the writer's phases (`Outcome.phases`) and what pg_stat_user_tables and
+pg_class hold for the tree's tables before and after it (--phases prints every round's phases).
 
 Then `audit verify` (every hash and Ed25519 signature, the checkpoints folded, every chain compared
 with the newest) as events per second, beside a bare scan of the events table in the order verify
@@ -18,7 +21,7 @@ reads it, through the same kind of server-side cursor. And the part of verify th
 changes, alone: the same checkpoints' deltas folded (heads rebuilt, each root computed) in format 1's
 bucket tree and in format 2's prefix tree, in turns, every round.
 
-    python bench/audit.py [--chains 100000] [--events 1000,5000] [--rounds 5] [--verify-rounds 1]
+    python bench/audit.py [--chains 100000] [--events 1000,5000] [--rounds 5] [--verify-rounds 1] [--phases]
 """
 from __future__ import annotations
 

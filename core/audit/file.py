@@ -70,8 +70,8 @@ def last_file_record(settings) -> dict | None:
     """The file's last whole line, read from the end (the file grows with every checkpoint), in
     chunks kept apart and joined once: the line after a whole tree was built holds a million
     chains' delta (95 MiB), and growing one buffer chunk by chunk, as this did, copied and searched
-    it over again per chunk (quadratic: 108 s at 1M chains, the slow first checkpoint after a
-    build; docs/architecture.md)."""
+    it over again per chunk: quadratic, 54 s of the first checkpoint after a build at 1M chains
+    (docs/architecture.md, "The checkpoints' tree"); now about the 1.5 s of parsing that line."""
     path = checkpoint_file(settings)
     try:
         with open(path, "rb") as handle:
