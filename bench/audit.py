@@ -10,7 +10,10 @@ PostgreSQL and in the data dir's file. A checkpoint must cost O(K · log chains)
 
 In the same round it times the floor, the work any checkpoint of those K events must do: a bare
 `SELECT` of the K events by id range, one bare indexed read of the K moved chains' stored heads,
-and hashing K leaves. Every round is printed with the machine's load average.
+and hashing K leaves. Every round is printed with the machine's load average. When this run built the
+whole tree, the checkpoint right after it (K = the first of --events) is a row of its own, `first`,
+outside the medians, with the writer's phases (`Outcome.phases`) and what pg_stat_user_tables and
+pg_class hold for the tree's tables before and after it (--phases prints every round's phases).
 
 Then `audit verify` (every hash and Ed25519 signature, the checkpoints folded, every chain compared
 with the newest) as events per second, beside a bare scan of the events table in the order verify
@@ -18,7 +21,7 @@ reads it, through the same kind of server-side cursor. And the part of verify th
 changes, alone: the same checkpoints' deltas folded (heads rebuilt, each root computed) in format 1's
 bucket tree and in format 2's prefix tree, in turns, every round.
 
-    python bench/audit.py [--chains 100000] [--events 1000,5000] [--rounds 5] [--verify-rounds 1]
+    python bench/audit.py [--chains 100000] [--events 1000,5000] [--rounds 5] [--verify-rounds 1] [--phases]
 """
 from __future__ import annotations
 
@@ -103,9 +106,11 @@ def floor(ctx, low: int, high: int, moved: list[str], heads: dict[str, tuple[int
     return spent
 
 
-def checkpoint_round(ctx, heads: dict[str, tuple[int, str]], moved: list[str]) -> tuple[float, float]:
+def checkpoint_round(ctx, heads: dict[str, tuple[int, str]], moved: list[str],
+                     phases: dict | None = None) -> tuple[float, float]:
     """One new signed event on each chain of `moved`, then one checkpoint timed, and its floor
-    (`floor`) over the same events: (seconds, floor seconds). bench/scale.py times its row with it."""
+    (`floor`) over the same events: (seconds, floor seconds). bench/scale.py times its row with it.
+    `phases`: filled with the writer's seconds per phase."""
     from r2k.core import audit
 
     with ctx.db.read() as tx:
@@ -116,7 +121,25 @@ def checkpoint_round(ctx, heads: dict[str, tuple[int, str]], moved: list[str]) -
     spent = time.perf_counter() - t0
     if not outcome.written:
         raise SystemExit(f"no checkpoint written: {outcome.refused or outcome.skipped}")
+    if phases is not None:
+        phases.update(outcome.phases)
     return spent, floor(ctx, low, outcome.written["watermark"], moved, heads)
+
+
+def show_phases(phases: dict) -> str:
+    return ", ".join(f"{name} {seconds * 1000:.0f}" for name, seconds in phases.items()) + " (ms)"
+
+
+def table_stats(ctx) -> str:
+    """What the planner and autovacuum know of the tree's tables."""
+    with ctx.db.read() as tx:
+        rows = tx.all("SELECT s.relname, s.n_live_tup, s.n_dead_tup, s.n_mod_since_analyze, "
+                      "s.last_analyze IS NOT NULL OR s.last_autoanalyze IS NOT NULL AS analyzed, c.reltuples "
+                      "FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid "
+                      "WHERE s.relname IN ('audit_heads', 'audit_nodes') ORDER BY s.relname")
+    return "; ".join(f"{r['relname']}: live {r['n_live_tup']} dead {r['n_dead_tup']} modified since analyze "
+                     f"{r['n_mod_since_analyze']} analyzed {r['analyzed']} reltuples {r['reltuples']:.0f}"
+                     for r in rows)
 
 
 def floor_scan(ctx) -> tuple[int, float]:
@@ -139,6 +162,7 @@ def main() -> None:
     parser.add_argument("--events", default="1000,5000")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--verify-rounds", type=int, default=1)
+    parser.add_argument("--phases", action="store_true", help="print the writer's phases every round")
     args = parser.parse_args()
     os.environ.setdefault("R2K_DATA_DIR", f"/tmp/r2k-bench-audit-{args.chains}")
     bench_env("audit")
@@ -161,21 +185,34 @@ def main() -> None:
     first = audit.write_checkpoint(ctx, force=True)
     if first.written:
         print(f"checkpoints of every chain not yet anchored (the first, or the first of format 2: "
-              f"O(chains), once; {first.steps} step(s)): {time.perf_counter() - t0:.2f} s")
+              f"O(chains), once; {first.steps} step(s)): {time.perf_counter() - t0:.2f} s   {load()}")
+        print(f"  its last step's phases: {show_phases(first.phases)}")
     elif first.refused:
         raise SystemExit(f"the bench database no longer matches its checkpoints: {first.refused}")
 
     rng = random.Random(7)
     ids = sorted(heads)
+    sizes = [int(x) for x in args.events.split(",")]
     print(f"{'chains':>9} {'K':>5} {'round':>5} {'checkpoint ms':>14} {'floor ms':>9} {'ratio':>6}")
-    for k in (int(x) for x in args.events.split(",")):
+    if first.written:  # the checkpoint right after a whole tree was built: its own row, not in the medians
+        print(f"  before it: {table_stats(ctx)}")
+        phases = {}
+        spent, floor_spent = checkpoint_round(ctx, heads, rng.sample(ids, min(sizes[0], len(ids))), phases)
+        print(f"{chain_count:>9} {sizes[0]:>5} {'first':>5} {spent * 1000:>14.1f} {floor_spent * 1000:>9.1f} "
+              f"{spent / floor_spent:>6.1f}   {load()}   (the first after the whole tree was built)")
+        print(f"  its phases: {show_phases(phases)}")
+        print(f"  after it: {table_stats(ctx)}")
+    for k in sizes:
         ours, floors = [], []
         for n in range(1, args.rounds + 1):
-            spent, floor_spent = checkpoint_round(ctx, heads, rng.sample(ids, min(k, len(ids))))
+            phases = {}
+            spent, floor_spent = checkpoint_round(ctx, heads, rng.sample(ids, min(k, len(ids))), phases)
             ours.append(spent)
             floors.append(floor_spent)
             print(f"{chain_count:>9} {k:>5} {n:>5} {ours[-1] * 1000:>14.1f} {floors[-1] * 1000:>9.1f} "
                   f"{ours[-1] / floors[-1]:>6.1f}   {load()}")
+            if args.phases:
+                print(f"  its phases: {show_phases(phases)}")
         o, f = median(ours) * 1000, median(floors) * 1000
         print(f"{chain_count:>9} {k:>5} {'med':>5} {o:>14.1f} {f:>9.1f} {o / f:>6.1f}   "
               f"(median of {args.rounds}; the interval is 5000 events or 60 s)")

@@ -63,22 +63,36 @@ def _drop_torn_tail(fd: int, path: Path) -> None:
                 path, size - pos)
 
 
+_CHUNK = 1 << 20  # bytes read at a time from the file's end
+
+
 def last_file_record(settings) -> dict | None:
-    """The file's last line, read from the end (the file grows with every checkpoint)."""
+    """The file's last whole line, read from the end (the file grows with every checkpoint), in
+    chunks kept apart and joined once: the line after a whole tree was built holds a million
+    chains' delta (95 MiB), and growing one buffer chunk by chunk, as this did, copied and searched
+    it over again per chunk: quadratic, 54 s of the first checkpoint after a build at 1M chains
+    (docs/architecture.md, "The checkpoints' tree"); now about the 1.5 s of parsing that line."""
     path = checkpoint_file(settings)
     try:
         with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            end = pos = handle.tell()
-            tail = b""
-            while pos > 0 and tail.count(b"\n") < 2:
-                step = min(65536, pos)
+            pos = handle.seek(0, os.SEEK_END)
+            chunks: list[bytes] = []
+            newlines = 0
+            while pos > 0:
+                step = min(_CHUNK, pos)
                 pos -= step
                 handle.seek(pos)
-                tail = handle.read(step) + tail
-            lines = tail[: end - pos].split(b"\n")
-            lines = [line for line in lines[:-1] if line.strip()]  # the last: empty, or a torn line's start
-            return json.loads(lines[-1]) if lines else None
+                chunks.append(handle.read(step))
+                newlines += chunks[-1].count(b"\n")
+                if newlines < 2 and pos > 0:
+                    continue
+                # Whole lines only: not the first piece unless the file starts there, nor the last
+                # (empty after the final newline, or the start of a torn line).
+                pieces = b"".join(reversed(chunks)).split(b"\n")[1 if pos > 0 else 0:-1]
+                lines = [line for line in pieces if line.strip()]
+                if lines:
+                    return json.loads(lines[-1])
+            return None
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -50,11 +50,25 @@ class Outcome:
     refused: list[str] = field(default_factory=list)  # why none was written despite new events
     skipped: str | None = None             # why none was needed or possible now
     steps: int = 0                         # checkpoints written (more than one: in steps of STEP_EVENTS)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per phase of the last step (bench/audit.py)
 
     def as_dict(self) -> dict:
         return {"written": self.written["number"] if self.written else None,
                 "latest": self.latest["number"] if self.latest else None,
                 "refused": self.refused, "skipped": self.skipped, "steps": self.steps}
+
+
+class _Clock:
+    """Seconds spent per phase, summed: two perf_counter calls a phase, for bench/audit.py's rows."""
+
+    def __init__(self):
+        self.phases: dict[str, float] = {}
+        self._at = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.phases[phase] = self.phases.get(phase, 0.0) + now - self._at
+        self._at = now
 
 
 def _rows(tx, sql: str, params=None, binary: bool = False) -> list[tuple]:
@@ -135,6 +149,7 @@ def _watermark(db: Database, force: bool) -> int | Outcome:
 def _write_step(ctx, db: Database, settings, trust, watermark: int, force: bool) -> tuple[Outcome, bool]:
     """One checkpoint, of at most STEP_EVENTS events past the previous one; and whether it reached
     `watermark`."""
+    clock = _Clock()
     with db.begin() as tx:
         if force:
             tx.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
@@ -147,17 +162,22 @@ def _write_step(ctx, db: Database, settings, trust, watermark: int, force: bool)
         if not force and not is_due(tx, settings, previous_mark, watermark):
             return Outcome(latest=header(last) if last else None, skipped="not due"), True
         mark = min(watermark, previous_mark + STEP_EVENTS)
-        problems, plan = _plan(tx, settings, trust, last, previous_mark, mark)
+        clock.lap("lock and latest")
+        problems, plan = _plan(tx, settings, trust, last, previous_mark, mark, clock)
         if problems:
             return Outcome(latest=header(last) if last else None, refused=problems), True
         record = _sign(ctx, last, mark, plan)
+        clock.lap("sign")
         _store(tx, record, plan)
+        clock.lap("store")
+    clock.lap("commit")
     try:
         append_to_file(settings, record)
     except OSError as exc:  # committed already; verify compares what the file has
         log.error("audit checkpoint %d is in the database but not in %s: %s", record["number"],
                   checkpoint_file(settings), exc)
-    return Outcome(written=header(record), latest=header(record)), mark >= watermark
+    clock.lap("file append")
+    return Outcome(written=header(record), latest=header(record), phases=clock.phases), mark >= watermark
 
 
 @dataclass
@@ -171,12 +191,14 @@ class _Plan:
     chains: int
 
 
-def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark: int) -> tuple[list[str], _Plan | None]:
+def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark: int,
+          clock: _Clock) -> tuple[list[str], _Plan | None]:
     """The next checkpoint from the previous one and the events since, or every reason it would
     bless damage: the state it builds on must match the previous signed root (and the file's copy),
     and each chain's new events must continue exactly from its anchored head."""
     problems: list[str] = []
     file_last = last_file_record(settings)
+    clock.lap("file's last record")
     if file_last is not None:
         if "unreadable" in file_last:
             problems.append(f"{checkpoint_file(settings)} cannot be read: {file_last['unreadable']}")
@@ -200,11 +222,13 @@ def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark:
                     (previous_mark, watermark)):
         chains.setdefault((ev[0], ev[1]), []).append(ev)
     keys = {chain: chain_key(*chain) for chain in chains}  # once each: it is a hash
+    clock.lap("events")
     rebuilt = last is None or record_format(last) == 1
     if rebuilt:  # O(chains), once: the first checkpoint, or the first of format 2
         tree, anchored, problems = _whole_tree(tx, last)
     else:        # O(chains that moved · log16 chains): their paths only
         tree, anchored, problems = _paths(tx, last, keys)
+    clock.lap("whole tree" if rebuilt else "paths")
     if problems:
         return problems, None
 
@@ -247,6 +271,7 @@ def _plan(tx, settings, trust, last: dict | None, previous_mark: int, watermark:
     root = tree.root().hex()
     delta.sort()
     nodes = [(path, bytes(tree.nodes[path])) for path in sorted(tree.written)]
+    clock.lap("links and hashes")
     return [], _Plan(delta, rows, nodes, rebuilt, root, count, chain_count)
 
 
