@@ -9,18 +9,8 @@ from r2k.app.widgets.modals import FieldsModal
 from r2k.core.bootstrap import bootstrap
 from r2k.core.notices import CHANNEL
 from r2k.core.services.grey_entries import grey
-from tests.tui import (
-    after,
-    answer_modal,
-    detail_in,
-    highlight,
-    make_app,
-    open_modal,
-    open_screen,
-    shows,
-    text_of,
-    wait_for,
-)
+from tests.tui import (after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, shows, text_of,
+                       wait_for)
 
 
 def table_of(app) -> DataTable:

@@ -13,17 +13,8 @@ from r2k.core.services.grey_entries import grey
 from r2k.core.services.queue import candidate_views, claims
 from tests.conftest import error_of, r2k
 from tests.test_tui_validation import seed_facts, showing
-from tests.tui import (
-    after,
-    candidate_on,
-    keys_together,
-    make_app,
-    message,
-    open_modal,
-    review_settled,
-    text_of,
-    wait_for,
-)
+from tests.tui import (after, candidate_on, keys_together, make_app, message, open_modal, review_settled, text_of,
+                       wait_for)
 
 
 async def open_review(pilot, horn: str = "FACT") -> ReviewScreen:

@@ -13,20 +13,8 @@ from r2k.core.services.documents import ingest
 from r2k.core.services.queue import candidate_views, claims, queue_index
 from r2k.core.services.validation import candidates
 from tests.conftest import redis_snapshot
-from tests.tui import (
-    after,
-    candidate_on,
-    keys_together,
-    make_app,
-    message,
-    open_modal,
-    open_screen,
-    review_settled,
-    shows,
-    text_of,
-    type_text,
-    wait_for,
-)
+from tests.tui import (after, candidate_on, keys_together, make_app, message, open_modal, open_screen, review_settled,
+                       shows, text_of, type_text, wait_for)
 
 HANDBOOK = """# Dock Handbook
 

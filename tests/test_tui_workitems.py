@@ -13,18 +13,8 @@ from r2k.core.services.answering import generation, workitems
 from r2k.core.services.documents import ingest
 from r2k.core.services.queue import claims
 from r2k.core.services.validation import candidates
-from tests.tui import (
-    after,
-    answer_modal,
-    detail_in,
-    highlight,
-    make_app,
-    open_modal,
-    open_screen,
-    shows,
-    text_of,
-    wait_for,
-)
+from tests.tui import (after, answer_modal, detail_in, highlight, make_app, open_modal, open_screen, shows, text_of,
+                       wait_for)
 
 BACKUP = """# Backup rotation
 
